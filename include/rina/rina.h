@@ -1,0 +1,131 @@
+/*
+ * rina: collective communication with in-network aggregation inside racks
+ * and ring-allreduce between them.
+ *
+ * A flat C ABI in the NCCL style: opaque communicator handles, one result
+ * enum, every call returns it. Thread safety: one communicator may be used by
+ * one thread at a time, except rinaCommAbort, which may be called from any
+ * thread to unblock a call in progress.
+ */
+#ifndef RINA_RINA_H_
+#define RINA_RINA_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RINA_MAJOR 0
+#define RINA_MINOR 1
+#define RINA_PATCH 0
+/* 0.1.0 -> 100; compare against rinaGetVersion(). */
+#define RINA_VERSION_CODE (RINA_MAJOR * 10000 + RINA_MINOR * 100 + RINA_PATCH)
+
+typedef enum {
+  rinaSuccess = 0,
+  rinaSystemError = 1,     /* a system call failed (socket, mmap, ...) */
+  rinaInternalError = 2,   /* a bug in rina */
+  rinaInvalidArgument = 3, /* a bad argument to this call */
+  rinaInvalidUsage = 4,    /* calls that do not match across ranks, ... */
+  rinaRemoteError = 5,     /* a peer failed or went away */
+  rinaTimeout = 6,         /* a wait exceeded RINA_TIMEOUT_MS */
+  rinaAborted = 7,         /* rinaCommAbort was called */
+  rinaNumResults = 8
+} rinaResult_t;
+
+typedef enum {
+  rinaInt8 = 0,
+  rinaUint8 = 1,
+  rinaInt32 = 2,
+  rinaUint32 = 3,
+  rinaInt64 = 4,
+  rinaUint64 = 5,
+  rinaFloat16 = 6,
+  rinaBfloat16 = 7,
+  rinaFloat32 = 8,
+  rinaFloat64 = 9,
+  rinaNumTypes = 10
+} rinaDataType_t;
+
+typedef enum {
+  rinaSum = 0,
+  rinaProd = 1,
+  rinaMin = 2,
+  rinaMax = 3,
+  rinaAvg = 4, /* sum, then divided by the number of ranks once */
+  rinaNumOps = 5
+} rinaRedOp_t;
+
+/* Opaque; carries the root's address and a random communicator id. */
+#define RINA_UNIQUE_ID_BYTES 128
+typedef struct {
+  char internal[RINA_UNIQUE_ID_BYTES];
+} rinaUniqueId;
+
+typedef struct rinaComm* rinaComm_t;
+
+/* Version as RINA_VERSION_CODE. */
+rinaResult_t rinaGetVersion(int* version);
+
+/* Called once, by one process (the root); the id is then shared with every
+ * rank by any means (MPI_Bcast, a file, ...). The root keeps a listening
+ * socket open until its rinaCommInitRank. RINA_COMM_ID=host:port makes every
+ * rank use that address instead, and rinaGetUniqueId need not be called. */
+rinaResult_t rinaGetUniqueId(rinaUniqueId* uniqueId);
+
+/* Collective over nranks processes (or threads) sharing uniqueId. */
+rinaResult_t rinaCommInitRank(rinaComm_t* comm, int nranks, rinaUniqueId uniqueId,
+                              int rank);
+
+/* Frees the communicator. Does not synchronize with peers. */
+rinaResult_t rinaCommDestroy(rinaComm_t comm);
+
+/* Makes the call in progress on comm (if any) and every later call return
+ * rinaAborted; may be called from any thread. Then call rinaCommDestroy. */
+rinaResult_t rinaCommAbort(rinaComm_t comm);
+
+rinaResult_t rinaCommCount(const rinaComm_t comm, int* count);
+rinaResult_t rinaCommUserRank(const rinaComm_t comm, int* rank);
+
+/* Names the algorithm for later collectives on comm: "auto" (default, or
+ * RINA_ALGO), "ring" (pipelined ring, with the latency algorithm below
+ * RINA_SMALL_MSG_BYTES), "rd" (recursive doubling, the latency algorithm, at
+ * any size). Unknown names return rinaInvalidArgument. Must be set to the
+ * same value on every rank. */
+rinaResult_t rinaCommSetAlgorithm(rinaComm_t comm, const char* algorithm);
+
+/* A static string for a result code. */
+const char* rinaGetErrorString(rinaResult_t result);
+
+/* A human-readable account of the last error on comm: which rank, peer,
+ * collective and step. NULL comm gives the last error of this thread's
+ * calls that had no communicator yet (e.g. rinaCommInitRank). */
+const char* rinaCommGetLastError(rinaComm_t comm);
+
+/* recvbuff[i] = op over ranks of sendbuff[i]; in place when equal. */
+rinaResult_t rinaAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                           rinaDataType_t datatype, rinaRedOp_t op, rinaComm_t comm);
+
+/* sendbuff has nranks * recvcount elements; rank r receives block r of the
+ * reduction. In place when recvbuff == sendbuff + rank * recvcount. */
+rinaResult_t rinaReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                               rinaDataType_t datatype, rinaRedOp_t op,
+                               rinaComm_t comm);
+
+/* recvbuff has nranks * sendcount elements; block r comes from rank r. In
+ * place when sendbuff == recvbuff + rank * sendcount. */
+rinaResult_t rinaAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                           rinaDataType_t datatype, rinaComm_t comm);
+
+/* recvbuff on every rank gets root's sendbuff (only read on root). In place
+ * when sendbuff == recvbuff. */
+rinaResult_t rinaBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                           rinaDataType_t datatype, int root, rinaComm_t comm);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* RINA_RINA_H_ */
