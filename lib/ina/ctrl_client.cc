@@ -1,0 +1,93 @@
+#include "ina/ctrl_client.h"
+
+#include <cstring>
+
+namespace rina::ina {
+
+Status CtrlClient::connect(const Endpoint& controller, int timeoutMs,
+                           std::unique_ptr<CtrlClient>* out) {
+  UniqueFd fd;
+  if (int err = connectTcp(controller, timeoutMs, &fd); err != 0) {
+    return systemErrorf(-err, "ina: cannot reach the switch controller at %s",
+                        controller.toString().c_str());
+  }
+  out->reset(new CtrlClient(std::move(fd), controller, timeoutMs));
+  return Status();
+}
+
+void CtrlClient::keepNotice(const std::string& line) {
+  PreemptNotice n;
+  if (parsePreemptNotice(line, &n)) notices_.push_back(n);
+}
+
+Status CtrlClient::roundTrip(const std::string& line, std::string* reply) {
+  if (int err = writeAll(fd_.get(), line + "\n"); err != 0) {
+    return systemErrorf(-err, "ina: controller %s: send '%.40s'", controller_.toString().c_str(),
+                        line.c_str());
+  }
+  for (;;) {
+    int err = readLine(fd_.get(), reader_, timeoutMs_, reply);
+    if (err != 0) {
+      return errorf(err == -ETIMEDOUT ? rinaTimeout : rinaRemoteError,
+                    "ina: controller %s: no reply to '%.40s' within %d ms: %s",
+                    controller_.toString().c_str(), line.c_str(), timeoutMs_, strerror(-err));
+    }
+    if (reply->rfind("NOTICE ", 0) != 0) break;
+    keepNotice(*reply);
+  }
+  if (reply->rfind("OK", 0) != 0) {
+    return errorf(rinaRemoteError, "ina: controller %s refused '%.60s': %s",
+                  controller_.toString().c_str(), line.c_str(), reply->c_str());
+  }
+  return Status();
+}
+
+Status CtrlClient::grantReply(const std::string& line, Grant* grant) {
+  std::string reply;
+  RINA_TRY(roundTrip(line, &reply));
+  if (!parseGrant(reply, grant)) {
+    return errorf(rinaRemoteError, "ina: controller %s: malformed grant '%s'",
+                  controller_.toString().c_str(), reply.c_str());
+  }
+  return Status();
+}
+
+Status CtrlClient::registerJob(const CtrlRequest& request, Grant* grant) {
+  CtrlRequest r = request;
+  r.verb = CtrlVerb::kRegister;
+  return grantReply(formatCtrlRequest(r), grant);
+}
+
+Status CtrlClient::requestSlots(uint16_t job, uint32_t token, uint32_t slots, Grant* grant) {
+  CtrlRequest r;
+  r.verb = CtrlVerb::kRequest;
+  r.job = job;
+  r.token = token;
+  r.slots = slots;
+  return grantReply(formatCtrlRequest(r), grant);
+}
+
+Status CtrlClient::release(uint16_t job, uint32_t token) {
+  CtrlRequest r;
+  r.verb = CtrlVerb::kRelease;
+  r.job = job;
+  r.token = token;
+  std::string reply;
+  return roundTrip(formatCtrlRequest(r), &reply);
+}
+
+Status CtrlClient::query(const std::string& line, std::string* reply) {
+  RINA_TRY(roundTrip(line, reply));
+  reply->erase(0, std::min<size_t>(reply->size(), 3));
+  return Status();
+}
+
+std::vector<PreemptNotice> CtrlClient::takeNotices() {
+  while (reader_.fill(fd_.get()) > 0) {
+  }
+  std::string line;
+  while (reader_.nextLine(&line)) keepNotice(line);
+  return std::exchange(notices_, {});
+}
+
+}  // namespace rina::ina

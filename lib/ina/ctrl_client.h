@@ -1,0 +1,46 @@
+// A CTRL (TCP) client for the switch controller: job registration, slot
+// requests, release, and raw queries (STATS, ENTRIES). Preemption notices
+// the controller pushes on this connection are kept for takeNotices().
+#ifndef RINA_LIB_INA_CTRL_CLIENT_H_
+#define RINA_LIB_INA_CTRL_CLIENT_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "ina/ctrl_protocol.h"
+#include "ina/net.h"
+
+namespace rina::ina {
+
+class CtrlClient {
+ public:
+  static Status connect(const Endpoint& controller, int timeoutMs, std::unique_ptr<CtrlClient>* out);
+
+  // REGISTER; a grant of length 0 means no slot is free now (REQUEST later).
+  Status registerJob(const CtrlRequest& request, Grant* grant);
+  Status requestSlots(uint16_t job, uint32_t token, uint32_t slots, Grant* grant);
+  Status release(uint16_t job, uint32_t token);
+  // Sends one request line and returns the reply without its "OK " prefix.
+  Status query(const std::string& line, std::string* reply);
+  // Notices received so far (reads what is already on the socket).
+  std::vector<PreemptNotice> takeNotices();
+
+ private:
+  CtrlClient(UniqueFd fd, const Endpoint& controller, int timeoutMs)
+      : fd_(std::move(fd)), controller_(controller), timeoutMs_(timeoutMs) {}
+  Status roundTrip(const std::string& line, std::string* reply);
+  Status grantReply(const std::string& line, Grant* grant);
+  void keepNotice(const std::string& line);
+
+  UniqueFd fd_;
+  Endpoint controller_;
+  int timeoutMs_;
+  LineReader reader_;
+  std::vector<PreemptNotice> notices_;
+};
+
+}  // namespace rina::ina
+
+#endif  // RINA_LIB_INA_CTRL_CLIENT_H_

@@ -1,0 +1,67 @@
+// The INA control protocol (CTRL), spoken over TCP between hosts (or a rack
+// agent) and the switch controller. One request or reply per '\n'-terminated
+// line: a verb, then space-separated key=value fields.
+//
+//   REGISTER job=J token=T fanin=K priority=P slots=N members=A:p,B:p,...
+//   REQUEST  job=J token=T slots=N        ask again for slots (after preemption)
+//   RELEASE  job=J token=T
+//   STATS                                 -> OK {json}
+//   ENTRIES  job=J                        -> OK {json}: P4 table entries, mcast group
+//
+// Replies: "OK GRANT job=J base=B length=N payload=E port=U ports=S",
+// "OK", "OK {json}", or "ERR message". The controller may push
+// "NOTICE PREEMPT job=J base=B length=N" on a job's registering connection.
+// Parsing validates every field; it is fuzzed (tests/fuzz).
+#ifndef RINA_LIB_INA_CTRL_PROTOCOL_H_
+#define RINA_LIB_INA_CTRL_PROTOCOL_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ina/net.h"
+
+namespace rina::ina {
+
+enum class CtrlVerb : uint8_t { kRegister, kRequest, kRelease, kStats, kEntries };
+
+struct CtrlRequest {
+  CtrlVerb verb = CtrlVerb::kStats;
+  uint16_t job = 0;
+  uint32_t token = 0;
+  uint8_t fanIn = 0;
+  uint8_t priority = 0;
+  uint32_t slots = 0;
+  std::vector<Endpoint> members;  // index = worker index in the rack
+};
+
+// A contiguous slot range granted to a job, and how to reach the data plane:
+// slot s is served on UDP port `port + s % ports`.
+struct Grant {
+  uint16_t job = 0;
+  uint32_t base = 0;
+  uint32_t length = 0;
+  uint32_t payloadElems = 0;
+  uint16_t port = 0;
+  uint16_t ports = 1;
+};
+
+struct PreemptNotice {
+  uint16_t job = 0;
+  uint32_t base = 0;
+  uint32_t length = 0;
+};
+
+// Parses one request line. On failure returns false and says why in *error.
+bool parseCtrlRequest(std::string_view line, CtrlRequest* out, std::string* error);
+std::string formatCtrlRequest(const CtrlRequest& req);
+
+std::string formatGrant(const Grant& g);
+bool parseGrant(std::string_view line, Grant* out);
+std::string formatPreemptNotice(const PreemptNotice& n);
+bool parsePreemptNotice(std::string_view line, PreemptNotice* out);
+
+}  // namespace rina::ina
+
+#endif  // RINA_LIB_INA_CTRL_PROTOCOL_H_

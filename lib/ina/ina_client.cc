@@ -1,0 +1,382 @@
+#include "ina/ina_client.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "ina/quantize.h"
+#include "rina/ina_wire.h"
+
+namespace rina::ina {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int kRxBatch = 64;
+
+int64_t microsBetween(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(b - a).count();
+}
+
+size_t elementSize(rinaDataType_t type) {
+  switch (type) {
+    case rinaInt32:
+    case rinaFloat32:
+      return 4;
+    case rinaFloat16:
+    case rinaBfloat16:
+      return 2;
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
+// Per-call state: seqs base .. base + total - 1; the first `prologue` carry
+// only exponents, seq base + prologue + i is data slice i.
+struct InaClient::Call {
+  void* buffer = nullptr;
+  const void* upstream = nullptr;
+  size_t count = 0;
+  rinaDataType_t type = rinaInt32;
+  bool quantized = false;
+  uint32_t P = 0;
+  uint32_t slices = 0;
+  uint32_t prologue = 0;
+  uint32_t total = 0;
+  uint32_t base = 0;
+  uint32_t nextToSend = 0;  // relative index
+  uint32_t completed = 0;
+  std::vector<int8_t> localExp;   // per data slice
+  std::vector<int8_t> sharedExp;  // per data slice, from the switch
+  std::vector<bool> host;         // per data slice
+  std::vector<float> scratch;
+  std::vector<int32_t> ints;
+  Clock::time_point lastProgress;
+  Clock::time_point nextTimeoutScan;
+  InaCallStats stats;
+
+  size_t sliceFirst(uint32_t i) const { return size_t{i} * P; }
+  size_t sliceLen(uint32_t i) const { return std::min<size_t>(P, count - sliceFirst(i)); }
+  bool isData(uint32_t r) const { return r >= prologue; }
+};
+
+InaClient::InaClient(const InaClientOptions& options)
+    : options_(options),
+      rto_(options.initialRtoUs, options.minRtoUs, options.maxRtoUs),
+      rxBuffers_(kRxBatch, std::vector<uint8_t>(kMaxDatagramBytes + 4)) {}
+
+InaClient::~InaClient() = default;
+
+Status InaClient::create(const InaClientOptions& options, std::unique_ptr<InaClient>* out) {
+  if (options.job == 0 || options.fanIn == 0 || options.fanIn > kMaxFanIn ||
+      options.worker >= options.fanIn) {
+    return errorf(rinaInvalidArgument, "ina: bad client options: job %u worker %u fan-in %u",
+                  options.job, options.worker, options.fanIn);
+  }
+  std::unique_ptr<InaClient> c(new InaClient(options));
+  if (int err = openUdpSocket(options.local, options.socketBufferBytes, &c->socket_); err != 0) {
+    return systemErrorf(-err, "ina: worker %u job %u: cannot bind UDP %s", options.worker,
+                        options.job, options.local.toString().c_str());
+  }
+  if (int err = ina::localEndpoint(c->socket_.get(), &c->local_); err != 0) {
+    return systemErrorf(-err, "ina: getsockname");
+  }
+  *out = std::move(c);
+  return Status();
+}
+
+Status InaClient::setGrant(const Grant& grant) {
+  if (grant.length == 0 || grant.payloadElems == 0 || grant.payloadElems > kMaxPayloadElems ||
+      grant.ports == 0) {
+    return errorf(rinaInvalidUsage, "ina: worker %u job %u: no usable grant (length %u)",
+                  options_.worker, options_.job, grant.length);
+  }
+  grant_ = grant;
+  window_ = options_.window ? std::min(options_.window, grant.length) : grant.length;
+  deadSlots_.assign(window_, false);
+  entries_.assign(window_, Entry{});
+  nextSeq_ = 1;
+  return Status();
+}
+
+void InaClient::buildSlice(Call& c, uint32_t r, Entry& e) {
+  const uint32_t t = c.base + r;
+  const uint32_t w = t % window_;
+  Header h;
+  h.type = Type::kData;
+  h.flags = r + 1 == c.total ? kFlagLast : 0;
+  h.job = options_.job;
+  h.slot = static_cast<uint16_t>(grant_.base + w);
+  h.shadow = (t / window_) % 2 == 1;
+  h.worker = options_.worker;
+  h.fanIn = options_.fanIn;
+  h.seq = t;
+  h.elems = static_cast<uint16_t>(c.P);
+  h.token = options_.token;
+  // The exponent rides one window ahead: packet r announces data slice r + W - prologue.
+  uint32_t ahead = r + window_ - c.prologue;
+  h.exponent = c.quantized ? (ahead < c.slices ? c.localExp[ahead] : kExponentZero) : 0;
+  std::fill(c.ints.begin(), c.ints.end(), 0);
+  if (c.isData(r)) {
+    uint32_t i = r - c.prologue;
+    size_t first = c.sliceFirst(i), n = c.sliceLen(i);
+    if (!c.quantized) {
+      const int32_t* in = static_cast<const int32_t*>(c.buffer) + first;
+      const int32_t* up = c.upstream ? static_cast<const int32_t*>(c.upstream) + first : nullptr;
+      for (size_t k = 0; k < n; ++k) {
+        // Wraps like the host int32 kernels do.
+        c.ints[k] = static_cast<int32_t>(static_cast<uint32_t>(in[k]) +
+                                         (up ? static_cast<uint32_t>(up[k]) : 0u));
+      }
+    } else {
+      int8_t E = c.sharedExp[i];
+      if (E == kExponentHost) {
+        c.host[i] = true;  // still sent (as zeros) to keep the window and exponents moving
+      } else if (E != kExponentZero) {
+        loadAsFloat(c.buffer, c.type, first, n, c.scratch.data());
+        if (c.upstream) {
+          std::vector<float>& up = c.scratch;  // second half holds the upstream slice
+          loadAsFloat(c.upstream, c.type, first, n, up.data() + c.P);
+          for (size_t k = 0; k < n; ++k) up[k] += up[c.P + k];
+        }
+        quantize(c.scratch.data(), n, E, options_.fanIn, c.ints.data());
+      }
+    }
+  }
+  e.bytes.resize(kHeaderBytes + 4 * size_t{c.P});
+  encode(h, c.ints, e.bytes);
+  e.seq = t;
+  e.busy = true;
+  e.retransmitted = false;
+}
+
+void InaClient::sendEntries(const std::vector<Entry*>& batch) {
+  size_t next = 0;
+  while (next < batch.size()) {
+    size_t n = std::min<size_t>(batch.size() - next, kRxBatch);
+    mmsghdr hdrs[kRxBatch];
+    iovec iovs[kRxBatch];
+    sockaddr_in to[kRxBatch];
+    for (size_t k = 0; k < n; ++k) {
+      Entry* e = batch[next + k];
+      uint32_t slot = grant_.base + e->seq % window_;
+      to[k] = Endpoint{options_.switchAddr,
+                       static_cast<uint16_t>(grant_.port + slot % grant_.ports)}
+                  .toSockaddr();
+      iovs[k] = {e->bytes.data(), e->bytes.size()};
+      hdrs[k] = {};
+      hdrs[k].msg_hdr.msg_name = &to[k];
+      hdrs[k].msg_hdr.msg_namelen = sizeof to[k];
+      hdrs[k].msg_hdr.msg_iov = &iovs[k];
+      hdrs[k].msg_hdr.msg_iovlen = 1;
+      e->sentAt = Clock::now();
+    }
+    int sent = ::sendmmsg(socket_.get(), hdrs, static_cast<unsigned>(n), 0);
+    if (sent <= 0) {
+      if (sent < 0 && (errno == EAGAIN || errno == ENOBUFS)) {
+        pollfd p{socket_.get(), POLLOUT, 0};
+        ::poll(&p, 1, 1);
+      }
+      // Anything else (ECONNREFUSED from an ICMP error, ...): the datagram
+      // counts as lost and the retransmission timer handles it.
+      sent = sent < 0 && errno != EAGAIN && errno != ENOBUFS ? 1 : 0;
+    }
+    next += static_cast<size_t>(sent);
+  }
+}
+
+void InaClient::onDatagram(Call& c, const uint8_t* data, size_t len) {
+  Header h;
+  if (decode({data, len}, &h) != DecodeError::kOk || h.job != options_.job ||
+      h.token != options_.token || (h.type != Type::kResult && h.type != Type::kNack)) {
+    return;
+  }
+  uint32_t r = h.seq - c.base;
+  uint32_t w = h.seq % window_;
+  Entry& e = entries_[w];
+  if (r >= c.total || !e.busy || e.seq != h.seq || h.slot != grant_.base + w) {
+    c.stats.staleResults++;
+    return;
+  }
+  Clock::time_point now = Clock::now();
+  e.busy = false;
+  c.completed++;
+  c.lastProgress = now;
+  bool isData = c.isData(r);
+  uint32_t i = isData ? r - c.prologue : 0;
+  if (h.type == Type::kNack) {
+    // Preempted: this slot is gone for the rest of the grant.
+    c.stats.nacks++;
+    deadSlots_[w] = true;
+    if (isData) c.host[i] = true;
+    return;
+  }
+  c.stats.results++;
+  if (!e.retransmitted) rto_.sample(microsBetween(e.sentAt, now));
+  uint32_t ahead = r + window_ - c.prologue;
+  if (c.quantized && ahead < c.slices) c.sharedExp[ahead] = h.exponent;
+  if (!isData || c.host[i]) return;
+  if ((h.flags & kFlagOverflow) || h.elems != c.P) {
+    c.host[i] = true;
+    return;
+  }
+  size_t first = c.sliceFirst(i), n = c.sliceLen(i);
+  for (size_t k = 0; k < n; ++k) c.ints[k] = payloadAt(data, k);
+  if (!c.quantized) {
+    std::memcpy(static_cast<int32_t*>(c.buffer) + first, c.ints.data(), n * 4);
+    return;
+  }
+  int8_t E = c.sharedExp[i];
+  if (E == kExponentZero) {
+    std::fill(c.scratch.begin(), c.scratch.begin() + static_cast<long>(n), 0.0f);
+  } else {
+    dequantize(c.ints.data(), n, E, options_.fanIn, c.scratch.data());
+  }
+  storeFromFloat(c.scratch.data(), n, c.type, first, c.buffer);
+}
+
+void InaClient::receive(Call& c) {
+  mmsghdr hdrs[kRxBatch];
+  iovec iovs[kRxBatch];
+  for (;;) {
+    for (int k = 0; k < kRxBatch; ++k) {
+      iovs[k] = {rxBuffers_[k].data(), rxBuffers_[k].size()};
+      hdrs[k] = {};
+      hdrs[k].msg_hdr.msg_iov = &iovs[k];
+      hdrs[k].msg_hdr.msg_iovlen = 1;
+    }
+    int got = ::recvmmsg(socket_.get(), hdrs, kRxBatch, MSG_DONTWAIT, nullptr);
+    if (got <= 0) return;
+    for (int k = 0; k < got; ++k) {
+      if (hdrs[k].msg_hdr.msg_flags & MSG_TRUNC) continue;
+      onDatagram(c, rxBuffers_[k].data(), hdrs[k].msg_len);
+    }
+    if (got < kRxBatch) return;
+  }
+}
+
+Status InaClient::checkTimeouts(Call& c) {
+  Clock::time_point now = Clock::now();
+  if (now < c.nextTimeoutScan) return Status();
+  const auto rto = std::chrono::microseconds(rto_.rtoUs());
+  std::vector<Entry*> resend;
+  Clock::time_point earliest = now + rto;
+  const Entry* oldest = nullptr;
+  for (Entry& e : entries_) {
+    if (!e.busy) continue;
+    if (!oldest || static_cast<int32_t>(e.seq - oldest->seq) < 0) oldest = &e;
+    if (now - e.sentAt >= rto) {
+      e.bytes[1] |= kFlagResend;
+      e.retransmitted = true;
+      resend.push_back(&e);
+    } else {
+      earliest = std::min(earliest, e.sentAt + rto);
+    }
+  }
+  if (oldest && now - c.lastProgress > std::chrono::milliseconds(options_.switchTimeoutMs)) {
+    uint32_t w = oldest->seq % window_;
+    return errorf(rinaTimeout,
+                  "ina: worker %u job %u: no answer from the switch for %d ms, waiting for slot %u "
+                  "seq %u (%u of %u slices done, %llu retransmissions)",
+                  options_.worker, options_.job, options_.switchTimeoutMs, grant_.base + w,
+                  oldest->seq, c.completed, c.total,
+                  static_cast<unsigned long long>(c.stats.retransmissions));
+  }
+  if (!resend.empty()) {
+    rto_.backoff();
+    c.stats.retransmissions += resend.size();
+    sendEntries(resend);
+  }
+  c.nextTimeoutScan = earliest;
+  return Status();
+}
+
+Status InaClient::allreduce(void* buffer, size_t count, rinaDataType_t type,
+                            const InaCallOptions& call, InaCallResult* result) {
+  *result = InaCallResult{};
+  if (window_ == 0) {
+    return errorf(rinaInvalidUsage, "ina: worker %u job %u: allreduce before a slot grant",
+                  options_.worker, options_.job);
+  }
+  if (elementSize(type) == 0) {
+    return errorf(rinaInvalidArgument, "ina: worker %u job %u: datatype %d not supported by INA",
+                  options_.worker, options_.job, static_cast<int>(type));
+  }
+  if (count == 0) return Status();
+  if (!buffer) return errorf(rinaInvalidArgument, "ina: null buffer");
+  Call c;
+  c.buffer = buffer;
+  c.upstream = call.upstreamPartial;
+  c.count = count;
+  c.type = type;
+  c.quantized = type != rinaInt32;
+  c.P = grant_.payloadElems;
+  if (sliceCount(count, c.P) > (1u << 30)) return errorf(rinaInvalidArgument, "ina: buffer too large");
+  c.slices = static_cast<uint32_t>(sliceCount(count, c.P));
+  c.prologue = c.quantized ? window_ : 0;
+  c.total = c.prologue + c.slices;
+  c.base = nextSeq_;
+  nextSeq_ += c.total;
+  c.host.assign(c.slices, false);
+  c.scratch.assign(2 * size_t{c.P}, 0.0f);
+  c.ints.assign(c.P, 0);
+  c.stats.slices = c.slices;
+  if (c.quantized) {
+    c.localExp.resize(c.slices);
+    c.sharedExp.assign(c.slices, kExponentHost);
+    for (uint32_t i = 0; i < c.slices; ++i) {
+      size_t n = c.sliceLen(i);
+      loadAsFloat(buffer, type, c.sliceFirst(i), n, c.scratch.data());
+      if (c.upstream) {
+        loadAsFloat(c.upstream, type, c.sliceFirst(i), n, c.scratch.data() + c.P);
+        for (size_t k = 0; k < n; ++k) c.scratch[k] += c.scratch[c.P + k];
+      }
+      c.localExp[i] = sliceExponent(c.scratch.data(), n);
+    }
+  }
+  for (Entry& e : entries_) e.busy = false;
+  c.lastProgress = Clock::now();
+  c.nextTimeoutScan = c.lastProgress;
+
+  std::vector<Entry*> batch;
+  while (c.completed < c.total) {
+    batch.clear();
+    while (c.nextToSend < c.total) {
+      uint32_t r = c.nextToSend;
+      uint32_t w = (c.base + r) % window_;
+      if (entries_[w].busy) break;
+      c.nextToSend++;
+      if (deadSlots_[w]) {
+        if (c.isData(r)) c.host[r - c.prologue] = true;
+        c.completed++;
+        continue;
+      }
+      buildSlice(c, r, entries_[w]);
+      batch.push_back(&entries_[w]);
+    }
+    if (!batch.empty()) {
+      c.stats.datagramsSent += batch.size();
+      sendEntries(batch);
+      c.nextTimeoutScan = std::min(c.nextTimeoutScan,
+                                   Clock::now() + std::chrono::microseconds(rto_.rtoUs()));
+    }
+    if (c.completed == c.total) break;
+    int64_t waitUs = std::max<int64_t>(0, microsBetween(Clock::now(), c.nextTimeoutScan));
+    pollfd p{socket_.get(), POLLIN, 0};
+    ::poll(&p, 1, static_cast<int>(std::min<int64_t>(waitUs / 1000 + 1, 50)));
+    receive(c);
+    RINA_TRY(checkTimeouts(c));
+  }
+  for (uint32_t i = 0; i < c.slices; ++i) {
+    if (c.host[i]) result->hostSlices.push_back(i);
+  }
+  c.stats.rtoUs = rto_.rtoUs();
+  result->stats = c.stats;
+  return Status();
+}
+
+}  // namespace rina::ina

@@ -1,0 +1,128 @@
+// Host side of in-network aggregation: streams a buffer through the switch
+// (rina-switchd or a Tofino running p4_agent/p4) in slices of the granted
+// payload size, keeping a window of slices in flight, retransmitting on an
+// adaptive timeout, and returns the rack sum in place.
+//
+// int32 adds exactly. float32 / float16 / bfloat16 go through block floating
+// point (quantize.h, with its error bound): the exponent every worker uses
+// for slice i comes back with the result of the slice that used the same
+// slot one window earlier, so a call on floats starts with a window of
+// exponent-only slices.
+//
+// Slice seq t uses slot base + t % W, set (t / W) % 2, and a worker sends
+// t + W only after the result of t: the shadow set keeps t's result for
+// laggards while t + W aggregates (SwitchML's scheme).
+//
+// Slices the switch cannot deliver — slots preempted (NACK), int32 overflow,
+// NaN/Inf in the input — are listed in InaCallResult::hostSlices and left
+// holding this worker's input. Workers may disagree on that list (one got a
+// result before the preemption, another did not), so the caller must take
+// the union over the rack and aggregate those slices on the host for every
+// worker. If the switch stops answering, allreduce returns rinaTimeout
+// within switchTimeoutMs; the caller falls back to host aggregation.
+#ifndef RINA_LIB_INA_INA_CLIENT_H_
+#define RINA_LIB_INA_INA_CLIENT_H_
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/status.h"
+#include "ina/ctrl_protocol.h"
+#include "ina/net.h"
+#include "ina/rto.h"
+#include "rina/rina.h"
+
+namespace rina::ina {
+
+struct InaClientOptions {
+  uint32_t switchAddr = 0x7F000001;  // data-plane IPv4; ports come with the grant
+  Endpoint local{0x7F000001, 0};     // this worker's UDP address (port 0: any)
+  uint16_t job = 0;
+  uint32_t token = 0;
+  uint8_t worker = 0;  // index in the rack, < fanIn
+  uint8_t fanIn = 1;
+  uint32_t window = 0;  // slices in flight; 0 = every granted slot
+  int64_t initialRtoUs = 10000;
+  int64_t minRtoUs = 2000;
+  int64_t maxRtoUs = 200000;
+  int switchTimeoutMs = 5000;  // no progress this long -> rinaTimeout
+  int socketBufferBytes = 4 << 20;
+};
+
+struct InaCallOptions {
+  // The port worker's extra upstream partial (same type and count as the
+  // buffer), added to its contribution before it is sent.
+  const void* upstreamPartial = nullptr;
+};
+
+struct InaCallStats {
+  uint64_t slices = 0;           // data slices of the call
+  uint64_t datagramsSent = 0;    // first sends, prologue included
+  uint64_t retransmissions = 0;
+  uint64_t results = 0;
+  uint64_t staleResults = 0;     // duplicates and results of earlier calls
+  uint64_t nacks = 0;
+  int64_t rtoUs = 0;             // at the end of the call
+};
+
+struct InaCallResult {
+  std::vector<uint32_t> hostSlices;  // ascending slice indices
+  InaCallStats stats;
+};
+
+class InaClient {
+ public:
+  static Status create(const InaClientOptions& options, std::unique_ptr<InaClient>* out);
+  ~InaClient();
+
+  // The UDP address to list as this worker's member address at registration.
+  const Endpoint& localEndpoint() const { return local_; }
+  // Slots to use (from the controller); resets the slice sequence state.
+  Status setGrant(const Grant& grant);
+  const Grant& grant() const { return grant_; }
+
+  // Elements per slice (the switch's payload size) and slice i's range.
+  size_t sliceElems() const { return grant_.payloadElems; }
+  static size_t sliceCount(size_t count, size_t sliceElems) {
+    return (count + sliceElems - 1) / sliceElems;
+  }
+
+  // In place: buffer holds this worker's input, then the rack sum (except
+  // hostSlices). Types: int32, float32, float16, bfloat16.
+  Status allreduce(void* buffer, size_t count, rinaDataType_t type, const InaCallOptions& call,
+                   InaCallResult* result);
+
+ private:
+  struct Call;
+  struct Entry {
+    uint32_t seq = 0;
+    bool busy = false;
+    bool retransmitted = false;
+    std::chrono::steady_clock::time_point sentAt;
+    std::vector<uint8_t> bytes;
+  };
+
+  explicit InaClient(const InaClientOptions& options);
+  void buildSlice(Call& c, uint32_t r, Entry& e);
+  void sendEntries(const std::vector<Entry*>& batch);
+  void receive(Call& c);
+  void onDatagram(Call& c, const uint8_t* data, size_t len);
+  Status checkTimeouts(Call& c);
+
+  InaClientOptions options_;
+  UniqueFd socket_;
+  Endpoint local_;
+  Grant grant_;
+  uint32_t window_ = 0;
+  uint32_t nextSeq_ = 1;
+  std::vector<bool> deadSlots_;  // per window index; preempted under us
+  std::vector<Entry> entries_;   // per window index
+  RtoEstimator rto_;
+  std::vector<std::vector<uint8_t>> rxBuffers_;
+};
+
+}  // namespace rina::ina
+
+#endif  // RINA_LIB_INA_INA_CLIENT_H_

@@ -1,0 +1,267 @@
+// rina-switchd: the INA pipeline as a UDP software switch (see
+// p4_agent/README.md). Prints one "rina-switchd ready ..." line on stdout
+// once it serves, so scripts and tests can read the ports it bound.
+#include <signal.h>
+#include <sys/signalfd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "switchd/control.h"
+#include "switchd/ctrl_server.h"
+#include "switchd/data_thread.h"
+
+namespace rina::switchd {
+namespace {
+
+constexpr int kCommandTimeoutMs = 2000;
+
+struct Flags {
+  ina::Endpoint listen{0x7F000001, 9100};
+  ina::Endpoint control{0x7F000001, 9101};
+  uint32_t slots = 8192;
+  uint32_t payload = ina::kDefaultPayloadElems;
+  double capacityPps = 0;
+  double dropRate = 0;
+  uint64_t seed = 1;
+  double statsInterval = 0;
+  uint32_t threads = 1;
+  std::vector<int> cores;
+  uint64_t idleMs = 2000;
+};
+
+void usage() {
+  fprintf(stderr,
+          "usage: rina-switchd [--listen ADDR:PORT] [--control ADDR:PORT] [--slots N]\n"
+          "         [--payload ELEMS] [--capacity-pps N] [--drop-rate P] [--seed S]\n"
+          "         [--stats-interval S] [--threads N | --cores C0,C1,...] [--idle-ms MS]\n"
+          "  --listen        first UDP data port; aggregation thread i uses PORT+i\n"
+          "                  (PORT 0: pick a free block)           [127.0.0.1:9100]\n"
+          "  --control       TCP control (CTRL) address, port 0 = any  [127.0.0.1:9101]\n"
+          "  --slots         aggregator slots, two sets each (<= 32768)        [8192]\n"
+          "  --payload       int32 elements per datagram (1..2048)               [64]\n"
+          "  --capacity-pps  aggregation capacity in datagrams/s, 0 = unlimited   [0]\n"
+          "  --drop-rate     probability of dropping a received datagram          [0]\n"
+          "  --seed          seed of the drop generator                           [1]\n"
+          "  --stats-interval  seconds between stats lines on stderr, 0 = off     [0]\n"
+          "  --threads       aggregation threads (slot s goes to thread s %% N)    [1]\n"
+          "  --cores         one aggregation thread per listed core, pinned\n"
+          "  --idle-ms       ESA: a job idle this long may be preempted        [2000]\n");
+}
+
+template <typename T>
+bool parseNumber(std::string_view text, T* out) {
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+bool parseFlags(int argc, char** argv, Flags* f) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view name = argv[i];
+    if (name == "--help" || name == "-h") return false;
+    if (i + 1 >= argc) {
+      fprintf(stderr, "rina-switchd: %s needs a value\n", argv[i]);
+      return false;
+    }
+    std::string_view v = argv[++i];
+    bool ok = true;
+    if (name == "--listen") {
+      ok = ina::parseEndpoint(v, &f->listen);
+    } else if (name == "--control") {
+      ok = ina::parseEndpoint(v, &f->control);
+    } else if (name == "--slots") {
+      ok = parseNumber(v, &f->slots) && f->slots >= 1 && f->slots <= ina::kMaxSlots;
+    } else if (name == "--payload") {
+      ok = parseNumber(v, &f->payload) && f->payload >= 1 && f->payload <= ina::kMaxPayloadElems;
+    } else if (name == "--capacity-pps") {
+      ok = parseNumber(v, &f->capacityPps) && f->capacityPps >= 0;
+    } else if (name == "--drop-rate") {
+      ok = parseNumber(v, &f->dropRate) && f->dropRate >= 0 && f->dropRate < 1;
+    } else if (name == "--seed") {
+      ok = parseNumber(v, &f->seed);
+    } else if (name == "--stats-interval") {
+      ok = parseNumber(v, &f->statsInterval) && f->statsInterval >= 0;
+    } else if (name == "--threads") {
+      ok = parseNumber(v, &f->threads) && f->threads >= 1 && f->threads <= 64;
+    } else if (name == "--idle-ms") {
+      ok = parseNumber(v, &f->idleMs);
+    } else if (name == "--cores") {
+      f->cores.clear();
+      size_t pos = 0;
+      while (ok && pos <= v.size()) {
+        size_t end = std::min(v.find(',', pos), v.size());
+        int core = -1;
+        ok = parseNumber(v.substr(pos, end - pos), &core) && core >= 0;
+        f->cores.push_back(core);
+        pos = end + 1;
+      }
+      ok = ok && !f->cores.empty() && f->cores.size() <= 64;
+      f->threads = static_cast<uint32_t>(f->cores.size());
+    } else {
+      fprintf(stderr, "rina-switchd: unknown flag %s\n", argv[i - 1]);
+      return false;
+    }
+    if (!ok) {
+      fprintf(stderr, "rina-switchd: bad value for %s: %s\n", argv[i - 1], argv[i]);
+      return false;
+    }
+  }
+  return true;
+}
+
+// Every aggregation thread's pipeline, seen as one data plane.
+class ShardedDataPlane : public DataPlane {
+ public:
+  explicit ShardedDataPlane(std::vector<std::unique_ptr<DataThread>>& threads)
+      : threads_(threads) {}
+
+  void installJob(const JobEntry& job) override {
+    forAll([job](Pipeline& p) { p.installJob(job); });
+  }
+  void removeJob(uint16_t job) override {
+    forAll([job](Pipeline& p) { p.removeJob(job); });
+  }
+  void assignSlots(uint32_t begin, uint32_t end, uint16_t job) override {
+    forAll([=](Pipeline& p) { p.assignSlots(begin, end, job); });
+  }
+  uint64_t lastActivityMs(uint16_t job) const override {
+    uint64_t last = 0;
+    for (const auto& t : threads_) last = std::max(last, t->pipeline().lastActivityMs(job));
+    return last;
+  }
+  std::string countersJson() const override {
+    std::vector<uint64_t> verdicts(static_cast<size_t>(Verdict::kCount), 0);
+    std::vector<uint64_t> malformed(static_cast<size_t>(ina::DecodeError::kCount), 0);
+    uint64_t received = 0, contributions = 0, overflows = 0, sent = 0, injected = 0,
+             capacity = 0, sendErrors = 0;
+    for (const auto& t : threads_) {
+      const PipelineStats& s = t->pipeline().stats();
+      for (size_t i = 0; i < verdicts.size(); ++i) verdicts[i] += s.verdicts[i].get();
+      for (size_t i = 0; i < malformed.size(); ++i) malformed[i] += s.malformed[i].get();
+      received += t->received();
+      contributions += s.contributions.get();
+      overflows += s.overflows.get();
+      sent += s.sent.get();
+      injected += t->injectedDrops();
+      capacity += t->capacityDrops();
+      sendErrors += t->sendErrors();
+    }
+    auto field = [](const char* name, uint64_t v) {
+      return "\"" + std::string(name) + "\":" + std::to_string(v);
+    };
+    std::string json = "{" + field("received", received) + "," + field("injected_drops", injected) +
+                       "," + field("capacity_drops", capacity) + "," +
+                       field("contributions", contributions) + "," + field("overflows", overflows) +
+                       "," + field("sent", sent) + "," + field("send_errors", sendErrors);
+    for (size_t i = 0; i < verdicts.size(); ++i) {
+      json += "," + field(verdictName(static_cast<Verdict>(i)), verdicts[i]);
+    }
+    for (size_t i = 1; i < malformed.size(); ++i) {
+      json += "," + field(("malformed_" + std::string(ina::decodeErrorName(
+                                               static_cast<ina::DecodeError>(i))))
+                              .c_str(),
+                          malformed[i]);
+    }
+    return json + "}";
+  }
+
+ private:
+  void forAll(const std::function<void(Pipeline&)>& fn) {
+    for (auto& t : threads_) {
+      if (!t->runOnThread(fn, kCommandTimeoutMs)) {
+        fprintf(stderr, "rina-switchd: aggregation thread did not apply a control change in %d ms\n",
+                kCommandTimeoutMs);
+      }
+    }
+  }
+  std::vector<std::unique_ptr<DataThread>>& threads_;
+};
+
+// Binds `count` UDP sockets on consecutive ports from flags.listen (port 0:
+// try random blocks).
+bool bindDataSockets(const Flags& flags, std::vector<ina::UniqueFd>* sockets, uint16_t* basePort) {
+  std::mt19937 rng(std::random_device{}());
+  for (int attempt = 0; attempt < (flags.listen.port == 0 ? 64 : 1); ++attempt) {
+    uint16_t base = flags.listen.port
+                        ? flags.listen.port
+                        : static_cast<uint16_t>(20000 + rng() % (60000 - 20000 - flags.threads));
+    sockets->clear();
+    int err = 0;
+    for (uint32_t i = 0; i < flags.threads && err == 0; ++i) {
+      ina::UniqueFd fd;
+      err = ina::openUdpSocket({flags.listen.addr, static_cast<uint16_t>(base + i)}, 8 << 20, &fd);
+      if (err == 0) sockets->push_back(std::move(fd));
+    }
+    if (err == 0) {
+      *basePort = base;
+      return true;
+    }
+    if (flags.listen.port) {
+      fprintf(stderr, "rina-switchd: cannot bind UDP %s (+%u ports): %s\n",
+              flags.listen.toString().c_str(), flags.threads - 1, strerror(-err));
+    }
+  }
+  return false;
+}
+
+int run(int argc, char** argv) {
+  Flags flags;
+  if (!parseFlags(argc, argv, &flags)) {
+    usage();
+    return 2;
+  }
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &mask, nullptr);  // before any thread starts
+  ina::UniqueFd stopFd(signalfd(-1, &mask, SFD_CLOEXEC));
+
+  std::vector<ina::UniqueFd> sockets;
+  uint16_t basePort = 0;
+  if (!bindDataSockets(flags, &sockets, &basePort)) return 1;
+  ina::UniqueFd listener;
+  if (int err = ina::openTcpListener(flags.control, &listener); err != 0) {
+    fprintf(stderr, "rina-switchd: cannot listen on TCP %s: %s\n", flags.control.toString().c_str(),
+            strerror(-err));
+    return 1;
+  }
+  ina::Endpoint control;
+  (void)ina::localEndpoint(listener.get(), &control);
+
+  std::vector<std::unique_ptr<DataThread>> threads;
+  for (uint32_t i = 0; i < flags.threads; ++i) {
+    PipelineConfig pc{flags.slots, flags.payload, i, flags.threads};
+    DataThreadOptions to;
+    to.dropRate = flags.dropRate;
+    to.seed = flags.seed + i;
+    to.capacityPps = flags.capacityPps / flags.threads;
+    to.cpu = flags.cores.empty() ? -1 : flags.cores[i];
+    threads.push_back(std::make_unique<DataThread>(std::move(sockets[i]), pc, to));
+  }
+  ShardedDataPlane dataPlane(threads);
+  ControllerOptions co{flags.slots, flags.payload, basePort, static_cast<uint16_t>(flags.threads),
+                       flags.idleMs};
+  Controller controller(co, dataPlane);
+  printf("rina-switchd ready data=%s ports=%u control=%s slots=%u payload=%u\n",
+         ina::Endpoint{flags.listen.addr, basePort}.toString().c_str(), flags.threads,
+         control.toString().c_str(), flags.slots, flags.payload);
+  fflush(stdout);
+
+  CtrlServer server(std::move(listener), controller);
+  server.run(stopFd.get(), flags.statsInterval);
+  fprintf(stderr, "rina-switchd final %s\n", controller.statsJson(steadyNowMs()).c_str());
+  return 0;
+}
+
+}  // namespace
+}  // namespace rina::switchd
+
+int main(int argc, char** argv) { return rina::switchd::run(argc, argv); }

@@ -1,0 +1,232 @@
+#include "switchd/pipeline.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
+namespace rina::switchd {
+
+using ina::DecodeError;
+using ina::Header;
+using ina::Type;
+
+const char* verdictName(Verdict v) {
+  static constexpr const char* kNames[] = {
+      "first",   "added",       "completed", "duplicate_pending", "duplicate_resent",
+      "stale",   "bcast",       "nack",      "unknown_job",       "bad_token",
+      "malformed", "bad_shape", "bad_slot",  "unexpected_type"};
+  static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(Verdict::kCount));
+  return kNames[static_cast<size_t>(v)];
+}
+
+std::span<uint8_t> Output::reserve(size_t bytes, uint32_t* offset) {
+  *offset = static_cast<uint32_t>(arena_.size());
+  arena_.resize(arena_.size() + bytes);
+  return {arena_.data() + *offset, bytes};
+}
+
+Pipeline::Pipeline(const PipelineConfig& config)
+    : config_(config), activity_(new std::atomic<uint64_t>[0x10000]) {
+  uint32_t localSlots = (config_.totalSlots + config_.shards - 1 - config_.shard) / config_.shards;
+  owner_.assign(localSlots, 0);
+  sets_.assign(2 * static_cast<size_t>(localSlots), SlotSet{});
+  values_.assign(sets_.size() * config_.payloadElems, 0);
+  for (size_t i = 0; i < 0x10000; ++i) activity_[i].store(0, std::memory_order_relaxed);
+}
+
+void Pipeline::installJob(const JobEntry& job) { jobs_[job.id] = job; }
+
+void Pipeline::removeJob(uint16_t job) {
+  jobs_.erase(job);
+  for (uint32_t l = 0; l < owner_.size(); ++l) {
+    if (owner_[l] == job) {
+      owner_[l] = 0;
+      sets_[2 * l] = SlotSet{};
+      sets_[2 * l + 1] = SlotSet{};
+    }
+  }
+}
+
+void Pipeline::assignSlots(uint32_t begin, uint32_t end, uint16_t job) {
+  end = std::min(end, config_.totalSlots);
+  for (uint32_t s = begin; s < end; ++s) {
+    if (!ownsSlot(s)) continue;
+    uint32_t l = local(s);
+    owner_[l] = job;
+    sets_[2 * l] = SlotSet{};
+    sets_[2 * l + 1] = SlotSet{};
+  }
+}
+
+uint16_t Pipeline::owner(uint32_t slot) const {
+  return ownsSlot(slot) && slot < config_.totalSlots ? owner_[local(slot)] : 0;
+}
+
+Verdict Pipeline::process(std::span<const uint8_t> datagram, const Endpoint& from, uint64_t nowMs,
+                          Output* out) {
+  Header h;
+  DecodeError e = ina::decode(datagram, &h);
+  Verdict v;
+  if (e != DecodeError::kOk) {
+    stats_.malformed[static_cast<size_t>(e)].add();
+    v = Verdict::kMalformed;
+  } else if (h.type != Type::kData && h.type != Type::kBcast) {
+    v = Verdict::kUnexpectedType;
+  } else if (auto it = jobs_.find(h.job); it == jobs_.end()) {
+    v = Verdict::kUnknownJob;
+  } else if (it->second.token != h.token) {
+    v = Verdict::kBadToken;
+  } else if (h.elems != config_.payloadElems || h.fanIn != it->second.fanIn) {
+    v = Verdict::kBadShape;
+  } else if (h.slot >= config_.totalSlots || !ownsSlot(h.slot)) {
+    v = Verdict::kBadSlot;
+  } else if (owner_[local(h.slot)] != h.job) {
+    emitNack(h, from, out);
+    v = Verdict::kNack;
+  } else {
+    activity_[h.job].store(nowMs, std::memory_order_relaxed);
+    v = h.type == Type::kBcast ? broadcast(h, datagram.data(), it->second, out)
+                               : contribute(h, datagram.data(), it->second, from, out);
+  }
+  stats_.verdicts[static_cast<size_t>(v)].add();
+  return v;
+}
+
+Verdict Pipeline::contribute(const Header& h, const uint8_t* datagram, const JobEntry& job,
+                             const Endpoint& from, Output* out) {
+  size_t setIndex = 2 * static_cast<size_t>(local(h.slot)) + (h.shadow ? 1 : 0);
+  SlotSet& s = sets_[setIndex];
+  int32_t* values = values_.data() + setIndex * config_.payloadElems;
+  if (s.used && s.seq != h.seq && static_cast<int32_t>(h.seq - s.seq) < 0) {
+    return Verdict::kStale;
+  }
+  if (!s.used || s.seq != h.seq) {
+    s = SlotSet{};
+    s.used = true;
+    s.seq = h.seq;
+  }
+  uint32_t bit = 1u << h.worker;
+  if (s.bitmap & bit) {
+    if (!s.complete) return Verdict::kDuplicatePending;
+    emitResult(h, job, s, values, &from, out);
+    return Verdict::kDuplicateResent;
+  }
+  const uint8_t* payload = datagram + ina::kHeaderBytes;
+  uint32_t n = config_.payloadElems;
+  if (s.count == 0) {
+    for (uint32_t i = 0; i < n; ++i) {
+      uint32_t be;
+      std::memcpy(&be, payload + 4 * i, 4);
+      values[i] = static_cast<int32_t>(ntohl(be));
+    }
+  } else {
+    // Saturating add: a wrapped sum would look like a valid result.
+    bool overflow = false;
+    for (uint32_t i = 0; i < n; ++i) {
+      uint32_t be;
+      std::memcpy(&be, payload + 4 * i, 4);
+      int64_t sum = int64_t{values[i]} + static_cast<int32_t>(ntohl(be));
+      bool o = sum > INT32_MAX || sum < INT32_MIN;
+      overflow |= o;
+      values[i] = o ? (sum > 0 ? INT32_MAX : INT32_MIN) : static_cast<int32_t>(sum);
+    }
+    if (overflow && !s.overflow) {
+      s.overflow = true;
+      stats_.overflows.add();
+    }
+  }
+  stats_.contributions.add();
+  s.bitmap |= bit;
+  s.count++;
+  s.exponent = s.count == 1 ? h.exponent : std::max(s.exponent, h.exponent);
+  if (h.flags & ina::kFlagToPort) {
+    s.toPort = true;
+    s.portWorker = h.worker;
+  }
+  if (s.count < job.fanIn) return s.count == 1 ? Verdict::kFirst : Verdict::kAdded;
+  s.complete = true;
+  emitResult(h, job, s, values, nullptr, out);
+  return Verdict::kCompleted;
+}
+
+Verdict Pipeline::broadcast(const Header& h, const uint8_t* datagram, const JobEntry& job,
+                            Output* out) {
+  // Fan-in 1: the single contribution completes the set; a resend of the same
+  // seq re-multicasts the stored copy.
+  size_t setIndex = 2 * static_cast<size_t>(local(h.slot)) + (h.shadow ? 1 : 0);
+  SlotSet& s = sets_[setIndex];
+  int32_t* values = values_.data() + setIndex * config_.payloadElems;
+  if (s.used && s.seq != h.seq && static_cast<int32_t>(h.seq - s.seq) < 0) {
+    return Verdict::kStale;
+  }
+  if (!s.used || s.seq != h.seq || !s.complete) {
+    s = SlotSet{};
+    s.used = true;
+    s.seq = h.seq;
+    for (uint32_t i = 0; i < config_.payloadElems; ++i) values[i] = ina::payloadAt(datagram, i);
+    s.bitmap = 1u << h.worker;
+    s.count = 1;
+    s.complete = true;
+    s.exponent = h.exponent;
+    stats_.contributions.add();
+  }
+  emitResult(h, job, s, values, nullptr, out);
+  return Verdict::kBcast;
+}
+
+uint32_t Pipeline::encodeResult(const Header& h, const JobEntry& job, const SlotSet& s,
+                                const int32_t* values, bool withPayload, uint8_t extraFlags,
+                                Output* out, uint32_t* length) {
+  Header r;
+  r.type = Type::kResult;
+  r.flags = static_cast<uint8_t>((s.overflow ? ina::kFlagOverflow : 0) | extraFlags);
+  r.job = job.id;
+  r.slot = h.slot;
+  r.shadow = h.shadow;
+  r.worker = 0;
+  r.fanIn = job.fanIn;
+  r.seq = s.seq;
+  r.exponent = s.exponent;
+  r.elems = withPayload ? static_cast<uint16_t>(config_.payloadElems) : 0;
+  r.token = job.token;
+  uint32_t offset;
+  *length = static_cast<uint32_t>(ina::kHeaderBytes + 4 * size_t{r.elems});
+  std::span<uint8_t> buf = out->reserve(*length, &offset);
+  ina::encode(r, std::span<const int32_t>(values, r.elems), buf);
+  return offset;
+}
+
+void Pipeline::emitResult(const Header& h, const JobEntry& job, const SlotSet& s,
+                          const int32_t* values, const Endpoint* onlyTo, Output* out) {
+  uint8_t resend = onlyTo ? ina::kFlagResend : 0;
+  uint32_t fullLen = 0, ackLen = 0;
+  if (onlyTo) {
+    bool full = !s.toPort || h.worker == s.portWorker;
+    uint32_t len = 0;
+    uint32_t off = encodeResult(h, job, s, values, full, resend, out, &len);
+    out->add(*onlyTo, off, len);
+    stats_.sent.add();
+    return;
+  }
+  uint32_t full = encodeResult(h, job, s, values, true, resend, out, &fullLen);
+  uint32_t ack = s.toPort ? encodeResult(h, job, s, values, false, resend, out, &ackLen) : 0;
+  for (size_t w = 0; w < job.members.size(); ++w) {
+    bool withPayload = !s.toPort || w == s.portWorker;
+    out->add(job.members[w], withPayload ? full : ack, withPayload ? fullLen : ackLen);
+    stats_.sent.add();
+  }
+}
+
+void Pipeline::emitNack(const Header& h, const Endpoint& to, Output* out) {
+  Header r = h;
+  r.type = Type::kNack;
+  r.flags = 0;
+  r.elems = 0;
+  uint32_t offset;
+  std::span<uint8_t> buf = out->reserve(ina::kHeaderBytes, &offset);
+  ina::encode(r, {}, buf);
+  out->add(to, offset, ina::kHeaderBytes);
+  stats_.sent.add();
+}
+
+}  // namespace rina::switchd

@@ -1,0 +1,260 @@
+// Every transition of the switch pipeline, driven without sockets.
+#include "switchd/pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <climits>
+#include <vector>
+
+namespace rina::switchd {
+namespace {
+
+using ina::Header;
+using ina::Type;
+
+constexpr uint16_t kJob = 7;
+constexpr uint32_t kToken = 99;
+constexpr uint32_t kElems = 4;
+
+Endpoint member(int i) { return Endpoint{0x7F000001, static_cast<uint16_t>(5000 + i)}; }
+
+struct Datagram {
+  uint8_t worker = 0;
+  uint16_t slot = 0;
+  bool shadow = false;
+  uint32_t seq = 1;
+  std::vector<int32_t> values{1, 2, 3, 4};
+  int8_t exponent = 0;
+  uint8_t flags = 0;
+  uint16_t job = kJob;
+  uint32_t token = kToken;
+  uint8_t fanIn = 3;
+  Type type = Type::kData;
+};
+
+std::vector<uint8_t> bytes(const Datagram& d) {
+  Header h;
+  h.type = d.type;
+  h.flags = d.flags;
+  h.job = d.job;
+  h.slot = d.slot;
+  h.shadow = d.shadow;
+  h.worker = d.worker;
+  h.fanIn = d.fanIn;
+  h.seq = d.seq;
+  h.exponent = d.exponent;
+  h.elems = static_cast<uint16_t>(d.values.size());
+  h.token = d.token;
+  std::vector<uint8_t> buf(ina::kMaxDatagramBytes);
+  buf.resize(ina::encode(h, d.values, buf));
+  EXPECT_FALSE(buf.empty());
+  return buf;
+}
+
+class PipelineTest : public ::testing::Test {
+ protected:
+  PipelineTest() : pipeline_(PipelineConfig{16, kElems, 0, 1}) {
+    pipeline_.installJob(JobEntry{kJob, kToken, 3, {member(0), member(1), member(2)}});
+    pipeline_.assignSlots(0, 8, kJob);
+  }
+
+  Verdict send(const Datagram& d) {
+    out_.clear();
+    return pipeline_.process(bytes(d), member(d.worker), 1000, &out_);
+  }
+  // Decodes emitted message i.
+  Header emitted(size_t i, std::vector<int32_t>* values = nullptr) {
+    const OutMessage& m = out_.messages().at(i);
+    Header h;
+    EXPECT_EQ(ina::decode({out_.bytes(m), m.length}, &h), ina::DecodeError::kOk);
+    if (values) {
+      values->clear();
+      for (size_t k = 0; k < h.elems; ++k) values->push_back(ina::payloadAt(out_.bytes(m), k));
+    }
+    return h;
+  }
+  uint64_t count(Verdict v) const {
+    return pipeline_.stats().verdicts[static_cast<size_t>(v)].get();
+  }
+
+  Pipeline pipeline_;
+  Output out_;
+};
+
+TEST_F(PipelineTest, FirstWritesLaterAddsCompletionMulticastsSum) {
+  EXPECT_EQ(send({.worker = 0, .values = {1, 2, 3, 4}, .exponent = -3}), Verdict::kFirst);
+  EXPECT_TRUE(out_.messages().empty());
+  EXPECT_EQ(send({.worker = 2, .values = {10, 20, 30, 40}, .exponent = 5}), Verdict::kAdded);
+  EXPECT_TRUE(out_.messages().empty());
+  EXPECT_EQ(send({.worker = 1, .values = {100, -200, 300, -400}, .exponent = 2}),
+            Verdict::kCompleted);
+  ASSERT_EQ(out_.messages().size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    std::vector<int32_t> v;
+    Header h = emitted(i, &v);
+    EXPECT_EQ(out_.messages()[i].to, member(static_cast<int>(i)));
+    EXPECT_EQ(h.type, Type::kResult);
+    EXPECT_EQ(h.seq, 1u);
+    EXPECT_EQ(h.exponent, 5);  // max of the contributions' exponents
+    EXPECT_EQ(h.token, kToken);
+    EXPECT_EQ(h.flags & ina::kFlagOverflow, 0);
+    EXPECT_EQ(v, (std::vector<int32_t>{111, -178, 333, -356}));
+  }
+  EXPECT_EQ(pipeline_.stats().contributions.get(), 3u);
+}
+
+TEST_F(PipelineTest, DuplicateBeforeCompletionNeverAdds) {
+  EXPECT_EQ(send({.worker = 0}), Verdict::kFirst);
+  EXPECT_EQ(send({.worker = 0, .flags = ina::kFlagResend}), Verdict::kDuplicatePending);
+  EXPECT_TRUE(out_.messages().empty());
+  EXPECT_EQ(send({.worker = 1}), Verdict::kAdded);
+  EXPECT_EQ(send({.worker = 1}), Verdict::kDuplicatePending);
+  EXPECT_EQ(send({.worker = 2}), Verdict::kCompleted);
+  std::vector<int32_t> v;
+  emitted(0, &v);
+  EXPECT_EQ(v, (std::vector<int32_t>{3, 6, 9, 12}));  // each worker counted once
+  EXPECT_EQ(count(Verdict::kDuplicatePending), 2u);
+}
+
+TEST_F(PipelineTest, DuplicateAfterCompletionGetsStoredResultUnicast) {
+  for (uint8_t w = 0; w < 3; ++w) send({.worker = w, .values = {w, w, w, w}});
+  EXPECT_EQ(send({.worker = 1, .values = {50, 50, 50, 50}, .flags = ina::kFlagResend}),
+            Verdict::kDuplicateResent);
+  ASSERT_EQ(out_.messages().size(), 1u);
+  EXPECT_EQ(out_.messages()[0].to, member(1));
+  std::vector<int32_t> v;
+  Header h = emitted(0, &v);
+  EXPECT_EQ(h.type, Type::kResult);
+  EXPECT_NE(h.flags & ina::kFlagResend, 0);
+  EXPECT_EQ(v, (std::vector<int32_t>{3, 3, 3, 3}));  // the stored sum, unchanged
+}
+
+TEST_F(PipelineTest, ShadowSetKeepsOldResultWhileNextSliceAggregates) {
+  // Window of 8 slots: seq 1 on set 0 of slot 1, seq 9 on set 1, seq 17 on set 0 again.
+  for (uint8_t w = 0; w < 3; ++w) send({.worker = w, .slot = 1, .seq = 1});
+  EXPECT_EQ(send({.worker = 0, .slot = 1, .shadow = true, .seq = 9}), Verdict::kFirst);
+  // Worker 2 lost seq 1's result: the other set still has it.
+  EXPECT_EQ(send({.worker = 2, .slot = 1, .seq = 1}), Verdict::kDuplicateResent);
+  std::vector<int32_t> v;
+  EXPECT_EQ(emitted(0, &v).seq, 1u);
+  EXPECT_EQ(v, (std::vector<int32_t>{3, 6, 9, 12}));
+  EXPECT_EQ(send({.worker = 1, .slot = 1, .shadow = true, .seq = 9}), Verdict::kAdded);
+  EXPECT_EQ(send({.worker = 2, .slot = 1, .shadow = true, .seq = 9}), Verdict::kCompleted);
+  // seq 17 reuses set 0: it starts fresh, and seq 1 is then stale.
+  EXPECT_EQ(send({.worker = 1, .slot = 1, .seq = 17, .values = {5, 5, 5, 5}}), Verdict::kFirst);
+  EXPECT_EQ(send({.worker = 0, .slot = 1, .seq = 1}), Verdict::kStale);
+  EXPECT_TRUE(out_.messages().empty());
+  send({.worker = 0, .slot = 1, .seq = 17, .values = {1, 1, 1, 1}});
+  EXPECT_EQ(send({.worker = 2, .slot = 1, .seq = 17, .values = {1, 1, 1, 1}}),
+            Verdict::kCompleted);
+  EXPECT_EQ(emitted(0, &v).seq, 17u);
+  EXPECT_EQ(v, (std::vector<int32_t>{7, 7, 7, 7}));
+}
+
+TEST_F(PipelineTest, Int32OverflowSaturatesAndIsFlagged) {
+  send({.worker = 0, .values = {INT32_MAX - 1, INT32_MIN + 1, 5, -5}});
+  send({.worker = 1, .values = {5, -5, 1, 1}});
+  EXPECT_EQ(send({.worker = 2, .values = {0, 0, 0, 0}}), Verdict::kCompleted);
+  std::vector<int32_t> v;
+  Header h = emitted(0, &v);
+  EXPECT_NE(h.flags & ina::kFlagOverflow, 0);
+  EXPECT_EQ(v[0], INT32_MAX);  // saturated, not wrapped
+  EXPECT_EQ(v[1], INT32_MIN);
+  EXPECT_EQ(v[2], 6);
+  EXPECT_EQ(pipeline_.stats().overflows.get(), 1u);
+}
+
+TEST_F(PipelineTest, UnknownJobAndWrongTokenAreDroppedAndCounted) {
+  EXPECT_EQ(send({.job = 8}), Verdict::kUnknownJob);
+  EXPECT_EQ(send({.token = kToken + 1}), Verdict::kBadToken);
+  EXPECT_TRUE(out_.messages().empty());
+  EXPECT_EQ(count(Verdict::kUnknownJob), 1u);
+  EXPECT_EQ(count(Verdict::kBadToken), 1u);
+  // Neither touched the slot: three real contributions still complete it.
+  send({.worker = 0});
+  send({.worker = 1});
+  EXPECT_EQ(send({.worker = 2}), Verdict::kCompleted);
+}
+
+TEST_F(PipelineTest, MalformedDatagramsAreCountedByReason) {
+  auto good = bytes({});
+  auto run = [&](std::vector<uint8_t> b) { return pipeline_.process(b, member(0), 1, &out_); };
+  EXPECT_EQ(run({good.begin(), good.begin() + 10}), Verdict::kMalformed);  // truncated
+  auto bad = good;
+  bad[0] = 0x52;  // version 2
+  EXPECT_EQ(run(bad), Verdict::kMalformed);
+  bad = good;
+  bad.resize(good.size() + 4);  // longer than elems says
+  EXPECT_EQ(run(bad), Verdict::kMalformed);
+  const auto& m = pipeline_.stats().malformed;
+  EXPECT_EQ(m[static_cast<size_t>(ina::DecodeError::kTruncated)].get(), 1u);
+  EXPECT_EQ(m[static_cast<size_t>(ina::DecodeError::kBadVersion)].get(), 1u);
+  EXPECT_EQ(m[static_cast<size_t>(ina::DecodeError::kBadLength)].get(), 1u);
+  // Valid encoding, but more elements than this switch's payload: oversized for it.
+  EXPECT_EQ(send({.values = {1, 2, 3, 4, 5}}), Verdict::kBadShape);
+  EXPECT_EQ(send({.values = {1, 2, 3}}), Verdict::kBadShape);
+  EXPECT_EQ(send({.fanIn = 4}), Verdict::kBadShape);
+  EXPECT_EQ(send({.type = Type::kResult}), Verdict::kUnexpectedType);
+  EXPECT_TRUE(out_.messages().empty());
+}
+
+TEST_F(PipelineTest, SlotNotOwnedAnswersNackAndReassignmentResets) {
+  EXPECT_EQ(send({.slot = 12}), Verdict::kNack);  // never granted
+  ASSERT_EQ(out_.messages().size(), 1u);
+  Header h = emitted(0);
+  EXPECT_EQ(h.type, Type::kNack);
+  EXPECT_EQ(h.slot, 12);
+  EXPECT_EQ(send({.slot = 16}), Verdict::kBadSlot);  // beyond the slot table
+  send({.worker = 0, .slot = 3});
+  // Preempted to job 9: job 7's contribution is gone, its next datagram NACKed.
+  pipeline_.installJob(JobEntry{9, 5, 1, {member(9)}});
+  pipeline_.assignSlots(3, 4, 9);
+  EXPECT_EQ(send({.worker = 1, .slot = 3}), Verdict::kNack);
+  EXPECT_EQ(send({.worker = 0, .slot = 3, .job = 9, .token = 5, .fanIn = 1}), Verdict::kCompleted);
+  std::vector<int32_t> v;
+  emitted(0, &v);
+  EXPECT_EQ(v, (std::vector<int32_t>{1, 2, 3, 4}));  // nothing of job 7 left in it
+}
+
+TEST_F(PipelineTest, BcastMulticastsImmediatelyAndResendsStoredCopy) {
+  EXPECT_EQ(send({.worker = 1, .slot = 2, .values = {9, 8, 7, 6}, .type = Type::kBcast}),
+            Verdict::kBcast);
+  ASSERT_EQ(out_.messages().size(), 3u);
+  std::vector<int32_t> v;
+  Header h = emitted(2, &v);
+  EXPECT_EQ(h.type, Type::kResult);
+  EXPECT_EQ(v, (std::vector<int32_t>{9, 8, 7, 6}));
+  EXPECT_EQ(send({.worker = 1, .slot = 2, .values = {9, 8, 7, 6}, .type = Type::kBcast}),
+            Verdict::kBcast);
+  EXPECT_EQ(out_.messages().size(), 3u);
+}
+
+TEST_F(PipelineTest, ToPortSendsResultToThePortAndAcksTheOthers) {
+  send({.worker = 0});
+  send({.worker = 2, .flags = ina::kFlagToPort});
+  EXPECT_EQ(send({.worker = 1}), Verdict::kCompleted);
+  ASSERT_EQ(out_.messages().size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    Header h = emitted(i);
+    EXPECT_EQ(h.type, Type::kResult);
+    EXPECT_EQ(h.elems, i == 2 ? kElems : 0u) << "member " << i;
+  }
+  EXPECT_EQ(send({.worker = 0}), Verdict::kDuplicateResent);
+  EXPECT_EQ(emitted(0).elems, 0u);
+  EXPECT_EQ(send({.worker = 2}), Verdict::kDuplicateResent);
+  EXPECT_EQ(emitted(0).elems, kElems);
+}
+
+TEST(PipelineShards, ShardServesOnlyItsSlots) {
+  Pipeline p(PipelineConfig{16, kElems, 1, 2});
+  p.installJob(JobEntry{kJob, kToken, 1, {member(0)}});
+  p.assignSlots(0, 16, kJob);
+  Output out;
+  EXPECT_EQ(p.process(bytes({.slot = 2, .fanIn = 1}), member(0), 1, &out), Verdict::kBadSlot);
+  EXPECT_EQ(p.process(bytes({.slot = 3, .fanIn = 1}), member(0), 1, &out), Verdict::kCompleted);
+  EXPECT_EQ(p.owner(3), kJob);
+  EXPECT_EQ(p.lastActivityMs(kJob), 1u);
+}
+
+}  // namespace
+}  // namespace rina::switchd
