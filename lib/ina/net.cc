@@ -134,6 +134,7 @@ int writeAll(int fd, std::string_view data) {
 long LineReader::fill(int fd) {
   char buf[4096];
   ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+  if (n < 0 && errno == ENOTSOCK) n = ::read(fd, buf, sizeof buf);  // a pipe (set O_NONBLOCK)
   if (n < 0) return (errno == EAGAIN || errno == EINTR) ? -EAGAIN : -errno;
   buffer_.append(buf, static_cast<size_t>(n));
   return n;

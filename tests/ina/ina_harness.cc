@@ -1,0 +1,141 @@
+#include "ina_harness.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+#include <thread>
+
+namespace rina::ina::testing {
+
+SwitchdProcess::SwitchdProcess(const std::vector<std::string>& flags) {
+  int out[2];
+  if (pipe(out) != 0) return;
+  std::vector<std::string> args = {RINA_SWITCHD_PATH, "--listen", "127.0.0.1:0", "--control",
+                                   "127.0.0.1:0"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  pid_ = fork();
+  if (pid_ == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the test
+    dup2(out[1], STDOUT_FILENO);
+    close(out[0]);
+    close(out[1]);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  close(out[1]);
+  UniqueFd reader(out[0]);
+  fcntl(reader.get(), F_SETFL, O_NONBLOCK);
+  LineReader lines;
+  std::string line;
+  if (readLine(reader.get(), lines, 10000, &line) != 0) return;
+  // "rina-switchd ready data=A:P ports=N control=A:P slots=.. payload=.."
+  char data[64], control[64];
+  unsigned ports = 0;
+  if (sscanf(line.c_str(), "rina-switchd ready data=%63s ports=%u control=%63s", data, &ports,
+             control) != 3) {
+    return;
+  }
+  ready_ = parseEndpoint(data, &data_) && parseEndpoint(control, &control_);
+}
+
+SwitchdProcess::~SwitchdProcess() { kill(); }
+
+void SwitchdProcess::kill() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGTERM);
+  for (int i = 0; i < 200; ++i) {  // up to 2 s
+    if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
+      pid_ = -1;
+      return;
+    }
+    poll(nullptr, 0, 10);
+  }
+  ::kill(pid_, SIGKILL);
+  waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
+std::string SwitchdProcess::query(const std::string& line) const {
+  std::unique_ptr<CtrlClient> c;
+  std::string reply;
+  if (!CtrlClient::connect(control_, 2000, &c).ok() || !c->query(line, &reply).ok()) return "";
+  return reply;
+}
+
+long long SwitchdProcess::statsField(const std::string& name) const {
+  std::string json = query("STATS");
+  size_t p = json.find("\"" + name + "\":");
+  if (p == std::string::npos) return -1;
+  return std::atoll(json.c_str() + p + name.size() + 3);
+}
+
+Status Rack::create(const SwitchdProcess& sw, int k, const RackOptions& options,
+                    std::unique_ptr<Rack>* out) {
+  auto rack = std::make_unique<Rack>();
+  CtrlRequest reg;
+  reg.verb = CtrlVerb::kRegister;
+  reg.job = options.job;
+  reg.token = options.token;
+  reg.fanIn = static_cast<uint8_t>(k);
+  reg.priority = options.priority;
+  reg.slots = options.slots;
+  for (int w = 0; w < k; ++w) {
+    InaClientOptions o = options.client;
+    o.switchAddr = sw.data().addr;
+    o.job = options.job;
+    o.token = options.token;
+    o.worker = static_cast<uint8_t>(w);
+    o.fanIn = static_cast<uint8_t>(k);
+    std::unique_ptr<InaClient> c;
+    RINA_TRY(InaClient::create(o, &c));
+    reg.members.push_back(c->localEndpoint());
+    rack->clients_.push_back(std::move(c));
+  }
+  RINA_TRY(CtrlClient::connect(sw.control(), 5000, &rack->ctrl_));
+  Grant g;
+  RINA_TRY(rack->ctrl_->registerJob(reg, &g));
+  RINA_TRY(rack->setGrant(g));
+  *out = std::move(rack);
+  return Status();
+}
+
+Status Rack::setGrant(const Grant& grant) {
+  grant_ = grant;
+  for (auto& c : clients_) RINA_TRY(c->setGrant(grant));
+  return Status();
+}
+
+void Rack::allreduce(std::vector<std::vector<uint8_t>>& buffers, size_t count, rinaDataType_t type,
+                     std::vector<Status>* statuses, std::vector<InaCallResult>* results,
+                     const std::vector<const void*>& upstream) {
+  statuses->assign(clients_.size(), Status());
+  results->assign(clients_.size(), InaCallResult{});
+  std::vector<std::thread> threads;
+  for (size_t w = 0; w < clients_.size(); ++w) {
+    threads.emplace_back([&, w] {
+      InaCallOptions call;
+      call.upstreamPartial = w < upstream.size() ? upstream[w] : nullptr;
+      (*statuses)[w] = clients_[w]->allreduce(buffers[w].data(), count, type, call, &(*results)[w]);
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
+std::vector<uint32_t> unionOfHostSlices(const std::vector<InaCallResult>& results) {
+  std::set<uint32_t> all;
+  for (const auto& r : results) all.insert(r.hostSlices.begin(), r.hostSlices.end());
+  return {all.begin(), all.end()};
+}
+
+}  // namespace rina::ina::testing

@@ -1,0 +1,75 @@
+// Test harness for INA integration tests: a rina-switchd child process on
+// loopback, and a "rack" of k workers (threads) each with its own InaClient.
+#ifndef RINA_TESTS_INA_INA_HARNESS_H_
+#define RINA_TESTS_INA_INA_HARNESS_H_
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "ina/ctrl_client.h"
+#include "ina/ina_client.h"
+
+namespace rina::ina::testing {
+
+// rina-switchd started with the given flags (plus --listen/--control on
+// loopback with free ports). Stopped (SIGTERM, then SIGKILL) on destruction.
+class SwitchdProcess {
+ public:
+  explicit SwitchdProcess(const std::vector<std::string>& flags);
+  ~SwitchdProcess();
+  bool ready() const { return ready_; }
+  const Endpoint& data() const { return data_; }
+  const Endpoint& control() const { return control_; }
+  void kill();
+  // One CTRL query ("STATS", "ENTRIES job=7"); the JSON reply or "".
+  std::string query(const std::string& line) const;
+  // A numeric field of the STATS JSON ("preemptions", "injected_drops", ...).
+  long long statsField(const std::string& name) const;
+
+ private:
+  pid_t pid_ = -1;
+  bool ready_ = false;
+  Endpoint data_, control_;
+};
+
+struct RackOptions {
+  uint16_t job = 1;
+  uint32_t token = 42;
+  uint8_t priority = 1;
+  uint32_t slots = 64;
+  InaClientOptions client;  // job/token/worker/fanIn are filled in per worker
+};
+
+// k workers registered as one job; the agent's CTRL connection stays open.
+class Rack {
+ public:
+  static Status create(const SwitchdProcess& sw, int k, const RackOptions& options,
+                       std::unique_ptr<Rack>* out);
+  int size() const { return static_cast<int>(clients_.size()); }
+  const Grant& grant() const { return grant_; }
+  CtrlClient& ctrl() { return *ctrl_; }
+  // Applies a new grant (after REQUEST) to every worker.
+  Status setGrant(const Grant& grant);
+
+  // Every worker reduces its own buffer in place, concurrently (one thread
+  // each). statuses/results are per worker.
+  void allreduce(std::vector<std::vector<uint8_t>>& buffers, size_t count, rinaDataType_t type,
+                 std::vector<Status>* statuses, std::vector<InaCallResult>* results,
+                 const std::vector<const void*>& upstream = {});
+
+ private:
+  std::unique_ptr<CtrlClient> ctrl_;
+  std::vector<std::unique_ptr<InaClient>> clients_;
+  Grant grant_;
+};
+
+// The union of every worker's host slices, ascending.
+std::vector<uint32_t> unionOfHostSlices(const std::vector<InaCallResult>& results);
+
+}  // namespace rina::ina::testing
+
+#endif  // RINA_TESTS_INA_INA_HARNESS_H_

@@ -1,0 +1,290 @@
+// k workers reducing through one rina-switchd on loopback; results compared
+// with serial sums computed here.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "ina/quantize.h"
+#include "ina_harness.h"
+
+namespace rina::ina::testing {
+namespace {
+
+constexpr size_t kCount = 3000;  // not a multiple of the payload: a short last slice
+
+std::vector<std::vector<uint8_t>> int32Inputs(int k, size_t count, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int32_t> dist(-(1 << 24), 1 << 24);
+  std::vector<std::vector<uint8_t>> in(k, std::vector<uint8_t>(count * 4));
+  for (auto& b : in) {
+    for (size_t i = 0; i < count; ++i) {
+      int32_t v = dist(rng);
+      std::memcpy(b.data() + 4 * i, &v, 4);
+    }
+  }
+  return in;
+}
+
+int32_t int32At(const std::vector<uint8_t>& b, size_t i) {
+  int32_t v;
+  std::memcpy(&v, b.data() + 4 * i, 4);
+  return v;
+}
+
+// Int32: every worker holds exactly the serial sum.
+void expectInt32Sum(const std::vector<std::vector<uint8_t>>& in,
+                    const std::vector<std::vector<uint8_t>>& out, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    uint32_t sum = 0;
+    for (const auto& b : in) sum += static_cast<uint32_t>(int32At(b, i));
+    for (size_t w = 0; w < out.size(); ++w) {
+      ASSERT_EQ(int32At(out[w], i), static_cast<int32_t>(sum)) << "worker " << w << " elem " << i;
+    }
+  }
+}
+
+// Float inputs whose magnitude changes from slice to slice (exponents matter).
+std::vector<std::vector<float>> floatInputs(int k, size_t count, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<std::vector<float>> in(k, std::vector<float>(count));
+  for (auto& v : in) {
+    for (size_t i = 0; i < count; ++i) v[i] = dist(rng) * std::ldexp(1.0f, static_cast<int>(i / 64 % 24) - 12);
+  }
+  return in;
+}
+
+// The documented bound, computed independently: E from frexp of the slice's
+// largest magnitude over all workers, h = ceil(log2 k).
+void expectFloatSumWithinBound(const std::vector<std::vector<float>>& in,
+                               const std::vector<std::vector<float>>& out, size_t P,
+                               double outputUlp) {
+  const int k = static_cast<int>(in.size());
+  int h = 0;
+  while ((1 << h) < k) ++h;
+  for (size_t first = 0; first < in[0].size(); first += P) {
+    size_t n = std::min(P, in[0].size() - first);
+    float m = 0;
+    for (const auto& v : in) {
+      for (size_t i = first; i < first + n; ++i) m = std::max(m, std::fabs(v[i]));
+    }
+    int E;
+    std::frexp(m, &E);
+    double quantBound = k * std::ldexp(1.0, E + h - 31);
+    for (size_t i = first; i < first + n; ++i) {
+      double exact = 0;
+      for (const auto& v : in) exact += v[i];
+      double bound = quantBound + std::fabs(exact) * outputUlp + outputUlp * 1e-30;
+      for (size_t w = 0; w < out.size(); ++w) {
+        ASSERT_LE(std::fabs(out[w][i] - exact), bound) << "worker " << w << " elem " << i;
+        ASSERT_EQ(std::memcmp(&out[w][i], &out[0][i], 4), 0) << "workers differ at " << i;
+      }
+    }
+  }
+}
+
+std::vector<std::vector<uint8_t>> asBytes(const std::vector<std::vector<float>>& in) {
+  std::vector<std::vector<uint8_t>> b;
+  for (const auto& v : in) {
+    b.emplace_back(v.size() * 4);
+    std::memcpy(b.back().data(), v.data(), v.size() * 4);
+  }
+  return b;
+}
+
+std::vector<std::vector<float>> asFloats(const std::vector<std::vector<uint8_t>>& b) {
+  std::vector<std::vector<float>> v;
+  for (const auto& x : b) {
+    v.emplace_back(x.size() / 4);
+    std::memcpy(v.back().data(), x.data(), x.size());
+  }
+  return v;
+}
+
+uint64_t totalRetransmissions(const std::vector<InaCallResult>& results) {
+  uint64_t n = 0;
+  for (const auto& r : results) n += r.stats.retransmissions;
+  return n;
+}
+
+void expectAllOk(const std::vector<Status>& statuses, const std::vector<InaCallResult>& results) {
+  for (size_t w = 0; w < statuses.size(); ++w) {
+    ASSERT_TRUE(statuses[w].ok()) << statuses[w].message();
+    EXPECT_TRUE(results[w].hostSlices.empty()) << "worker " << w;
+  }
+}
+
+TEST(InaLoopback, Int32ExactForOneToEightWorkers) {
+  SwitchdProcess sw({"--slots", "256"});
+  ASSERT_TRUE(sw.ready());
+  for (int k = 1; k <= 8; ++k) {
+    RackOptions ro;
+    ro.job = static_cast<uint16_t>(10 + k);
+    ro.slots = 32;
+    std::unique_ptr<Rack> rack;
+    Status s = Rack::create(sw, k, ro, &rack);
+    ASSERT_TRUE(s.ok()) << s.message();
+    auto in = int32Inputs(k, kCount, 100 + k);
+    auto buf = in;
+    std::vector<Status> st;
+    std::vector<InaCallResult> res;
+    rack->allreduce(buf, kCount, rinaInt32, &st, &res);
+    expectAllOk(st, res);
+    expectInt32Sum(in, buf, kCount);
+    EXPECT_EQ(res[0].stats.slices, (kCount + 63) / 64);
+    ASSERT_TRUE(rack->ctrl().release(ro.job, ro.token).ok());
+  }
+}
+
+TEST(InaLoopback, Float32WithinBoundForOneToEightWorkers) {
+  SwitchdProcess sw({"--slots", "256"});
+  ASSERT_TRUE(sw.ready());
+  for (int k = 1; k <= 8; ++k) {
+    RackOptions ro;
+    ro.job = static_cast<uint16_t>(20 + k);
+    ro.slots = 32;
+    std::unique_ptr<Rack> rack;
+    Status s = Rack::create(sw, k, ro, &rack);
+    ASSERT_TRUE(s.ok()) << s.message();
+    auto in = floatInputs(k, kCount, 200 + k);
+    auto buf = asBytes(in);
+    std::vector<Status> st;
+    std::vector<InaCallResult> res;
+    // Twice: the second call continues the slice sequence on the same slots.
+    for (int round = 0; round < 2; ++round) {
+      buf = asBytes(in);
+      rack->allreduce(buf, kCount, rinaFloat32, &st, &res);
+      expectAllOk(st, res);
+      expectFloatSumWithinBound(in, asFloats(buf), 64, 0x1p-24);
+    }
+    ASSERT_TRUE(rack->ctrl().release(ro.job, ro.token).ok());
+  }
+}
+
+TEST(InaLoopback, HalfBfloat16AndUpstreamPartial) {
+  SwitchdProcess sw({"--slots", "64", "--payload", "256"});
+  ASSERT_TRUE(sw.ready());
+  const int k = 4;
+  RackOptions ro;
+  ro.slots = 16;
+  std::unique_ptr<Rack> rack;
+  ASSERT_TRUE(Rack::create(sw, k, ro, &rack).ok());
+  EXPECT_EQ(rack->grant().payloadElems, 256u);
+  auto in = floatInputs(k, kCount, 300);
+  for (rinaDataType_t type : {rinaFloat16, rinaBfloat16}) {
+    // Inputs rounded to the type first, so the reference sees what was sent.
+    std::vector<std::vector<uint8_t>> buf(k, std::vector<uint8_t>(kCount * 2));
+    std::vector<std::vector<float>> exactIn(k, std::vector<float>(kCount));
+    for (int w = 0; w < k; ++w) {
+      storeFromFloat(in[w].data(), kCount, type, 0, buf[w].data());
+      loadAsFloat(buf[w].data(), type, 0, kCount, exactIn[w].data());
+    }
+    std::vector<Status> st;
+    std::vector<InaCallResult> res;
+    rack->allreduce(buf, kCount, type, &st, &res);
+    expectAllOk(st, res);
+    std::vector<std::vector<float>> out(k, std::vector<float>(kCount));
+    for (int w = 0; w < k; ++w) loadAsFloat(buf[w].data(), type, 0, kCount, out[w].data());
+    expectFloatSumWithinBound(exactIn, out, 256, type == rinaFloat16 ? 0x1p-11 : 0x1p-8);
+  }
+  // int32 with an upstream partial added by the port (worker 2).
+  auto ints = int32Inputs(k, kCount, 301);
+  auto up = int32Inputs(1, kCount, 302);
+  auto buf = ints;
+  std::vector<Status> st;
+  std::vector<InaCallResult> res;
+  rack->allreduce(buf, kCount, rinaInt32, &st, &res, {nullptr, nullptr, up[0].data()});
+  expectAllOk(st, res);
+  ints.push_back(up[0]);
+  expectInt32Sum(ints, buf, kCount);
+}
+
+TEST(InaLoopback, Int32OverflowIsReportedAsHostSlice) {
+  SwitchdProcess sw({"--slots", "64"});
+  ASSERT_TRUE(sw.ready());
+  RackOptions ro;
+  ro.slots = 8;
+  std::unique_ptr<Rack> rack;
+  ASSERT_TRUE(Rack::create(sw, 2, ro, &rack).ok());
+  auto in = int32Inputs(2, 640, 400);
+  int32_t big = INT32_MAX - 10;
+  std::memcpy(in[0].data() + 4 * 130, &big, 4);  // slice 2
+  std::memcpy(in[1].data() + 4 * 130, &big, 4);
+  auto buf = in;
+  std::vector<Status> st;
+  std::vector<InaCallResult> res;
+  rack->allreduce(buf, 640, rinaInt32, &st, &res);
+  for (int w = 0; w < 2; ++w) {
+    ASSERT_TRUE(st[w].ok()) << st[w].message();
+    EXPECT_EQ(res[w].hostSlices, std::vector<uint32_t>{2});
+    EXPECT_EQ(int32At(buf[w], 130), big) << "a host slice keeps the worker's input";
+  }
+  EXPECT_GE(sw.statsField("overflows"), 1);
+}
+
+class InaLoss : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(InaLoss, CorrectUnderInjectedLossAndRetransmissionsCounted) {
+  SwitchdProcess sw({"--slots", "128", "--drop-rate", GetParam(), "--seed", "7", "--threads", "2"});
+  ASSERT_TRUE(sw.ready());
+  const int k = 4;
+  RackOptions ro;
+  ro.slots = 32;
+  ro.client.minRtoUs = 1000;
+  std::unique_ptr<Rack> rack;
+  ASSERT_TRUE(Rack::create(sw, k, ro, &rack).ok());
+  const size_t count = 20000;
+  auto in = int32Inputs(k, count, 500);
+  auto buf = in;
+  std::vector<Status> st;
+  std::vector<InaCallResult> res;
+  auto t0 = std::chrono::steady_clock::now();
+  rack->allreduce(buf, count, rinaInt32, &st, &res);
+  expectAllOk(st, res);
+  expectInt32Sum(in, buf, count);
+  uint64_t intRetx = totalRetransmissions(res);
+  auto fin = floatInputs(k, count, 501);
+  buf = asBytes(fin);
+  rack->allreduce(buf, count, rinaFloat32, &st, &res);
+  expectAllOk(st, res);
+  expectFloatSumWithinBound(fin, asFloats(buf), 64, 0x1p-24);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_GT(intRetx + totalRetransmissions(res), 0u);
+  EXPECT_GT(sw.statsField("injected_drops"), 0);
+  EXPECT_GT(sw.statsField("duplicate_resent") + sw.statsField("duplicate_pending"), 0);
+  RecordProperty("seconds", std::to_string(seconds));
+  RecordProperty("retransmissions", std::to_string(intRetx + totalRetransmissions(res)));
+}
+
+INSTANTIATE_TEST_SUITE_P(DropRates, InaLoss, ::testing::Values("0.01", "0.05"));
+
+TEST(InaLoopback, LostSwitchGivesTimeoutNamingWorkerAndJob) {
+  auto sw = std::make_unique<SwitchdProcess>(std::vector<std::string>{"--slots", "64"});
+  ASSERT_TRUE(sw->ready());
+  RackOptions ro;
+  ro.job = 77;
+  ro.slots = 8;
+  ro.client.switchTimeoutMs = 400;
+  std::unique_ptr<Rack> rack;
+  ASSERT_TRUE(Rack::create(*sw, 2, ro, &rack).ok());
+  sw->kill();
+  auto in = int32Inputs(2, 1000, 600);
+  std::vector<Status> st;
+  std::vector<InaCallResult> res;
+  auto t0 = std::chrono::steady_clock::now();
+  rack->allreduce(in, 1000, rinaInt32, &st, &res);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(seconds, 3.0);
+  for (int w = 0; w < 2; ++w) {
+    EXPECT_EQ(st[w].code(), rinaTimeout);
+    EXPECT_NE(st[w].message().find("worker " + std::to_string(w) + " job 77"), std::string::npos)
+        << st[w].message();
+    EXPECT_NE(st[w].message().find("seq"), std::string::npos) << st[w].message();
+  }
+}
+
+}  // namespace
+}  // namespace rina::ina::testing
