@@ -5,7 +5,6 @@
 #include <cstring>
 
 #include "algo/collectives.h"
-#include "algo/engine.h"
 #include "reduce/reduce.h"
 
 namespace rina::algo {
@@ -41,12 +40,12 @@ CollHeader makeHeader(Communicator& comm, uint8_t kind, size_t count, rinaDataTy
                     seq, count, root, 0};
 }
 
+}  // namespace
+
 EngineContext contextFor(Communicator& comm, uint8_t kind, uint64_t seq, int steps) {
   return EngineContext{comm.rank(), collectiveName(kind), seq, steps, comm.timeoutMs(),
-                       comm.abortFlag()};
+                       comm.abortFlag(), comm.spinUs()};
 }
-
-}  // namespace
 
 Status ringAllReduce(Communicator& comm, const void* sendv, void* recvv, size_t count,
                      rinaDataType_t type, rinaRedOp_t op) {

@@ -37,6 +37,8 @@ constexpr Knob kKnobs[] = {
     {"RINA_SMALL_MSG_BYTES", "32K",
      "allreduce below this size uses recursive doubling under auto and ring; 0 = never"},
     {"RINA_SLICE_BYTES", "128K", "ring pipeline slice size"},
+    {"RINA_SPIN_US", "50",
+     "microseconds a blocked rank yields and retries before it sleeps on a futex or poll"},
 };
 
 struct Cache {
