@@ -182,7 +182,7 @@ std::vector<size_t> sizeSequence(const Options& options) {
   std::vector<size_t> sizes;
   for (size_t bytes = options.minBytes; bytes <= options.maxBytes;) {
     sizes.push_back(bytes);
-    if (options.factor < 2 || bytes > options.maxBytes / options.factor) {
+    if (bytes == 0 || options.factor < 2 || bytes > options.maxBytes / options.factor) {
       break;
     }
     bytes *= options.factor;
