@@ -81,7 +81,8 @@ Status ringAllReduce(Communicator& comm, const void* sendv, void* recvv, size_t 
       e.sends().push_back(SendItem{next, src, out.elems * es, after, s + 1, j});
       RecvItem item{prev, recv + in.offset * es, in.elems * es, {}, -1, s + 1, j, {}};
       if (s < n - 1) {
-        item.reduce = transport::RecvReduce{fn, (s == 0 ? send : recv) + in.offset * es, es};
+        // Each chunk arrives once per rank in this phase: add our own input.
+        item.reduce = transport::RecvReduce{fn, send + in.offset * es, es};
         if (s == n - 2 && op == rinaAvg) {
           char* dst = item.dst;
           size_t elems = in.elems;
