@@ -64,7 +64,7 @@ class Communicator {
   Algorithm algorithm_ = Algorithm::kAuto;
   int64_t timeoutMs_ = 60000;
   size_t sliceBytes_ = 128 << 10;
-  size_t smallMsgBytes_ = 32 << 10;
+  size_t smallMsgBytes_ = 128 << 10;
   int64_t spinUs_ = 0;
   char* scratch_ = nullptr;
   size_t scratchBytes_ = 0;
