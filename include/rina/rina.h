@@ -17,6 +17,12 @@
 extern "C" {
 #endif
 
+#if defined(__GNUC__)
+#define RINA_API __attribute__((visibility("default")))
+#else
+#define RINA_API
+#endif
+
 #define RINA_MAJOR 0
 #define RINA_MINOR 1
 #define RINA_PATCH 0
@@ -67,61 +73,61 @@ typedef struct {
 typedef struct rinaComm* rinaComm_t;
 
 /* Version as RINA_VERSION_CODE. */
-rinaResult_t rinaGetVersion(int* version);
+RINA_API rinaResult_t rinaGetVersion(int* version);
 
 /* Called once, by one process (the root); the id is then shared with every
  * rank by any means (MPI_Bcast, a file, ...). The root keeps a listening
  * socket open until its rinaCommInitRank. RINA_COMM_ID=host:port makes every
  * rank use that address instead, and rinaGetUniqueId need not be called. */
-rinaResult_t rinaGetUniqueId(rinaUniqueId* uniqueId);
+RINA_API rinaResult_t rinaGetUniqueId(rinaUniqueId* uniqueId);
 
 /* Collective over nranks processes (or threads) sharing uniqueId. */
-rinaResult_t rinaCommInitRank(rinaComm_t* comm, int nranks, rinaUniqueId uniqueId,
+RINA_API rinaResult_t rinaCommInitRank(rinaComm_t* comm, int nranks, rinaUniqueId uniqueId,
                               int rank);
 
 /* Frees the communicator. Does not synchronize with peers. */
-rinaResult_t rinaCommDestroy(rinaComm_t comm);
+RINA_API rinaResult_t rinaCommDestroy(rinaComm_t comm);
 
 /* Makes the call in progress on comm (if any) and every later call return
  * rinaAborted; may be called from any thread. Then call rinaCommDestroy. */
-rinaResult_t rinaCommAbort(rinaComm_t comm);
+RINA_API rinaResult_t rinaCommAbort(rinaComm_t comm);
 
-rinaResult_t rinaCommCount(const rinaComm_t comm, int* count);
-rinaResult_t rinaCommUserRank(const rinaComm_t comm, int* rank);
+RINA_API rinaResult_t rinaCommCount(const rinaComm_t comm, int* count);
+RINA_API rinaResult_t rinaCommUserRank(const rinaComm_t comm, int* rank);
 
 /* Names the algorithm for later collectives on comm: "auto" (default, or
  * RINA_ALGO), "ring" (pipelined ring, with the latency algorithm below
  * RINA_SMALL_MSG_BYTES), "rd" (recursive doubling, the latency algorithm, at
  * any size). Unknown names return rinaInvalidArgument. Must be set to the
  * same value on every rank. */
-rinaResult_t rinaCommSetAlgorithm(rinaComm_t comm, const char* algorithm);
+RINA_API rinaResult_t rinaCommSetAlgorithm(rinaComm_t comm, const char* algorithm);
 
 /* A static string for a result code. */
-const char* rinaGetErrorString(rinaResult_t result);
+RINA_API const char* rinaGetErrorString(rinaResult_t result);
 
 /* A human-readable account of the last error on comm: which rank, peer,
  * collective and step. NULL comm gives the last error of this thread's
  * calls that had no communicator yet (e.g. rinaCommInitRank). */
-const char* rinaCommGetLastError(rinaComm_t comm);
+RINA_API const char* rinaCommGetLastError(rinaComm_t comm);
 
 /* recvbuff[i] = op over ranks of sendbuff[i]; in place when equal. */
-rinaResult_t rinaAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+RINA_API rinaResult_t rinaAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                            rinaDataType_t datatype, rinaRedOp_t op, rinaComm_t comm);
 
 /* sendbuff has nranks * recvcount elements; rank r receives block r of the
  * reduction. In place when recvbuff == sendbuff + rank * recvcount. */
-rinaResult_t rinaReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+RINA_API rinaResult_t rinaReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
                                rinaDataType_t datatype, rinaRedOp_t op,
                                rinaComm_t comm);
 
 /* recvbuff has nranks * sendcount elements; block r comes from rank r. In
  * place when sendbuff == recvbuff + rank * sendcount. */
-rinaResult_t rinaAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+RINA_API rinaResult_t rinaAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
                            rinaDataType_t datatype, rinaComm_t comm);
 
 /* recvbuff on every rank gets root's sendbuff (only read on root). In place
  * when sendbuff == recvbuff. */
-rinaResult_t rinaBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+RINA_API rinaResult_t rinaBroadcast(const void* sendbuff, void* recvbuff, size_t count,
                            rinaDataType_t datatype, int root, rinaComm_t comm);
 
 #ifdef __cplusplus

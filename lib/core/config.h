@@ -31,6 +31,8 @@ void printConfig();
 
 // Re-reads the environment (tests that set variables in-process).
 void reloadForTesting();
+// Bumped by reloadForTesting; lets other caches (the log level) refresh.
+uint64_t generation();
 
 }  // namespace rina::config
 

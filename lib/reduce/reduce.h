@@ -16,10 +16,15 @@
 // - integers wrap on overflow (two's complement), as C unsigned arithmetic and
 //   MPI do; prod likewise.
 // - avg: the kernel sums; finishAverage() divides once at the end.
+// - a NaN result of a floating-point kernel is always the canonical quiet NaN
+//   (float32 0x7fc00000, float64 0x7ff8000000000000, float16 0x7e00, bfloat16
+//   0x7fc0): hardware keeps the payload of whichever operand came first, which
+//   would break commutativity and make CPUs disagree.
 #ifndef RINA_LIB_REDUCE_REDUCE_H_
 #define RINA_LIB_REDUCE_REDUCE_H_
 
 #include <cstddef>
+#include <cstdint>
 
 #include "rina/rina.h"
 
@@ -36,8 +41,22 @@ const char* opName(rinaRedOp_t op);             // "sum", ...
 ReduceFn reduceFunction(rinaDataType_t type, rinaRedOp_t op);
 
 // data[i] /= nranks for count elements (integers: truncating division;
-// float16/bfloat16: in float, rounded once).
+// float16/bfloat16: in float, rounded once). nranks < 1 or an out-of-range
+// type leaves data unchanged.
 void finishAverage(void* data, size_t count, rinaDataType_t type, int nranks);
+
+// Which kernels reduceFunction() hands out on this CPU: "avx2" or "scalar".
+// Chosen once, at first use; for RINA_DEBUG=INFO lines.
+const char* kernelIsaName();
+
+// Scalar conversions between float and the 16-bit formats, for code outside
+// the kernels (tests, tools, the switch agent). Widening is exact (a
+// signaling NaN comes back quiet); narrowing rounds to nearest even, overflows
+// to infinity, and keeps a NaN a quiet NaN with its sign and top payload bits.
+float halfToFloat(uint16_t bits);  // IEEE 754 binary16
+uint16_t floatToHalf(float value);
+float bf16ToFloat(uint16_t bits);  // bfloat16: the top half of a float
+uint16_t floatToBf16(float value);
 
 }  // namespace rina::reduce
 

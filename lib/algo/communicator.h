@@ -1,0 +1,76 @@
+// A communicator: this rank's place in the group, its connections to the
+// peers its algorithms use, its settings, and scratch memory. Algorithms
+// (lib/algo) run on it; the C API (lib/api) owns it.
+#ifndef RINA_LIB_ALGO_COMMUNICATOR_H_
+#define RINA_LIB_ALGO_COMMUNICATOR_H_
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "core/status.h"
+#include "rina/rina.h"
+#include "transport/connection.h"
+
+namespace rina::algo {
+
+enum class Algorithm { kAuto, kRing, kRecursiveDoubling };
+Status parseAlgorithm(const std::string& name, Algorithm* out);
+const char* algorithmName(Algorithm a);
+
+// The peers a rank's algorithms talk to: ring neighbours and recursive
+// doubling partners (including the fold pairs for non-powers of two).
+std::set<int> neighbourRanks(int rank, int nranks);
+
+class Communicator {
+ public:
+  static Status create(int nranks, const rinaUniqueId& id, int rank,
+                       std::unique_ptr<Communicator>* out);
+  ~Communicator();
+
+  int rank() const { return rank_; }
+  int size() const { return nranks_; }
+  transport::Connection* peer(int r) const;
+
+  const std::atomic<bool>* abortFlag() const { return &aborted_; }
+  void abort() { aborted_ = true; }
+  bool aborted() const { return aborted_.load(); }
+
+  uint64_t nextSeq() { return ++seq_; }
+
+  Algorithm algorithm() const { return algorithm_; }
+  void setAlgorithm(Algorithm a) { algorithm_ = a; }
+  int64_t timeoutMs() const { return timeoutMs_; }
+  size_t sliceBytes() const { return sliceBytes_; }
+  size_t smallMsgBytes() const { return smallMsgBytes_; }
+  int64_t spinUs() const { return spinUs_; }
+
+  // 64-byte aligned scratch of at least bytes; valid until the next call.
+  char* scratch(size_t bytes);
+
+  std::string& lastError() { return lastError_; }
+
+ private:
+  Communicator() = default;
+
+  int rank_ = 0;
+  int nranks_ = 1;
+  std::map<int, std::unique_ptr<transport::Connection>> conns_;
+  std::atomic<bool> aborted_{false};
+  uint64_t seq_ = 0;
+  Algorithm algorithm_ = Algorithm::kAuto;
+  int64_t timeoutMs_ = 60000;
+  size_t sliceBytes_ = 128 << 10;
+  size_t smallMsgBytes_ = 128 << 10;
+  int64_t spinUs_ = 0;
+  char* scratch_ = nullptr;
+  size_t scratchBytes_ = 0;
+  std::string lastError_;
+};
+
+}  // namespace rina::algo
+
+#endif  // RINA_LIB_ALGO_COMMUNICATOR_H_

@@ -1,0 +1,186 @@
+#include "algo/engine.h"
+
+#include <algorithm>
+#include <sched.h>
+
+#include <chrono>
+
+#include "core/socket.h"
+#include "reduce/reduce.h"
+#include "transport/wait_set.h"
+
+namespace rina::algo {
+
+const char* collectiveName(uint8_t kind) {
+  switch (kind) {
+    case kAllReduce: return "allreduce";
+    case kReduceScatter: return "reduce-scatter";
+    case kAllGather: return "allgather";
+    case kBroadcast: return "broadcast";
+    default: return "unknown collective";
+  }
+}
+
+namespace {
+constexpr uint32_t kHeaderMagic = 0x52484452;  // "RHDR"
+constexpr int kWaitSliceMs = 100;              // abort and liveness are checked this often
+}  // namespace
+
+void addHeaderExchange(Engine& e, const CollHeader& mine, CollHeader* theirs,
+                       transport::Connection* to, transport::Connection* from, int rank) {
+  static_assert(sizeof(CollHeader) % 8 == 0);
+  if (to) e.sends().push_back(SendItem{to, reinterpret_cast<const char*>(&mine), sizeof(mine), -1, 0, 0});
+  if (!from) return;
+  RecvItem item{from, reinterpret_cast<char*>(theirs), sizeof(*theirs), {}, -1, 0, 0, {}};
+  item.onDone = [&mine, theirs, rank, peer = from->peer()]() -> Status {
+    if (theirs->magic != kHeaderMagic) {
+      return errorf(rinaRemoteError, "rank %d: peer %d sent a corrupt collective header", rank,
+                    peer);
+    }
+    if (theirs->collective != mine.collective || theirs->seq != mine.seq ||
+        theirs->count != mine.count || theirs->datatype != mine.datatype ||
+        theirs->op != mine.op || theirs->root != mine.root) {
+      return errorf(rinaInvalidUsage,
+                    "rank %d: calls do not match: peer %d is in %s #%llu (count %llu, %s, %s, "
+                    "root %d) while this rank is in %s #%llu (count %llu, %s, %s, root %d)",
+                    rank, peer, collectiveName(theirs->collective),
+                    static_cast<unsigned long long>(theirs->seq),
+                    static_cast<unsigned long long>(theirs->count),
+                    reduce::dataTypeName(static_cast<rinaDataType_t>(theirs->datatype)),
+                    reduce::opName(static_cast<rinaRedOp_t>(theirs->op)), theirs->root,
+                    collectiveName(mine.collective), static_cast<unsigned long long>(mine.seq),
+                    static_cast<unsigned long long>(mine.count),
+                    reduce::dataTypeName(static_cast<rinaDataType_t>(mine.datatype)),
+                    reduce::opName(static_cast<rinaRedOp_t>(mine.op)), mine.root);
+    }
+    return {};
+  };
+  e.recvs().push_back(std::move(item));
+}
+
+Status Engine::stalled(int64_t waitedMs, size_t si, size_t sdone, size_t ri, size_t rdone) const {
+  std::string what;
+  char buf[256];
+  if (ri < recvs_.size()) {
+    const RecvItem& r = recvs_[ri];
+    std::snprintf(buf, sizeof(buf), "receiving from rank %d (step %d of %d, slice %d, %zu of %zu bytes)",
+                  r.conn->peer(), r.step, ctx_.steps, r.slice, rdone, r.len);
+    what = buf;
+  }
+  if (si < sends_.size()) {
+    const SendItem& s = sends_[si];
+    std::snprintf(buf, sizeof(buf), "sending to rank %d (step %d of %d, slice %d, %zu of %zu bytes)",
+                  s.conn->peer(), s.step, ctx_.steps, s.slice, sdone, s.len);
+    if (!what.empty()) what += "; ";
+    what += buf;
+  }
+  return errorf(rinaTimeout, "rank %d: %s #%llu: no progress for %lld ms (RINA_TIMEOUT_MS) while %s",
+                ctx_.rank, ctx_.collective, static_cast<unsigned long long>(ctx_.seq),
+                static_cast<long long>(waitedMs), what.c_str());
+}
+
+Status Engine::run() {
+  size_t si = 0, sdone = 0, ri = 0, rdone = 0;
+  transport::WaitSet ws;
+  auto lastProgress = Clock::now();
+  bool peerGone = false;  // one more try after a hang-up: data may still be queued
+  while (si < sends_.size() || ri < recvs_.size()) {
+    bool progressed = false;
+    bool sendBlocked = false, recvBlocked = false;
+    while (si < sends_.size()) {
+      const SendItem& s = sends_[si];
+      if (s.afterRecv >= 0 && ri <= static_cast<size_t>(s.afterRecv)) break;
+      if (sdone < s.len) {
+        size_t moved = 0;
+        Status st = s.conn->trySend(s.data + sdone, s.len - sdone, &moved);
+        if (!st.ok()) {
+          return st.prepend("rank " + std::to_string(ctx_.rank) + ": " + ctx_.collective + " #" +
+                            std::to_string(ctx_.seq) + " step " + std::to_string(s.step) + ": ");
+        }
+        sdone += moved;
+        progressed |= moved > 0;
+      }
+      if (sdone < s.len) {
+        sendBlocked = true;
+        break;
+      }
+      s.conn->endMessage(transport::Direction::kSend);
+      ++si;
+      sdone = 0;
+      progressed = true;
+    }
+    while (ri < recvs_.size()) {
+      RecvItem& r = recvs_[ri];
+      if (r.afterSend >= 0 && si <= static_cast<size_t>(r.afterSend)) break;
+      if (rdone < r.len) {
+        transport::RecvReduce red = r.reduce;
+        if (red.fn) red.a = static_cast<const char*>(red.a) + rdone;
+        size_t moved = 0;
+        Status st = r.conn->tryRecv(r.dst + rdone, r.len - rdone, red, &moved);
+        if (!st.ok()) {
+          return st.prepend("rank " + std::to_string(ctx_.rank) + ": " + ctx_.collective + " #" +
+                            std::to_string(ctx_.seq) + " step " + std::to_string(r.step) + ": ");
+        }
+        rdone += moved;
+        progressed |= moved > 0;
+      }
+      if (rdone < r.len) {
+        recvBlocked = true;
+        break;
+      }
+      r.conn->endMessage(transport::Direction::kRecv);
+      if (r.onDone) RINA_TRY(r.onDone());
+      ++ri;
+      rdone = 0;
+      progressed = true;
+    }
+    if (progressed) {
+      lastProgress = Clock::now();
+      peerGone = false;
+      continue;
+    }
+    if (ctx_.abort && ctx_.abort->load()) {
+      return errorf(rinaAborted, "rank %d: %s #%llu aborted by rinaCommAbort", ctx_.rank,
+                    ctx_.collective, static_cast<unsigned long long>(ctx_.seq));
+    }
+    int64_t waited = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - lastProgress).count();
+    if (waited >= ctx_.timeoutMs) return stalled(waited, si, sdone, ri, rdone);
+    if (peerGone) {
+      Status st = sendBlocked ? sends_[si].conn->checkAlive() : recvs_[ri].conn->checkAlive();
+      if (st.ok() && sendBlocked && recvBlocked) st = recvs_[ri].conn->checkAlive();
+      if (!st.ok()) {
+        return st.prepend("rank " + std::to_string(ctx_.rank) + ": " + ctx_.collective + " #" +
+                          std::to_string(ctx_.seq) + ": ");
+      }
+    }
+    if (!sendBlocked && !recvBlocked) {
+      return errorf(rinaInternalError, "rank %d: %s #%llu: schedule deadlock at send %zu, recv %zu",
+                    ctx_.rank, ctx_.collective, static_cast<unsigned long long>(ctx_.seq), si, ri);
+    }
+    // A short spin that yields the core first: on an oversubscribed host the
+    // peer we wait for is often runnable, and a futex sleep + wake costs more
+    // than the wait itself for small messages. Bounded by RINA_SPIN_US.
+    if (spinUs_ > 0) {
+      auto spun = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - lastProgress).count();
+      if (spun < spinUs_) {
+        sched_yield();
+        continue;
+      }
+    }
+    ws.clear();
+    if (sendBlocked && recvBlocked && sends_[si].conn == recvs_[ri].conn) {
+      sends_[si].conn->armWait(ws, true, true);
+    } else {
+      if (sendBlocked) sends_[si].conn->armWait(ws, true, false);
+      if (recvBlocked) recvs_[ri].conn->armWait(ws, false, true);
+    }
+    ws.wait(static_cast<int>(std::min<int64_t>(kWaitSliceMs, ctx_.timeoutMs - waited)));
+    // Liveness: a peer that died never wakes us; look after every quiet wait.
+    Status alive = sendBlocked ? sends_[si].conn->checkAlive() : Status();
+    if (alive.ok() && recvBlocked) alive = recvs_[ri].conn->checkAlive();
+    if (!alive.ok()) peerGone = true;
+  }
+  return {};
+}
+
+}  // namespace rina::algo

@@ -1,0 +1,95 @@
+// The pipelined step engine every algorithm is written on. An algorithm is
+// two ordered lists: what to send (to which peer, from where, after which
+// receive) and what to receive (from which peer, into where, copied or
+// reduced, after which send). The engine moves bytes on all of them
+// non-blockingly, so sends, receives and reductions of different slices
+// overlap, and sleeps in a WaitSet when nothing can move. It owns every
+// failure path: abort, per-wait timeout, dead peers, mismatched calls.
+#ifndef RINA_LIB_ALGO_ENGINE_H_
+#define RINA_LIB_ALGO_ENGINE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "core/status.h"
+#include "transport/connection.h"
+
+namespace rina::algo {
+
+struct SendItem {
+  transport::Connection* conn;
+  const char* data;
+  size_t len;
+  int afterRecv = -1;  // index of the receive that must complete first
+  int step = 0;        // for messages: the algorithm's step and slice
+  int slice = 0;
+};
+
+struct RecvItem {
+  transport::Connection* conn;
+  char* dst;
+  size_t len;
+  transport::RecvReduce reduce;  // fn == nullptr: copy
+  int afterSend = -1;            // index of the send that must complete first
+  int step = 0;
+  int slice = 0;
+  std::function<Status()> onDone;  // runs once the bytes are all in
+};
+
+// Names the operation in error messages.
+struct EngineContext {
+  int rank;
+  const char* collective;  // "allreduce"
+  uint64_t seq;            // collective number on this communicator
+  int steps;               // total steps, for "step 3 of 6"
+  int64_t timeoutMs;
+  const std::atomic<bool>* abort;
+  int64_t spinUs = 0;  // yield-spin this long before sleeping
+};
+
+class Engine {
+ public:
+  explicit Engine(const EngineContext& ctx) : ctx_(ctx), spinUs_(ctx.spinUs) {}
+
+  std::vector<SendItem>& sends() { return sends_; }
+  std::vector<RecvItem>& recvs() { return recvs_; }
+
+  Status run();
+
+ private:
+  Status stalled(int64_t waitedMs, size_t si, size_t sdone, size_t ri, size_t rdone) const;
+
+  EngineContext ctx_;
+  int64_t spinUs_;
+  std::vector<SendItem> sends_;
+  std::vector<RecvItem> recvs_;
+};
+
+// The first message of each collective between two ranks: both sides check
+// that they are running the same call.
+struct CollHeader {
+  uint32_t magic;
+  uint8_t collective;
+  uint8_t datatype;
+  uint8_t op;
+  uint8_t pad;
+  uint64_t seq;
+  uint64_t count;
+  int32_t root;
+  int32_t pad2;
+};
+static_assert(sizeof(CollHeader) == 32);
+
+enum CollKind : uint8_t { kAllReduce = 1, kReduceScatter, kAllGather, kBroadcast };
+const char* collectiveName(uint8_t kind);
+
+// Adds a header send to `to` and a header receive from `from` (as the next
+// items), the receive checking the peer's header against `mine`.
+void addHeaderExchange(Engine& e, const CollHeader& mine, CollHeader* theirs,
+                       transport::Connection* to, transport::Connection* from, int rank);
+
+}  // namespace rina::algo
+
+#endif  // RINA_LIB_ALGO_ENGINE_H_

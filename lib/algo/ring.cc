@@ -1,0 +1,201 @@
+// Ring collectives. Ranks pass chunks to rank+1 and receive from rank-1; the
+// buffer is cut into n chunks and each chunk into slices, and slice j of step
+// s+1 is sent as soon as slice j of step s has been received (and reduced),
+// so the steps overlap like a pipeline.
+#include <cstring>
+
+#include "algo/collectives.h"
+#include "reduce/reduce.h"
+
+namespace rina::algo {
+namespace {
+
+constexpr uint32_t kHeaderMagic = 0x52484452;
+
+// Chunk c of n over count elements: sizes differ by at most one.
+struct Chunks {
+  size_t count;
+  int n;
+  size_t begin(int c) const { return (count / n) * c + std::min<size_t>(c, count % n); }
+  size_t size(int c) const { return begin(c + 1) - begin(c); }
+};
+
+// Slices of at most sliceElems within a chunk; slice j may be empty.
+struct Slice {
+  size_t offset;  // element offset in the buffer
+  size_t elems;
+};
+Slice sliceOf(size_t chunkBegin, size_t chunkSize, size_t sliceElems, int j) {
+  size_t start = std::min(chunkSize, sliceElems * j);
+  size_t end = std::min(chunkSize, start + sliceElems);
+  return Slice{chunkBegin + start, end - start};
+}
+
+int mod(int a, int n) { return ((a % n) + n) % n; }
+
+// avg: the rank that completes a slice divides it, once, before it is shared.
+std::function<Status()> divideWhenDone(char* dst, size_t elems, rinaDataType_t type, int n) {
+  return [dst, elems, type, n]() -> Status {
+    reduce::finishAverage(dst, elems, type, n);
+    return {};
+  };
+}
+
+CollHeader makeHeader(Communicator& comm, uint8_t kind, size_t count, rinaDataType_t type,
+                      rinaRedOp_t op, int root, uint64_t seq) {
+  (void)comm;
+  return CollHeader{kHeaderMagic, kind, static_cast<uint8_t>(type), static_cast<uint8_t>(op), 0,
+                    seq, count, root, 0};
+}
+
+}  // namespace
+
+EngineContext contextFor(Communicator& comm, uint8_t kind, uint64_t seq, int steps) {
+  return EngineContext{comm.rank(), collectiveName(kind), seq, steps, comm.timeoutMs(),
+                       comm.abortFlag(), comm.spinUs()};
+}
+
+Status ringAllReduce(Communicator& comm, const void* sendv, void* recvv, size_t count,
+                     rinaDataType_t type, rinaRedOp_t op) {
+  const int n = comm.size(), r = comm.rank();
+  const size_t es = reduce::dataTypeSize(type);
+  const char* send = static_cast<const char*>(sendv);
+  char* recv = static_cast<char*>(recvv);
+  const uint64_t seq = comm.nextSeq();
+  const reduce::ReduceFn fn = reduce::reduceFunction(type, op);
+  transport::Connection* next = comm.peer(mod(r + 1, n));
+  transport::Connection* prev = comm.peer(mod(r - 1, n));
+
+  const Chunks chunks{count, n};
+  const size_t sliceElems = std::max<size_t>(1, comm.sliceBytes() / es);
+  const size_t maxChunk = chunks.size(0);
+  const int nslices = static_cast<int>(std::max<size_t>(1, (maxChunk + sliceElems - 1) / sliceElems));
+  const int steps = 2 * (n - 1);
+
+  Engine e(contextFor(comm, kAllReduce, seq, steps));
+  CollHeader mine = makeHeader(comm, kAllReduce, count, type, op, -1, seq), theirs{};
+  addHeaderExchange(e, mine, &theirs, next, prev, r);
+  e.sends().reserve(1 + static_cast<size_t>(steps) * nslices);
+  e.recvs().reserve(1 + static_cast<size_t>(steps) * nslices);
+  for (int s = 0; s < steps; ++s) {
+    const int sc = mod(r - s, n), rc = mod(r - s - 1, n);
+    for (int j = 0; j < nslices; ++j) {
+      Slice out = sliceOf(chunks.begin(sc), chunks.size(sc), sliceElems, j);
+      Slice in = sliceOf(chunks.begin(rc), chunks.size(rc), sliceElems, j);
+      const char* src = (s == 0 ? send : recv) + out.offset * es;
+      // Slice j of step s-1 must be in (and reduced) before it goes on.
+      int after = s == 0 ? -1 : 1 + (s - 1) * nslices + j;
+      e.sends().push_back(SendItem{next, src, out.elems * es, after, s + 1, j});
+      RecvItem item{prev, recv + in.offset * es, in.elems * es, {}, -1, s + 1, j, {}};
+      if (s < n - 1) {
+        // Each chunk arrives once per rank in this phase: add our own input.
+        item.reduce = transport::RecvReduce{fn, send + in.offset * es, es};
+        if (s == n - 2 && op == rinaAvg) item.onDone = divideWhenDone(item.dst, in.elems, type, n);
+      }
+      e.recvs().push_back(std::move(item));
+    }
+  }
+  return e.run();
+}
+
+Status ringReduceScatter(Communicator& comm, const void* sendv, void* recvv, size_t recvCount,
+                         rinaDataType_t type, rinaRedOp_t op) {
+  const int n = comm.size(), r = comm.rank();
+  const size_t es = reduce::dataTypeSize(type);
+  const char* send = static_cast<const char*>(sendv);
+  char* recv = static_cast<char*>(recvv);
+  const uint64_t seq = comm.nextSeq();
+  const reduce::ReduceFn fn = reduce::reduceFunction(type, op);
+  transport::Connection* next = comm.peer(mod(r + 1, n));
+  transport::Connection* prev = comm.peer(mod(r - 1, n));
+  const size_t blockBytes = recvCount * es;
+  // Partial sums of other ranks' blocks pass through two staging blocks:
+  // step s lands in tmp[s % 2] and leaves from it at step s + 1.
+  char* tmp = comm.scratch(2 * blockBytes);
+  if (!tmp && blockBytes) return errorf(rinaSystemError, "rank %d: cannot allocate %zu bytes", r, 2 * blockBytes);
+
+  const size_t sliceElems = std::max<size_t>(1, comm.sliceBytes() / es);
+  const int nslices = static_cast<int>(std::max<size_t>(1, (recvCount + sliceElems - 1) / sliceElems));
+  const int steps = n - 1;
+  Engine e(contextFor(comm, kReduceScatter, seq, steps));
+  CollHeader mine = makeHeader(comm, kReduceScatter, recvCount, type, op, -1, seq), theirs{};
+  addHeaderExchange(e, mine, &theirs, next, prev, r);
+  for (int s = 0; s < steps; ++s) {
+    const int sc = mod(r - s - 1, n), rc = mod(r - s - 2, n);
+    for (int j = 0; j < nslices; ++j) {
+      Slice sl = sliceOf(0, recvCount, sliceElems, j);
+      const size_t off = sl.offset * es, len = sl.elems * es;
+      const char* src = s == 0 ? send + sc * blockBytes + off : tmp + ((s - 1) % 2) * blockBytes + off;
+      int after = s == 0 ? -1 : 1 + (s - 1) * nslices + j;
+      e.sends().push_back(SendItem{next, src, len, after, s + 1, j});
+      const bool last = s == steps - 1;
+      char* dst = last ? recv + off : tmp + (s % 2) * blockBytes + off;
+      // Reusing tmp[s % 2] must wait until step s - 1's data left it.
+      int gate = (!last && s >= 2) ? 1 + (s - 1) * nslices + j : -1;
+      RecvItem item{prev, dst, len, transport::RecvReduce{fn, send + rc * blockBytes + off, es}, gate,
+                    s + 1, j, {}};
+      if (last && op == rinaAvg) item.onDone = divideWhenDone(dst, sl.elems, type, n);
+      e.recvs().push_back(std::move(item));
+    }
+  }
+  return e.run();
+}
+
+Status ringAllGather(Communicator& comm, const void* sendv, void* recvv, size_t sendCount,
+                     rinaDataType_t type) {
+  const int n = comm.size(), r = comm.rank();
+  const size_t es = reduce::dataTypeSize(type);
+  const char* send = static_cast<const char*>(sendv);
+  char* recv = static_cast<char*>(recvv);
+  const size_t blockBytes = sendCount * es;
+  if (send != recv + r * blockBytes) std::memcpy(recv + r * blockBytes, send, blockBytes);
+  if (n == 1) return {};
+  const uint64_t seq = comm.nextSeq();
+  transport::Connection* next = comm.peer(mod(r + 1, n));
+  transport::Connection* prev = comm.peer(mod(r - 1, n));
+  const size_t sliceBytes = std::max<size_t>(es, comm.sliceBytes() / es * es);
+  const int nslices = static_cast<int>(std::max<size_t>(1, (blockBytes + sliceBytes - 1) / sliceBytes));
+  const int steps = n - 1;
+  Engine e(contextFor(comm, kAllGather, seq, steps));
+  CollHeader mine = makeHeader(comm, kAllGather, sendCount, type, rinaSum, -1, seq), theirs{};
+  addHeaderExchange(e, mine, &theirs, next, prev, r);
+  for (int s = 0; s < steps; ++s) {
+    const int sc = mod(r - s, n), rc = mod(r - s - 1, n);
+    for (int j = 0; j < nslices; ++j) {
+      size_t off = std::min(blockBytes, sliceBytes * j);
+      size_t len = std::min(blockBytes, off + sliceBytes) - off;
+      int after = s == 0 ? -1 : 1 + (s - 1) * nslices + j;
+      e.sends().push_back(SendItem{next, recv + sc * blockBytes + off, len, after, s + 1, j});
+      e.recvs().push_back(RecvItem{prev, recv + rc * blockBytes + off, len, {}, -1, s + 1, j, {}});
+    }
+  }
+  return e.run();
+}
+
+Status chainBroadcast(Communicator& comm, const void* sendv, void* recvv, size_t count,
+                      rinaDataType_t type, int root) {
+  const int n = comm.size(), r = comm.rank();
+  const size_t es = reduce::dataTypeSize(type);
+  const size_t bytes = count * es;
+  char* recv = static_cast<char*>(recvv);
+  if (r == root && sendv != recvv) std::memcpy(recv, sendv, bytes);
+  if (n == 1) return {};
+  const uint64_t seq = comm.nextSeq();
+  const int pos = mod(r - root, n);
+  transport::Connection* next = pos < n - 1 ? comm.peer(mod(r + 1, n)) : nullptr;
+  transport::Connection* prev = pos > 0 ? comm.peer(mod(r - 1, n)) : nullptr;
+  const size_t sliceBytes = std::max<size_t>(es, comm.sliceBytes() / es * es);
+  const int nslices = static_cast<int>(std::max<size_t>(1, (bytes + sliceBytes - 1) / sliceBytes));
+  Engine e(contextFor(comm, kBroadcast, seq, 1));
+  CollHeader mine = makeHeader(comm, kBroadcast, count, type, rinaSum, root, seq), theirs{};
+  addHeaderExchange(e, mine, &theirs, next, prev, r);
+  for (int j = 0; j < nslices; ++j) {
+    size_t off = std::min(bytes, sliceBytes * j);
+    size_t len = std::min(bytes, off + sliceBytes) - off;
+    if (prev) e.recvs().push_back(RecvItem{prev, recv + off, len, {}, -1, 1, j, {}});
+    if (next) e.sends().push_back(SendItem{next, recv + off, len, prev ? 1 + j : -1, 1, j});
+  }
+  return e.run();
+}
+
+}  // namespace rina::algo

@@ -1,0 +1,221 @@
+// The C ABI: argument checks, error bookkeeping, and the hand-off to
+// lib/algo. Every function returns a rinaResult_t; the message behind a
+// failure is kept for rinaCommGetLastError.
+#include <cstring>
+#include <limits>
+#include <memory>
+
+#include "algo/collectives.h"
+#include "algo/communicator.h"
+#include "bootstrap/bootstrap.h"
+#include "core/log.h"
+#include "reduce/reduce.h"
+#include "rina/rina.h"
+
+using rina::Status;
+using rina::errorf;
+using rina::algo::Communicator;
+
+struct rinaComm {
+  std::unique_ptr<Communicator> impl;
+  // A collective failed mid-way: peers may be at different points of the
+  // stream, so later calls would only misread it.
+  rinaResult_t broken = rinaSuccess;
+};
+
+namespace {
+
+thread_local std::string tlsLastError;
+
+rinaResult_t fail(rinaComm* comm, const Status& s) {
+  if (comm) {
+    comm->impl->lastError() = s.message();
+  } else {
+    tlsLastError = s.message();
+  }
+  RINA_LOG_AT(s.code() == rinaInvalidArgument ? rina::LogLevel::kInfo : rina::LogLevel::kWarn,
+              "%s: %s", rinaGetErrorString(s.code()), s.message().c_str());
+  return s.code();
+}
+
+// The common checks of every collective; bytes gets count * element size.
+Status checkCollective(rinaComm* comm, const char* name, const void* send, const void* recv,
+                       size_t count, rinaDataType_t type, rinaRedOp_t op, bool hasOp,
+                       size_t scale, size_t* bytes) {
+  if (static_cast<unsigned>(type) >= rinaNumTypes) {
+    return errorf(rinaInvalidArgument, "%s: invalid datatype %d", name, static_cast<int>(type));
+  }
+  if (hasOp && static_cast<unsigned>(op) >= rinaNumOps) {
+    return errorf(rinaInvalidArgument, "%s: invalid reduction op %d", name, static_cast<int>(op));
+  }
+  size_t es = rina::reduce::dataTypeSize(type);
+  if (count > std::numeric_limits<size_t>::max() / es / scale) {
+    return errorf(rinaInvalidArgument, "%s: count %zu is too large", name, count);
+  }
+  *bytes = count * es;
+  if (count > 0 && (!send || !recv)) {
+    return errorf(rinaInvalidArgument, "%s: %s is NULL with count %zu", name,
+                  !send ? "sendbuff" : "recvbuff", count);
+  }
+  if (comm->impl->aborted()) {
+    return errorf(rinaAborted, "%s: communicator was aborted", name);
+  }
+  if (comm->broken != rinaSuccess) {
+    return Status(comm->broken, std::string(name) + ": communicator failed earlier (" +
+                                    comm->impl->lastError() + "); destroy it");
+  }
+  return {};
+}
+
+rinaResult_t finish(rinaComm* comm, Status s) {
+  if (s.ok()) return rinaSuccess;
+  if (s.code() != rinaInvalidArgument) comm->broken = s.code();
+  return fail(comm, s);
+}
+
+}  // namespace
+
+extern "C" {
+
+rinaResult_t rinaGetVersion(int* version) {
+  if (!version) return fail(nullptr, errorf(rinaInvalidArgument, "rinaGetVersion: version is NULL"));
+  *version = RINA_VERSION_CODE;
+  return rinaSuccess;
+}
+
+rinaResult_t rinaGetUniqueId(rinaUniqueId* uniqueId) {
+  if (!uniqueId) return fail(nullptr, errorf(rinaInvalidArgument, "rinaGetUniqueId: uniqueId is NULL"));
+  Status s = rina::bootstrap::createUniqueId(uniqueId);
+  return s.ok() ? rinaSuccess : fail(nullptr, s);
+}
+
+rinaResult_t rinaCommInitRank(rinaComm_t* comm, int nranks, rinaUniqueId uniqueId, int rank) {
+  if (!comm) return fail(nullptr, errorf(rinaInvalidArgument, "rinaCommInitRank: comm is NULL"));
+  *comm = nullptr;
+  if (nranks < 1) {
+    return fail(nullptr, errorf(rinaInvalidArgument, "rinaCommInitRank: nranks %d < 1", nranks));
+  }
+  if (rank < 0 || rank >= nranks) {
+    return fail(nullptr, errorf(rinaInvalidArgument,
+                                "rinaCommInitRank: rank %d is outside [0, %d)", rank, nranks));
+  }
+  auto handle = std::make_unique<rinaComm>();
+  Status s = Communicator::create(nranks, uniqueId, rank, &handle->impl);
+  if (!s.ok()) return fail(nullptr, s.prepend("rinaCommInitRank: "));
+  *comm = handle.release();
+  return rinaSuccess;
+}
+
+rinaResult_t rinaCommDestroy(rinaComm_t comm) {
+  if (!comm) return fail(nullptr, errorf(rinaInvalidArgument, "rinaCommDestroy: comm is NULL"));
+  std::unique_ptr<rinaComm> owner(comm);
+  return rinaSuccess;
+}
+
+rinaResult_t rinaCommAbort(rinaComm_t comm) {
+  if (!comm) return fail(nullptr, errorf(rinaInvalidArgument, "rinaCommAbort: comm is NULL"));
+  comm->impl->abort();
+  return rinaSuccess;
+}
+
+rinaResult_t rinaCommCount(const rinaComm_t comm, int* count) {
+  if (!comm || !count) {
+    return fail(nullptr, errorf(rinaInvalidArgument, "rinaCommCount: %s is NULL", comm ? "count" : "comm"));
+  }
+  *count = comm->impl->size();
+  return rinaSuccess;
+}
+
+rinaResult_t rinaCommUserRank(const rinaComm_t comm, int* rank) {
+  if (!comm || !rank) {
+    return fail(nullptr, errorf(rinaInvalidArgument, "rinaCommUserRank: %s is NULL", comm ? "rank" : "comm"));
+  }
+  *rank = comm->impl->rank();
+  return rinaSuccess;
+}
+
+rinaResult_t rinaCommSetAlgorithm(rinaComm_t comm, const char* algorithm) {
+  if (!comm || !algorithm) {
+    return fail(nullptr, errorf(rinaInvalidArgument, "rinaCommSetAlgorithm: %s is NULL",
+                                comm ? "algorithm" : "comm"));
+  }
+  rina::algo::Algorithm a;
+  Status s = rina::algo::parseAlgorithm(algorithm, &a);
+  if (!s.ok()) return fail(comm, s.prepend("rinaCommSetAlgorithm: "));
+  comm->impl->setAlgorithm(a);
+  return rinaSuccess;
+}
+
+const char* rinaGetErrorString(rinaResult_t result) {
+  switch (result) {
+    case rinaSuccess: return "no error";
+    case rinaSystemError: return "system error";
+    case rinaInternalError: return "internal error";
+    case rinaInvalidArgument: return "invalid argument";
+    case rinaInvalidUsage: return "invalid usage";
+    case rinaRemoteError: return "remote process failed or exited";
+    case rinaTimeout: return "timed out";
+    case rinaAborted: return "communicator aborted";
+    default: return "unknown result code";
+  }
+}
+
+const char* rinaCommGetLastError(rinaComm_t comm) {
+  return comm ? comm->impl->lastError().c_str() : tlsLastError.c_str();
+}
+
+rinaResult_t rinaAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                           rinaDataType_t datatype, rinaRedOp_t op, rinaComm_t comm) {
+  if (!comm) return fail(nullptr, errorf(rinaInvalidArgument, "rinaAllReduce: comm is NULL"));
+  size_t bytes = 0;
+  Status s = checkCollective(comm, "rinaAllReduce", sendbuff, recvbuff, count, datatype, op, true, 1, &bytes);
+  if (!s.ok()) return fail(comm, s);
+  if (count == 0) return rinaSuccess;
+  return finish(comm, rina::algo::allReduce(*comm->impl, sendbuff, recvbuff, count, datatype, op));
+}
+
+rinaResult_t rinaReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                               rinaDataType_t datatype, rinaRedOp_t op, rinaComm_t comm) {
+  if (!comm) return fail(nullptr, errorf(rinaInvalidArgument, "rinaReduceScatter: comm is NULL"));
+  size_t bytes = 0;
+  Status s = checkCollective(comm, "rinaReduceScatter", sendbuff, recvbuff, recvcount, datatype, op,
+                             true, static_cast<size_t>(comm->impl->size()), &bytes);
+  if (!s.ok()) return fail(comm, s);
+  if (recvcount == 0) return rinaSuccess;
+  Communicator& c = *comm->impl;
+  if (c.size() == 1) {
+    if (sendbuff != recvbuff) std::memcpy(recvbuff, sendbuff, bytes);
+    return rinaSuccess;
+  }
+  return finish(comm, rina::algo::ringReduceScatter(c, sendbuff, recvbuff, recvcount, datatype, op));
+}
+
+rinaResult_t rinaAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                           rinaDataType_t datatype, rinaComm_t comm) {
+  if (!comm) return fail(nullptr, errorf(rinaInvalidArgument, "rinaAllGather: comm is NULL"));
+  size_t bytes = 0;
+  Status s = checkCollective(comm, "rinaAllGather", sendbuff, recvbuff, sendcount, datatype, rinaSum,
+                             false, static_cast<size_t>(comm->impl->size()), &bytes);
+  if (!s.ok()) return fail(comm, s);
+  if (sendcount == 0) return rinaSuccess;
+  return finish(comm, rina::algo::ringAllGather(*comm->impl, sendbuff, recvbuff, sendcount, datatype));
+}
+
+rinaResult_t rinaBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                           rinaDataType_t datatype, int root, rinaComm_t comm) {
+  if (!comm) return fail(nullptr, errorf(rinaInvalidArgument, "rinaBroadcast: comm is NULL"));
+  if (root < 0 || root >= comm->impl->size()) {
+    return fail(comm, errorf(rinaInvalidArgument, "rinaBroadcast: root %d is outside [0, %d)", root,
+                             comm->impl->size()));
+  }
+  size_t bytes = 0;
+  // Only the root reads sendbuff.
+  const void* send = comm->impl->rank() == root ? sendbuff : recvbuff;
+  Status s = checkCollective(comm, "rinaBroadcast", send, recvbuff, count, datatype, rinaSum, false,
+                             1, &bytes);
+  if (!s.ok()) return fail(comm, s);
+  if (count == 0) return rinaSuccess;
+  return finish(comm, rina::algo::chainBroadcast(*comm->impl, sendbuff, recvbuff, count, datatype, root));
+}
+
+}  // extern "C"

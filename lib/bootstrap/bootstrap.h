@@ -1,0 +1,72 @@
+// Bootstrap: the unique id, and the TCP rendezvous through which ranks learn
+// each other's addresses. The root (the process that made the unique id, or
+// rank 0 under RINA_COMM_ID) runs a small service thread that collects one
+// hello per rank, checks magic and communicator id, and answers every rank
+// with the full table.
+#ifndef RINA_LIB_BOOTSTRAP_BOOTSTRAP_H_
+#define RINA_LIB_BOOTSTRAP_BOOTSTRAP_H_
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "core/socket.h"
+#include "rina/rina.h"
+
+namespace rina::bootstrap {
+
+constexpr uint32_t kMagic = 0x52494e41;  // "RINA"
+constexpr uint32_t kVersion = 1;
+
+// What the opaque rinaUniqueId holds.
+struct IdData {
+  uint32_t magic;
+  uint32_t version;
+  uint64_t commId;  // random; a rank with another id is refused
+  PackedAddr root;
+};
+static_assert(sizeof(IdData) <= RINA_UNIQUE_ID_BYTES);
+
+// What each rank tells the others about itself.
+struct PeerInfo {
+  PackedAddr listen;  // where its peer connections are accepted
+  int32_t pid;
+  char host[108];     // hostIdentity(): equal iff shared memory is possible
+};
+static_assert(sizeof(PeerInfo) == 132);
+
+// Makes an id whose root service runs in this process from now on.
+Status createUniqueId(rinaUniqueId* out);
+
+// The id to use: RINA_COMM_ID if set (then rank 0 must serve it: see
+// RootService), else the user's, checked for the magic.
+Status resolveId(const rinaUniqueId& user, IdData* out, bool* fromEnv);
+
+// Serves one communicator's rendezvous on a listening socket, in a thread.
+class RootService {
+ public:
+  // Binds addr (RINA_COMM_ID case) and starts the thread.
+  static Status start(const PackedAddr& addr, uint64_t commId, std::unique_ptr<RootService>* out);
+  // Starts serving an already listening socket in a detached thread that
+  // owns it and ends when the table is sent or the deadline passes.
+  static void startDetached(Fd listen, uint64_t commId, int64_t firstWaitMs, int64_t waitMs);
+
+  RootService(Fd listen, uint64_t commId, int64_t waitMs);
+  ~RootService();  // stops waiting and joins
+  RootService(const RootService&) = delete;
+  RootService& operator=(const RootService&) = delete;
+
+ private:
+  Fd listen_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// Sends this rank's info to the root and receives everyone's.
+Status rendezvous(const IdData& id, int rank, int nranks, const PeerInfo& mine, Deadline deadline,
+                  std::vector<PeerInfo>* table);
+
+}  // namespace rina::bootstrap
+
+#endif  // RINA_LIB_BOOTSTRAP_BOOTSTRAP_H_

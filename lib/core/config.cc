@@ -1,0 +1,139 @@
+#include "core/config.h"
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "core/log.h"
+
+extern char** environ;
+
+namespace rina {
+
+namespace config {
+namespace {
+std::atomic<uint64_t> generationCounter{1};
+}  // namespace
+
+uint64_t generation() { return generationCounter.load(std::memory_order_relaxed); }
+
+namespace {
+
+// The one list of knobs. README.md documents each; keep them in step.
+constexpr Knob kKnobs[] = {
+    {"RINA_DEBUG", "WARN", "log level: WARN, INFO or TRACE"},
+    {"RINA_TIMEOUT_MS", "60000",
+     "longest wait for a peer (connect, rendezvous, a collective step) before an error"},
+    {"RINA_COMM_ID", "", "host:port of the bootstrap root; replaces the unique id's address"},
+    {"RINA_SOCKET_IFNAME", "",
+     "interfaces to listen on: prefix list (eth,ens), ^ to exclude (^docker,lo), = for exact"},
+    {"RINA_SHM_DISABLE", "0", "1: ranks on the same host talk over TCP instead of shared memory"},
+    {"RINA_SHM_FIFO_BYTES", "1M", "shared-memory FIFO capacity per direction and peer"},
+    {"RINA_SOCKET_BUF_BYTES", "4M", "SO_SNDBUF/SO_RCVBUF for peer sockets (0: kernel default)"},
+    {"RINA_ALGO", "auto", "allreduce algorithm: auto, ring or rd (recursive doubling)"},
+    {"RINA_SMALL_MSG_BYTES", "128K",
+     "allreduce below this size uses recursive doubling under auto and ring; 0 = never"},
+    {"RINA_SLICE_BYTES", "128K", "ring pipeline slice size"},
+    {"RINA_SPIN_US", "50",
+     "microseconds a blocked rank yields and retries before it sleeps on a futex or poll"},
+};
+
+struct Cache {
+  std::mutex mu;
+  uint64_t gen = 0;
+  std::map<std::string, std::string, std::less<>> values;
+};
+
+Cache& cache() {
+  static Cache c;
+  return c;
+}
+
+const Knob* find(std::string_view name) {
+  for (const Knob& k : kKnobs) {
+    if (name == k.name) return &k;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::span<const Knob> knobs() { return kKnobs; }
+
+std::string stringValue(std::string_view name) {
+  const Knob* knob = find(name);
+  if (!knob) {
+    std::fprintf(stderr, "rina: internal error: undeclared knob %.*s\n",
+                 static_cast<int>(name.size()), name.data());
+    std::abort();
+  }
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  uint64_t gen = generation();
+  if (c.gen != gen) {
+    c.values.clear();
+    c.gen = gen;
+  }
+  auto it = c.values.find(name);
+  if (it != c.values.end()) return it->second;
+  const char* env = std::getenv(knob->name);
+  std::string v = env ? env : knob->defaultValue;
+  c.values.emplace(knob->name, v);
+  return v;
+}
+
+namespace {
+
+bool parseInt(const std::string& text, int64_t* out) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  long long v = std::strtoll(text.c_str(), &end, 0);
+  if (end == text.c_str()) return false;
+  int64_t mult = 1;
+  if (*end == 'K' || *end == 'k') mult = 1ll << 10, ++end;
+  else if (*end == 'M' || *end == 'm') mult = 1ll << 20, ++end;
+  else if (*end == 'G' || *end == 'g') mult = 1ll << 30, ++end;
+  if (*end != '\0') return false;
+  *out = static_cast<int64_t>(v) * mult;
+  return true;
+}
+
+}  // namespace
+
+int64_t intValue(std::string_view name) {
+  std::string v = stringValue(name);
+  int64_t out = 0;
+  if (parseInt(v, &out)) return out;
+  const Knob* knob = find(name);
+  static std::once_flag warned[sizeof(kKnobs) / sizeof(kKnobs[0])];
+  std::call_once(warned[knob - kKnobs], [&] {
+    RINA_WARN("%s=%s is not an integer; using the default %s", knob->name, v.c_str(),
+              knob->defaultValue);
+  });
+  parseInt(knob->defaultValue, &out);
+  return out;
+}
+
+void printConfig() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (const Knob& k : kKnobs) {
+      const char* env = std::getenv(k.name);
+      RINA_INFO("config %s=%s%s", k.name, env ? env : k.defaultValue, env ? "" : " (default)");
+    }
+    for (char** e = environ; e && *e; ++e) {
+      if (std::strncmp(*e, "RINA_", 5) != 0) continue;
+      const char* eq = std::strchr(*e, '=');
+      std::string name(*e, eq ? static_cast<size_t>(eq - *e) : std::strlen(*e));
+      if (!find(name)) RINA_INFO("unknown variable %s is ignored", name.c_str());
+    }
+  });
+}
+
+void reloadForTesting() { generationCounter.fetch_add(1); }
+
+}  // namespace config
+}  // namespace rina

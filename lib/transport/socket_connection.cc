@@ -1,0 +1,101 @@
+#include "transport/socket_connection.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "transport/wait_set.h"
+
+namespace rina::transport {
+namespace {
+
+constexpr size_t kStagingBytes = 256 << 10;
+
+Status socketError(int err, int peer, const char* what) {
+  if (err == EPIPE || err == ECONNRESET) {
+    return errorf(rinaRemoteError, "peer %d closed the connection (%s: %s)", peer, what,
+                  std::strerror(err));
+  }
+  return systemErrorf(err, "%s to/from peer %d", what, peer);
+}
+
+}  // namespace
+
+SocketConnection::SocketConnection(int peer, Fd fd) : Connection(peer), fd_(std::move(fd)) {
+  staging_ = static_cast<char*>(std::aligned_alloc(64, kStagingBytes));
+}
+
+SocketConnection::~SocketConnection() { std::free(staging_); }
+
+Status SocketConnection::trySend(const void* data, size_t len, size_t* moved) {
+  *moved = 0;
+  if (len == 0) return {};
+  ssize_t n = send(fd_.get(), data, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+  if (n > 0) {
+    *moved = static_cast<size_t>(n);
+    return {};
+  }
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return {};
+  return socketError(errno, peer(), "send");
+}
+
+Status SocketConnection::recvSome(void* dst, size_t len, size_t* got) {
+  *got = 0;
+  ssize_t n = recv(fd_.get(), dst, len, MSG_DONTWAIT);
+  if (n > 0) {
+    *got = static_cast<size_t>(n);
+    return {};
+  }
+  if (n == 0) return errorf(rinaRemoteError, "peer %d closed the connection", peer());
+  if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return {};
+  return socketError(errno, peer(), "recv");
+}
+
+Status SocketConnection::tryRecv(void* dst, size_t len, const RecvReduce& r, size_t* moved) {
+  *moved = 0;
+  if (len == 0) return {};
+  if (!r.fn) return recvSome(dst, len, moved);
+  size_t want = std::min(len, kStagingBytes) - staged_;
+  size_t got = 0;
+  RINA_TRY(recvSome(staging_ + staged_, want, &got));
+  staged_ += got;
+  size_t whole = staged_ - staged_ % r.elemSize;
+  if (whole == 0) return {};
+  r.fn(dst, r.a, staging_, whole / r.elemSize);
+  staged_ -= whole;
+  if (staged_ > 0) std::memmove(staging_, staging_ + whole, staged_);
+  *moved = whole;
+  return {};
+}
+
+void SocketConnection::armWait(WaitSet& ws, bool send, bool recv) {
+  short ev = 0;
+  if (send) ev |= POLLOUT;
+  if (recv) ev |= POLLIN;
+  ws.addFd(fd_.get(), ev);
+}
+
+Status checkSocketAlive(int fd, int peer) {
+  pollfd p{fd, POLLIN | POLLRDHUP, 0};
+  if (poll(&p, 1, 0) <= 0) return {};
+  if (p.revents & (POLLERR | POLLHUP | POLLRDHUP)) {
+    return errorf(rinaRemoteError, "peer %d hung up (process exited or was killed)", peer);
+  }
+  return {};
+}
+
+Status SocketConnection::checkAlive() {
+  // Data may still be queued before the hang-up; only HUP/ERR with nothing
+  // readable is final, and recv() reports EOF itself.
+  pollfd p{fd_.get(), POLLIN | POLLRDHUP, 0};
+  if (poll(&p, 1, 0) <= 0) return {};
+  if ((p.revents & (POLLERR | POLLHUP)) && !(p.revents & POLLIN)) {
+    return errorf(rinaRemoteError, "peer %d hung up (process exited or was killed)", peer());
+  }
+  return {};
+}
+
+}  // namespace rina::transport

@@ -1,0 +1,211 @@
+// Collectives against an independent serial reference, over threads-as-ranks
+// (1..8 ranks, shared memory and TCP) and forked processes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "rank_harness.h"
+#include "reference.h"
+
+namespace rina::testing {
+namespace {
+
+const rinaDataType_t kTypes[] = {rinaInt8,    rinaUint8,    rinaInt32,   rinaUint32, rinaInt64,
+                                 rinaUint64,  rinaFloat16,  rinaBfloat16, rinaFloat32, rinaFloat64};
+const rinaRedOp_t kOps[] = {rinaSum, rinaProd, rinaMin, rinaMax, rinaAvg};
+
+struct Setup {
+  int nranks;
+  bool tcp;
+};
+
+std::string setupName(const ::testing::TestParamInfo<Setup>& p) {
+  return std::to_string(p.param.nranks) + "ranks" + (p.param.tcp ? "Tcp" : "Shm");
+}
+
+class Collectives : public ::testing::TestWithParam<Setup> {
+ protected:
+  void SetUp() override {
+    shm_ = std::make_unique<ScopedEnv>("RINA_SHM_DISABLE", GetParam().tcp ? "1" : "0");
+    // Small slices so modest counts already run many pipelined slices.
+    slice_ = std::make_unique<ScopedEnv>("RINA_SLICE_BYTES", "4K");
+  }
+  std::unique_ptr<ScopedEnv> shm_, slice_;
+};
+
+// Every dtype x op x algorithm, counts 1, primes, not divisible by n,
+// in place and out of place; results equal to the reference and identical
+// on all ranks.
+TEST_P(Collectives, AllReduceEveryTypeOpAlgorithm) {
+  const int n = GetParam().nranks;
+  const size_t counts[] = {1, 2, 7, 97, 1031, 20011};
+  std::vector<std::vector<char>> results(n);
+  runThreads(n, [&](int rank, rinaComm_t comm) {
+    for (const char* algo : {"auto", "ring", "rd"}) {
+      ASSERT_EQ(rinaCommSetAlgorithm(comm, algo), rinaSuccess);
+      for (rinaDataType_t t : kTypes) {
+        for (rinaRedOp_t op : kOps) {
+          for (size_t count : counts) {
+            for (bool inPlace : {false, true}) {
+              size_t es = sizeOf(t);
+              std::vector<char> send(count * es), recv(count * es, 0x5a);
+              fillInput(t, op, rank, send.data(), count);
+              void* out = inPlace ? send.data() : recv.data();
+              ASSERT_EQ(rinaAllReduce(send.data(), out, count, t, op, comm), rinaSuccess)
+                  << rinaCommGetLastError(comm);
+              int64_t bad = firstMismatch(t, op, n, out, count);
+              ASSERT_EQ(bad, -1) << "rank " << rank << " algo " << algo << " type " << t << " op "
+                                 << op << " count " << count << (inPlace ? " in place" : "");
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
+// Random floats: not exact, so compare with a double-precision serial sum
+// within a bound, and require all ranks to hold the very same bits.
+TEST_P(Collectives, AllReduceRandomFloatsBitwiseIdentical) {
+  const int n = GetParam().nranks;
+  const size_t count = 300007;
+  std::vector<std::vector<float>> inputs(n), outputs(n);
+  for (int r = 0; r < n; ++r) {
+    std::mt19937 gen(1234 + r);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    inputs[r].resize(count);
+    for (auto& x : inputs[r]) x = dist(gen);
+    outputs[r].assign(count, 0.0f);
+  }
+  runThreads(n, [&](int rank, rinaComm_t comm) {
+    for (const char* algo : {"ring", "rd"}) {
+      ASSERT_EQ(rinaCommSetAlgorithm(comm, algo), rinaSuccess);
+      ASSERT_EQ(rinaAllReduce(inputs[rank].data(), outputs[rank].data(), count, rinaFloat32, rinaSum, comm),
+                rinaSuccess) << rinaCommGetLastError(comm);
+    }
+  });
+  for (size_t i = 0; i < count; ++i) {
+    double ref = 0, mag = 0;
+    for (int r = 0; r < n; ++r) ref += inputs[r][i], mag += std::fabs(inputs[r][i]);
+    ASSERT_NEAR(outputs[0][i], ref, mag * n * 1.2e-7 + 1e-30) << "element " << i;
+  }
+  for (int r = 1; r < n; ++r) {
+    ASSERT_EQ(std::memcmp(outputs[0].data(), outputs[r].data(), count * sizeof(float)), 0)
+        << "rank " << r << " differs from rank 0";
+  }
+}
+
+TEST_P(Collectives, ReduceScatterAllGatherBroadcast) {
+  const int n = GetParam().nranks;
+  runThreads(n, [&](int rank, rinaComm_t comm) {
+    for (rinaDataType_t t : {rinaInt32, rinaFloat16, rinaFloat64, rinaUint8}) {
+      size_t es = sizeOf(t);
+      for (size_t count : {size_t{1}, size_t{13}, size_t{4099}}) {
+        // Reduce-scatter, out of place and in place.
+        for (rinaRedOp_t op : kOps) {
+          std::vector<char> send(n * count * es), recv(count * es);
+          fillInput(t, op, rank, send.data(), n * count);
+          ASSERT_EQ(rinaReduceScatter(send.data(), recv.data(), count, t, op, comm), rinaSuccess)
+              << rinaCommGetLastError(comm);
+          ASSERT_EQ(firstMismatch(t, op, n, recv.data(), count, rank * count), -1)
+              << "reduce-scatter rank " << rank << " op " << op << " count " << count;
+          char* inPlace = send.data() + rank * count * es;
+          fillInput(t, op, rank, send.data(), n * count);
+          ASSERT_EQ(rinaReduceScatter(send.data(), inPlace, count, t, op, comm), rinaSuccess);
+          ASSERT_EQ(firstMismatch(t, op, n, inPlace, count, rank * count), -1) << "in place";
+        }
+        // All-gather: block r holds rank r's input.
+        std::vector<char> mine(count * es), all(n * count * es);
+        fillInput(t, rinaSum, rank, mine.data(), count);
+        ASSERT_EQ(rinaAllGather(mine.data(), all.data(), count, t, comm), rinaSuccess);
+        for (int r = 0; r < n; ++r) {
+          std::vector<char> want(count * es);
+          fillInput(t, rinaSum, r, want.data(), count);
+          ASSERT_EQ(std::memcmp(all.data() + r * count * es, want.data(), count * es), 0) << "block " << r;
+        }
+        std::memset(all.data(), 0, all.size());
+        fillInput(t, rinaSum, rank, all.data() + rank * count * es, count);
+        ASSERT_EQ(rinaAllGather(all.data() + rank * count * es, all.data(), count, t, comm), rinaSuccess);
+        for (int r = 0; r < n; ++r) {
+          std::vector<char> want(count * es);
+          fillInput(t, rinaSum, r, want.data(), count);
+          ASSERT_EQ(std::memcmp(all.data() + r * count * es, want.data(), count * es), 0) << "in place block " << r;
+        }
+        // Broadcast from every root, out of place and in place.
+        for (int root = 0; root < n; ++root) {
+          std::vector<char> src(count * es), dst(count * es, 0);
+          fillInput(t, rinaMax, root, src.data(), count);
+          std::vector<char> want = src;
+          if (rank != root) std::memset(src.data(), 0, src.size());
+          ASSERT_EQ(rinaBroadcast(src.data(), dst.data(), count, t, root, comm), rinaSuccess);
+          ASSERT_EQ(std::memcmp(dst.data(), want.data(), dst.size()), 0) << "root " << root;
+          ASSERT_EQ(rinaBroadcast(src.data(), src.data(), count, t, root, comm), rinaSuccess);
+          ASSERT_EQ(std::memcmp(src.data(), want.data(), src.size()), 0) << "in place root " << root;
+        }
+      }
+    }
+  });
+}
+
+TEST_P(Collectives, CountZeroIsANoOp) {
+  runThreads(GetParam().nranks, [&](int, rinaComm_t comm) {
+    float x = 3.0f;
+    EXPECT_EQ(rinaAllReduce(nullptr, nullptr, 0, rinaFloat32, rinaSum, comm), rinaSuccess);
+    EXPECT_EQ(rinaReduceScatter(nullptr, nullptr, 0, rinaFloat32, rinaSum, comm), rinaSuccess);
+    EXPECT_EQ(rinaAllGather(nullptr, nullptr, 0, rinaFloat32, comm), rinaSuccess);
+    EXPECT_EQ(rinaBroadcast(nullptr, nullptr, 0, rinaFloat32, 0, comm), rinaSuccess);
+    EXPECT_EQ(x, 3.0f);
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, Collectives,
+                         ::testing::Values(Setup{1, false}, Setup{2, false}, Setup{3, false},
+                                           Setup{4, false}, Setup{5, false}, Setup{8, false},
+                                           Setup{2, true}, Setup{3, true}, Setup{4, true},
+                                           Setup{7, true}),
+                         setupName);
+
+// Processes: 64 MiB float32 through shared memory, in place and not.
+TEST(CollectivesProcesses, AllReduce64MiB) {
+  const size_t count = (64u << 20) / sizeof(float);
+  auto codes = runProcesses(4, [&](int rank, rinaComm_t comm) {
+    std::vector<float> buf(count), out(count);
+    for (size_t i = 0; i < count; ++i) buf[i] = static_cast<float>((i % 1000) + rank);
+    if (rinaAllReduce(buf.data(), out.data(), count, rinaFloat32, rinaSum, comm) != rinaSuccess) return 1;
+    if (rinaAllReduce(buf.data(), buf.data(), count, rinaFloat32, rinaSum, comm) != rinaSuccess) return 2;
+    for (size_t i = 0; i < count; ++i) {
+      float want = static_cast<float>(4 * (i % 1000) + 6);
+      if (out[i] != want || buf[i] != want) return 3;
+    }
+    return 0;
+  }, 120);
+  for (int r = 0; r < 4; ++r) EXPECT_EQ(codes[r], 0) << "rank " << r;
+}
+
+TEST(CollectivesProcesses, MixedCollectivesOverTcpWithOddCounts) {
+  ScopedEnv tcp("RINA_SHM_DISABLE", "1");
+  auto codes = runProcesses(3, [&](int rank, rinaComm_t comm) {
+    for (size_t count : {size_t{1}, size_t{101}, size_t{100003}}) {
+      std::vector<char> send(count * 8), recv(count * 8);
+      fillInput(rinaInt64, rinaSum, rank, send.data(), count);
+      if (rinaAllReduce(send.data(), recv.data(), count, rinaInt64, rinaSum, comm) != rinaSuccess) return 1;
+      if (firstMismatch(rinaInt64, rinaSum, 3, recv.data(), count) != -1) return 2;
+      std::vector<char> all(3 * count * 2);
+      fillInput(rinaBfloat16, rinaSum, rank, send.data(), count);
+      if (rinaAllGather(send.data(), all.data(), count, rinaBfloat16, comm) != rinaSuccess) return 3;
+      for (int r = 0; r < 3; ++r) {
+        std::vector<char> want(count * 2);
+        fillInput(rinaBfloat16, rinaSum, r, want.data(), count);
+        if (std::memcmp(all.data() + r * count * 2, want.data(), count * 2) != 0) return 4;
+      }
+    }
+    return 0;
+  }, 120);
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(codes[r], 0) << "rank " << r;
+}
+
+}  // namespace
+}  // namespace rina::testing

@@ -1,0 +1,39 @@
+// Runs N ranks of a test as threads of this process (fast, debuggable) or as
+// forked processes (separate address spaces, killable), Gloo-style.
+#ifndef RINA_TESTS_UNIT_RANK_HARNESS_H_
+#define RINA_TESTS_UNIT_RANK_HARNESS_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "rina/rina.h"
+
+namespace rina::testing {
+
+// Sets (or with nullptr, unsets) an environment variable and makes rina
+// re-read its configuration; restores the old value when destroyed.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value);
+  ~ScopedEnv();
+
+ private:
+  std::string name_;
+  bool had_;
+  std::string old_;
+};
+
+// Creates a unique id, starts n threads that each init their rank, run fn,
+// and destroy the communicator. Failures inside fn use gtest macros.
+void runThreads(int n, const std::function<void(int rank, rinaComm_t comm)>& fn);
+
+// Forks n processes that each init their rank and return fn's exit code.
+// Children still running after timeoutSec are killed. Returns each child's
+// exit code (128 + signal when killed by one).
+std::vector<int> runProcesses(int n, const std::function<int(int rank, rinaComm_t comm)>& fn,
+                              int timeoutSec);
+
+}  // namespace rina::testing
+
+#endif  // RINA_TESTS_UNIT_RANK_HARNESS_H_

@@ -1,0 +1,210 @@
+#include "perf/bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <set>
+
+#include "perf/check_pattern.h"
+#include "perf/dtype.h"
+#include "perf/report.h"
+
+namespace rina::perf {
+namespace {
+
+constexpr int kMaxRounds = 5;
+constexpr size_t kBufferAlignment = 4096;
+
+struct FreeDeleter {
+  void operator()(void* p) const { std::free(p); }
+};
+using Buffer = std::unique_ptr<std::byte[], FreeDeleter>;
+
+Buffer allocateBuffer(size_t bytes) {
+  const size_t rounded =
+      (std::max<size_t>(bytes, 1) + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
+  auto* memory = static_cast<std::byte*>(std::aligned_alloc(kBufferAlignment, rounded));
+  if (memory == nullptr) {
+    fatal(kExitError, "cannot allocate " + std::to_string(bytes) + " bytes");
+  }
+  std::memset(memory, 0, rounded);  // fault the pages in before timing
+  return Buffer(memory);
+}
+
+void printLine(const std::string& line) {
+  std::fputs(line.c_str(), stdout);
+  std::fputc('\n', stdout);
+  std::fflush(stdout);
+}
+
+std::string joined(const std::vector<std::string>& items, const char* separator) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    out += (i ? separator : "") + items[i];
+  }
+  return out;
+}
+
+// Mean time per iteration of each algorithm, in microseconds, on this rank.
+std::vector<double> timeInterleaved(const Options& options, RankGroup& group,
+                                    const std::vector<AllreduceAlgorithm*>& algorithms,
+                                    const void* send, void* recv, size_t count) {
+  const size_t n = algorithms.size();
+  for (AllreduceAlgorithm* algorithm : algorithms) {
+    algorithm->select();
+    for (int i = 0; i < options.warmupIters; ++i) {
+      algorithm->run(send, recv, count, options.type, options.op);
+    }
+  }
+  std::vector<double> totalUs(n, 0.0);
+  const std::vector<int> blocks = blockIterations(options.iters);
+  for (size_t round = 0; round < blocks.size(); ++round) {
+    // Each round starts with a different algorithm, so none is always the
+    // one that runs right after another's traffic.
+    for (size_t k = 0; k < n; ++k) {
+      const size_t a = (round + k) % n;
+      algorithms[a]->select();
+      group.barrier();
+      const auto start = std::chrono::steady_clock::now();
+      for (int i = 0; i < blocks[round]; ++i) {
+        algorithms[a]->run(send, recv, count, options.type, options.op);
+      }
+      const std::chrono::duration<double, std::micro> elapsed =
+          std::chrono::steady_clock::now() - start;
+      totalUs[a] += elapsed.count();
+    }
+  }
+  for (double& t : totalUs) {
+    t /= options.iters;
+  }
+  return totalUs;
+}
+
+// Wrong elements on this rank: out of place (result, and a send buffer that
+// must stay untouched), then in place.
+int64_t checkOnce(const Options& options, RankGroup& group, AllreduceAlgorithm& algorithm,
+                  std::byte* send, std::byte* recv, size_t count) {
+  const CheckPattern pattern(options.type, options.op, group.size());
+  const int rank = group.rank();
+  const size_t bytes = count * typeSize(options.type);
+  fillInput(pattern, rank, send, count);
+  std::memset(recv, 0xA5, bytes);  // elements the library never writes show up
+  algorithm.select();
+  algorithm.run(send, recv, count, options.type, options.op);
+  size_t wrong = countWrongResults(pattern, recv, count);
+  wrong += countChangedInputs(pattern, rank, send, count);
+  fillInput(pattern, rank, recv, count);
+  algorithm.run(recv, recv, count, options.type, options.op);
+  wrong += countWrongResults(pattern, recv, count);
+  return static_cast<int64_t>(wrong);
+}
+
+}  // namespace
+
+std::vector<int> blockIterations(int iters) {
+  const int rounds = std::min(iters, kMaxRounds);
+  std::vector<int> blocks;
+  for (int r = 0; r < rounds; ++r) {
+    blocks.push_back(iters / rounds + (r < iters % rounds ? 1 : 0));
+  }
+  return blocks;
+}
+
+int runBenchmark(const Options& options, const BenchSetup& setup, RankGroup& group,
+                 const std::vector<AllreduceAlgorithm*>& requested) {
+  const bool root = group.rank() == 0;
+  const int nranks = group.size();
+  const std::vector<std::string> allHosts = group.hostNames();
+  const std::set<std::string> hostSet(allHosts.begin(), allHosts.end());
+  const std::vector<std::string> hosts(hostSet.begin(), hostSet.end());
+
+  std::vector<AllreduceAlgorithm*> algorithms;
+  std::vector<std::string> notes;
+  for (AllreduceAlgorithm* algorithm : requested) {
+    const std::string why = algorithm->unsupportedReason(options.type, options.op);
+    if (why.empty()) {
+      algorithms.push_back(algorithm);
+    } else {
+      notes.push_back(algorithm->name() + " skipped: " + why);
+    }
+  }
+  std::vector<std::string> names;
+  for (const AllreduceAlgorithm* algorithm : algorithms) {
+    names.push_back(algorithm->name());
+  }
+
+  const std::vector<size_t> sizes = sizeSequence(options);
+  if (root) {
+    printLine("# rina-allreduce-perf: rina " + setup.libraryVersion + ", bootstrap " +
+              setup.bootstrap);
+    printLine("# nranks " + std::to_string(nranks) + " on " + std::to_string(hosts.size()) +
+              " host(s): " + joined(hosts, ","));
+    printLine(std::string("# type ") + typeName(options.type) + "  redop " + opName(options.op) +
+              "  algos " + (names.empty() ? "(none)" : joined(names, ",")) + "  iters " +
+              std::to_string(options.iters) + " in " +
+              std::to_string(blockIterations(options.iters).size()) +
+              " interleaved rounds  warmup " + std::to_string(options.warmupIters) + "  check " +
+              (options.check ? "1" : "0") + "  in-place " + (options.inPlace ? "1" : "0"));
+    printLine("# sizes " + std::to_string(options.minBytes) + ".." +
+              std::to_string(options.maxBytes) + " bytes x" + std::to_string(options.factor));
+    for (const std::string& note : notes) {
+      printLine("# " + note);
+    }
+    printLine("#");
+    printLine(formatColumnHeader());
+  }
+
+  const size_t elementSize = typeSize(options.type);
+  Buffer send = allocateBuffer(options.maxBytes);
+  Buffer recv = allocateBuffer(options.maxBytes);
+  const CheckPattern timingInput(options.type, options.op, nranks);
+  std::vector<Row> rows;
+  for (const size_t requestedBytes : sizes) {
+    const size_t count = requestedBytes / elementSize;
+    // In place runs on recv, so both modes start from the same input.
+    fillInput(timingInput, group.rank(), options.inPlace ? recv.get() : send.get(), count);
+    const void* source = options.inPlace ? recv.get() : send.get();
+    std::vector<double> timesUs =
+        algorithms.empty() ? std::vector<double>{}
+                           : timeInterleaved(options, group, algorithms, source, recv.get(), count);
+    for (size_t a = 0; a < algorithms.size(); ++a) {
+      Row row;
+      row.bytes = count * elementSize;
+      row.count = count;
+      row.type = options.type;
+      row.op = options.op;
+      row.algorithm = algorithms[a]->name();
+      row.timeUs = group.maxOverRanks(timesUs[a]);
+      if (options.check) {
+        row.wrong = group.sumOverRanks(
+            checkOnce(options, group, *algorithms[a], send.get(), recv.get(), count));
+      }
+      if (root) {
+        printLine(formatRow(row, nranks));
+      }
+      rows.push_back(row);
+    }
+  }
+
+  const Summary summary = summarize(rows, nranks);
+  if (root) {
+    std::fputs(formatFooter(summary).c_str(), stdout);
+    std::fflush(stdout);
+    if (!options.jsonPath.empty()) {
+      RunInfo info{"rina-allreduce-perf", nranks,          hosts,
+                   setup.bootstrap,       names,           options.iters,
+                   options.warmupIters,   options.inPlace, options.check};
+      FILE* json = std::fopen(options.jsonPath.c_str(), "w");
+      const std::string text = toJson(info, rows);
+      if (json == nullptr || std::fputs(text.c_str(), json) < 0 || std::fclose(json) != 0) {
+        fatal(kExitError, "cannot write " + options.jsonPath);
+      }
+    }
+  }
+  return summary.wrong > 0 ? kExitWrongResults : kExitOk;
+}
+
+}  // namespace rina::perf

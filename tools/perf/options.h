@@ -1,0 +1,52 @@
+// Command line of rina-allreduce-perf (flags in the manner of nccl-tests).
+#ifndef RINA_TOOLS_PERF_OPTIONS_H_
+#define RINA_TOOLS_PERF_OPTIONS_H_
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rina/rina.h"
+
+namespace rina::perf {
+
+// The algorithm name that means "the MPI library's own allreduce".
+inline constexpr std::string_view kMpiAlgorithm = "mpi";
+
+struct Options {
+  size_t minBytes = size_t{32} << 20;
+  size_t maxBytes = size_t{32} << 20;
+  size_t factor = 2;
+  int iters = 20;
+  int warmupIters = 5;
+  bool check = true;
+  bool inPlace = false;  // time in place (the check always runs both ways)
+  rinaDataType_t type = rinaFloat32;
+  rinaRedOp_t op = rinaSum;
+  std::vector<std::string> algorithms = {"auto"};
+  int localRanks = 0;        // > 0: fork that many ranks on this host
+  int timeoutSeconds = 600;  // --local-ranks only: kill the ranks after this
+  std::string jsonPath;
+  bool help = false;
+};
+
+// "4096", "64K", "16M", "1G" (powers of 1024; k/m/g too). False on an empty,
+// malformed, negative or overflowing value.
+bool parseSize(std::string_view text, size_t* bytes);
+
+// Fills *options from argv; false with *error set on a bad command line.
+bool parseOptions(int argc, const char* const* argv, Options* options, std::string* error);
+
+std::string usageText(std::string_view program);
+
+// minBytes, minBytes * factor, ... up to maxBytes.
+std::vector<size_t> sizeSequence(const Options& options);
+
+// Whether the list names the MPI baseline / any rina algorithm.
+bool wantsMpi(const Options& options);
+bool wantsRina(const Options& options);
+
+}  // namespace rina::perf
+
+#endif  // RINA_TOOLS_PERF_OPTIONS_H_

@@ -1,0 +1,130 @@
+// rina-allreduce-perf: allreduce latency and bandwidth, nccl-tests style,
+// for rina's algorithms and (under mpirun) the MPI library's own allreduce.
+// See usageText() in perf/options.cc for the flags.
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "perf/bench.h"
+#include "perf/local_launcher.h"
+#include "perf/options.h"
+#include "perf/rank_group.h"
+#include "perf/rina_algorithm.h"
+#include "rina/rina.h"
+
+#ifdef RINA_PERF_HAVE_MPI
+#include "bootstrap/mpi_bootstrap.h"
+#include "perf/mpi_support.h"
+#endif
+
+namespace rina::perf {
+namespace {
+
+// Whether an MPI launcher started us (Open MPI, or a PMI-based one).
+bool launchedByMpi() {
+  return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMI_SIZE") != nullptr;
+}
+
+// Benchmarks on comm (null when only "mpi" was asked for) and destroys it.
+int benchmarkOnComm(const Options& options, const BenchSetup& setup, RankGroup& group,
+                    rinaComm_t comm, std::unique_ptr<AllreduceAlgorithm> mpiAllreduce) {
+  std::vector<std::unique_ptr<AllreduceAlgorithm>> owned;
+  for (const std::string& name : options.algorithms) {
+    if (name == kMpiAlgorithm) {
+      owned.push_back(std::move(mpiAllreduce));
+    } else {
+      owned.push_back(makeRinaAlgorithm(comm, name));
+    }
+  }
+  std::vector<AllreduceAlgorithm*> algorithms;
+  for (const auto& algorithm : owned) {
+    algorithms.push_back(algorithm.get());
+  }
+  const int code = runBenchmark(options, setup, group, algorithms);
+  if (comm != nullptr) {
+    checkRina(rinaCommDestroy(comm), comm, "rinaCommDestroy");
+  }
+  return code;
+}
+
+#ifdef RINA_PERF_HAVE_MPI
+int runUnderMpi(const Options& options, int* argc, char*** argv) {
+  initMpi(argc, argv);
+  auto group = makeMpiRankGroup();
+  rinaComm_t comm = nullptr;
+  if (wantsRina(options)) {
+    checkRina(rinaMpiCommInit(MPI_COMM_WORLD, &comm), nullptr, "rinaMpiCommInit");
+  }
+  const BenchSetup setup{"mpi", rinaVersionString()};
+  const int code = benchmarkOnComm(options, setup, *group, comm, makeMpiAllreduce());
+  group.reset();
+  finalizeMpi();
+  return code;
+}
+#endif
+
+int runForked(const Options& options) {
+  const int nranks = options.localRanks;
+  rinaUniqueId id{};
+  if (wantsRina(options)) {
+    // Before fork(): the root's listening socket (or thread) must exist once.
+    checkRina(rinaGetUniqueId(&id), nullptr, "rinaGetUniqueId");
+  }
+  auto group = ForkedRankGroup::create(nranks, options.timeoutSeconds);
+  const BenchSetup setup{"local-ranks", rinaVersionString()};
+  return runForkedRanks(nranks, options.timeoutSeconds, [&](int rank) {
+    setFatalRank(rank);
+    group->joinAsRank(rank);
+    rinaComm_t comm = nullptr;
+    if (wantsRina(options)) {
+      checkRina(rinaCommInitRank(&comm, nranks, id, rank), nullptr, "rinaCommInitRank");
+    }
+    return benchmarkOnComm(options, setup, *group, comm, nullptr);
+  });
+}
+
+int runSingle(const Options& options) {
+  auto group = makeSingleRankGroup();
+  rinaComm_t comm = nullptr;
+  if (wantsRina(options)) {
+    rinaUniqueId id{};
+    checkRina(rinaGetUniqueId(&id), nullptr, "rinaGetUniqueId");
+    checkRina(rinaCommInitRank(&comm, 1, id, 0), nullptr, "rinaCommInitRank");
+  }
+  return benchmarkOnComm(options, BenchSetup{"single", rinaVersionString()}, *group, comm, nullptr);
+}
+
+int run(int argc, char** argv) {
+  Options options;
+  std::string error;
+  if (!parseOptions(argc, argv, &options, &error)) {
+    std::fprintf(stderr, "rina-allreduce-perf: %s\n%s", error.c_str(), usageText(argv[0]).c_str());
+    return kExitError;
+  }
+  if (options.help) {
+    std::fputs(usageText(argv[0]).c_str(), stdout);
+    return kExitOk;
+  }
+  const bool underMpi = launchedByMpi();
+  if (underMpi && options.localRanks > 0) {
+    fatal(kExitError, "--local-ranks cannot be used under mpirun");
+  }
+  if (underMpi) {
+#ifdef RINA_PERF_HAVE_MPI
+    return runUnderMpi(options, &argc, &argv);
+#else
+    fatal(kExitError, "started by mpirun, but built without MPI; use --local-ranks instead");
+#endif
+  }
+  if (wantsMpi(options)) {
+    fatal(kExitError, "algorithm \"mpi\" needs mpirun (and a build with MPI)");
+  }
+  return options.localRanks > 0 ? runForked(options) : runSingle(options);
+}
+
+}  // namespace
+}  // namespace rina::perf
+
+int main(int argc, char** argv) { return rina::perf::run(argc, argv); }
