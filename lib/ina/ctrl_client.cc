@@ -6,11 +6,9 @@ namespace rina::ina {
 
 Status CtrlClient::connect(const Endpoint& controller, int timeoutMs,
                            std::unique_ptr<CtrlClient>* out) {
-  UniqueFd fd;
-  if (int err = connectTcp(controller, timeoutMs, &fd); err != 0) {
-    return systemErrorf(-err, "ina: cannot reach the switch controller at %s",
-                        controller.toString().c_str());
-  }
+  Fd fd;
+  Status s = connectTcp(controller, timeoutMs, &fd);
+  if (!s.ok()) return s.prepend("ina: switch controller " + controller.toString() + ": ");
   out->reset(new CtrlClient(std::move(fd), controller, timeoutMs));
   return Status();
 }
@@ -21,17 +19,13 @@ void CtrlClient::keepNotice(const std::string& line) {
 }
 
 Status CtrlClient::roundTrip(const std::string& line, std::string* reply) {
-  if (int err = writeAll(fd_.get(), line + "\n"); err != 0) {
-    return systemErrorf(-err, "ina: controller %s: send '%.40s'", controller_.toString().c_str(),
-                        line.c_str());
-  }
+  const std::string context =
+      "ina: controller " + controller_.toString() + ", request '" + line.substr(0, 40) + "': ";
+  Status s = sendLine(fd_.get(), line, timeoutMs_);
+  if (!s.ok()) return s.prepend(context);
   for (;;) {
-    int err = readLine(fd_.get(), reader_, timeoutMs_, reply);
-    if (err != 0) {
-      return errorf(err == -ETIMEDOUT ? rinaTimeout : rinaRemoteError,
-                    "ina: controller %s: no reply to '%.40s' within %d ms: %s",
-                    controller_.toString().c_str(), line.c_str(), timeoutMs_, strerror(-err));
-    }
+    s = readLine(fd_.get(), reader_, timeoutMs_, reply);
+    if (!s.ok()) return s.prepend(context);
     if (reply->rfind("NOTICE ", 0) != 0) break;
     keepNotice(*reply);
   }

@@ -28,13 +28,13 @@ class CtrlClient {
   std::vector<PreemptNotice> takeNotices();
 
  private:
-  CtrlClient(UniqueFd fd, const Endpoint& controller, int timeoutMs)
+  CtrlClient(Fd fd, const Endpoint& controller, int timeoutMs)
       : fd_(std::move(fd)), controller_(controller), timeoutMs_(timeoutMs) {}
   Status roundTrip(const std::string& line, std::string* reply);
   Status grantReply(const std::string& line, Grant* grant);
   void keepNotice(const std::string& line);
 
-  UniqueFd fd_;
+  Fd fd_;
   Endpoint controller_;
   int timeoutMs_;
   LineReader reader_;

@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ina/net.h"
+#include "ina/endpoint.h"
 
 namespace rina::ina {
 

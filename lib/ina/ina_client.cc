@@ -78,12 +78,11 @@ Status InaClient::create(const InaClientOptions& options, std::unique_ptr<InaCli
                   options.job, options.worker, options.fanIn);
   }
   std::unique_ptr<InaClient> c(new InaClient(options));
-  if (int err = openUdpSocket(options.local, options.socketBufferBytes, &c->socket_); err != 0) {
-    return systemErrorf(-err, "ina: worker %u job %u: cannot bind UDP %s", options.worker,
-                        options.job, options.local.toString().c_str());
-  }
-  if (int err = ina::localEndpoint(c->socket_.get(), &c->local_); err != 0) {
-    return systemErrorf(-err, "ina: getsockname");
+  Status s = openUdpSocket(options.local, options.socketBufferBytes, &c->socket_);
+  if (s.ok()) s = boundEndpoint(c->socket_.get(), &c->local_);
+  if (!s.ok()) {
+    return s.prepend("ina: worker " + std::to_string(options.worker) + " job " +
+                     std::to_string(options.job) + ": ");
   }
   *out = std::move(c);
   return Status();

@@ -112,7 +112,7 @@ class InaClient {
   Status checkTimeouts(Call& c);
 
   InaClientOptions options_;
-  UniqueFd socket_;
+  Fd socket_;
   Endpoint local_;
   Grant grant_;
   uint32_t window_ = 0;

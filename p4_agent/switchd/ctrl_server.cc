@@ -9,6 +9,9 @@
 #include <vector>
 
 namespace rina::switchd {
+namespace {
+constexpr int kSendTimeoutMs = 1000;
+}  // namespace
 
 uint64_t steadyNowMs() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -26,13 +29,13 @@ bool CtrlServer::serve(Connection& c) {
     uint16_t registered = 0;
     std::string reply = controller_.handle(line, steadyNowMs(), &notices, &registered);
     if (registered) jobConnection_[registered] = c.fd.get();
-    if (ina::writeAll(c.fd.get(), reply + "\n") != 0) return false;
+    if (!ina::sendLine(c.fd.get(), reply, kSendTimeoutMs).ok()) return false;
     for (const ina::PreemptNotice& notice : notices) {
       fprintf(stderr, "rina-switchd: %s\n", ina::formatPreemptNotice(notice).c_str());
       auto it = jobConnection_.find(notice.job);
       if (it != jobConnection_.end() && connections_.count(it->second)) {
         // Best effort: the victim also learns from NACKs in the data plane.
-        (void)ina::writeAll(it->second, ina::formatPreemptNotice(notice) + "\n");
+        (void)ina::sendLine(it->second, ina::formatPreemptNotice(notice), kSendTimeoutMs);
       }
     }
   }
@@ -64,7 +67,7 @@ void CtrlServer::run(int stopFd, double statsIntervalS) {
       int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
       if (fd >= 0) {
         auto c = std::make_unique<Connection>();
-        c->fd = ina::UniqueFd(fd);
+        c->fd = Fd(fd);
         connections_[fd] = std::move(c);
       }
     }

@@ -14,7 +14,7 @@ namespace rina::switchd {
 
 class CtrlServer {
  public:
-  CtrlServer(ina::UniqueFd listener, Controller& controller)
+  CtrlServer(Fd listener, Controller& controller)
       : listener_(std::move(listener)), controller_(controller) {}
 
   // Serves until stopFd becomes readable (e.g. a signalfd). statsIntervalS > 0
@@ -23,13 +23,13 @@ class CtrlServer {
 
  private:
   struct Connection {
-    ina::UniqueFd fd;
+    Fd fd;
     ina::LineReader reader;
   };
   // False when the connection must be closed.
   bool serve(Connection& c);
 
-  ina::UniqueFd listener_;
+  Fd listener_;
   Controller& controller_;
   std::map<int, std::unique_ptr<Connection>> connections_;  // by fd
   std::map<uint16_t, int> jobConnection_;                   // job -> fd that registered it

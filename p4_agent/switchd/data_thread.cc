@@ -25,7 +25,7 @@ uint64_t nowMs() {
 
 }  // namespace
 
-DataThread::DataThread(ina::UniqueFd socket, const PipelineConfig& config,
+DataThread::DataThread(Fd socket, const PipelineConfig& config,
                        const DataThreadOptions& options)
     : socket_(std::move(socket)),
       wakeup_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),

@@ -30,7 +30,7 @@ struct DataThreadOptions {
 class DataThread {
  public:
   // Takes a bound UDP socket.
-  DataThread(ina::UniqueFd socket, const PipelineConfig& config, const DataThreadOptions& options);
+  DataThread(Fd socket, const PipelineConfig& config, const DataThreadOptions& options);
   ~DataThread();
   DataThread(const DataThread&) = delete;
   DataThread& operator=(const DataThread&) = delete;
@@ -49,8 +49,8 @@ class DataThread {
   void drainCommands();
   void sendAll();
 
-  ina::UniqueFd socket_;
-  ina::UniqueFd wakeup_;  // eventfd
+  Fd socket_;
+  Fd wakeup_;  // eventfd
   Pipeline pipeline_;
   Output output_;
   DataThreadOptions options_;

@@ -186,26 +186,26 @@ class ShardedDataPlane : public DataPlane {
 
 // Binds `count` UDP sockets on consecutive ports from flags.listen (port 0:
 // try random blocks).
-bool bindDataSockets(const Flags& flags, std::vector<ina::UniqueFd>* sockets, uint16_t* basePort) {
+bool bindDataSockets(const Flags& flags, std::vector<Fd>* sockets, uint16_t* basePort) {
   std::mt19937 rng(std::random_device{}());
   for (int attempt = 0; attempt < (flags.listen.port == 0 ? 64 : 1); ++attempt) {
     uint16_t base = flags.listen.port
                         ? flags.listen.port
                         : static_cast<uint16_t>(20000 + rng() % (60000 - 20000 - flags.threads));
     sockets->clear();
-    int err = 0;
-    for (uint32_t i = 0; i < flags.threads && err == 0; ++i) {
-      ina::UniqueFd fd;
-      err = ina::openUdpSocket({flags.listen.addr, static_cast<uint16_t>(base + i)}, 8 << 20, &fd);
-      if (err == 0) sockets->push_back(std::move(fd));
+    Status s;
+    for (uint32_t i = 0; i < flags.threads && s.ok(); ++i) {
+      Fd fd;
+      s = ina::openUdpSocket({flags.listen.addr, static_cast<uint16_t>(base + i)}, 8 << 20, &fd);
+      if (s.ok()) sockets->push_back(std::move(fd));
     }
-    if (err == 0) {
+    if (s.ok()) {
       *basePort = base;
       return true;
     }
     if (flags.listen.port) {
-      fprintf(stderr, "rina-switchd: cannot bind UDP %s (+%u ports): %s\n",
-              flags.listen.toString().c_str(), flags.threads - 1, strerror(-err));
+      fprintf(stderr, "rina-switchd: %s (%u ports from %s)\n", s.message().c_str(),
+              flags.threads, flags.listen.toString().c_str());
     }
   }
   return false;
@@ -222,19 +222,17 @@ int run(int argc, char** argv) {
   sigaddset(&mask, SIGINT);
   sigaddset(&mask, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &mask, nullptr);  // before any thread starts
-  ina::UniqueFd stopFd(signalfd(-1, &mask, SFD_CLOEXEC));
+  Fd stopFd(signalfd(-1, &mask, SFD_CLOEXEC));
 
-  std::vector<ina::UniqueFd> sockets;
+  std::vector<Fd> sockets;
   uint16_t basePort = 0;
   if (!bindDataSockets(flags, &sockets, &basePort)) return 1;
-  ina::UniqueFd listener;
-  if (int err = ina::openTcpListener(flags.control, &listener); err != 0) {
-    fprintf(stderr, "rina-switchd: cannot listen on TCP %s: %s\n", flags.control.toString().c_str(),
-            strerror(-err));
+  Fd listener;
+  ina::Endpoint control;
+  if (Status s = ina::listenTcp(flags.control, &listener, &control); !s.ok()) {
+    fprintf(stderr, "rina-switchd: control: %s\n", s.message().c_str());
     return 1;
   }
-  ina::Endpoint control;
-  (void)ina::localEndpoint(listener.get(), &control);
 
   std::vector<std::unique_ptr<DataThread>> threads;
   for (uint32_t i = 0; i < flags.threads; ++i) {

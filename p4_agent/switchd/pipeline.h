@@ -31,7 +31,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "ina/net.h"
+#include "ina/endpoint.h"
 #include "rina/ina_wire.h"
 
 namespace rina::switchd {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ina/net.h"
+#include "rina/rina.h"
 
 int main(int argc, char** argv) {
   using namespace rina::ina;
@@ -18,17 +19,14 @@ int main(int argc, char** argv) {
   }
   std::string line = argv[2];
   for (int i = 3; i < argc; ++i) line += std::string(" ") + argv[i];
-  UniqueFd fd;
-  if (int err = connectTcp(controller, 2000, &fd); err != 0) {
-    fprintf(stderr, "rina-switchctl: cannot connect to %s: %s\n", argv[1], strerror(-err));
-    return 1;
-  }
+  rina::Fd fd;
   LineReader reader;
   std::string reply;
-  int err = writeAll(fd.get(), line + "\n");
-  if (err == 0) err = readLine(fd.get(), reader, 5000, &reply);
-  if (err != 0) {
-    fprintf(stderr, "rina-switchctl: %s: %s\n", argv[1], strerror(-err));
+  rina::Status s = connectTcp(controller, 2000, &fd);
+  if (s.ok()) s = sendLine(fd.get(), line, 2000);
+  if (s.ok()) s = readLine(fd.get(), reader, 5000, &reply);
+  if (!s.ok()) {
+    fprintf(stderr, "rina-switchctl: %s: %s\n", argv[1], s.message().c_str());
     return 1;
   }
   bool ok = reply.rfind("OK", 0) == 0;

@@ -34,11 +34,11 @@ SwitchdProcess::SwitchdProcess(const std::vector<std::string>& flags) {
     _exit(127);
   }
   close(out[1]);
-  UniqueFd reader(out[0]);
+  Fd reader(out[0]);
   fcntl(reader.get(), F_SETFL, O_NONBLOCK);
   LineReader lines;
   std::string line;
-  if (readLine(reader.get(), lines, 10000, &line) != 0) return;
+  if (!readLine(reader.get(), lines, 10000, &line).ok()) return;
   // "rina-switchd ready data=A:P ports=N control=A:P slots=.. payload=.."
   char data[64], control[64];
   unsigned ports = 0;
