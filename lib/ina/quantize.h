@@ -40,14 +40,9 @@ void dequantize(const int32_t* sum, size_t n, int8_t exponent, int fanIn, float*
 // The first term of the bound above (without the output rounding).
 double quantizationErrorBound(int8_t exponent, int fanIn);
 
-// IEEE binary16 and bfloat16 <-> float; to-16-bit conversions round to nearest even.
-float halfToFloat(uint16_t h);
-uint16_t floatToHalf(float f);
-float bfloat16ToFloat(uint16_t b);
-uint16_t floatToBfloat16(float f);
-
 // Elements [first, first + n) of a float32/float16/bfloat16 buffer as float,
-// and back. Other types: not supported (callers check first).
+// and back (rounding to nearest even, reduce/half.h). Other types: not
+// supported (callers check first).
 void loadAsFloat(const void* buffer, rinaDataType_t type, size_t first, size_t n, float* out);
 void storeFromFloat(const float* in, size_t n, rinaDataType_t type, size_t first, void* buffer);
 

@@ -69,23 +69,20 @@ TEST(Quantize, SumOfQuantizedSlicesIsWithinTheDocumentedBound) {
   }
 }
 
-TEST(Quantize, HalfAndBfloat16ConversionsRoundToNearestEven) {
-  EXPECT_EQ(floatToHalf(1.0f), 0x3C00);
-  EXPECT_EQ(floatToHalf(-2.0f), 0xC000);
-  EXPECT_EQ(floatToHalf(65504.0f), 0x7BFF);
-  EXPECT_EQ(floatToHalf(65520.0f), 0x7C00);  // rounds up to Inf
-  EXPECT_EQ(floatToHalf(0x1p-24f), 0x0001);  // smallest subnormal
-  EXPECT_EQ(floatToHalf(1.0f + 0x1p-11f), 0x3C00);  // tie: to even
-  EXPECT_EQ(floatToHalf(1.0f + 3 * 0x1p-11f), 0x3C02);
-  for (uint32_t h = 0; h < 0x7C00; ++h) {  // every finite positive half
-    ASSERT_EQ(floatToHalf(halfToFloat(static_cast<uint16_t>(h))), h) << h;
-  }
-  EXPECT_EQ(floatToBfloat16(1.0f), 0x3F80);
-  EXPECT_EQ(bfloat16ToFloat(0x3F80), 1.0f);
-  EXPECT_EQ(floatToBfloat16(1.0f + 0x1p-8f), 0x3F80);  // tie: to even
-  EXPECT_EQ(floatToBfloat16(1.0f + 3 * 0x1p-8f), 0x3F82);
-  EXPECT_TRUE(std::isnan(bfloat16ToFloat(floatToBfloat16(NAN))));
-  EXPECT_TRUE(std::isnan(halfToFloat(floatToHalf(NAN))));
+TEST(Quantize, LoadAndStoreSixteenBitFloats) {
+  std::vector<float> in{1.0f, -2.5f, 65504.0f, 1.0f + 0x1p-11f, 0x1p-24f};
+  std::vector<uint16_t> half(in.size()), bf(in.size());
+  storeFromFloat(in.data(), in.size(), rinaFloat16, 0, half.data());
+  storeFromFloat(in.data(), in.size(), rinaBfloat16, 0, bf.data());
+  EXPECT_EQ(half, (std::vector<uint16_t>{0x3C00, 0xC100, 0x7BFF, 0x3C00, 0x0001}));
+  EXPECT_EQ(bf[0], 0x3F80);
+  EXPECT_EQ(bf[1], 0xC020);
+  std::vector<float> back(in.size());
+  loadAsFloat(half.data(), rinaFloat16, 1, 2, back.data());  // an offset range
+  EXPECT_EQ(back[0], -2.5f);
+  EXPECT_EQ(back[1], 65504.0f);
+  loadAsFloat(in.data(), rinaFloat32, 0, in.size(), back.data());
+  EXPECT_EQ(back, in);
 }
 
 }  // namespace
