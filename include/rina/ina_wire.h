@@ -160,18 +160,29 @@ inline bool encodeHeader(const Header& h, std::span<uint8_t> out) {
   return true;
 }
 
+// n host-order int32 values to network order at out, and back. Plain loops
+// the compiler vectorizes (byte swaps).
+inline void encodePayload(const int32_t* values, size_t n, uint8_t* out) {
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t be = htonl(static_cast<uint32_t>(values[i]));
+    std::memcpy(out + 4 * i, &be, 4);
+  }
+}
+inline void decodePayload(const uint8_t* in, size_t n, int32_t* values) {
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t be;
+    std::memcpy(&be, in + 4 * i, 4);
+    values[i] = static_cast<int32_t>(ntohl(be));
+  }
+}
+
 // Header plus payload (host-order int32 values, h.elems of them) into out.
 // Returns the datagram length, or 0 if the header is invalid, the payload
 // size disagrees with h.elems, or out is too small.
 inline size_t encode(const Header& h, std::span<const int32_t> payload, std::span<uint8_t> out) {
   size_t len = kHeaderBytes + 4 * static_cast<size_t>(h.elems);
   if (payload.size() != h.elems || out.size() < len || !encodeHeader(h, out)) return 0;
-  uint8_t* p = out.data() + kHeaderBytes;
-  for (int32_t v : payload) {
-    uint32_t be = htonl(static_cast<uint32_t>(v));
-    std::memcpy(p, &be, 4);
-    p += 4;
-  }
+  encodePayload(payload.data(), payload.size(), out.data() + kHeaderBytes);
   return len;
 }
 

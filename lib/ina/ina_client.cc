@@ -126,10 +126,12 @@ void InaClient::buildSlice(Call& c, uint32_t r, Entry& e) {
     if (!c.quantized) {
       const int32_t* in = static_cast<const int32_t*>(c.buffer) + first;
       const int32_t* up = c.upstream ? static_cast<const int32_t*>(c.upstream) + first : nullptr;
-      for (size_t k = 0; k < n; ++k) {
-        // Wraps like the host int32 kernels do.
-        c.ints[k] = static_cast<int32_t>(static_cast<uint32_t>(in[k]) +
-                                         (up ? static_cast<uint32_t>(up[k]) : 0u));
+      if (!up) {
+        std::memcpy(c.ints.data(), in, n * 4);
+      } else {
+        for (size_t k = 0; k < n; ++k) {  // wraps like the host int32 kernels do
+          c.ints[k] = static_cast<int32_t>(static_cast<uint32_t>(in[k]) + static_cast<uint32_t>(up[k]));
+        }
       }
     } else {
       int8_t E = c.sharedExp[i];
@@ -224,11 +226,11 @@ void InaClient::onDatagram(Call& c, const uint8_t* data, size_t len) {
     return;
   }
   size_t first = c.sliceFirst(i), n = c.sliceLen(i);
-  for (size_t k = 0; k < n; ++k) c.ints[k] = payloadAt(data, k);
   if (!c.quantized) {
-    std::memcpy(static_cast<int32_t*>(c.buffer) + first, c.ints.data(), n * 4);
+    decodePayload(data + kHeaderBytes, n, static_cast<int32_t*>(c.buffer) + first);
     return;
   }
+  decodePayload(data + kHeaderBytes, n, c.ints.data());
   int8_t E = c.sharedExp[i];
   if (E == kExponentZero) {
     std::fill(c.scratch.begin(), c.scratch.begin() + static_cast<long>(n), 0.0f);

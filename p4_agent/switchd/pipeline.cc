@@ -114,21 +114,21 @@ Verdict Pipeline::contribute(const Header& h, const uint8_t* datagram, const Job
   const uint8_t* payload = datagram + ina::kHeaderBytes;
   uint32_t n = config_.payloadElems;
   if (s.count == 0) {
-    for (uint32_t i = 0; i < n; ++i) {
-      uint32_t be;
-      std::memcpy(&be, payload + 4 * i, 4);
-      values[i] = static_cast<int32_t>(ntohl(be));
-    }
+    ina::decodePayload(payload, n, values);
   } else {
-    // Saturating add: a wrapped sum would look like a valid result.
-    bool overflow = false;
+    // Saturating add, branch-free so it vectorizes: a wrapped sum would look
+    // like a valid result. Overflow iff both operands' signs differ from the sum's.
+    int32_t overflow = 0;
     for (uint32_t i = 0; i < n; ++i) {
       uint32_t be;
       std::memcpy(&be, payload + 4 * i, 4);
-      int64_t sum = int64_t{values[i]} + static_cast<int32_t>(ntohl(be));
-      bool o = sum > INT32_MAX || sum < INT32_MIN;
+      int32_t a = values[i];
+      int32_t x = static_cast<int32_t>(ntohl(be));
+      int32_t sum = static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(x));
+      int32_t o = ((a ^ sum) & (x ^ sum)) >> 31;     // -1 on overflow, else 0
+      int32_t saturated = (a >> 31) ^ INT32_MAX;     // INT32_MIN if a < 0, else INT32_MAX
+      values[i] = (sum & ~o) | (saturated & o);
       overflow |= o;
-      values[i] = o ? (sum > 0 ? INT32_MAX : INT32_MIN) : static_cast<int32_t>(sum);
     }
     if (overflow && !s.overflow) {
       s.overflow = true;
@@ -163,7 +163,7 @@ Verdict Pipeline::broadcast(const Header& h, const uint8_t* datagram, const JobE
     s = SlotSet{};
     s.used = true;
     s.seq = h.seq;
-    for (uint32_t i = 0; i < config_.payloadElems; ++i) values[i] = ina::payloadAt(datagram, i);
+    ina::decodePayload(datagram + ina::kHeaderBytes, config_.payloadElems, values);
     s.bitmap = 1u << h.worker;
     s.count = 1;
     s.complete = true;
