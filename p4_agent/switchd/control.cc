@@ -140,21 +140,21 @@ std::string Controller::entriesJson(uint16_t id) const {
       inRun = true;
     } else if (!mine && inRun) {
       inRun = false;
-      ranges += (ranges.empty() ? "" : ",") + std::string("{\"register\":\"slot_owner\",\"index\":[") +
+      ranges += (ranges.empty() ? "" : ",") + std::string("{\"register\":\"RinaIngress.slot_owner\",\"index\":[") +
                 std::to_string(runStart) + "," + std::to_string(s) + "],\"value\":" +
                 std::to_string(id) + "}";
     }
   }
   char buf[256];
   snprintf(buf, sizeof buf,
-           "{\"job\":%u,\"tables\":[{\"table\":\"Ingress.job_table\",\"match\":{\"hdr.ina.job\":%u},"
-           "\"action\":\"Ingress.set_job\",\"params\":{\"token\":%u,\"fan_in\":%u,\"mcast_grp\":%u}}",
+           "{\"job\":%u,\"tables\":[{\"table\":\"RinaIngress.job_table\",\"match\":{\"hdr.ina.job\":%u},"
+           "\"action\":\"RinaIngress.set_job\",\"params\":{\"token\":%u,\"fan_in\":%u,\"mcast_grp\":%u}}",
            id, id, c.token, c.fanIn, id);
   std::string json = buf;
   for (size_t w = 0; w < c.members.size(); ++w) {
     snprintf(buf, sizeof buf,
-             ",{\"table\":\"Egress.member_table\",\"match\":{\"eg_md.mcast_grp\":%u,\"eg_md.rid\":%zu},"
-             "\"action\":\"Egress.set_member\",\"params\":{\"dst_addr\":\"%s\",\"dst_port\":%u}}",
+             ",{\"table\":\"RinaEgress.member_table\",\"match\":{\"mcast_grp\":%u,\"egress_rid\":%zu},"
+             "\"action\":\"RinaEgress.set_member\",\"params\":{\"dst_addr\":\"%s\",\"dst_port\":%u}}",
              id, w, c.members[w].addressString().c_str(), c.members[w].port);
     json += buf;
   }

@@ -213,7 +213,7 @@ TEST_F(ControllerTest, TokensReleaseStatsAndEntries) {
   EXPECT_NE(entries.find("\"mcast_grp\":3"), std::string::npos) << entries;
   EXPECT_NE(entries.find("\"dst_addr\":\"127.0.0.1\",\"dst_port\":5003"), std::string::npos)
       << entries;
-  EXPECT_NE(entries.find("\"register\":\"slot_owner\",\"index\":[0,4]"), std::string::npos)
+  EXPECT_NE(entries.find("\"register\":\"RinaIngress.slot_owner\",\"index\":[0,4]"), std::string::npos)
       << entries;
   std::string stats = controller_.handle("STATS", 1, &notices_);
   EXPECT_NE(stats.find("\"slots_used\":4"), std::string::npos) << stats;

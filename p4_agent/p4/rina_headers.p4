@@ -1,0 +1,95 @@
+/* Headers and constants shared by rina_v1model.p4 and rina_tna.p4: the INA
+ * datagram of include/rina/ina_wire.h carried in UDP/IPv4/Ethernet. */
+#ifndef RINA_HEADERS_P4_
+#define RINA_HEADERS_P4_
+
+#include "rina_elems.p4"
+
+const bit<16> ETHERTYPE_IPV4 = 0x0800;
+const bit<8>  IPPROTO_UDP    = 17;
+/* switchd --listen port; the P4 programs serve one data port. */
+const bit<16> INA_UDP_PORT   = 9100;
+
+const bit<4> INA_MAGIC   = 5;
+const bit<4> INA_VERSION = 1;
+const bit<4> INA_DATA    = 1;
+const bit<4> INA_RESULT  = 2;
+const bit<4> INA_BCAST   = 3;
+const bit<4> INA_NACK    = 5;
+const bit<4> FLAG_RESEND   = 0x1;
+const bit<4> FLAG_OVERFLOW = 0x2;
+const bit<4> FLAG_TO_PORT  = 0x8;
+const bit<8> EXPONENT_ZERO = 0x80;   /* int8 -128: every value zero */
+
+const bit<16> INA_HEADER_BYTES = 20;
+const bit<16> UDP_HEADER_BYTES = 8;
+const bit<16> IPV4_HEADER_BYTES = 20;
+
+/* Verdict counter indices: the same names as switchd's Verdict enum. */
+const bit<32> V_FIRST = 0;
+const bit<32> V_ADDED = 1;
+const bit<32> V_COMPLETED = 2;
+const bit<32> V_DUP_PENDING = 3;
+const bit<32> V_DUP_RESENT = 4;
+const bit<32> V_STALE = 5;
+const bit<32> V_BCAST = 6;
+const bit<32> V_NACK = 7;
+const bit<32> V_UNKNOWN_JOB = 8;
+const bit<32> V_BAD_TOKEN = 9;
+const bit<32> V_MALFORMED = 10;
+const bit<32> V_BAD_SHAPE = 11;
+const bit<32> V_BAD_SLOT = 12;
+const bit<32> V_UNEXPECTED_TYPE = 13;
+const bit<32> V_COUNT = 14;
+
+header ethernet_h {
+    bit<48> dst_addr;
+    bit<48> src_addr;
+    bit<16> ether_type;
+}
+
+header ipv4_h {
+    bit<4>  version;
+    bit<4>  ihl;
+    bit<8>  diffserv;
+    bit<16> total_len;
+    bit<16> identification;
+    bit<3>  flags;
+    bit<13> frag_offset;
+    bit<8>  ttl;
+    bit<8>  protocol;
+    bit<16> hdr_checksum;
+    bit<32> src_addr;
+    bit<32> dst_addr;
+}
+
+header udp_h {
+    bit<16> src_port;
+    bit<16> dst_port;
+    bit<16> length;
+    bit<16> checksum;
+}
+
+/* include/rina/ina_wire.h, field for field (20 bytes). */
+header ina_h {
+    bit<4>  magic;
+    bit<4>  version;
+    bit<4>  type;
+    bit<4>  flags;
+    bit<16> job;
+    bit<1>  shadow;
+    bit<15> slot;
+    bit<8>  worker;
+    bit<8>  fan_in;
+    bit<32> seq;
+    bit<8>  exponent;   /* int8 */
+    bit<8>  pad;
+    bit<16> elems;
+    bit<32> token;
+}
+
+header ina_payload_h {
+    RINA_FOR_EACH_ELEM(RINA_DECLARE_ELEM_FIELD)
+}
+
+#endif
