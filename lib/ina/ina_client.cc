@@ -15,6 +15,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr int kRxBatch = 64;
+// Results for this many later slices while one is outstanding mean it was
+// lost (slices complete nearly in order: every worker sends in seq order).
+constexpr int32_t kReorderSlices = 3;
 
 int64_t microsBetween(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration_cast<std::chrono::microseconds>(b - a).count();
@@ -50,6 +53,8 @@ struct InaClient::Call {
   uint32_t base = 0;
   uint32_t nextToSend = 0;  // relative index
   uint32_t completed = 0;
+  uint32_t highestResult = 0;  // absolute seq of the newest result
+  bool newResults = false;     // since the last retransmit scan
   std::vector<int8_t> localExp;   // per data slice
   std::vector<int8_t> sharedExp;  // per data slice, from the switch
   std::vector<bool> host;         // per data slice
@@ -153,6 +158,7 @@ void InaClient::buildSlice(Call& c, uint32_t r, Entry& e) {
   e.seq = t;
   e.busy = true;
   e.retransmitted = false;
+  e.fastResent = false;
 }
 
 void InaClient::sendEntries(const std::vector<Entry*>& batch) {
@@ -218,6 +224,10 @@ void InaClient::onDatagram(Call& c, const uint8_t* data, size_t len) {
   }
   c.stats.results++;
   if (!e.retransmitted) rto_.sample(microsBetween(e.sentAt, now));
+  if (c.stats.results == 1 || static_cast<int32_t>(h.seq - c.highestResult) > 0) {
+    c.highestResult = h.seq;
+    c.newResults = true;
+  }
   uint32_t ahead = r + window_ - c.prologue;
   if (c.quantized && ahead < c.slices) c.sharedExp[ahead] = h.exponent;
   if (!isData || c.host[i]) return;
@@ -260,20 +270,29 @@ void InaClient::receive(Call& c) {
   }
 }
 
-Status InaClient::checkTimeouts(Call& c) {
+Status InaClient::retransmit(Call& c) {
   Clock::time_point now = Clock::now();
-  if (now < c.nextTimeoutScan) return Status();
+  if (now < c.nextTimeoutScan && !c.newResults) return Status();
+  c.newResults = false;
   const auto rto = std::chrono::microseconds(rto_.rtoUs());
   std::vector<Entry*> resend;
+  size_t timedOut = 0;
   Clock::time_point earliest = now + rto;
   const Entry* oldest = nullptr;
   for (Entry& e : entries_) {
     if (!e.busy) continue;
     if (!oldest || static_cast<int32_t>(e.seq - oldest->seq) < 0) oldest = &e;
-    if (now - e.sentAt >= rto) {
+    bool late = now - e.sentAt >= rto;
+    bool overtaken = !e.fastResent && c.stats.results > 0 &&
+                     static_cast<int32_t>(c.highestResult - e.seq) > kReorderSlices;
+    if (late || overtaken) {
       e.bytes[1] |= kFlagResend;
       e.retransmitted = true;
+      e.fastResent = true;  // at most one early resend per send; then the RTO
+      timedOut += late ? 1 : 0;
+      c.stats.fastRetransmissions += late ? 0 : 1;
       resend.push_back(&e);
+      earliest = std::min(earliest, now + rto);
     } else {
       earliest = std::min(earliest, e.sentAt + rto);
     }
@@ -288,7 +307,7 @@ Status InaClient::checkTimeouts(Call& c) {
                   static_cast<unsigned long long>(c.stats.retransmissions));
   }
   if (!resend.empty()) {
-    rto_.backoff();
+    if (timedOut) rto_.backoff();
     c.stats.retransmissions += resend.size();
     sendEntries(resend);
   }
@@ -370,7 +389,7 @@ Status InaClient::allreduce(void* buffer, size_t count, rinaDataType_t type,
     pollfd p{socket_.get(), POLLIN, 0};
     ::poll(&p, 1, static_cast<int>(std::min<int64_t>(waitUs / 1000 + 1, 50)));
     receive(c);
-    RINA_TRY(checkTimeouts(c));
+    RINA_TRY(retransmit(c));
   }
   for (uint32_t i = 0; i < c.slices; ++i) {
     if (c.host[i]) result->hostSlices.push_back(i);

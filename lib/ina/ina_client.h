@@ -60,7 +60,8 @@ struct InaCallOptions {
 struct InaCallStats {
   uint64_t slices = 0;           // data slices of the call
   uint64_t datagramsSent = 0;    // first sends, prologue included
-  uint64_t retransmissions = 0;
+  uint64_t retransmissions = 0;   // all resends, fast ones included
+  uint64_t fastRetransmissions = 0;
   uint64_t results = 0;
   uint64_t staleResults = 0;     // duplicates and results of earlier calls
   uint64_t nacks = 0;
@@ -100,6 +101,7 @@ class InaClient {
     uint32_t seq = 0;
     bool busy = false;
     bool retransmitted = false;
+    bool fastResent = false;  // resent early since its send
     std::chrono::steady_clock::time_point sentAt;
     std::vector<uint8_t> bytes;
   };
@@ -109,7 +111,10 @@ class InaClient {
   void sendEntries(const std::vector<Entry*>& batch);
   void receive(Call& c);
   void onDatagram(Call& c, const uint8_t* data, size_t len);
-  Status checkTimeouts(Call& c);
+  // Resends what timed out, and (fast retransmit) what is outstanding while
+  // results for slices sent well after it came back; rinaTimeout when no
+  // slice completed for switchTimeoutMs.
+  Status retransmit(Call& c);
 
   InaClientOptions options_;
   Fd socket_;

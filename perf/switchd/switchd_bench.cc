@@ -6,7 +6,7 @@
 // retransmissions. Usage:
 //   rina-switchd-bench [--workers 4] [--payload 1024] [--elems 1048576]
 //       [--iters 5] [--window 256] [--dtype int32|float32] [--threads 1]
-//       [--drop-rate 0] [--capacity-pps 0]
+//       [--drop-rate 0] [--capacity-pps 0] [--min-rto-us 1000]
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -32,6 +32,7 @@ struct Args {
   int threads = 1;
   std::string dropRate = "0";
   std::string capacityPps = "0";
+  int minRtoUs = 1000;
 };
 
 bool parse(int argc, char** argv, Args* a) {
@@ -46,6 +47,7 @@ bool parse(int argc, char** argv, Args* a) {
     else if (k == "--threads") a->threads = std::atoi(v.c_str());
     else if (k == "--drop-rate") a->dropRate = v;
     else if (k == "--capacity-pps") a->capacityPps = v;
+    else if (k == "--min-rto-us") a->minRtoUs = std::atoi(v.c_str());
     else return false;
   }
   return (argc % 2) == 1 && a->workers >= 1 && a->workers <= 32 && a->payload >= 1 &&
@@ -69,7 +71,7 @@ int main(int argc, char** argv) {
   }
   RackOptions ro;
   ro.slots = static_cast<uint32_t>(a.window);
-  ro.client.minRtoUs = 1000;
+  ro.client.minRtoUs = a.minRtoUs;
   ro.client.socketBufferBytes = 16 << 20;
   std::unique_ptr<Rack> rack;
   rina::Status s = Rack::create(sw, a.workers, ro, &rack);
