@@ -15,8 +15,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr int kRxBatch = 64;
-// Results for this many later slices while one is outstanding mean it was
-// lost (slices complete nearly in order: every worker sends in seq order).
+// Results for later slices of the same switch port (thread), this many
+// slices ahead, while one is outstanding mean it was lost: every worker
+// sends in seq order, so a switch thread completes its slots in order.
 constexpr int32_t kReorderSlices = 3;
 
 int64_t microsBetween(Clock::time_point a, Clock::time_point b) {
@@ -53,8 +54,9 @@ struct InaClient::Call {
   uint32_t base = 0;
   uint32_t nextToSend = 0;  // relative index
   uint32_t completed = 0;
-  uint32_t highestResult = 0;  // absolute seq of the newest result
-  bool newResults = false;     // since the last retransmit scan
+  // Per switch port (thread): absolute seq of the newest result, 0 = none yet.
+  std::vector<uint32_t> highestResult;
+  bool newResults = false;  // since the last retransmit scan
   std::vector<int8_t> localExp;   // per data slice
   std::vector<int8_t> sharedExp;  // per data slice, from the switch
   std::vector<bool> host;         // per data slice
@@ -170,9 +172,7 @@ void InaClient::sendEntries(const std::vector<Entry*>& batch) {
     sockaddr_in to[kRxBatch];
     for (size_t k = 0; k < n; ++k) {
       Entry* e = batch[next + k];
-      uint32_t slot = grant_.base + e->seq % window_;
-      to[k] = Endpoint{options_.switchAddr,
-                       static_cast<uint16_t>(grant_.port + slot % grant_.ports)}
+      to[k] = Endpoint{options_.switchAddr, static_cast<uint16_t>(grant_.port + portIndex(e->seq))}
                   .toSockaddr();
       iovs[k] = {e->bytes.data(), e->bytes.size()};
       hdrs[k] = {};
@@ -224,8 +224,9 @@ void InaClient::onDatagram(Call& c, const uint8_t* data, size_t len) {
   }
   c.stats.results++;
   if (!e.retransmitted) rto_.sample(microsBetween(e.sentAt, now));
-  if (c.stats.results == 1 || static_cast<int32_t>(h.seq - c.highestResult) > 0) {
-    c.highestResult = h.seq;
+  uint32_t& highest = c.highestResult[portIndex(h.seq)];
+  if (highest == 0 || static_cast<int32_t>(h.seq - highest) > 0) {
+    highest = h.seq;
     c.newResults = true;
   }
   uint32_t ahead = r + window_ - c.prologue;
@@ -283,8 +284,10 @@ Status InaClient::retransmit(Call& c) {
     if (!e.busy) continue;
     if (!oldest || static_cast<int32_t>(e.seq - oldest->seq) < 0) oldest = &e;
     bool late = now - e.sentAt >= rto;
-    bool overtaken = !e.fastResent && c.stats.results > 0 &&
-                     static_cast<int32_t>(c.highestResult - e.seq) > kReorderSlices;
+    // Only slots of the same switch thread (port) complete in order.
+    uint32_t highest = c.highestResult[portIndex(e.seq)];
+    bool overtaken = !e.fastResent && highest != 0 &&
+                     static_cast<int32_t>(highest - e.seq) > kReorderSlices * grant_.ports;
     if (late || overtaken) {
       e.bytes[1] |= kFlagResend;
       e.retransmitted = true;
@@ -342,6 +345,7 @@ Status InaClient::allreduce(void* buffer, size_t count, rinaDataType_t type,
   c.base = nextSeq_;
   nextSeq_ += c.total;
   c.host.assign(c.slices, false);
+  c.highestResult.assign(grant_.ports, 0);
   c.scratch.assign(2 * size_t{c.P}, 0.0f);
   c.ints.assign(c.P, 0);
   c.stats.slices = c.slices;

@@ -107,6 +107,8 @@ class InaClient {
   };
 
   explicit InaClient(const InaClientOptions& options);
+  // Which of the switch's data ports (threads) serves seq's slot.
+  uint32_t portIndex(uint32_t seq) const { return (grant_.base + seq % window_) % grant_.ports; }
   void buildSlice(Call& c, uint32_t r, Entry& e);
   void sendEntries(const std::vector<Entry*>& batch);
   void receive(Call& c);

@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
   std::vector<rina::Status> st;
   std::vector<rina::ina::InaCallResult> res;
   rack->allreduce(bufs, a.elems, type, &st, &res);  // warm-up
-  uint64_t retx = 0, sent = 0, host = 0;
+  uint64_t retx = 0, fast = 0, sent = 0, host = 0;
   auto t0 = std::chrono::steady_clock::now();
   for (int it = 0; it < a.iters; ++it) {
     rack->allreduce(bufs, a.elems, type, &st, &res);
@@ -101,6 +101,7 @@ int main(int argc, char** argv) {
         return 1;
       }
       retx += res[w].stats.retransmissions;
+      fast += res[w].stats.fastRetransmissions;
       sent += res[w].stats.datagramsSent;
       host += res[w].hostSlices.size();
     }
@@ -112,11 +113,12 @@ int main(int argc, char** argv) {
   double goodputBits = static_cast<double>(a.elems) * 32.0 * a.iters;  // per worker, result bytes
   printf("workers=%d payload=%d dtype=%s threads=%d window=%d drop=%s elems=%zu iters=%d: "
          "%.3f s, %.0f contributions/s, %.3f Gbit/s payload in (aggregate), "
-         "%.3f Gbit/s goodput per worker, retransmissions %.2f%% of %llu sends, host slices %llu, "
+         "%.3f Gbit/s goodput per worker, retransmissions %.2f%% of %llu sends (%.2f%% fast), host slices %llu, "
          "switch injected drops %lld\n",
          a.workers, a.payload, a.dtype.c_str(), a.threads, a.window, a.dropRate.c_str(), a.elems,
          a.iters, sec, contributions / sec, payloadBits / sec / 1e9, goodputBits / sec / 1e9,
          sent ? 100.0 * retx / sent : 0.0, static_cast<unsigned long long>(sent),
+         sent ? 100.0 * fast / sent : 0.0,
          static_cast<unsigned long long>(host), sw.statsField("injected_drops"));
   return 0;
 }
