@@ -99,24 +99,24 @@ static_assert(kMaxDatagramBytes <= 65507, "INA datagram must fit one UDP datagra
 
 enum class DecodeError : uint8_t {
   kOk = 0,
-  kTruncated,        // shorter than the header
+  kTruncated,  // shorter than the header
   kBadMagic,
   kBadVersion,
   kBadType,
   kBadPad,
-  kBadLength,        // datagram length disagrees with elems
-  kOversized,        // elems above kMaxPayloadElems
-  kBadFanIn,         // 0 or above kMaxFanIn
-  kBadWorker,        // worker >= fan_in
-  kBadJob,           // job 0
-  kEmptyPayload,     // DATA / BCAST without payload
+  kBadLength,     // datagram length disagrees with elems
+  kOversized,     // elems above kMaxPayloadElems
+  kBadFanIn,      // 0 or above kMaxFanIn
+  kBadWorker,     // worker >= fan_in
+  kBadJob,        // job 0
+  kEmptyPayload,  // DATA / BCAST without payload
   kCount
 };
 
 inline const char* decodeErrorName(DecodeError e) {
-  static constexpr const char* kNames[] = {"ok",        "truncated",  "bad_magic",   "bad_version",
-                                           "bad_type",  "bad_pad",    "bad_length",  "oversized",
-                                           "bad_fanin", "bad_worker", "bad_job",     "empty_payload"};
+  static constexpr const char* kNames[] = {
+      "ok",         "truncated", "bad_magic", "bad_version", "bad_type", "bad_pad",
+      "bad_length", "oversized", "bad_fanin", "bad_worker",  "bad_job",  "empty_payload"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(DecodeError::kCount));
   auto i = static_cast<size_t>(e);
   return i < static_cast<size_t>(DecodeError::kCount) ? kNames[i] : "unknown";

@@ -16,7 +16,8 @@ namespace rina::ina {
 
 class CtrlClient {
  public:
-  static Status connect(const Endpoint& controller, int timeoutMs, std::unique_ptr<CtrlClient>* out);
+  static Status connect(const Endpoint& controller, int timeoutMs,
+                        std::unique_ptr<CtrlClient>* out);
 
   // REGISTER; a grant of length 0 means no slot is free now (REQUEST later).
   Status registerJob(const CtrlRequest& request, Grant* grant);

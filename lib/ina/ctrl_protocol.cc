@@ -105,8 +105,8 @@ bool getNumber(const std::vector<Field>& fields, std::string_view key, uint64_t 
                uint64_t* out, std::string* error) {
   const Field* f = findField(fields, key);
   if (!f || !parseUnsigned(f->value, max, out) || *out < min) {
-    *error = "field " + std::string(key) + " must be an integer in [" + std::to_string(min) +
-             ", " + std::to_string(max) + "]";
+    *error = "field " + std::string(key) + " must be an integer in [" + std::to_string(min) + ", " +
+             std::to_string(max) + "]";
     return false;
   }
   return true;
@@ -119,7 +119,8 @@ bool parseMembers(std::string_view text, std::vector<Endpoint>* out, std::string
     if (end == std::string_view::npos) end = text.size();
     Endpoint e;
     if (!parseEndpoint(text.substr(pos, end - pos), &e)) {
-      *error = "bad member address " + std::string(text.substr(pos, std::min<size_t>(end - pos, 32)));
+      *error =
+          "bad member address " + std::string(text.substr(pos, std::min<size_t>(end - pos, 32)));
       return false;
     }
     if (out->size() >= kMaxFanIn) {
@@ -214,8 +215,9 @@ std::string formatCtrlRequest(const CtrlRequest& req) {
     case CtrlVerb::kRegister:
       break;
   }
-  snprintf(buf, sizeof buf, "REGISTER job=%u token=%u fanin=%u priority=%u slots=%u members=",
-           req.job, req.token, req.fanIn, req.priority, req.slots);
+  snprintf(buf, sizeof buf,
+           "REGISTER job=%u token=%u fanin=%u priority=%u slots=%u members=", req.job, req.token,
+           req.fanIn, req.priority, req.slots);
   std::string line = buf;
   for (size_t i = 0; i < req.members.size(); ++i) {
     if (i) line += ',';
@@ -245,9 +247,9 @@ bool parseGrant(std::string_view line, Grant* out) {
       !getNumber(fields, "ports", 1, 256, &ports, &error) || base + length > kMaxSlots) {
     return false;
   }
-  *out = Grant{static_cast<uint16_t>(job),     static_cast<uint32_t>(base),
-               static_cast<uint32_t>(length),  static_cast<uint32_t>(payload),
-               static_cast<uint16_t>(port),    static_cast<uint16_t>(ports)};
+  *out = Grant{static_cast<uint16_t>(job),    static_cast<uint32_t>(base),
+               static_cast<uint32_t>(length), static_cast<uint32_t>(payload),
+               static_cast<uint16_t>(port),   static_cast<uint16_t>(ports)};
   return line.substr(0, 9) == "OK GRANT ";
 }
 

@@ -56,7 +56,7 @@ struct InaClient::Call {
   uint32_t completed = 0;
   // Per switch port (thread): absolute seq of the newest result, 0 = none yet.
   std::vector<uint32_t> highestResult;
-  bool newResults = false;  // since the last retransmit scan
+  bool newResults = false;        // since the last retransmit scan
   std::vector<int8_t> localExp;   // per data slice
   std::vector<int8_t> sharedExp;  // per data slice, from the switch
   std::vector<bool> host;         // per data slice
@@ -137,7 +137,8 @@ void InaClient::buildSlice(Call& c, uint32_t r, Entry& e) {
         std::memcpy(c.ints.data(), in, n * 4);
       } else {
         for (size_t k = 0; k < n; ++k) {  // wraps like the host int32 kernels do
-          c.ints[k] = static_cast<int32_t>(static_cast<uint32_t>(in[k]) + static_cast<uint32_t>(up[k]));
+          c.ints[k] =
+              static_cast<int32_t>(static_cast<uint32_t>(in[k]) + static_cast<uint32_t>(up[k]));
         }
       }
     } else {
@@ -338,7 +339,8 @@ Status InaClient::allreduce(void* buffer, size_t count, rinaDataType_t type,
   c.type = type;
   c.quantized = type != rinaInt32;
   c.P = grant_.payloadElems;
-  if (sliceCount(count, c.P) > (1u << 30)) return errorf(rinaInvalidArgument, "ina: buffer too large");
+  if (sliceCount(count, c.P) > (1u << 30))
+    return errorf(rinaInvalidArgument, "ina: buffer too large");
   c.slices = static_cast<uint32_t>(sliceCount(count, c.P));
   c.prologue = c.quantized ? window_ : 0;
   c.total = c.prologue + c.slices;
@@ -385,8 +387,8 @@ Status InaClient::allreduce(void* buffer, size_t count, rinaDataType_t type,
     if (!batch.empty()) {
       c.stats.datagramsSent += batch.size();
       sendEntries(batch);
-      c.nextTimeoutScan = std::min(c.nextTimeoutScan,
-                                   Clock::now() + std::chrono::microseconds(rto_.rtoUs()));
+      c.nextTimeoutScan =
+          std::min(c.nextTimeoutScan, Clock::now() + std::chrono::microseconds(rto_.rtoUs()));
     }
     if (c.completed == c.total) break;
     int64_t waitUs = std::max<int64_t>(0, microsBetween(Clock::now(), c.nextTimeoutScan));

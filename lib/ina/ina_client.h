@@ -60,12 +60,12 @@ struct InaCallOptions {
 struct InaCallStats {
   uint64_t slices = 0;           // data slices of the call
   uint64_t datagramsSent = 0;    // first sends, prologue included
-  uint64_t retransmissions = 0;   // all resends, fast ones included
+  uint64_t retransmissions = 0;  // all resends, fast ones included
   uint64_t fastRetransmissions = 0;
   uint64_t results = 0;
-  uint64_t staleResults = 0;     // duplicates and results of earlier calls
+  uint64_t staleResults = 0;  // duplicates and results of earlier calls
   uint64_t nacks = 0;
-  int64_t rtoUs = 0;             // at the end of the call
+  int64_t rtoUs = 0;  // at the end of the call
 };
 
 struct InaCallResult {

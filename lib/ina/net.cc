@@ -82,7 +82,8 @@ bool LineReader::nextLine(std::string* line) {
 Status readLine(int fd, LineReader& reader, int timeoutMs, std::string* line) {
   Deadline deadline = deadlineAfterMs(timeoutMs);
   while (!reader.nextLine(line)) {
-    if (reader.overlong()) return errorf(rinaRemoteError, "line longer than %zu bytes", LineReader::kMaxLine);
+    if (reader.overlong())
+      return errorf(rinaRemoteError, "line longer than %zu bytes", LineReader::kMaxLine);
     int64_t left = msUntil(deadline);
     if (left <= 0) return errorf(rinaTimeout, "no complete line within %d ms", timeoutMs);
     pollfd p{fd, POLLIN, 0};

@@ -52,8 +52,9 @@ void loadAsFloat(const void* buffer, rinaDataType_t type, size_t first, size_t n
     return;
   }
   const uint16_t* p = static_cast<const uint16_t*>(buffer) + first;
-  for (size_t i = 0; i < n; ++i) out[i] = type == rinaFloat16 ? reduce::detail::halfBitsToFloat(p[i])
-                                   : reduce::detail::bf16BitsToFloat(p[i]);
+  for (size_t i = 0; i < n; ++i)
+    out[i] = type == rinaFloat16 ? reduce::detail::halfBitsToFloat(p[i])
+                                 : reduce::detail::bf16BitsToFloat(p[i]);
 }
 
 void storeFromFloat(const float* in, size_t n, rinaDataType_t type, size_t first, void* buffer) {
@@ -62,8 +63,9 @@ void storeFromFloat(const float* in, size_t n, rinaDataType_t type, size_t first
     return;
   }
   uint16_t* p = static_cast<uint16_t*>(buffer) + first;
-  for (size_t i = 0; i < n; ++i) p[i] = type == rinaFloat16 ? reduce::detail::floatToHalfBits(in[i])
-                                   : reduce::detail::floatToBf16Bits(in[i]);
+  for (size_t i = 0; i < n; ++i)
+    p[i] = type == rinaFloat16 ? reduce::detail::floatToHalfBits(in[i])
+                               : reduce::detail::floatToBf16Bits(in[i]);
 }
 
 }  // namespace rina::ina

@@ -18,8 +18,8 @@ std::string Controller::refuse(const std::string& why) {
 
 bool Controller::idle(uint16_t job, uint64_t nowMs) const {
   auto it = jobs_.find(job);
-  uint64_t last = std::max(dataPlane_.lastActivityMs(job),
-                           it == jobs_.end() ? 0 : it->second.lastGrantMs);
+  uint64_t last =
+      std::max(dataPlane_.lastActivityMs(job), it == jobs_.end() ? 0 : it->second.lastGrantMs);
   return nowMs > last && nowMs - last > options_.idleThresholdMs;
 }
 
@@ -95,8 +95,8 @@ std::string Controller::grant(Job& job, uint32_t wanted, uint64_t nowMs,
   stats_.grants++;
   stats_.grantedSlots += g.size();
   job.lastGrantMs = nowMs;
-  return ina::formatGrant({id, g.begin, g.size(), options_.payloadElems, options_.dataPort,
-                           options_.dataPorts});
+  return ina::formatGrant(
+      {id, g.begin, g.size(), options_.payloadElems, options_.dataPort, options_.dataPorts});
 }
 
 std::string Controller::statsJson(uint64_t nowMs) const {
@@ -140,26 +140,30 @@ std::string Controller::entriesJson(uint16_t id) const {
       inRun = true;
     } else if (!mine && inRun) {
       inRun = false;
-      ranges += (ranges.empty() ? "" : ",") + std::string("{\"register\":\"RinaIngress.slot_owner\",\"index\":[") +
-                std::to_string(runStart) + "," + std::to_string(s) + "],\"value\":" +
-                std::to_string(id) + "}";
+      ranges += (ranges.empty() ? "" : ",") +
+                std::string("{\"register\":\"RinaIngress.slot_owner\",\"index\":[") +
+                std::to_string(runStart) + "," + std::to_string(s) +
+                "],\"value\":" + std::to_string(id) + "}";
     }
   }
   char buf[256];
-  snprintf(buf, sizeof buf,
-           "{\"job\":%u,\"tables\":[{\"table\":\"RinaIngress.job_table\",\"match\":{\"hdr.ina.job\":%u},"
-           "\"action\":\"RinaIngress.set_job\",\"params\":{\"token\":%u,\"fan_in\":%u,\"mcast_grp\":%u}}",
-           id, id, c.token, c.fanIn, id);
+  snprintf(
+      buf, sizeof buf,
+      "{\"job\":%u,\"tables\":[{\"table\":\"RinaIngress.job_table\",\"match\":{\"hdr.ina.job\":%u},"
+      "\"action\":\"RinaIngress.set_job\",\"params\":{\"token\":%u,\"fan_in\":%u,\"mcast_grp\":%u}"
+      "}",
+      id, id, c.token, c.fanIn, id);
   std::string json = buf;
   for (size_t w = 0; w < c.members.size(); ++w) {
-    snprintf(buf, sizeof buf,
-             ",{\"table\":\"RinaEgress.member_table\",\"match\":{\"mcast_grp\":%u,\"egress_rid\":%zu},"
-             "\"action\":\"RinaEgress.set_member\",\"params\":{\"dst_addr\":\"%s\",\"dst_port\":%u}}",
-             id, w, c.members[w].addressString().c_str(), c.members[w].port);
+    snprintf(
+        buf, sizeof buf,
+        ",{\"table\":\"RinaEgress.member_table\",\"match\":{\"mcast_grp\":%u,\"egress_rid\":%zu},"
+        "\"action\":\"RinaEgress.set_member\",\"params\":{\"dst_addr\":\"%s\",\"dst_port\":%u}}",
+        id, w, c.members[w].addressString().c_str(), c.members[w].port);
     json += buf;
   }
-  json += "],\"registers\":[" + ranges + "],\"multicast_groups\":[{\"group\":" + std::to_string(id) +
-          ",\"members\":[";
+  json += "],\"registers\":[" + ranges +
+          "],\"multicast_groups\":[{\"group\":" + std::to_string(id) + ",\"members\":[";
   for (size_t w = 0; w < c.members.size(); ++w) {
     json += (w ? "," : "") + std::string("{\"rid\":") + std::to_string(w) + ",\"endpoint\":\"" +
             c.members[w].toString() + "\"}";

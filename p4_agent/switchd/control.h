@@ -60,8 +60,8 @@ class Controller {
   // Handles one request line; returns the reply line. Preemption notices for
   // victim jobs are appended to *notices (the caller delivers them). After a
   // successful REGISTER, *registered (if given) is the job id, else 0.
-  std::string handle(std::string_view line, uint64_t nowMs, std::vector<ina::PreemptNotice>* notices,
-                     uint16_t* registered = nullptr);
+  std::string handle(std::string_view line, uint64_t nowMs,
+                     std::vector<ina::PreemptNotice>* notices, uint16_t* registered = nullptr);
 
   std::string statsJson(uint64_t nowMs) const;
   std::string entriesJson(uint16_t job) const;  // "" for an unknown job

@@ -25,8 +25,7 @@ uint64_t nowMs() {
 
 }  // namespace
 
-DataThread::DataThread(Fd socket, const PipelineConfig& config,
-                       const DataThreadOptions& options)
+DataThread::DataThread(Fd socket, const PipelineConfig& config, const DataThreadOptions& options)
     : socket_(std::move(socket)),
       wakeup_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
       pipeline_(config),
@@ -117,7 +116,8 @@ void DataThread::loop() {
   auto lastRefill = std::chrono::steady_clock::now();
   const double burst = std::max(64.0, options_.capacityPps / 100.0);
 
-  std::vector<std::vector<uint8_t>> buffers(kBatch, std::vector<uint8_t>(ina::kMaxDatagramBytes + 4));
+  std::vector<std::vector<uint8_t>> buffers(kBatch,
+                                            std::vector<uint8_t>(ina::kMaxDatagramBytes + 4));
   std::vector<mmsghdr> hdrs(kBatch);
   std::vector<iovec> iovs(kBatch);
   std::vector<sockaddr_in> from(kBatch);
@@ -149,8 +149,9 @@ void DataThread::loop() {
       uint64_t now = nowMs();
       if (options_.capacityPps > 0) {
         auto t = std::chrono::steady_clock::now();
-        tokens = std::min(burst, tokens + options_.capacityPps *
-                                              std::chrono::duration<double>(t - lastRefill).count());
+        tokens =
+            std::min(burst, tokens + options_.capacityPps *
+                                         std::chrono::duration<double>(t - lastRefill).count());
         lastRefill = t;
       }
       for (int i = 0; i < got; ++i) {

@@ -21,7 +21,7 @@
 namespace rina::switchd {
 
 struct DataThreadOptions {
-  double dropRate = 0.0;     // probability of dropping a received datagram
+  double dropRate = 0.0;  // probability of dropping a received datagram
   uint64_t seed = 1;
   double capacityPps = 0.0;  // this thread's share; 0 = unlimited
   int cpu = -1;              // pin to this CPU if >= 0

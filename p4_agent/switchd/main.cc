@@ -139,8 +139,8 @@ class ShardedDataPlane : public DataPlane {
   std::string countersJson() const override {
     std::vector<uint64_t> verdicts(static_cast<size_t>(Verdict::kCount), 0);
     std::vector<uint64_t> malformed(static_cast<size_t>(ina::DecodeError::kCount), 0);
-    uint64_t received = 0, contributions = 0, overflows = 0, sent = 0, injected = 0,
-             capacity = 0, sendErrors = 0;
+    uint64_t received = 0, contributions = 0, overflows = 0, sent = 0, injected = 0, capacity = 0,
+             sendErrors = 0;
     for (const auto& t : threads_) {
       const PipelineStats& s = t->pipeline().stats();
       for (size_t i = 0; i < verdicts.size(); ++i) verdicts[i] += s.verdicts[i].get();
@@ -164,10 +164,11 @@ class ShardedDataPlane : public DataPlane {
       json += "," + field(verdictName(static_cast<Verdict>(i)), verdicts[i]);
     }
     for (size_t i = 1; i < malformed.size(); ++i) {
-      json += "," + field(("malformed_" + std::string(ina::decodeErrorName(
-                                               static_cast<ina::DecodeError>(i))))
-                              .c_str(),
-                          malformed[i]);
+      json +=
+          "," +
+          field(("malformed_" + std::string(ina::decodeErrorName(static_cast<ina::DecodeError>(i))))
+                    .c_str(),
+                malformed[i]);
     }
     return json + "}";
   }
@@ -176,7 +177,8 @@ class ShardedDataPlane : public DataPlane {
   void forAll(const std::function<void(Pipeline&)>& fn) {
     for (auto& t : threads_) {
       if (!t->runOnThread(fn, kCommandTimeoutMs)) {
-        fprintf(stderr, "rina-switchd: aggregation thread did not apply a control change in %d ms\n",
+        fprintf(stderr,
+                "rina-switchd: aggregation thread did not apply a control change in %d ms\n",
                 kCommandTimeoutMs);
       }
     }
@@ -204,8 +206,8 @@ bool bindDataSockets(const Flags& flags, std::vector<Fd>* sockets, uint16_t* bas
       return true;
     }
     if (flags.listen.port) {
-      fprintf(stderr, "rina-switchd: %s (%u ports from %s)\n", s.message().c_str(),
-              flags.threads, flags.listen.toString().c_str());
+      fprintf(stderr, "rina-switchd: %s (%u ports from %s)\n", s.message().c_str(), flags.threads,
+              flags.listen.toString().c_str());
     }
   }
   return false;

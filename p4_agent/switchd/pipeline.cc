@@ -12,8 +12,8 @@ using ina::Type;
 
 const char* verdictName(Verdict v) {
   static constexpr const char* kNames[] = {
-      "first",   "added",       "completed", "duplicate_pending", "duplicate_resent",
-      "stale",   "bcast",       "nack",      "unknown_job",       "bad_token",
+      "first",     "added",     "completed", "duplicate_pending", "duplicate_resent",
+      "stale",     "bcast",     "nack",      "unknown_job",       "bad_token",
       "malformed", "bad_shape", "bad_slot",  "unexpected_type"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(Verdict::kCount));
   return kNames[static_cast<size_t>(v)];
@@ -125,8 +125,8 @@ Verdict Pipeline::contribute(const Header& h, const uint8_t* datagram, const Job
       int32_t a = values[i];
       int32_t x = static_cast<int32_t>(ntohl(be));
       int32_t sum = static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(x));
-      int32_t o = ((a ^ sum) & (x ^ sum)) >> 31;     // -1 on overflow, else 0
-      int32_t saturated = (a >> 31) ^ INT32_MAX;     // INT32_MIN if a < 0, else INT32_MAX
+      int32_t o = ((a ^ sum) & (x ^ sum)) >> 31;  // -1 on overflow, else 0
+      int32_t saturated = (a >> 31) ^ INT32_MAX;  // INT32_MIN if a < 0, else INT32_MAX
       values[i] = (sum & ~o) | (saturated & o);
       overflow |= o;
     }

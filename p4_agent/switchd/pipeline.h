@@ -64,10 +64,10 @@ enum class Verdict : uint8_t {
   kNack,              // slot not owned by the job: NACK sent
   kUnknownJob,
   kBadToken,
-  kMalformed,         // failed decode (see malformed counters)
-  kBadShape,          // elems / fan-in disagree with the switch or the job
-  kBadSlot,           // slot out of range or in another shard
-  kUnexpectedType,    // RESULT / NACK / CTRL sent to the switch
+  kMalformed,       // failed decode (see malformed counters)
+  kBadShape,        // elems / fan-in disagree with the switch or the job
+  kBadSlot,         // slot out of range or in another shard
+  kUnexpectedType,  // RESULT / NACK / CTRL sent to the switch
   kCount
 };
 const char* verdictName(Verdict v);
@@ -75,7 +75,9 @@ const char* verdictName(Verdict v);
 // Single-writer counters another thread may read.
 class Counter {
  public:
-  void add(uint64_t n = 1) { v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
+  void add(uint64_t n = 1) {
+    v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
   uint64_t get() const { return v_.load(std::memory_order_relaxed); }
 
  private:
@@ -132,7 +134,9 @@ class Pipeline {
   bool ownsSlot(uint32_t slot) const { return slot % config_.shards == config_.shard; }
   const PipelineStats& stats() const { return stats_; }
   // Last time (nowMs of process()) a datagram of the job was accepted; any thread.
-  uint64_t lastActivityMs(uint16_t job) const { return activity_[job].load(std::memory_order_relaxed); }
+  uint64_t lastActivityMs(uint16_t job) const {
+    return activity_[job].load(std::memory_order_relaxed);
+  }
   const PipelineConfig& config() const { return config_; }
 
  private:
@@ -162,9 +166,9 @@ class Pipeline {
   uint32_t local(uint32_t slot) const { return slot / config_.shards; }
 
   PipelineConfig config_;
-  std::vector<uint16_t> owner_;       // per local slot
-  std::vector<SlotSet> sets_;         // 2 per local slot
-  std::vector<int32_t> values_;       // payloadElems per set
+  std::vector<uint16_t> owner_;  // per local slot
+  std::vector<SlotSet> sets_;    // 2 per local slot
+  std::vector<int32_t> values_;  // payloadElems per set
   std::unordered_map<uint16_t, JobEntry> jobs_;
   std::unique_ptr<std::atomic<uint64_t>[]> activity_;  // per job id
   PipelineStats stats_;

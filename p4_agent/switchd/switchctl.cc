@@ -12,9 +12,10 @@ int main(int argc, char** argv) {
   using namespace rina::ina;
   Endpoint controller;
   if (argc < 3 || !parseEndpoint(argv[1], &controller)) {
-    fprintf(stderr, "usage: rina-switchctl ADDR:PORT VERB [key=value ...]\n"
-                    "  e.g. rina-switchctl 127.0.0.1:9101 ENTRIES job=7\n"
-                    "       rina-switchctl 127.0.0.1:9101 STATS\n");
+    fprintf(stderr,
+            "usage: rina-switchctl ADDR:PORT VERB [key=value ...]\n"
+            "  e.g. rina-switchctl 127.0.0.1:9101 ENTRIES job=7\n"
+            "       rina-switchctl 127.0.0.1:9101 STATS\n");
     return 2;
   }
   std::string line = argv[2];

@@ -38,17 +38,28 @@ struct Args {
 bool parse(int argc, char** argv, Args* a) {
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
-    if (k == "--workers") a->workers = std::atoi(v.c_str());
-    else if (k == "--payload") a->payload = std::atoi(v.c_str());
-    else if (k == "--elems") a->elems = std::strtoull(v.c_str(), nullptr, 10);
-    else if (k == "--iters") a->iters = std::atoi(v.c_str());
-    else if (k == "--window") a->window = std::atoi(v.c_str());
-    else if (k == "--dtype") a->dtype = v;
-    else if (k == "--threads") a->threads = std::atoi(v.c_str());
-    else if (k == "--drop-rate") a->dropRate = v;
-    else if (k == "--capacity-pps") a->capacityPps = v;
-    else if (k == "--min-rto-us") a->minRtoUs = std::atoi(v.c_str());
-    else return false;
+    if (k == "--workers")
+      a->workers = std::atoi(v.c_str());
+    else if (k == "--payload")
+      a->payload = std::atoi(v.c_str());
+    else if (k == "--elems")
+      a->elems = std::strtoull(v.c_str(), nullptr, 10);
+    else if (k == "--iters")
+      a->iters = std::atoi(v.c_str());
+    else if (k == "--window")
+      a->window = std::atoi(v.c_str());
+    else if (k == "--dtype")
+      a->dtype = v;
+    else if (k == "--threads")
+      a->threads = std::atoi(v.c_str());
+    else if (k == "--drop-rate")
+      a->dropRate = v;
+    else if (k == "--capacity-pps")
+      a->capacityPps = v;
+    else if (k == "--min-rto-us")
+      a->minRtoUs = std::atoi(v.c_str());
+    else
+      return false;
   }
   return (argc % 2) == 1 && a->workers >= 1 && a->workers <= 32 && a->payload >= 1 &&
          a->iters >= 1 && (a->dtype == "int32" || a->dtype == "float32");
@@ -62,9 +73,9 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: see the comment at the top of perf/switchd/switchd_bench.cc\n");
     return 2;
   }
-  SwitchdProcess sw({"--slots", std::to_string(a.window * 2), "--payload", std::to_string(a.payload),
-                     "--threads", std::to_string(a.threads), "--drop-rate", a.dropRate,
-                     "--capacity-pps", a.capacityPps, "--seed", "11"});
+  SwitchdProcess sw({"--slots", std::to_string(a.window * 2), "--payload",
+                     std::to_string(a.payload), "--threads", std::to_string(a.threads),
+                     "--drop-rate", a.dropRate, "--capacity-pps", a.capacityPps, "--seed", "11"});
   if (!sw.ready()) {
     fprintf(stderr, "rina-switchd-bench: switchd did not start\n");
     return 1;
@@ -111,14 +122,16 @@ int main(int argc, char** argv) {
   double contributions = slices * a.workers;
   double payloadBits = contributions * a.payload * 32.0;
   double goodputBits = static_cast<double>(a.elems) * 32.0 * a.iters;  // per worker, result bytes
-  printf("workers=%d payload=%d dtype=%s threads=%d window=%d drop=%s elems=%zu iters=%d: "
-         "%.3f s, %.0f contributions/s, %.3f Gbit/s payload in (aggregate), "
-         "%.3f Gbit/s goodput per worker, retransmissions %.2f%% of %llu sends (%.2f%% fast), host slices %llu, "
-         "switch injected drops %lld\n",
-         a.workers, a.payload, a.dtype.c_str(), a.threads, a.window, a.dropRate.c_str(), a.elems,
-         a.iters, sec, contributions / sec, payloadBits / sec / 1e9, goodputBits / sec / 1e9,
-         sent ? 100.0 * retx / sent : 0.0, static_cast<unsigned long long>(sent),
-         sent ? 100.0 * fast / sent : 0.0,
-         static_cast<unsigned long long>(host), sw.statsField("injected_drops"));
+  printf(
+      "workers=%d payload=%d dtype=%s threads=%d window=%d drop=%s elems=%zu iters=%d: "
+      "%.3f s, %.0f contributions/s, %.3f Gbit/s payload in (aggregate), "
+      "%.3f Gbit/s goodput per worker, retransmissions %.2f%% of %llu sends (%.2f%% fast), host "
+      "slices %llu, "
+      "switch injected drops %lld\n",
+      a.workers, a.payload, a.dtype.c_str(), a.threads, a.window, a.dropRate.c_str(), a.elems,
+      a.iters, sec, contributions / sec, payloadBits / sec / 1e9, goodputBits / sec / 1e9,
+      sent ? 100.0 * retx / sent : 0.0, static_cast<unsigned long long>(sent),
+      sent ? 100.0 * fast / sent : 0.0, static_cast<unsigned long long>(host),
+      sw.statsField("injected_drops"));
   return 0;
 }

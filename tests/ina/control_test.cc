@@ -16,10 +16,10 @@ using ina::CtrlVerb;
 TEST(CtrlProtocol, ParsesEveryVerb) {
   CtrlRequest r;
   std::string err;
-  ASSERT_TRUE(ina::parseCtrlRequest(
-      "REGISTER job=7 token=4000000000 fanin=2 priority=3 slots=64 "
-      "members=127.0.0.1:5000,10.0.0.2:6000",
-      &r, &err))
+  ASSERT_TRUE(
+      ina::parseCtrlRequest("REGISTER job=7 token=4000000000 fanin=2 priority=3 slots=64 "
+                            "members=127.0.0.1:5000,10.0.0.2:6000",
+                            &r, &err))
       << err;
   EXPECT_EQ(r.verb, CtrlVerb::kRegister);
   EXPECT_EQ(r.job, 7);
@@ -47,15 +47,15 @@ TEST(CtrlProtocol, RejectsMalformedRequests) {
       "",
       "HELLO",
       "STATS extra=1",
-      "RELEASE job=7",                          // missing token
-      "RELEASE job=0 token=1",                  // job 0
-      "RELEASE job=65536 token=1",              // job out of range
-      "RELEASE job=7 token=4294967296",         // token out of range
+      "RELEASE job=7",                   // missing token
+      "RELEASE job=0 token=1",           // job 0
+      "RELEASE job=65536 token=1",       // job out of range
+      "RELEASE job=7 token=4294967296",  // token out of range
       "RELEASE job=7 token=-1",
       "RELEASE job=7 token=1x",
-      "RELEASE  job=7 token=1",                 // empty field
-      "RELEASE job=7 job=7 token=1",            // duplicate
-      "RELEASE job=7 token=1 color=red",        // unknown field
+      "RELEASE  job=7 token=1",           // empty field
+      "RELEASE job=7 job=7 token=1",      // duplicate
+      "RELEASE job=7 token=1 color=red",  // unknown field
       "RELEASE job= token=1",
       "REQUEST job=7 token=1 slots=0",
       "REQUEST job=7 token=1 slots=40000",
@@ -81,7 +81,8 @@ TEST(CtrlProtocol, GrantAndNoticeRoundTrip) {
   EXPECT_EQ(back.length, 28u);
   EXPECT_EQ(back.payloadElems, 256u);
   EXPECT_EQ(back.ports, 2);
-  EXPECT_FALSE(ina::parseGrant("OK GRANT job=7 base=32760 length=9 payload=64 port=1 ports=1", &back));
+  EXPECT_FALSE(
+      ina::parseGrant("OK GRANT job=7 base=32760 length=9 payload=64 port=1 ports=1", &back));
   EXPECT_FALSE(ina::parseGrant("ERR no", &back));
   ina::PreemptNotice n{3, 10, 5}, nb;
   ASSERT_TRUE(ina::parsePreemptNotice(ina::formatPreemptNotice(n), &nb));
@@ -105,7 +106,8 @@ TEST(SlotAllocator, FreeSlotsFirstThenCheapestVictim) {
   EXPECT_TRUE(taken.empty());
   // Job 4 may take job 1 (cheap) or job 2 (dear): it takes 6 of job 1's slots.
   std::map<uint16_t, int> cost{{1, 1}, {2, 5}, {3, -1}};
-  SlotRange r4 = a.allocate(4, 6, [&](uint16_t o) { return cost[o]; }, &taken);
+  SlotRange r4 = a.allocate(
+      4, 6, [&](uint16_t o) { return cost[o]; }, &taken);
   EXPECT_EQ(r4.size(), 6u);
   ASSERT_EQ(taken.size(), 1u);
   EXPECT_EQ(taken[0].job, 1);
@@ -204,16 +206,18 @@ TEST_F(ControllerTest, TokensReleaseStatsAndEntries) {
   handleGrant(registerLine(3, 1, 4), 0);
   EXPECT_EQ(controller_.handle("RELEASE job=3 token=1", 1, &notices_).rfind("ERR", 0), 0u);
   EXPECT_EQ(controller_.handle("RELEASE job=4 token=1", 1, &notices_).rfind("ERR", 0), 0u);
-  EXPECT_EQ(controller_.handle("REGISTER job=3 token=1 fanin=1 priority=1 slots=4 "
-                               "members=127.0.0.1:5003",
-                               1, &notices_)
+  EXPECT_EQ(controller_
+                .handle("REGISTER job=3 token=1 fanin=1 priority=1 slots=4 "
+                        "members=127.0.0.1:5003",
+                        1, &notices_)
                 .rfind("ERR", 0),
             0u);  // another token for a registered job
   std::string entries = controller_.handle("ENTRIES job=3", 1, &notices_);
   EXPECT_NE(entries.find("\"mcast_grp\":3"), std::string::npos) << entries;
   EXPECT_NE(entries.find("\"dst_addr\":\"127.0.0.1\",\"dst_port\":5003"), std::string::npos)
       << entries;
-  EXPECT_NE(entries.find("\"register\":\"RinaIngress.slot_owner\",\"index\":[0,4]"), std::string::npos)
+  EXPECT_NE(entries.find("\"register\":\"RinaIngress.slot_owner\",\"index\":[0,4]"),
+            std::string::npos)
       << entries;
   std::string stats = controller_.handle("STATS", 1, &notices_);
   EXPECT_NE(stats.find("\"slots_used\":4"), std::string::npos) << stats;

@@ -52,7 +52,8 @@ std::vector<std::vector<float>> floatInputs(int k, size_t count, uint32_t seed) 
   std::normal_distribution<float> dist(0.0f, 1.0f);
   std::vector<std::vector<float>> in(k, std::vector<float>(count));
   for (auto& v : in) {
-    for (size_t i = 0; i < count; ++i) v[i] = dist(rng) * std::ldexp(1.0f, static_cast<int>(i / 64 % 24) - 12);
+    for (size_t i = 0; i < count; ++i)
+      v[i] = dist(rng) * std::ldexp(1.0f, static_cast<int>(i / 64 % 24) - 12);
   }
   return in;
 }

@@ -145,8 +145,7 @@ TEST_F(PipelineTest, ShadowSetKeepsOldResultWhileNextSliceAggregates) {
   EXPECT_EQ(send({.worker = 0, .slot = 1, .seq = 1}), Verdict::kStale);
   EXPECT_TRUE(out_.messages().empty());
   send({.worker = 0, .slot = 1, .seq = 17, .values = {1, 1, 1, 1}});
-  EXPECT_EQ(send({.worker = 2, .slot = 1, .seq = 17, .values = {1, 1, 1, 1}}),
-            Verdict::kCompleted);
+  EXPECT_EQ(send({.worker = 2, .slot = 1, .seq = 17, .values = {1, 1, 1, 1}}), Verdict::kCompleted);
   EXPECT_EQ(emitted(0, &v).seq, 17u);
   EXPECT_EQ(v, (std::vector<int32_t>{7, 7, 7, 7}));
 }

@@ -52,7 +52,8 @@ void expectExact(const std::vector<std::vector<uint8_t>>& in,
     uint32_t sum = 0;
     for (const auto& b : in) sum += static_cast<uint32_t>(at(b, i));
     for (size_t w = 0; w < out.size(); ++w) {
-      ASSERT_EQ(at(out[w], i), static_cast<int32_t>(sum)) << what << " worker " << w << " elem " << i;
+      ASSERT_EQ(at(out[w], i), static_cast<int32_t>(sum))
+          << what << " worker " << w << " elem " << i;
     }
   }
 }

@@ -56,15 +56,15 @@ TEST(InaWire, RoundTripKeepsEveryField) {
 
 TEST(InaWire, NetworkByteOrderOnTheWire) {
   auto buf = encodeSample(sampleHeader(), {0x01020304, 0, 0, 0});
-  EXPECT_EQ(buf[0], 0x51);                 // magic 5, version 1
-  EXPECT_EQ(buf[1], 0x15);                 // DATA, RESEND|LAST
-  EXPECT_EQ(buf[2], 0x12);                 // job, big endian
-  EXPECT_EQ(buf[4], 0xFA);                 // shadow bit | slot high byte
-  EXPECT_EQ(buf[8], 0xDE);                 // seq
-  EXPECT_EQ(buf[14], 0x00);                // elems = 4
+  EXPECT_EQ(buf[0], 0x51);   // magic 5, version 1
+  EXPECT_EQ(buf[1], 0x15);   // DATA, RESEND|LAST
+  EXPECT_EQ(buf[2], 0x12);   // job, big endian
+  EXPECT_EQ(buf[4], 0xFA);   // shadow bit | slot high byte
+  EXPECT_EQ(buf[8], 0xDE);   // seq
+  EXPECT_EQ(buf[14], 0x00);  // elems = 4
   EXPECT_EQ(buf[15], 0x04);
-  EXPECT_EQ(buf[16], 0xCA);                // token
-  EXPECT_EQ(buf[kHeaderBytes], 0x01);      // payload, big endian
+  EXPECT_EQ(buf[16], 0xCA);            // token
+  EXPECT_EQ(buf[kHeaderBytes], 0x01);  // payload, big endian
   EXPECT_EQ(buf[kHeaderBytes + 3], 0x04);
 }
 
