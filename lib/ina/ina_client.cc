@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/log.h"
 #include "ina/quantize.h"
 #include "rina/ina_wire.h"
 
@@ -69,6 +70,16 @@ struct InaClient::Call {
   size_t sliceFirst(uint32_t i) const { return size_t{i} * P; }
   size_t sliceLen(uint32_t i) const { return std::min<size_t>(P, count - sliceFirst(i)); }
   bool isData(uint32_t r) const { return r >= prologue; }
+  // Data slice i as float (plus the upstream partial) into scratch[0, n).
+  void loadFloats(uint32_t i) {
+    size_t first = sliceFirst(i), n = sliceLen(i);
+    loadAsFloat(buffer, type, first, n, scratch.data());
+    if (upstream) {
+      float* up = scratch.data() + P;  // the second half holds the upstream slice
+      loadAsFloat(upstream, type, first, n, up);
+      for (size_t k = 0; k < n; ++k) scratch[k] += up[k];
+    }
+  }
 };
 
 InaClient::InaClient(const InaClientOptions& options)
@@ -146,12 +157,7 @@ void InaClient::buildSlice(Call& c, uint32_t r, Entry& e) {
       if (E == kExponentHost) {
         c.host[i] = true;  // still sent (as zeros) to keep the window and exponents moving
       } else if (E != kExponentZero) {
-        loadAsFloat(c.buffer, c.type, first, n, c.scratch.data());
-        if (c.upstream) {
-          std::vector<float>& up = c.scratch;  // second half holds the upstream slice
-          loadAsFloat(c.upstream, c.type, first, n, up.data() + c.P);
-          for (size_t k = 0; k < n; ++k) up[k] += up[c.P + k];
-        }
+        c.loadFloats(i);
         quantize(c.scratch.data(), n, E, options_.fanIn, c.ints.data());
       }
     }
@@ -355,13 +361,8 @@ Status InaClient::allreduce(void* buffer, size_t count, rinaDataType_t type,
     c.localExp.resize(c.slices);
     c.sharedExp.assign(c.slices, kExponentHost);
     for (uint32_t i = 0; i < c.slices; ++i) {
-      size_t n = c.sliceLen(i);
-      loadAsFloat(buffer, type, c.sliceFirst(i), n, c.scratch.data());
-      if (c.upstream) {
-        loadAsFloat(c.upstream, type, c.sliceFirst(i), n, c.scratch.data() + c.P);
-        for (size_t k = 0; k < n; ++k) c.scratch[k] += c.scratch[c.P + k];
-      }
-      c.localExp[i] = sliceExponent(c.scratch.data(), n);
+      c.loadFloats(i);
+      c.localExp[i] = sliceExponent(c.scratch.data(), c.sliceLen(i));
     }
   }
   for (Entry& e : entries_) e.busy = false;
@@ -399,6 +400,11 @@ Status InaClient::allreduce(void* buffer, size_t count, rinaDataType_t type,
   }
   for (uint32_t i = 0; i < c.slices; ++i) {
     if (c.host[i]) result->hostSlices.push_back(i);
+  }
+  if (!result->hostSlices.empty()) {
+    RINA_INFO("ina: worker %u job %u: %zu of %u slices left to host aggregation (%llu NACKs)",
+              options_.worker, options_.job, result->hostSlices.size(), c.slices,
+              static_cast<unsigned long long>(c.stats.nacks));
   }
   c.stats.rtoUs = rto_.rtoUs();
   result->stats = c.stats;
