@@ -92,19 +92,25 @@ Verdict Pipeline::process(std::span<const uint8_t> datagram, const Endpoint& fro
   return v;
 }
 
-Verdict Pipeline::contribute(const Header& h, const uint8_t* datagram, const JobEntry& job,
-                             const Endpoint& from, Output* out) {
+Pipeline::SlotSet* Pipeline::claimSet(const Header& h, int32_t** values) {
   size_t setIndex = 2 * static_cast<size_t>(local(h.slot)) + (h.shadow ? 1 : 0);
   SlotSet& s = sets_[setIndex];
-  int32_t* values = values_.data() + setIndex * config_.payloadElems;
-  if (s.used && s.seq != h.seq && static_cast<int32_t>(h.seq - s.seq) < 0) {
-    return Verdict::kStale;
-  }
-  if (!s.used || s.seq != h.seq) {
+  *values = values_.data() + setIndex * config_.payloadElems;
+  if (s.used && s.seq != h.seq) {
+    if (static_cast<int32_t>(h.seq - s.seq) < 0) return nullptr;
     s = SlotSet{};
-    s.used = true;
-    s.seq = h.seq;
   }
+  s.used = true;
+  s.seq = h.seq;
+  return &s;
+}
+
+Verdict Pipeline::contribute(const Header& h, const uint8_t* datagram, const JobEntry& job,
+                             const Endpoint& from, Output* out) {
+  int32_t* values;
+  SlotSet* set = claimSet(h, &values);
+  if (!set) return Verdict::kStale;
+  SlotSet& s = *set;
   uint32_t bit = 1u << h.worker;
   if (s.bitmap & bit) {
     if (!s.complete) return Verdict::kDuplicatePending;
@@ -153,14 +159,12 @@ Verdict Pipeline::broadcast(const Header& h, const uint8_t* datagram, const JobE
                             Output* out) {
   // Fan-in 1: the single contribution completes the set; a resend of the same
   // seq re-multicasts the stored copy.
-  size_t setIndex = 2 * static_cast<size_t>(local(h.slot)) + (h.shadow ? 1 : 0);
-  SlotSet& s = sets_[setIndex];
-  int32_t* values = values_.data() + setIndex * config_.payloadElems;
-  if (s.used && s.seq != h.seq && static_cast<int32_t>(h.seq - s.seq) < 0) {
-    return Verdict::kStale;
-  }
-  if (!s.used || s.seq != h.seq || !s.complete) {
-    s = SlotSet{};
+  int32_t* values;
+  SlotSet* set = claimSet(h, &values);
+  if (!set) return Verdict::kStale;
+  SlotSet& s = *set;
+  if (!s.complete) {
+    s = SlotSet{};  // a BCAST replaces whatever DATA began under the same seq
     s.used = true;
     s.seq = h.seq;
     ina::decodePayload(datagram + ina::kHeaderBytes, config_.payloadElems, values);

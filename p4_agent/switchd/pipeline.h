@@ -152,6 +152,9 @@ class Pipeline {
     int8_t exponent = ina::kExponentZero;
   };
 
+  // The set h addresses, reset if h carries a newer seq; null if h's seq is
+  // older than the set's (stale).
+  SlotSet* claimSet(const ina::Header& h, int32_t** values);
   Verdict contribute(const ina::Header& h, const uint8_t* datagram, const JobEntry& job,
                      const Endpoint& from, Output* out);
   Verdict broadcast(const ina::Header& h, const uint8_t* datagram, const JobEntry& job,

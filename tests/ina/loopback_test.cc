@@ -226,6 +226,26 @@ TEST(InaLoopback, Int32OverflowIsReportedAsHostSlice) {
   EXPECT_GE(sw.statsField("overflows"), 1);
 }
 
+TEST(InaLoopback, CapacityLimitDropsAreRecovered) {
+  // A 64-datagram burst allowance, and two workers opening 64-slice windows.
+  SwitchdProcess sw({"--slots", "128", "--capacity-pps", "3000"});
+  ASSERT_TRUE(sw.ready());
+  RackOptions ro;
+  ro.slots = 64;
+  std::unique_ptr<Rack> rack;
+  ASSERT_TRUE(Rack::create(sw, 2, ro, &rack).ok());
+  const size_t count = 6400;
+  auto in = int32Inputs(2, count, 700);
+  auto buf = in;
+  std::vector<Status> st;
+  std::vector<InaCallResult> res;
+  rack->allreduce(buf, count, rinaInt32, &st, &res);
+  expectAllOk(st, res);
+  expectInt32Sum(in, buf, count);
+  EXPECT_GT(sw.statsField("capacity_drops"), 0);
+  EXPECT_GT(totalRetransmissions(res), 0u);
+}
+
 class InaLoss : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(InaLoss, CorrectUnderInjectedLossAndRetransmissionsCounted) {
