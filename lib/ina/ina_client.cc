@@ -350,6 +350,12 @@ Status InaClient::allreduce(void* buffer, size_t count, rinaDataType_t type,
   c.slices = static_cast<uint32_t>(sliceCount(count, c.P));
   c.prologue = c.quantized ? window_ : 0;
   c.total = c.prologue + c.slices;
+  if (uint64_t{nextSeq_} + c.total >= (uint64_t{1} << 32)) {
+    // Seq 0 means "unused" to the switch, and t % W must not jump at the wrap.
+    return errorf(rinaInvalidUsage,
+                  "ina: worker %u job %u: slice sequence exhausted; REQUEST a fresh grant",
+                  options_.worker, options_.job);
+  }
   c.base = nextSeq_;
   nextSeq_ += c.total;
   c.host.assign(c.slices, false);

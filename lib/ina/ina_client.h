@@ -80,7 +80,9 @@ class InaClient {
 
   // The UDP address to list as this worker's member address at registration.
   const Endpoint& localEndpoint() const { return local_; }
-  // Slots to use (from the controller); resets the slice sequence state.
+  // Slots to use, fresh from the controller (REGISTER / REQUEST reset the
+  // slots in the switch); restarts the slice sequence at 1. One grant serves
+  // 2^32 slices; then allreduce asks for a new one (rinaInvalidUsage).
   Status setGrant(const Grant& grant);
   const Grant& grant() const { return grant_; }
 
