@@ -48,6 +48,8 @@ struct InaClient::Call {
   size_t count = 0;
   rinaDataType_t type = rinaInt32;
   bool quantized = false;
+  bool toPortOnly = false;  // resultToPortOnly
+  bool isPort = false;
   uint32_t P = 0;
   uint32_t slices = 0;
   uint32_t prologue = 0;
@@ -125,7 +127,8 @@ void InaClient::buildSlice(Call& c, uint32_t r, Entry& e) {
   const uint32_t w = t % window_;
   Header h;
   h.type = Type::kData;
-  h.flags = r + 1 == c.total ? kFlagLast : 0;
+  h.flags = static_cast<uint8_t>((r + 1 == c.total ? kFlagLast : 0) |
+                                 (c.toPortOnly && c.isPort ? kFlagToPort : 0));
   h.job = options_.job;
   h.slot = static_cast<uint16_t>(grant_.base + w);
   h.shadow = (t / window_) % 2 == 1;
@@ -239,6 +242,7 @@ void InaClient::onDatagram(Call& c, const uint8_t* data, size_t len) {
   uint32_t ahead = r + window_ - c.prologue;
   if (c.quantized && ahead < c.slices) c.sharedExp[ahead] = h.exponent;
   if (!isData || c.host[i]) return;
+  if (c.toPortOnly && !c.isPort && h.elems == 0) return;  // acknowledged: the sum went to the port
   if ((h.flags & kFlagOverflow) || h.elems != c.P) {
     c.host[i] = true;
     return;
@@ -341,6 +345,8 @@ Status InaClient::allreduce(void* buffer, size_t count, rinaDataType_t type,
   Call c;
   c.buffer = buffer;
   c.upstream = call.upstreamPartial;
+  c.toPortOnly = call.resultToPortOnly;
+  c.isPort = call.isPort;
   c.count = count;
   c.type = type;
   c.quantized = type != rinaInt32;

@@ -55,6 +55,12 @@ struct InaCallOptions {
   // The port worker's extra upstream partial (same type and count as the
   // buffer), added to its contribution before it is sent.
   const void* upstreamPartial = nullptr;
+  // Reduce to the port only (TO_PORT): the switch sends the sum to the
+  // worker that set isPort and a bare acknowledgement to the others, whose
+  // buffers keep their input. Every worker of the call passes the same
+  // resultToPortOnly, and exactly one sets isPort.
+  bool resultToPortOnly = false;
+  bool isPort = false;
 };
 
 struct InaCallStats {

@@ -118,7 +118,7 @@ Status Rack::setGrant(const Grant& grant) {
 
 void Rack::allreduce(std::vector<std::vector<uint8_t>>& buffers, size_t count, rinaDataType_t type,
                      std::vector<Status>* statuses, std::vector<InaCallResult>* results,
-                     const std::vector<const void*>& upstream) {
+                     const std::vector<const void*>& upstream, int port) {
   statuses->assign(clients_.size(), Status());
   results->assign(clients_.size(), InaCallResult{});
   std::vector<std::thread> threads;
@@ -126,6 +126,8 @@ void Rack::allreduce(std::vector<std::vector<uint8_t>>& buffers, size_t count, r
     threads.emplace_back([&, w] {
       InaCallOptions call;
       call.upstreamPartial = w < upstream.size() ? upstream[w] : nullptr;
+      call.resultToPortOnly = port >= 0;
+      call.isPort = static_cast<int>(w) == port;
       (*statuses)[w] = clients_[w]->allreduce(buffers[w].data(), count, type, call, &(*results)[w]);
     });
   }

@@ -57,9 +57,11 @@ class Rack {
 
   // Every worker reduces its own buffer in place, concurrently (one thread
   // each). statuses/results are per worker.
+  // upstream[w] is worker w's upstream partial; port >= 0 reduces to that
+  // worker only (TO_PORT).
   void allreduce(std::vector<std::vector<uint8_t>>& buffers, size_t count, rinaDataType_t type,
                  std::vector<Status>* statuses, std::vector<InaCallResult>* results,
-                 const std::vector<const void*>& upstream = {});
+                 const std::vector<const void*>& upstream = {}, int port = -1);
 
  private:
   std::unique_ptr<CtrlClient> ctrl_;

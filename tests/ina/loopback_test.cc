@@ -203,6 +203,32 @@ TEST(InaLoopback, HalfBfloat16AndUpstreamPartial) {
   expectInt32Sum(ints, buf, kCount);
 }
 
+TEST(InaLoopback, ReduceToPortLeavesOthersWithTheirInput) {
+  SwitchdProcess sw({"--slots", "64", "--drop-rate", "0.02"});
+  ASSERT_TRUE(sw.ready());
+  RackOptions ro;
+  ro.slots = 16;
+  std::unique_ptr<Rack> rack;
+  ASSERT_TRUE(Rack::create(sw, 3, ro, &rack).ok());
+  for (rinaDataType_t type : {rinaInt32, rinaFloat32}) {
+    auto in =
+        type == rinaInt32 ? int32Inputs(3, kCount, 800) : asBytes(floatInputs(3, kCount, 801));
+    auto buf = in;
+    std::vector<Status> st;
+    std::vector<InaCallResult> res;
+    rack->allreduce(buf, kCount, type, &st, &res, {}, /*port=*/1);
+    expectAllOk(st, res);
+    EXPECT_EQ(buf[0], in[0]);
+    EXPECT_EQ(buf[2], in[2]);
+    if (type == rinaInt32) {
+      expectInt32Sum(in, {buf[1]}, kCount);
+    } else {
+      expectFloatSumWithinBound(asFloats(in), asFloats({buf[1]}), 64, 0x1p-24);
+    }
+  }
+  EXPECT_GT(sw.statsField("completed"), 0);
+}
+
 TEST(InaLoopback, Int32OverflowIsReportedAsHostSlice) {
   SwitchdProcess sw({"--slots", "64"});
   ASSERT_TRUE(sw.ready());
