@@ -373,6 +373,11 @@ const char* placementName(Placement p) {
                                      : "dst==b";
 }
 
+template <class T>
+bool sameRepresentation(const T& x, const T& y) {
+  return std::memcmp(&x, &y, sizeof(T)) == 0;  // NaN == NaN, -0 != +0
+}
+
 // Elements after the output that a kernel must not touch.
 constexpr size_t kGuard = 9;
 
@@ -391,8 +396,11 @@ std::vector<T> runKernel(ReduceFn fn, const std::vector<T>& a, const std::vector
   switch (placement) {
     case Placement::kOutOfPlace:
       fn(dst, bufA.data() + 1, bufB.data() + 1, n);
-      EXPECT_EQ(0, std::memcmp(bufA.data() + 1, a.data(), n * sizeof(T))) << "a was modified";
-      EXPECT_EQ(0, std::memcmp(bufB.data() + 1, b.data(), n * sizeof(T))) << "b was modified";
+      // std::equal, not memcmp: a.data() may be null when n == 0.
+      EXPECT_TRUE(std::equal(a.begin(), a.end(), bufA.begin() + 1, sameRepresentation<T>))
+          << "a was modified";
+      EXPECT_TRUE(std::equal(b.begin(), b.end(), bufB.begin() + 1, sameRepresentation<T>))
+          << "b was modified";
       break;
     case Placement::kIntoA:
       std::copy(a.begin(), a.end(), dst);
