@@ -138,8 +138,7 @@ int runBenchmark(const Options& options, const BenchSetup& setup, RankGroup& gro
 
   const std::vector<size_t> sizes = sizeSequence(options);
   if (root) {
-    printLine("# rina-allreduce-perf: rina " + setup.libraryVersion + ", bootstrap " +
-              setup.bootstrap);
+    printLine("# " + setup.tool + ": " + setup.library + ", bootstrap " + setup.bootstrap);
     printLine("# nranks " + std::to_string(nranks) + " on " + std::to_string(hosts.size()) +
               " host(s): " + joined(hosts, ","));
     printLine(std::string("# type ") + typeName(options.type) + "  redop " + opName(options.op) +
@@ -194,9 +193,9 @@ int runBenchmark(const Options& options, const BenchSetup& setup, RankGroup& gro
     std::fputs(formatFooter(summary).c_str(), stdout);
     std::fflush(stdout);
     if (!options.jsonPath.empty()) {
-      RunInfo info{"rina-allreduce-perf", nranks,          hosts,
-                   setup.bootstrap,       names,           options.iters,
-                   options.warmupIters,   options.inPlace, options.check};
+      RunInfo info{setup.tool,          nranks,          hosts,
+                   setup.bootstrap,     names,           options.iters,
+                   options.warmupIters, options.inPlace, options.check};
       FILE* json = std::fopen(options.jsonPath.c_str(), "w");
       const std::string text = toJson(info, rows);
       if (json == nullptr || std::fputs(text.c_str(), json) < 0 || std::fclose(json) != 0) {
