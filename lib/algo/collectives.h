@@ -4,8 +4,12 @@
 #define RINA_LIB_ALGO_COLLECTIVES_H_
 
 #include "algo/communicator.h"
+#include "algo/engine.h"
 
 namespace rina::algo {
+
+// The engine settings for one collective on comm.
+EngineContext contextFor(Communicator& comm, uint8_t kind, uint64_t seq, int steps);
 
 // Picks ring or recursive doubling by comm.algorithm() and size.
 Status allReduce(Communicator& comm, const void* send, void* recv, size_t count,

@@ -62,6 +62,7 @@ Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
   comm->timeoutMs_ = std::max<int64_t>(1, config::intValue("RINA_TIMEOUT_MS"));
   comm->sliceBytes_ = static_cast<size_t>(std::max<int64_t>(64, config::intValue("RINA_SLICE_BYTES")));
   comm->smallMsgBytes_ = static_cast<size_t>(std::max<int64_t>(0, config::intValue("RINA_SMALL_MSG_BYTES")));
+  comm->spinUs_ = std::max<int64_t>(0, config::intValue("RINA_SPIN_US"));
   RINA_TRY(parseAlgorithm(config::stringValue("RINA_ALGO"), &comm->algorithm_)
                .prepend("RINA_ALGO: "));
 

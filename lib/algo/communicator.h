@@ -46,6 +46,7 @@ class Communicator {
   int64_t timeoutMs() const { return timeoutMs_; }
   size_t sliceBytes() const { return sliceBytes_; }
   size_t smallMsgBytes() const { return smallMsgBytes_; }
+  int64_t spinUs() const { return spinUs_; }
 
   // 64-byte aligned scratch of at least bytes; valid until the next call.
   char* scratch(size_t bytes);
@@ -63,7 +64,8 @@ class Communicator {
   Algorithm algorithm_ = Algorithm::kAuto;
   int64_t timeoutMs_ = 60000;
   size_t sliceBytes_ = 128 << 10;
-  size_t smallMsgBytes_ = 32 << 10;
+  size_t smallMsgBytes_ = 128 << 10;
+  int64_t spinUs_ = 0;
   char* scratch_ = nullptr;
   size_t scratchBytes_ = 0;
   std::string lastError_;

@@ -1,6 +1,8 @@
 #include "algo/engine.h"
 
 #include <algorithm>
+#include <sched.h>
+
 #include <chrono>
 
 #include "core/socket.h"
@@ -154,6 +156,16 @@ Status Engine::run() {
     if (!sendBlocked && !recvBlocked) {
       return errorf(rinaInternalError, "rank %d: %s #%llu: schedule deadlock at send %zu, recv %zu",
                     ctx_.rank, ctx_.collective, static_cast<unsigned long long>(ctx_.seq), si, ri);
+    }
+    // A short spin that yields the core first: on an oversubscribed host the
+    // peer we wait for is often runnable, and a futex sleep + wake costs more
+    // than the wait itself for small messages. Bounded by RINA_SPIN_US.
+    if (spinUs_ > 0) {
+      auto spun = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - lastProgress).count();
+      if (spun < spinUs_) {
+        sched_yield();
+        continue;
+      }
     }
     ws.clear();
     if (sendBlocked && recvBlocked && sends_[si].conn == recvs_[ri].conn) {

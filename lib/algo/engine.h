@@ -46,11 +46,12 @@ struct EngineContext {
   int steps;               // total steps, for "step 3 of 6"
   int64_t timeoutMs;
   const std::atomic<bool>* abort;
+  int64_t spinUs = 0;  // yield-spin this long before sleeping
 };
 
 class Engine {
  public:
-  explicit Engine(const EngineContext& ctx) : ctx_(ctx) {}
+  explicit Engine(const EngineContext& ctx) : ctx_(ctx), spinUs_(ctx.spinUs) {}
 
   std::vector<SendItem>& sends() { return sends_; }
   std::vector<RecvItem>& recvs() { return recvs_; }
@@ -61,6 +62,7 @@ class Engine {
   Status stalled(int64_t waitedMs, size_t si, size_t sdone, size_t ri, size_t rdone) const;
 
   EngineContext ctx_;
+  int64_t spinUs_;
   std::vector<SendItem> sends_;
   std::vector<RecvItem> recvs_;
 };

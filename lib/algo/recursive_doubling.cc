@@ -6,7 +6,6 @@
 #include <cstring>
 
 #include "algo/collectives.h"
-#include "algo/engine.h"
 #include "reduce/reduce.h"
 
 namespace rina::algo {
@@ -18,7 +17,7 @@ constexpr uint32_t kHeaderMagic = 0x52484452;
 Status exchange(Communicator& comm, uint64_t seq, int step, int steps, const CollHeader& mine,
                 transport::Connection* to, const char* out, transport::Connection* from,
                 char* in, const transport::RecvReduce& reduce, size_t bytes) {
-  Engine e(EngineContext{comm.rank(), "allreduce", seq, steps, comm.timeoutMs(), comm.abortFlag()});
+  Engine e(contextFor(comm, kAllReduce, seq, steps));
   CollHeader theirs{};
   addHeaderExchange(e, mine, &theirs, to, from, comm.rank());
   if (to) e.sends().push_back(SendItem{to, out, bytes, -1, step, 0});

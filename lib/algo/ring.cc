@@ -5,7 +5,6 @@
 #include <cstring>
 
 #include "algo/collectives.h"
-#include "algo/engine.h"
 #include "reduce/reduce.h"
 
 namespace rina::algo {
@@ -34,6 +33,14 @@ Slice sliceOf(size_t chunkBegin, size_t chunkSize, size_t sliceElems, int j) {
 
 int mod(int a, int n) { return ((a % n) + n) % n; }
 
+// avg: the rank that completes a slice divides it, once, before it is shared.
+std::function<Status()> divideWhenDone(char* dst, size_t elems, rinaDataType_t type, int n) {
+  return [dst, elems, type, n]() -> Status {
+    reduce::finishAverage(dst, elems, type, n);
+    return {};
+  };
+}
+
 CollHeader makeHeader(Communicator& comm, uint8_t kind, size_t count, rinaDataType_t type,
                       rinaRedOp_t op, int root, uint64_t seq) {
   (void)comm;
@@ -41,12 +48,12 @@ CollHeader makeHeader(Communicator& comm, uint8_t kind, size_t count, rinaDataTy
                     seq, count, root, 0};
 }
 
+}  // namespace
+
 EngineContext contextFor(Communicator& comm, uint8_t kind, uint64_t seq, int steps) {
   return EngineContext{comm.rank(), collectiveName(kind), seq, steps, comm.timeoutMs(),
-                       comm.abortFlag()};
+                       comm.abortFlag(), comm.spinUs()};
 }
-
-}  // namespace
 
 Status ringAllReduce(Communicator& comm, const void* sendv, void* recvv, size_t count,
                      rinaDataType_t type, rinaRedOp_t op) {
@@ -83,14 +90,7 @@ Status ringAllReduce(Communicator& comm, const void* sendv, void* recvv, size_t 
       if (s < n - 1) {
         // Each chunk arrives once per rank in this phase: add our own input.
         item.reduce = transport::RecvReduce{fn, send + in.offset * es, es};
-        if (s == n - 2 && op == rinaAvg) {
-          char* dst = item.dst;
-          size_t elems = in.elems;
-          item.onDone = [dst, elems, type, n]() -> Status {
-            reduce::finishAverage(dst, elems, type, n);
-            return {};
-          };
-        }
+        if (s == n - 2 && op == rinaAvg) item.onDone = divideWhenDone(item.dst, in.elems, type, n);
       }
       e.recvs().push_back(std::move(item));
     }
@@ -134,13 +134,7 @@ Status ringReduceScatter(Communicator& comm, const void* sendv, void* recvv, siz
       int gate = (!last && s >= 2) ? 1 + (s - 1) * nslices + j : -1;
       RecvItem item{prev, dst, len, transport::RecvReduce{fn, send + rc * blockBytes + off, es}, gate,
                     s + 1, j, {}};
-      if (last && op == rinaAvg) {
-        size_t elems = sl.elems;
-        item.onDone = [dst, elems, type, n]() -> Status {
-          reduce::finishAverage(dst, elems, type, n);
-          return {};
-        };
-      }
+      if (last && op == rinaAvg) item.onDone = divideWhenDone(dst, sl.elems, type, n);
       e.recvs().push_back(std::move(item));
     }
   }

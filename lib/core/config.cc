@@ -34,9 +34,11 @@ constexpr Knob kKnobs[] = {
     {"RINA_SHM_FIFO_BYTES", "1M", "shared-memory FIFO capacity per direction and peer"},
     {"RINA_SOCKET_BUF_BYTES", "4M", "SO_SNDBUF/SO_RCVBUF for peer sockets (0: kernel default)"},
     {"RINA_ALGO", "auto", "allreduce algorithm: auto, ring or rd (recursive doubling)"},
-    {"RINA_SMALL_MSG_BYTES", "32K",
+    {"RINA_SMALL_MSG_BYTES", "128K",
      "allreduce below this size uses recursive doubling under auto and ring; 0 = never"},
     {"RINA_SLICE_BYTES", "128K", "ring pipeline slice size"},
+    {"RINA_SPIN_US", "50",
+     "microseconds a blocked rank yields and retries before it sleeps on a futex or poll"},
 };
 
 struct Cache {

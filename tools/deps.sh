@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what rina builds and tests with (Debian bookworm), idempotently.
+# Sourced by tools/demo.sh and tools/test.sh.
+set -euo pipefail
+RINA_APT_PACKAGES=(
+  build-essential cmake ninja-build pkg-config git
+  libgtest-dev libgmock-dev
+  openmpi-bin libopenmpi-dev gfortran python3-mpi4py
+  libhwloc-dev libibverbs-dev libglpk-dev libgloo-dev
+  clang libclang-rt-14-dev
+  iproute2 procps
+)
+missing=()
+for p in "${RINA_APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "rina: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The whole test suite: installs packages, builds (warnings are errors),
+# runs every test through ctest. RINA_SANITIZE=1 builds with ASan+UBSan into
+# build-asan instead.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source tools/deps.sh
+BUILD=build
+SAN=OFF
+if [ "${RINA_SANITIZE:-0}" = "1" ]; then BUILD=build-asan; SAN=ON; fi
+# CUDA is detected and reported by CMake; its code builds whenever nvcc is
+# there (no GPU is needed to compile).
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINA_WERROR=ON \
+  -DRINA_SANITIZE="$SAN" -DCMAKE_CUDA_ARCHITECTURES="${CMAKE_CUDA_ARCHITECTURES:-80;90}"
+cmake --build "$BUILD" -j"$(nproc)"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+ctest --test-dir "$BUILD" --output-on-failure -j"${RINA_TEST_JOBS:-1}" "$@"
