@@ -103,7 +103,7 @@ with open(out, "w") as md:
 float32 sum, out of place for rina and Open MPI (rina-allreduce-perf, the two
 interleaved on the same buffers), in place for Gloo (its API). Every run's
 results were checked (\`# Out of bounds values : 0 OK\`). Each cell is the
-median over $repeats runs of the per-iteration time (the slowest rank's mean
+median over $repeats run(s) of the per-iteration time (the slowest rank's mean
 over 20 iterations after 5 warmup); busbw = size / time * 2 (n - 1) / n.
 
 - Date: $(date -u '+%Y-%m-%d %H:%M UTC')
@@ -111,7 +111,7 @@ over 20 iterations after 5 warmup); busbw = size / time * 2 (n - 1) / n.
 - MPI: $mpi_version; Gloo: Debian libgloo-dev
 - rina: commit $commit, build \`${build#$repo/}\`
 
-Commands (each run $repeats times; raw outputs in perf/results/raw/):
+Commands (each run $repeats time(s); raw outputs in perf/results/raw/):
 
 \`\`\`
 $(printf '%s\n' "${commands[@]}" | sed "s|$repo/||g")
