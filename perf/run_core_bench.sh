@@ -51,6 +51,7 @@ else
   echo "note: $gloo_tool not built (Gloo not found); no Gloo column" >&2
 fi
 
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 rm -f "$raw"/core-*.txt
 failed=0
 for ((r = 1; r <= repeats; r++)); do
@@ -108,6 +109,7 @@ over 20 iterations after 5 warmup); busbw = size / time * 2 (n - 1) / n.
 
 - Date: $(date -u '+%Y-%m-%d %H:%M UTC')
 - Machine: $(uname -srm), $cpu, $(nproc) cores, $mem
+- Load average (1, 5, 15 min) before / after the runs: $load_before / $(cut -d' ' -f1-3 /proc/loadavg)
 - MPI: $mpi_version; Gloo: Debian libgloo-dev
 - rina: commit $commit, build \`${build#$repo/}\`
 
