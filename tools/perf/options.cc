@@ -81,7 +81,7 @@ bool parseSize(std::string_view text, size_t* bytes) {
 }
 
 bool parseOptions(int argc, const char* const* argv, Options* options, std::string* error) {
-  Options parsed;
+  Options parsed = *options;
   for (int i = 1; i < argc; ++i) {
     const std::string_view flag = argv[i];
     if (flag == "-h" || flag == "--help") {
