@@ -106,6 +106,9 @@ interleaved on the same buffers), in place for Gloo (its API). Every run's
 results were checked (\`# Out of bounds values : 0 OK\`). Each cell is the
 median over $repeats run(s) of the per-iteration time (the slowest rank's mean
 over 20 iterations after 5 warmup); busbw = size / time * 2 (n - 1) / n.
+The host is shared (see the load averages below): repeated runs vary by 30%
+or more. rina's ring and Open MPI ran interleaved in the same processes, so
+their ratio is the most trustworthy number here; Gloo ran separately.
 
 - Date: $(date -u '+%Y-%m-%d %H:%M UTC')
 - Machine: $(uname -srm), $cpu, $(nproc) cores, $mem

@@ -16,6 +16,10 @@ namespace rina::perf {
 namespace {
 
 constexpr int kMaxRounds = 5;
+// Right after launch every implementation (MPI's too) ran 3-6x slower for
+// its first 10-20 calls here (4 ranks on 2 cores), which -w 5 alone left
+// in the first size's row.
+constexpr int kStartupWarmupIters = 20;
 constexpr size_t kBufferAlignment = 4096;
 
 struct FreeDeleter {
@@ -68,6 +72,21 @@ void printHeader(const Options& options, const BenchSetup& setup, int nranks,
   }
   printLine("#");
   printLine(formatColumnHeader());
+}
+
+// Before the first size: every algorithm runs past the start-up transient.
+void warmUpOnce(const Options& options, RankGroup& group,
+                const std::vector<AllreduceAlgorithm*>& algorithms, const void* send, void* recv,
+                size_t count) {
+  const int iters =
+      options.warmupIters > 0 ? std::max(options.warmupIters, kStartupWarmupIters) : 0;
+  for (AllreduceAlgorithm* algorithm : algorithms) {
+    algorithm->select();
+    for (int i = 0; i < iters; ++i) {
+      algorithm->run(send, recv, count, options.type, options.op);
+    }
+  }
+  group.barrier();
 }
 
 // Mean time per iteration of each algorithm, in microseconds, on this rank.
@@ -167,11 +186,16 @@ int runBenchmark(const Options& options, const BenchSetup& setup, RankGroup& gro
   Buffer recv = allocateBuffer(options.maxBytes);
   const CheckPattern timingInput(options.type, options.op, nranks);
   std::vector<Row> rows;
+  bool first = true;
   for (const size_t requestedBytes : sizeSequence(options)) {
     const size_t count = requestedBytes / elementSize;
     // In place runs on recv, so both modes start from the same input.
     fillInput(timingInput, group.rank(), options.inPlace ? recv.get() : send.get(), count);
     const void* source = options.inPlace ? recv.get() : send.get();
+    if (first) {
+      warmUpOnce(options, group, algorithms, source, recv.get(), count);
+      first = false;
+    }
     std::vector<double> timesUs =
         algorithms.empty() ? std::vector<double>{}
                            : timeInterleaved(options, group, algorithms, source, recv.get(), count);
