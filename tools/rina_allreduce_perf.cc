@@ -22,6 +22,8 @@
 namespace rina::perf {
 namespace {
 
+constexpr const char* kTool = "rina-allreduce-perf";
+
 // Whether an MPI launcher started us (Open MPI, or a PMI-based one).
 bool launchedByMpi() {
   return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMI_SIZE") != nullptr;
@@ -57,7 +59,7 @@ int runUnderMpi(const Options& options, int* argc, char*** argv) {
   if (wantsRina(options)) {
     checkRina(rinaMpiCommInit(MPI_COMM_WORLD, &comm), nullptr, "rinaMpiCommInit");
   }
-  const BenchSetup setup{"mpi", rinaVersionString()};
+  const BenchSetup setup{kTool, "rina " + rinaVersionString(), "mpi"};
   const int code = benchmarkOnComm(options, setup, *group, comm, makeMpiAllreduce());
   group.reset();
   finalizeMpi();
@@ -73,7 +75,7 @@ int runForked(const Options& options) {
     checkRina(rinaGetUniqueId(&id), nullptr, "rinaGetUniqueId");
   }
   auto group = ForkedRankGroup::create(nranks, options.timeoutSeconds);
-  const BenchSetup setup{"local-ranks", rinaVersionString()};
+  const BenchSetup setup{kTool, "rina " + rinaVersionString(), "local-ranks"};
   return runForkedRanks(nranks, options.timeoutSeconds, [&](int rank) {
     setFatalRank(rank);
     group->joinAsRank(rank);
@@ -93,7 +95,8 @@ int runSingle(const Options& options) {
     checkRina(rinaGetUniqueId(&id), nullptr, "rinaGetUniqueId");
     checkRina(rinaCommInitRank(&comm, 1, id, 0), nullptr, "rinaCommInitRank");
   }
-  return benchmarkOnComm(options, BenchSetup{"single", rinaVersionString()}, *group, comm, nullptr);
+  return benchmarkOnComm(options, BenchSetup{kTool, "rina " + rinaVersionString(), "single"},
+                         *group, comm, nullptr);
 }
 
 int run(int argc, char** argv) {

@@ -84,6 +84,22 @@ TEST(PerfParseOptions, EveryFlag) {
   EXPECT_TRUE(wantsRina(options));
 }
 
+TEST(PerfParseOptions, StartsFromTheCallersDefaults) {
+  Options options;
+  options.minBytes = 64 << 10;
+  options.maxBytes = 64 << 20;
+  options.factor = 4;
+  options.localRanks = 4;
+  std::string error;
+  ASSERT_TRUE(parse({"-n", "3"}, &options, &error)) << error;
+  EXPECT_EQ(options.minBytes, 64u << 10);
+  EXPECT_EQ(options.factor, 4u);
+  EXPECT_EQ(options.localRanks, 4);
+  EXPECT_EQ(options.iters, 3);
+  EXPECT_FALSE(parse({"-n", "5", "-d", "nope"}, &options, &error));
+  EXPECT_EQ(options.iters, 3);  // untouched on failure
+}
+
 TEST(PerfParseOptions, Help) {
   Options options;
   std::string error;

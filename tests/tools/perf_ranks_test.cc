@@ -164,7 +164,8 @@ int benchmarkForked(int skipRank, std::string* json) {
   auto algorithm = std::make_unique<SharedSumAllreduce>(*group, options.maxBytes / 4, skipRank);
   const int code = runForkedRanks(kRanks, 60, [&](int rank) {
     group->joinAsRank(rank);
-    return runBenchmark(options, BenchSetup{"local-ranks", "test"}, *group, {algorithm.get()});
+    return runBenchmark(options, BenchSetup{"test", "none", "local-ranks"}, *group,
+                        {algorithm.get()});
   });
   *json = readFile(options.jsonPath);
   return code;
@@ -214,7 +215,8 @@ TEST(PerfBenchmark, SingleRankEveryTypeAndOp) {
       options.warmupIters = 0;
       options.type = static_cast<rinaDataType_t>(type);
       options.op = static_cast<rinaRedOp_t>(op);
-      EXPECT_EQ(runBenchmark(options, BenchSetup{"single", "test"}, *group, {&copy}), kExitOk)
+      EXPECT_EQ(runBenchmark(options, BenchSetup{"test", "none", "single"}, *group, {&copy}),
+                kExitOk)
           << type << " " << op;
     }
   }

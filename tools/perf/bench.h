@@ -29,8 +29,9 @@ class AllreduceAlgorithm {
 };
 
 struct BenchSetup {
-  std::string bootstrap;       // "mpi", "local-ranks", "single"
-  std::string libraryVersion;  // "0.1.0"
+  std::string tool;       // "rina-allreduce-perf"
+  std::string library;    // "rina 0.1.0"
+  std::string bootstrap;  // "mpi", "local-ranks", "single"
 };
 
 // Runs on every rank; rank 0 prints. Returns kExitOk or kExitWrongResults.

@@ -47,7 +47,8 @@ bool waitForChildSignal(const sigset_t& childSignal, Clock::time_point deadline)
 
 // Reaps every child that has ended; returns the first failure seen (0: none)
 // in *failure, and whether a child ended with a verdict of wrong results.
-void reapEnded(std::vector<Child>& children, int* failure, bool* wrongResults) {
+// Once we are stopping the children, their deaths by our signals are quiet.
+void reapEnded(std::vector<Child>& children, bool stopping, int* failure, bool* wrongResults) {
   for (size_t rank = 0; rank < children.size(); ++rank) {
     Child& child = children[rank];
     int status = 0;
@@ -58,6 +59,9 @@ void reapEnded(std::vector<Child>& children, int* failure, bool* wrongResults) {
     int code = 0;
     if (WIFSIGNALED(status)) {
       code = 128 + WTERMSIG(status);
+      if (stopping && (WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGKILL)) {
+        continue;
+      }
       std::fprintf(stderr, "rina-allreduce-perf: rank %zu (pid %d) killed by signal %d\n", rank,
                    static_cast<int>(child.pid), WTERMSIG(status));
     } else if (WIFEXITED(status)) {
@@ -142,7 +146,7 @@ int runForkedRanks(int nranks, int timeoutSeconds, const std::function<int(int r
       deadline = Clock::now() + kTermGrace;
     }
     const bool signalled = waitForChildSignal(childSignal, deadline);
-    reapEnded(children, &failure, &wrongResults);
+    reapEnded(children, stopping != Stopping::kNo, &failure, &wrongResults);
     if (signalled || !anyRunning(children)) {
       continue;
     }

@@ -81,7 +81,7 @@ bool parseSize(std::string_view text, size_t* bytes) {
 }
 
 bool parseOptions(int argc, const char* const* argv, Options* options, std::string* error) {
-  Options parsed;
+  Options parsed = *options;
   for (int i = 1; i < argc; ++i) {
     const std::string_view flag = argv[i];
     if (flag == "-h" || flag == "--help") {
@@ -157,7 +157,9 @@ std::string usageText(std::string_view program) {
   -e SIZE         largest message in bytes (default 32M)
   -f FACTOR       multiply the size by this each step (default 2)
   -n ITERS        timed iterations per size and algorithm (default 20)
-  -w ITERS        warmup iterations per size and algorithm (default 5)
+  -w ITERS        warmup iterations per size and algorithm (default 5); before
+                  the first size each algorithm also runs max(ITERS, 20) once,
+                  past start-up transients (none with -w 0)
   -c 0|1          check results against closed-form values (default 1)
   -i 0|1          time in place (default 0: out of place; the check does both)
   -d TYPE         int8 uint8 int32 uint32 int64 uint64 float16 bfloat16 float32

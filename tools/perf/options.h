@@ -35,7 +35,8 @@ struct Options {
 // malformed, negative or overflowing value.
 bool parseSize(std::string_view text, size_t* bytes);
 
-// Fills *options from argv; false with *error set on a bad command line.
+// Updates *options (holding the defaults) from argv; false with *error set
+// on a bad command line, and *options untouched.
 bool parseOptions(int argc, const char* const* argv, Options* options, std::string* error);
 
 std::string usageText(std::string_view program);

@@ -15,6 +15,7 @@ namespace {
 
 FatalHandler gFatalHandler = nullptr;
 int gFatalRank = -1;
+const char* gFatalProgram = "rina-allreduce-perf";
 
 std::string thisHostName() {
   char name[256] = {};
@@ -141,9 +142,9 @@ std::unique_ptr<ForkedRankGroup> ForkedRankGroup::create(int nranks, int timeout
 
 void fatal(int exitCode, const std::string& message) {
   if (gFatalRank >= 0) {
-    std::fprintf(stderr, "rina-allreduce-perf [rank %d]: %s\n", gFatalRank, message.c_str());
+    std::fprintf(stderr, "%s [rank %d]: %s\n", gFatalProgram, gFatalRank, message.c_str());
   } else {
-    std::fprintf(stderr, "rina-allreduce-perf: %s\n", message.c_str());
+    std::fprintf(stderr, "%s: %s\n", gFatalProgram, message.c_str());
   }
   if (gFatalHandler != nullptr) {
     gFatalHandler(exitCode);
@@ -154,5 +155,6 @@ void fatal(int exitCode, const std::string& message) {
 
 void setFatalHandler(FatalHandler handler) { gFatalHandler = handler; }
 void setFatalRank(int rank) { gFatalRank = rank; }
+void setFatalProgram(const char* program) { gFatalProgram = program; }
 
 }  // namespace rina::perf

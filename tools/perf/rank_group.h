@@ -43,6 +43,8 @@ using FatalHandler = void (*)(int exitCode);
 void setFatalHandler(FatalHandler handler);
 // The rank fatal() names in its message (-1: none yet).
 void setFatalRank(int rank);
+// The program fatal() names (default "rina-allreduce-perf").
+void setFatalProgram(const char* program);
 
 // Exit codes of the tool.
 inline constexpr int kExitOk = 0;
