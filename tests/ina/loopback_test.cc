@@ -9,42 +9,12 @@
 
 #include "ina/quantize.h"
 #include "ina_harness.h"
+#include "int32_reference.h"
 
 namespace rina::ina::testing {
 namespace {
 
 constexpr size_t kCount = 3000;  // not a multiple of the payload: a short last slice
-
-std::vector<std::vector<uint8_t>> int32Inputs(int k, size_t count, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int32_t> dist(-(1 << 24), 1 << 24);
-  std::vector<std::vector<uint8_t>> in(k, std::vector<uint8_t>(count * 4));
-  for (auto& b : in) {
-    for (size_t i = 0; i < count; ++i) {
-      int32_t v = dist(rng);
-      std::memcpy(b.data() + 4 * i, &v, 4);
-    }
-  }
-  return in;
-}
-
-int32_t int32At(const std::vector<uint8_t>& b, size_t i) {
-  int32_t v;
-  std::memcpy(&v, b.data() + 4 * i, 4);
-  return v;
-}
-
-// Int32: every worker holds exactly the serial sum.
-void expectInt32Sum(const std::vector<std::vector<uint8_t>>& in,
-                    const std::vector<std::vector<uint8_t>>& out, size_t count) {
-  for (size_t i = 0; i < count; ++i) {
-    uint32_t sum = 0;
-    for (const auto& b : in) sum += static_cast<uint32_t>(int32At(b, i));
-    for (size_t w = 0; w < out.size(); ++w) {
-      ASSERT_EQ(int32At(out[w], i), static_cast<int32_t>(sum)) << "worker " << w << " elem " << i;
-    }
-  }
-}
 
 // Float inputs whose magnitude changes from slice to slice (exponents matter).
 std::vector<std::vector<float>> floatInputs(int k, size_t count, uint32_t seed) {

@@ -11,27 +11,10 @@
 #include <thread>
 
 #include "ina_harness.h"
+#include "int32_reference.h"
 
 namespace rina::ina::testing {
 namespace {
-
-std::vector<std::vector<uint8_t>> randomInt32(int k, size_t count, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<std::vector<uint8_t>> in(k, std::vector<uint8_t>(count * 4));
-  for (auto& b : in) {
-    for (size_t i = 0; i < count; ++i) {
-      int32_t v = static_cast<int32_t>(rng() % 2000001) - 1000000;
-      std::memcpy(b.data() + 4 * i, &v, 4);
-    }
-  }
-  return in;
-}
-
-int32_t at(const std::vector<uint8_t>& b, size_t i) {
-  int32_t v;
-  std::memcpy(&v, b.data() + 4 * i, 4);
-  return v;
-}
 
 // The caller's side of a preemption: the union of host slices is summed on
 // the host from every worker's input and written to every worker.
@@ -39,21 +22,8 @@ void hostAggregate(const std::vector<std::vector<uint8_t>>& in, const std::vecto
                    size_t P, size_t count, std::vector<std::vector<uint8_t>>* out) {
   for (uint32_t s : slices) {
     for (size_t i = s * P; i < std::min(count, (s + 1) * P); ++i) {
-      uint32_t sum = 0;
-      for (const auto& b : in) sum += static_cast<uint32_t>(at(b, i));
+      int32_t sum = int32Sum(in, i);
       for (auto& b : *out) std::memcpy(b.data() + 4 * i, &sum, 4);
-    }
-  }
-}
-
-void expectExact(const std::vector<std::vector<uint8_t>>& in,
-                 const std::vector<std::vector<uint8_t>>& out, size_t count, const char* what) {
-  for (size_t i = 0; i < count; ++i) {
-    uint32_t sum = 0;
-    for (const auto& b : in) sum += static_cast<uint32_t>(at(b, i));
-    for (size_t w = 0; w < out.size(); ++w) {
-      ASSERT_EQ(at(out[w], i), static_cast<int32_t>(sum))
-          << what << " worker " << w << " elem " << i;
     }
   }
 }
@@ -71,7 +41,7 @@ TEST(InaEsa, HigherPriorityJobPreemptsAndBothResultsAreExact) {
   ASSERT_EQ(low->grant().length, 32u);
 
   const size_t lowCount = 400000, highCount = 50000, P = 64;
-  auto lowIn = randomInt32(3, lowCount, 1);
+  auto lowIn = int32Inputs(3, lowCount, 1);
   auto lowBuf = lowIn;
   std::vector<Status> lowSt;
   std::vector<InaCallResult> lowRes;
@@ -91,7 +61,7 @@ TEST(InaEsa, HigherPriorityJobPreemptsAndBothResultsAreExact) {
   Status s = Rack::create(sw, 2, highOpt, &high);
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(high->grant().length, 32u);  // 16 free + 16 taken from job 1
-  auto highIn = randomInt32(2, highCount, 2);
+  auto highIn = int32Inputs(2, highCount, 2);
   auto highBuf = highIn;
   std::vector<Status> highSt;
   std::vector<InaCallResult> highRes;
@@ -102,7 +72,7 @@ TEST(InaEsa, HigherPriorityJobPreemptsAndBothResultsAreExact) {
     ASSERT_TRUE(highSt[w].ok()) << highSt[w].message();
     EXPECT_TRUE(highRes[w].hostSlices.empty());
   }
-  expectExact(highIn, highBuf, highCount, "high-priority job");
+  expectInt32Sum(highIn, highBuf, highCount, "high-priority job");
 
   for (size_t w = 0; w < lowSt.size(); ++w) ASSERT_TRUE(lowSt[w].ok()) << lowSt[w].message();
   std::vector<uint32_t> hostSlices = unionOfHostSlices(lowRes);
@@ -111,7 +81,7 @@ TEST(InaEsa, HigherPriorityJobPreemptsAndBothResultsAreExact) {
   for (const auto& r : lowRes) nacks += r.stats.nacks;
   EXPECT_GT(nacks, 0u);
   hostAggregate(lowIn, hostSlices, P, lowCount, &lowBuf);
-  expectExact(lowIn, lowBuf, lowCount, "low-priority job");
+  expectInt32Sum(lowIn, lowBuf, lowCount, "low-priority job");
 
   EXPECT_GT(sw.statsField("preemptions"), 0);
   EXPECT_EQ(sw.statsField("preempted_slots"), 16);
@@ -125,14 +95,14 @@ TEST(InaEsa, HigherPriorityJobPreemptsAndBothResultsAreExact) {
   ASSERT_TRUE(low->ctrl().requestSlots(1, 111, 32, &again).ok());
   EXPECT_EQ(again.length, 32u);
   ASSERT_TRUE(low->setGrant(again).ok());
-  auto in2 = randomInt32(3, 20000, 3);
+  auto in2 = int32Inputs(3, 20000, 3);
   auto buf2 = in2;
   low->allreduce(buf2, 20000, rinaInt32, &lowSt, &lowRes);
   for (size_t w = 0; w < lowSt.size(); ++w) {
     ASSERT_TRUE(lowSt[w].ok()) << lowSt[w].message();
     EXPECT_TRUE(lowRes[w].hostSlices.empty());
   }
-  expectExact(in2, buf2, 20000, "job 1 after asking again");
+  expectInt32Sum(in2, buf2, 20000, "job 1 after asking again");
   EXPECT_GE(sw.statsField("grants"), 3);
 }
 
