@@ -68,9 +68,9 @@ void DataThread::drainCommands() {
 
 void DataThread::sendAll() {
   const auto& msgs = output_.messages();
-  std::vector<mmsghdr> hdrs(std::min<size_t>(msgs.size(), kBatch));
-  std::vector<iovec> iovs(hdrs.size());
-  std::vector<sockaddr_in> addrs(hdrs.size());
+  mmsghdr hdrs[kBatch];
+  iovec iovs[kBatch];
+  sockaddr_in addrs[kBatch];
   size_t next = 0;
   int stalls = 0;
   while (next < msgs.size()) {
@@ -85,7 +85,7 @@ void DataThread::sendAll() {
       hdrs[i].msg_hdr.msg_iov = &iovs[i];
       hdrs[i].msg_hdr.msg_iovlen = 1;
     }
-    int sent = ::sendmmsg(socket_.get(), hdrs.data(), static_cast<unsigned>(n), 0);
+    int sent = ::sendmmsg(socket_.get(), hdrs, static_cast<unsigned>(n), 0);
     if (sent < 0) {
       if ((errno == EAGAIN || errno == ENOBUFS) && stalls++ < 100) {
         pollfd p{socket_.get(), POLLOUT, 0};
