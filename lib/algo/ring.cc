@@ -33,6 +33,18 @@ Slice sliceOf(size_t chunkBegin, size_t chunkSize, size_t sliceElems, int j) {
 
 int mod(int a, int n) { return ((a % n) + n) % n; }
 
+// This rank's place in the ring and its two neighbours.
+struct RingView {
+  int n;
+  int r;
+  transport::Connection* next;
+  transport::Connection* prev;
+};
+RingView ringOf(Communicator& comm) {
+  const int n = comm.size(), r = comm.rank();
+  return RingView{n, r, comm.peer(mod(r + 1, n)), comm.peer(mod(r - 1, n))};
+}
+
 // avg: the rank that completes a slice divides it, once, before it is shared.
 std::function<Status()> divideWhenDone(char* dst, size_t elems, rinaDataType_t type, int n) {
   return [dst, elems, type, n]() -> Status {
@@ -57,14 +69,12 @@ EngineContext contextFor(Communicator& comm, uint8_t kind, uint64_t seq, int ste
 
 Status ringAllReduce(Communicator& comm, const void* sendv, void* recvv, size_t count,
                      rinaDataType_t type, rinaRedOp_t op) {
-  const int n = comm.size(), r = comm.rank();
+  const auto [n, r, next, prev] = ringOf(comm);
   const size_t es = reduce::dataTypeSize(type);
   const char* send = static_cast<const char*>(sendv);
   char* recv = static_cast<char*>(recvv);
   const uint64_t seq = comm.nextSeq();
   const reduce::ReduceFn fn = reduce::reduceFunction(type, op);
-  transport::Connection* next = comm.peer(mod(r + 1, n));
-  transport::Connection* prev = comm.peer(mod(r - 1, n));
 
   const Chunks chunks{count, n};
   const size_t sliceElems = std::max<size_t>(1, comm.sliceBytes() / es);
@@ -100,14 +110,12 @@ Status ringAllReduce(Communicator& comm, const void* sendv, void* recvv, size_t 
 
 Status ringReduceScatter(Communicator& comm, const void* sendv, void* recvv, size_t recvCount,
                          rinaDataType_t type, rinaRedOp_t op) {
-  const int n = comm.size(), r = comm.rank();
+  const auto [n, r, next, prev] = ringOf(comm);
   const size_t es = reduce::dataTypeSize(type);
   const char* send = static_cast<const char*>(sendv);
   char* recv = static_cast<char*>(recvv);
   const uint64_t seq = comm.nextSeq();
   const reduce::ReduceFn fn = reduce::reduceFunction(type, op);
-  transport::Connection* next = comm.peer(mod(r + 1, n));
-  transport::Connection* prev = comm.peer(mod(r - 1, n));
   const size_t blockBytes = recvCount * es;
   // Partial sums of other ranks' blocks pass through two staging blocks:
   // step s lands in tmp[s % 2] and leaves from it at step s + 1.
@@ -151,8 +159,9 @@ Status ringAllGather(Communicator& comm, const void* sendv, void* recvv, size_t 
   if (send != recv + r * blockBytes) std::memcpy(recv + r * blockBytes, send, blockBytes);
   if (n == 1) return {};
   const uint64_t seq = comm.nextSeq();
-  transport::Connection* next = comm.peer(mod(r + 1, n));
-  transport::Connection* prev = comm.peer(mod(r - 1, n));
+  const RingView ring = ringOf(comm);
+  transport::Connection* next = ring.next;
+  transport::Connection* prev = ring.prev;
   const size_t sliceBytes = std::max<size_t>(es, comm.sliceBytes() / es * es);
   const int nslices = static_cast<int>(std::max<size_t>(1, (blockBytes + sliceBytes - 1) / sliceBytes));
   const int steps = n - 1;
