@@ -1,0 +1,257 @@
+#include "sim/topology.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+
+namespace rina::sim {
+namespace {
+
+constexpr double kMbit = 1e6 / 8;  // bytes/s per Mbit/s
+
+// One rack before links exist.
+struct RackPlan {
+  std::string name;
+  bool ina = false;
+  std::vector<std::string> hostNames;
+  std::vector<double> hostRates;  // bytes/s
+  double uplinkPerSpine = 0;      // bytes/s; 0: non-blocking (sum of host rates / spines)
+};
+
+int addLink(SimTopology* t, std::string name, double capacity) {
+  t->linkNames.push_back(std::move(name));
+  t->linkCapacity.push_back(capacity);
+  return static_cast<int>(t->linkCapacity.size()) - 1;
+}
+
+void build(std::string name, int spines, const std::vector<RackPlan>& plans,
+           const TopologyOptions& opt, double psRate, SimTopology* t) {
+  *t = SimTopology{};
+  t->name = std::move(name);
+  t->spines = spines;
+  t->sw = opt.sw;
+  for (const RackPlan& p : plans) {
+    SimRack rack;
+    rack.name = p.name;
+    rack.ina = p.ina;
+    const int r = static_cast<int>(t->racks.size());
+    double sum = 0;
+    for (size_t i = 0; i < p.hostNames.size(); ++i) {
+      SimHost h;
+      h.name = p.hostNames[i];
+      h.rack = r;
+      h.rate = p.hostRates[i];
+      h.up = addLink(t, h.name + ".up", h.rate);
+      h.down = addLink(t, h.name + ".down", h.rate);
+      rack.hosts.push_back(static_cast<int>(t->hosts.size()));
+      t->hosts.push_back(h);
+      sum += h.rate;
+    }
+    const double perSpine = p.uplinkPerSpine > 0 ? p.uplinkPerSpine : sum / spines;
+    for (int s = 0; s < spines; ++s) {
+      rack.up.push_back(addLink(t, p.name + ".spine" + std::to_string(s) + ".up", perSpine));
+      rack.down.push_back(addLink(t, p.name + ".spine" + std::to_string(s) + ".down", perSpine));
+    }
+    if (p.ina && opt.sw.aggregationBps > 0) {
+      rack.aggregation = addLink(t, p.name + ".aggregation", opt.sw.aggregationBps);
+    }
+    t->racks.push_back(std::move(rack));
+  }
+  t->ps.name = "ps";
+  t->ps.rack = 0;
+  t->ps.rate = psRate;
+  t->ps.up = addLink(t, "ps.up", psRate);
+  t->ps.down = addLink(t, "ps.down", psRate);
+}
+
+bool checkCommon(const TopologyOptions& opt, std::string* error) {
+  if (!(opt.hostGbps > 0)) return *error = "host rate must be > 0 Gbit/s", false;
+  if (!(opt.oversubscription >= 1)) {
+    return *error = "oversubscription must be >= 1 (1 = non-blocking)", false;
+  }
+  if (!(opt.inaFraction >= 0 && opt.inaFraction <= 1)) {
+    return *error = "INA fraction must be in [0, 1]", false;
+  }
+  if (!(opt.slowFraction >= 0 && opt.slowFraction <= 1) || !(opt.slowFactor > 0)) {
+    return *error = "heterogeneous hosts: fraction in [0, 1] and factor > 0", false;
+  }
+  if (opt.psGbps < 0) return *error = "PS rate must be >= 0 Gbit/s", false;
+  if (opt.sw.aggregationBps < 0) return *error = "switch aggregation capacity must be >= 0", false;
+  if (opt.sw.slots == 0 || opt.sw.payloadBytes == 0 || opt.sw.window == 0 || !(opt.sw.rttSec > 0)) {
+    return *error = "switch slots, payload, window and RTT must be > 0", false;
+  }
+  return true;
+}
+
+// Racks r with floor((r+1)f) > floor(rf): round(f R) INA racks spread evenly.
+bool inaRackAt(int r, double fraction) {
+  return std::floor((r + 1) * fraction + 1e-9) > std::floor(r * fraction + 1e-9);
+}
+
+}  // namespace
+
+double SwitchParams::slotThroughput(uint32_t granted) const {
+  return std::min(window, granted) * static_cast<double>(payloadBytes) / rttSec;
+}
+
+int SimTopology::inaRacks() const {
+  return static_cast<int>(std::count_if(racks.begin(), racks.end(),
+                                        [](const SimRack& r) { return r.ina; }));
+}
+
+bool leafSpine(int racks, int hostsPerRack, int spines, const TopologyOptions& opt,
+               SimTopology* out, std::string* error) {
+  if (racks < 1 || hostsPerRack < 1 || spines < 1) {
+    *error = "leaf-spine needs racks, hosts per rack and spines >= 1 (got " +
+             std::to_string(racks) + "," + std::to_string(hostsPerRack) + "," +
+             std::to_string(spines) + ")";
+    return false;
+  }
+  if (!checkCommon(opt, error)) return false;
+  const double rate = opt.hostGbps * 1000 * kMbit;
+  std::mt19937 rng(opt.seed);
+  std::bernoulli_distribution slow(opt.slowFraction);
+  std::vector<RackPlan> plans(racks);
+  for (int r = 0; r < racks; ++r) {
+    RackPlan& p = plans[r];
+    p.name = "r" + std::to_string(r);
+    p.ina = inaRackAt(r, opt.inaFraction);
+    for (int h = 0; h < hostsPerRack; ++h) {
+      p.hostNames.push_back(p.name + "h" + std::to_string(h));
+      p.hostRates.push_back(slow(rng) ? rate * opt.slowFactor : rate);
+    }
+    // Nominal rates: oversubscription is a property of the rack, not of who is slow.
+    p.uplinkPerSpine = hostsPerRack * rate / (opt.oversubscription * spines);
+  }
+  build("leaf-spine " + std::to_string(racks) + "x" + std::to_string(hostsPerRack) + " spines " +
+            std::to_string(spines),
+        spines, plans, opt, opt.psGbps > 0 ? opt.psGbps * 1000 * kMbit : rate, out);
+  return true;
+}
+
+bool fatTree(int k, const TopologyOptions& opt, SimTopology* out, std::string* error) {
+  if (k < 2 || k % 2 != 0 || k > 128) {
+    *error = "fat-tree k must be even, 2..128 (got " + std::to_string(k) + ")";
+    return false;
+  }
+  if (!leafSpine(k * k / 2, k / 2, k / 2, opt, out, error)) return false;
+  out->name = "fat-tree k=" + std::to_string(k);
+  return true;
+}
+
+bool loadTopologyJson(const std::string& path, const TopologyOptions& opt, SimTopology* out,
+                      std::string* error) {
+  if (!checkCommon(opt, error)) return false;
+  std::ifstream in(path);
+  if (!in) return *error = path + ": cannot open", false;
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    *error = path + ": not JSON: " + e.what();
+    return false;
+  }
+  // Every failure names the file and where in it.
+  auto fail = [&](const std::string& where, const std::string& what) {
+    *error = path + ": " + where + ": " + what;
+    return false;
+  };
+  auto positive = [&](const nlohmann::json& obj, const char* key, const std::string& where,
+                      double* value) {
+    if (!obj.contains(key)) return true;
+    if (!obj[key].is_number() || !(obj[key].get<double>() > 0)) {
+      return fail(where, std::string("'") + key + "' must be a number > 0");
+    }
+    *value = obj[key].get<double>();
+    return true;
+  };
+  auto onlyKeys = [&](const nlohmann::json& obj, const std::set<std::string>& keys,
+                      const std::string& where) {
+    for (auto it = obj.begin(); it != obj.end(); ++it) {
+      if (!keys.count(it.key())) return fail(where, "unknown key '" + it.key() + "'");
+    }
+    return true;
+  };
+  if (!doc.is_object()) return fail("top level", "must be an object");
+  if (!onlyKeys(doc, {"name", "spines", "spineLinkMbit", "racks"}, "top level")) return false;
+  int spines = 1;
+  if (doc.contains("spines")) {
+    if (!doc["spines"].is_number_integer() || doc["spines"].get<int>() < 1) {
+      return fail("top level", "'spines' must be an integer >= 1");
+    }
+    spines = doc["spines"].get<int>();
+  }
+  double spineMbit = 0;
+  if (!positive(doc, "spineLinkMbit", "top level", &spineMbit)) return false;
+  if (!doc.contains("racks") || !doc["racks"].is_array() || doc["racks"].empty()) {
+    return fail("top level", "'racks' must be a non-empty array");
+  }
+  std::vector<RackPlan> plans;
+  std::set<std::string> names;
+  for (size_t r = 0; r < doc["racks"].size(); ++r) {
+    const nlohmann::json& rj = doc["racks"][r];
+    std::string where = "racks[" + std::to_string(r) + "]";
+    if (!rj.is_object()) return fail(where, "must be an object");
+    if (!onlyKeys(rj, {"name", "ina", "hosts", "rankCount", "hostLinkMbit", "uplinkMbit",
+                       "switchCtrl"},
+                  where)) {
+      return false;
+    }
+    RackPlan p;
+    p.name = rj.contains("name") && rj["name"].is_string() ? rj["name"].get<std::string>()
+                                                            : "r" + std::to_string(r);
+    where += " (" + p.name + ")";
+    if (!names.insert(p.name).second) return fail(where, "duplicate rack name");
+    if (rj.contains("ina")) {
+      if (!rj["ina"].is_boolean()) return fail(where, "'ina' must be true or false");
+      p.ina = rj["ina"].get<bool>();
+    }
+    double hostMbit = opt.hostGbps * 1000, uplinkMbit = 0;
+    if (!positive(rj, "hostLinkMbit", where, &hostMbit)) return false;
+    if (!positive(rj, "uplinkMbit", where, &uplinkMbit)) return false;
+    const bool hasHosts = rj.contains("hosts"), hasCount = rj.contains("rankCount");
+    if (hasHosts == hasCount) return fail(where, "give either 'hosts' or 'rankCount'");
+    if (hasCount) {
+      if (!rj["rankCount"].is_number_integer() || rj["rankCount"].get<int>() < 1) {
+        return fail(where, "'rankCount' must be an integer >= 1");
+      }
+      for (int h = 0; h < rj["rankCount"].get<int>(); ++h) {
+        p.hostNames.push_back(p.name + "h" + std::to_string(h));
+        p.hostRates.push_back(hostMbit * kMbit);
+      }
+    } else {
+      if (!rj["hosts"].is_array() || rj["hosts"].empty()) {
+        return fail(where, "'hosts' must be a non-empty array");
+      }
+      for (size_t h = 0; h < rj["hosts"].size(); ++h) {
+        const nlohmann::json& hj = rj["hosts"][h];
+        const std::string hw = where + ".hosts[" + std::to_string(h) + "]";
+        if (!hj.is_object() || !hj.contains("name") || !hj["name"].is_string()) {
+          return fail(hw, "must be an object with a 'name'");
+        }
+        if (!onlyKeys(hj, {"name", "linkMbit", "addr"}, hw)) return false;
+        double mbit = hostMbit;
+        if (!positive(hj, "linkMbit", hw, &mbit)) return false;
+        p.hostNames.push_back(hj["name"].get<std::string>());
+        p.hostRates.push_back(mbit * kMbit);
+      }
+    }
+    if (uplinkMbit > 0) {
+      p.uplinkPerSpine = uplinkMbit * kMbit / spines;
+    } else if (spineMbit > 0) {
+      p.uplinkPerSpine = spineMbit * kMbit;
+    }
+    plans.push_back(std::move(p));
+  }
+  const std::string name = doc.contains("name") && doc["name"].is_string()
+                               ? doc["name"].get<std::string>()
+                               : path;
+  build(name, spines, plans, opt, opt.psGbps > 0 ? opt.psGbps * 1000 * kMbit
+                                                 : opt.hostGbps * 1000 * kMbit, out);
+  return true;
+}
+
+}  // namespace rina::sim
