@@ -1,0 +1,154 @@
+// Bad input is rejected with a message that says what and where.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "sim/cluster.h"
+#include "sim/options.h"
+#include "sim/topology.h"
+
+namespace rina::sim {
+namespace {
+
+// parseSimOptions on a command line; returns the error ("" when accepted).
+std::string optionsError(std::vector<const char*> args) {
+  args.insert(args.begin(), "rina-sim");
+  SimOptions o;
+  std::string error;
+  const bool ok = parseSimOptions(static_cast<int>(args.size()), args.data(), &o, &error);
+  return ok ? "" : error;
+}
+
+TEST(Options, GoodLineIsAccepted) {
+  EXPECT_EQ(optionsError({"--leaf-spine", "4,8,2", "-a", "ring,rina", "-s", "64M", "--jobs", "2",
+                          "--priorities", "1,0", "--policy", "static,esa"}),
+            "");
+}
+
+TEST(Options, BadLinesNameTheFlag) {
+  const std::vector<std::pair<std::vector<const char*>, std::string>> cases = {
+      {{"--leaf-spine", "4,8"}, "bad value for --leaf-spine"},
+      {{"--leaf-spine", "0,8,1"}, "bad value for --leaf-spine"},
+      {{"--fat-tree", "5"}, "bad value for --fat-tree: '5'"},
+      {{"--fat-tree", "4", "--ina-fraction", "1.5"}, "bad value for --ina-fraction"},
+      {{"--fat-tree", "4", "--oversub", "0.5"}, "bad value for --oversub"},
+      {{"--fat-tree", "4", "-a", "ring,bogus"}, "bad value for -a: 'ring,bogus'"},
+      {{"--fat-tree", "4", "-s", "0"}, "bad value for -s"},
+      {{"--fat-tree", "4", "-s", "12Q"}, "bad value for -s"},
+      {{"--fat-tree", "4", "--slow", "0.5"}, "bad value for --slow"},
+      {{"--fat-tree", "4", "--policy", "fifo"}, "bad value for --policy"},
+      {{"--fat-tree", "4", "--host-gbps", "-1"}, "bad value for --host-gbps"},
+      {{"--fat-tree", "4", "--bogus", "1"}, "unknown flag: --bogus"},
+      {{"--fat-tree"}, "--fat-tree needs a value"},
+      {{"-a", "ring"}, "give exactly one topology"},
+      {{"--fat-tree", "4", "--leaf-spine", "1,1,1"}, "give exactly one topology"},
+      {{"--fat-tree", "4", "--jobs", "3", "--priorities", "1,2"}, "--priorities lists 2 values for 3 jobs"},
+  };
+  for (const auto& [args, want] : cases) {
+    const std::string error = optionsError(args);
+    EXPECT_NE(error.find(want), std::string::npos) << "got '" << error << "', want '" << want << "'";
+  }
+}
+
+// A topology file in the test's temporary directory.
+class TopologyFile : public ::testing::Test {
+ protected:
+  std::string write(const std::string& text) {
+    path_ = ::testing::TempDir() + "sim_topo_" + std::to_string(getpid()) + ".json";
+    std::ofstream(path_) << text;
+    return path_;
+  }
+  std::string loadError(const std::string& text) {
+    SimTopology t;
+    std::string error;
+    return loadTopologyJson(write(text), {}, &t, &error) ? "" : error;
+  }
+  void TearDown() override {
+    if (!path_.empty()) std::remove(path_.c_str());
+  }
+  std::string path_;
+};
+
+TEST_F(TopologyFile, GoodFileIsLoaded) {
+  SimTopology t;
+  std::string error;
+  ASSERT_TRUE(loadTopologyJson(write(R"({"name": "lab", "spines": 2, "racks": [
+      {"name": "a", "ina": true, "hostLinkMbit": 1000, "uplinkMbit": 500,
+       "hosts": [{"name": "h1"}, {"name": "h2", "linkMbit": 250}]},
+      {"name": "b", "rankCount": 3}]})"),
+                               {}, &t, &error))
+      << error;
+  ASSERT_EQ(t.workers(), 5);
+  EXPECT_EQ(t.inaRacks(), 1);
+  EXPECT_DOUBLE_EQ(t.hosts[0].rate, 1000e6 / 8);
+  EXPECT_DOUBLE_EQ(t.hosts[1].rate, 250e6 / 8);
+  EXPECT_DOUBLE_EQ(t.hosts[2].rate, 100e9 / 8);  // the default host rate
+  EXPECT_DOUBLE_EQ(t.linkCapacity[t.racks[0].up[1]], 500e6 / 8 / 2);
+}
+
+TEST_F(TopologyFile, BadFilesAreRejected) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"{", "not JSON"},
+      {"[]", "top level: must be an object"},
+      {R"({"racks": []})", "'racks' must be a non-empty array"},
+      {R"({"rackz": [], "racks": [{"rankCount": 1}]})", "unknown key 'rackz'"},
+      {R"({"spines": 0, "racks": [{"rankCount": 1}]})", "'spines' must be an integer >= 1"},
+      {R"({"racks": [{"name": "x"}]})", "racks[0] (x): give either 'hosts' or 'rankCount'"},
+      {R"({"racks": [{"rankCount": 2, "hosts": [{"name": "h"}]}]})", "give either"},
+      {R"({"racks": [{"rankCount": 0}]})", "'rankCount' must be an integer >= 1"},
+      {R"({"racks": [{"rankCount": 1, "hostLinkMbit": -5}]})", "'hostLinkMbit' must be a number > 0"},
+      {R"({"racks": [{"hosts": [{"linkMbit": 5}]}]})", "hosts[0]: must be an object with a 'name'"},
+      {R"({"racks": [{"name": "a", "rankCount": 1}, {"name": "a", "rankCount": 1}]})",
+       "racks[1] (a): duplicate rack name"},
+      {R"({"racks": [{"rankCount": 1, "ina": "yes"}]})", "'ina' must be true or false"},
+  };
+  for (const auto& [text, want] : cases) {
+    const std::string error = loadError(text);
+    EXPECT_NE(error.find(want), std::string::npos) << text << ": got '" << error << "'";
+  }
+}
+
+TEST(TopologyFileMissing, NamesThePath) {
+  SimTopology t;
+  std::string error;
+  EXPECT_FALSE(loadTopologyJson("/nonexistent/topo.json", {}, &t, &error));
+  EXPECT_NE(error.find("/nonexistent/topo.json: cannot open"), std::string::npos) << error;
+}
+
+TEST(Generators, RejectBadShapes) {
+  SimTopology t;
+  std::string error;
+  EXPECT_FALSE(fatTree(3, {}, &t, &error));
+  EXPECT_NE(error.find("fat-tree k must be even"), std::string::npos) << error;
+  EXPECT_FALSE(leafSpine(0, 4, 1, {}, &t, &error));
+  EXPECT_NE(error.find("leaf-spine needs"), std::string::npos) << error;
+  TopologyOptions opt;
+  opt.sw.window = 0;
+  EXPECT_FALSE(leafSpine(1, 4, 1, opt, &t, &error));
+  EXPECT_NE(error.find("window"), std::string::npos) << error;
+}
+
+TEST(Jobs, BadJobsAreRejected) {
+  SimTopology t;
+  std::string error;
+  ASSERT_TRUE(leafSpine(2, 2, 1, {}, &t, &error)) << error;
+  DefaultPlanner planner;
+  ClusterResult res;
+  const std::vector<std::pair<JobSpec, std::string>> cases = {
+      {JobSpec{"empty", {}, Algorithm::kRing, 1, 1, 0, 0, 0, 0}, "job empty has no workers"},
+      {JobSpec{"far", {0, 9}, Algorithm::kRing, 1, 1, 0, 0, 0, 0}, "worker 9 is not in the topology"},
+      {JobSpec{"twice", {1, 1}, Algorithm::kRing, 1, 1, 0, 0, 0, 0}, "ascending and distinct"},
+      {JobSpec{"zero", {0, 1}, Algorithm::kRing, 0, 1, 0, 0, 0, 0}, "needs bytes > 0"},
+  };
+  for (const auto& [job, want] : cases) {
+    EXPECT_FALSE(simulateCluster(t, {job}, {}, planner, &res, &error));
+    EXPECT_NE(error.find(want), std::string::npos) << error;
+  }
+  EXPECT_FALSE(simulateCluster(t, {}, {}, planner, &res, &error));
+  EXPECT_NE(error.find("no job"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace rina::sim
