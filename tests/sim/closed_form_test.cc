@@ -5,6 +5,7 @@
 
 #include "sim/cluster.h"
 #include "sim/planner.h"
+#include "sim/step_model.h"
 #include "sim/topology.h"
 
 namespace rina::sim {
@@ -233,6 +234,46 @@ TEST(Jobs, EsaPriorityPreemptsABusyJob) {
   // a: 50 ms in the switch (50/86 of S), the rest as a ring of 4 at 1.5 S/B.
   const double inSwitch = 0.05 / (kS / kB);
   expectWithin1Percent(res.jobs[0].end, 0.1 + 0.05 + (1 - inSwitch) * 1.5 * kS / kB);
+}
+
+}  // namespace
+}  // namespace rina::sim
+
+namespace rina::sim {
+namespace {
+
+double stepTime(const SimTopology& t, Algorithm algo) {
+  DefaultPlanner planner;
+  StepRun run;
+  std::string error;
+  EXPECT_TRUE(stepSynchronousAllreduce(algo, t, kS, 0, planner, &run, &error)) << error;
+  return run.seconds;
+}
+
+TEST(StepModel, FlatRingMatchesTheAggregate) {
+  const SimTopology t = leafSpineOf(4, 4, 2);
+  expectWithin1Percent(stepTime(t, Algorithm::kRing), 2 * 15.0 / 16 * kS / kB);
+}
+
+TEST(StepModel, SingleInaRack) {
+  expectWithin1Percent(stepTime(leafSpineOf(1, 8, 1), Algorithm::kRina), kS / kB);
+}
+
+TEST(StepModel, RinaWithoutOverlapBetweenSteps) {
+  // R racks of k >= 2, chunk C = S/R: a reduce-scatter step is paced by the
+  // port that sends its contribution and the downstream copy (2C), the
+  // final multicast by C, an all-gather step by C: (3(R-1) + 1) C / B.
+  const SimTopology t = leafSpineOf(16, 8, 2);
+  expectWithin1Percent(stepTime(t, Algorithm::kRina), (3 * 15.0 + 1) / 16 * kS / kB);
+}
+
+TEST(StepModel, OnlyRingAndRina) {
+  DefaultPlanner planner;
+  StepRun run;
+  std::string error;
+  EXPECT_FALSE(stepSynchronousAllreduce(Algorithm::kHier, leafSpineOf(2, 2, 1), kS, 0, planner,
+                                        &run, &error));
+  EXPECT_NE(error.find("the step model covers ring and rina, not hier"), std::string::npos) << error;
 }
 
 }  // namespace

@@ -45,6 +45,9 @@ TEST(Options, BadLinesNameTheFlag) {
       {{"-a", "ring"}, "give exactly one topology"},
       {{"--fat-tree", "4", "--leaf-spine", "1,1,1"}, "give exactly one topology"},
       {{"--fat-tree", "4", "--jobs", "3", "--priorities", "1,2"}, "--priorities lists 2 values for 3 jobs"},
+      {{"--fat-tree", "4", "--model", "packets"}, "bad value for --model"},
+      {{"--fat-tree", "4", "--model", "steps", "--jobs", "2"}, "--model steps simulates one allreduce"},
+      {{"--fat-tree", "4", "--ps", "0"}, "bad value for --ps"},
   };
   for (const auto& [args, want] : cases) {
     const std::string error = optionsError(args);

@@ -58,7 +58,9 @@ Topology (exactly one):
                           (generated topologies; default 1)
   --slow F,X              heterogeneous hosts: fraction F runs at X x host rate
   --seed N                picks the slow hosts (default 1)
-  --ps-gbps G             parameter server link rate (ps-ina; default host rate)
+  --ps N                  parameter servers for ps-ina, each 1/N of the model,
+                          server i in rack i % racks (default 1)
+  --ps-gbps G             parameter server link rate (default host rate)
 Switch (every INA ToR):
   --switch-gbps G         aggregation capacity, Gbit/s of contributions (0 = unlimited)
   --slots N               aggregator slots per switch (default 8192)
@@ -69,6 +71,9 @@ Collective:
   -a, --algo LIST         ring,hier,rina,ps-ina (default rina); one run each
   -s, --size BYTES        allreduce size, K/M/G suffixes (default 1G)
   --step-latency-us U     latency per dependent step (default 5)
+  --model M               aggregate (default): one coupled flow per allreduce;
+                          steps: every ring step its own flows, one step after
+                          the other (ring and rina, one job; an error bound)
 Jobs (several jobs sharing the switches):
   --jobs N                N jobs; job j takes host p of every rack when p % N == j
   --iterations N          compute + allreduce rounds per job (default 1)
@@ -144,6 +149,8 @@ bool parseSimOptions(int argc, const char* const* argv, SimOptions* out, std::st
     } else if (flag == "--seed") {
       if (!toInt(value, 0, 1L << 31, &n)) return bad("integer >= 0");
       out->topo.seed = static_cast<uint32_t>(n);
+    } else if (flag == "--ps") {
+      if (!toInt(value, 1, 1 << 16, &out->topo.psCount)) return bad("1..65536");
     } else if (flag == "--ps-gbps") {
       if (!toDouble(value, &d) || !(d > 0)) return bad("> 0");
       out->topo.psGbps = d;
@@ -176,6 +183,9 @@ bool parseSimOptions(int argc, const char* const* argv, SimOptions* out, std::st
     } else if (flag == "--step-latency-us") {
       if (!toDouble(value, &d) || d < 0) return bad(">= 0");
       out->stepLatencySec = d * 1e-6;
+    } else if (flag == "--model") {
+      if (value != "aggregate" && value != "steps") return bad("aggregate, steps");
+      out->stepModel = value == "steps";
     } else if (flag == "--jobs") {
       if (!toInt(value, 1, 4096, &out->jobs)) return bad("1..4096");
     } else if (flag == "--iterations") {
@@ -220,6 +230,10 @@ bool parseSimOptions(int argc, const char* const* argv, SimOptions* out, std::st
   }
   if (shapes != 1) {
     *error = "give exactly one topology: --topo FILE, --leaf-spine R,H,S or --fat-tree K";
+    return false;
+  }
+  if (out->stepModel && (out->jobs > 1 || out->iterations > 1 || out->computeSec > 0)) {
+    *error = "--model steps simulates one allreduce of one job";
     return false;
   }
   if (!out->priorities.empty() && static_cast<int>(out->priorities.size()) != out->jobs) {

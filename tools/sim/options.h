@@ -28,6 +28,7 @@ struct SimOptions {
   uint32_t slotsWanted = 0;
   std::vector<SlotPolicy> policies{SlotPolicy::kEsa};
   double idleSec = 0;
+  bool stepModel = false;  // --model steps
   int top = 5;
   std::string jsonFile;
   bool help = false;

@@ -143,43 +143,51 @@ Collective hierarchical(const SimTopology& topo, const std::vector<int>& hosts, 
   return Collective{lb.usages(), 2 * (n - 1) + 2 * longestChain, n};
 }
 
-// ps-ina: workers send to their aggregation switch (or straight to the PS),
-// each switch sends one sum to the PS, the PS sends the result back to each
-// switch (which multicasts it) and to each direct worker.
+// ps-ina: workers send to their aggregation switch (or straight to the
+// PSs), each switch sends one sum to the PSs, the PSs send the result back
+// to each switch (which multicasts it) and to each direct worker. With P
+// servers each holds 1/P of the model (InArt's split, equal here).
 Collective psIna(const SimTopology& topo, const std::vector<int>& hosts, const InaAccess& ina,
                  Planner& planner) {
   LinkBytes lb;
+  const double share = 1.0 / topo.ps.size();
+  // `from` (a rack, and a host link pair when host >= 0) <-> every PS.
+  auto toServers = [&](int fromRack, const SimHost* host, int connection) {
+    for (const SimHost& ps : topo.ps) {
+      if (host) {
+        lb.add(host->up, share);
+        lb.add(host->down, share);
+      }
+      lb.add(ps.down, share);
+      lb.add(ps.up, share);
+      crossRacks(topo, planner, fromRack, ps.rack, connection, 1, share, &lb);
+      crossRacks(topo, planner, ps.rack, fromRack, connection, 1, share, &lb);
+    }
+  };
   std::vector<int> groupSize(topo.racks.size(), 0);
   int direct = 0;
-  const SimHost& ps = topo.ps;
   for (int h : hosts) {
     const SimHost& host = topo.hosts[h];
     int agg = planner.aggregationRack(topo, h);
     if (agg >= 0 && !(topo.racks[agg].ina && ina.usable(agg))) agg = -1;
+    if (agg < 0) {
+      ++direct;
+      toServers(host.rack, &host, h);
+      continue;
+    }
+    ++groupSize[agg];
     lb.add(host.up, 1.0);
     lb.add(host.down, 1.0);
-    const int to = agg >= 0 ? agg : topo.psRack;
-    crossRacks(topo, planner, host.rack, to, h, 1, 1.0, &lb);
-    crossRacks(topo, planner, to, host.rack, h, 1, 1.0, &lb);
-    if (agg >= 0) {
-      ++groupSize[agg];
-    } else {
-      ++direct;
-      lb.add(ps.down, 1.0);
-      lb.add(ps.up, 1.0);
-    }
+    crossRacks(topo, planner, host.rack, agg, h, 1, 1.0, &lb);
+    crossRacks(topo, planner, agg, host.rack, h, 1, 1.0, &lb);
   }
   int groups = 0;
   for (size_t r = 0; r < groupSize.size(); ++r) {
     if (groupSize[r] == 0) continue;
     ++groups;
-    const int rack = static_cast<int>(r);
     lb.add(topo.racks[r].aggregation, groupSize[r] + 1.0);  // contributions + the result
     lb.add(ina.slotPipe[r], 1.0);
-    lb.add(ps.down, 1.0);
-    lb.add(ps.up, 1.0);
-    crossRacks(topo, planner, rack, topo.psRack, rack, 1, 1.0, &lb);
-    crossRacks(topo, planner, topo.psRack, rack, rack, 1, 1.0, &lb);
+    toServers(static_cast<int>(r), nullptr, static_cast<int>(r));
   }
   return Collective{lb.usages(), 2, groups + direct};
 }

@@ -60,11 +60,15 @@ void build(std::string name, int spines, const std::vector<RackPlan>& plans,
     }
     t->racks.push_back(std::move(rack));
   }
-  t->ps.name = "ps";
-  t->ps.rack = 0;
-  t->ps.rate = psRate;
-  t->ps.up = addLink(t, "ps.up", psRate);
-  t->ps.down = addLink(t, "ps.down", psRate);
+  for (int i = 0; i < opt.psCount; ++i) {
+    SimHost ps;
+    ps.name = "ps" + std::to_string(i);
+    ps.rack = i % static_cast<int>(t->racks.size());
+    ps.rate = psRate;
+    ps.up = addLink(t, ps.name + ".up", psRate);
+    ps.down = addLink(t, ps.name + ".down", psRate);
+    t->ps.push_back(ps);
+  }
 }
 
 bool checkCommon(const TopologyOptions& opt, std::string* error) {
@@ -79,6 +83,7 @@ bool checkCommon(const TopologyOptions& opt, std::string* error) {
     return *error = "heterogeneous hosts: fraction in [0, 1] and factor > 0", false;
   }
   if (opt.psGbps < 0) return *error = "PS rate must be >= 0 Gbit/s", false;
+  if (opt.psCount < 1) return *error = "at least one parameter server", false;
   if (opt.sw.aggregationBps < 0) return *error = "switch aggregation capacity must be >= 0", false;
   if (opt.sw.slots == 0 || opt.sw.payloadBytes == 0 || opt.sw.window == 0 || !(opt.sw.rttSec > 0)) {
     return *error = "switch slots, payload, window and RTT must be > 0", false;

@@ -44,8 +44,9 @@ struct SimTopology {
   int spines = 1;
   std::vector<SimHost> hosts;  // workers; the parameter server is not one
   std::vector<SimRack> racks;
-  SimHost ps;  // dedicated parameter server (ps-ina), hangs off rack psRack's ToR
-  int psRack = 0;
+  // Dedicated parameter servers (ps-ina): server i hangs off the ToR of rack
+  // i % racks (SimHost::rack) and holds an equal share of the model.
+  std::vector<SimHost> ps;
   SwitchParams sw;
   std::vector<std::string> linkNames;
   std::vector<double> linkCapacity;
@@ -63,6 +64,7 @@ struct TopologyOptions {
   double slowFactor = 1;
   uint32_t seed = 1;
   double psGbps = 0;  // 0: hostGbps
+  int psCount = 1;
   SwitchParams sw;
 };
 
