@@ -82,6 +82,25 @@ def main():
         ax.set_yscale("log")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
+    lines += [
+        "## Reading",
+        "",
+        "- Non-blocking: rina equals the flat ring until every rack aggregates. Any",
+        "  autonomous worker carries the ring hop, 2(R'-1)/R' S each way, and the",
+        "  pipelined ring goes at its slowest member; partial INA only shortens the",
+        "  latency term (fewer steps). With all racks INA the busiest host carries",
+        "  S(1 + 3(R-1)/(Rk)) instead of 2(n-1)/n S.",
+        "- 16:1 oversubscribed (25 Gbit/s per ToR-spine link): a ring hop leaving a",
+        "  rack from one host is one connection on one spine and paces ring and hier;",
+        "  a hop into or out of an INA rack is one connection per port, spread over",
+        "  all spines, so rina drops to the host bound once no two non-INA racks are",
+        "  adjacent in the ring (>= 50% INA, spread evenly).",
+        "- Slow hosts pace ring and hier; in rina a slow host in an INA rack still",
+        "  ports 1/k of the chunks with the default planner (equal shares): giving it",
+        "  a smaller share is the planner's job (tools/sim/planner.h).",
+        "- ps-ina is bound by the PS links: (aggregation groups) x S / (P x 100 Gbit/s).",
+        "",
+    ]
     fig.tight_layout()
     fig.savefig(OUT + ".png", dpi=110)
     with open(OUT + ".md", "w") as f:

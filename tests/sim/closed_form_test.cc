@@ -11,8 +11,8 @@
 namespace rina::sim {
 namespace {
 
-constexpr double kS = 1 << 30;          // bytes
-constexpr double kB = 100e9 / 8;        // 100 Gbit/s in bytes/s
+constexpr double kS = 1 << 30;    // bytes
+constexpr double kB = 100e9 / 8;  // 100 Gbit/s in bytes/s
 
 std::vector<int> allHosts(const SimTopology& t) {
   std::vector<int> h(t.workers());
@@ -273,7 +273,8 @@ TEST(StepModel, OnlyRingAndRina) {
   std::string error;
   EXPECT_FALSE(stepSynchronousAllreduce(Algorithm::kHier, leafSpineOf(2, 2, 1), kS, 0, planner,
                                         &run, &error));
-  EXPECT_NE(error.find("the step model covers ring and rina, not hier"), std::string::npos) << error;
+  EXPECT_NE(error.find("the step model covers ring and rina, not hier"), std::string::npos)
+      << error;
 }
 
 }  // namespace

@@ -44,14 +44,17 @@ TEST(Options, BadLinesNameTheFlag) {
       {{"--fat-tree"}, "--fat-tree needs a value"},
       {{"-a", "ring"}, "give exactly one topology"},
       {{"--fat-tree", "4", "--leaf-spine", "1,1,1"}, "give exactly one topology"},
-      {{"--fat-tree", "4", "--jobs", "3", "--priorities", "1,2"}, "--priorities lists 2 values for 3 jobs"},
+      {{"--fat-tree", "4", "--jobs", "3", "--priorities", "1,2"},
+       "--priorities lists 2 values for 3 jobs"},
       {{"--fat-tree", "4", "--model", "packets"}, "bad value for --model"},
-      {{"--fat-tree", "4", "--model", "steps", "--jobs", "2"}, "--model steps simulates one allreduce"},
+      {{"--fat-tree", "4", "--model", "steps", "--jobs", "2"},
+       "--model steps simulates one allreduce"},
       {{"--fat-tree", "4", "--ps", "0"}, "bad value for --ps"},
   };
   for (const auto& [args, want] : cases) {
     const std::string error = optionsError(args);
-    EXPECT_NE(error.find(want), std::string::npos) << "got '" << error << "', want '" << want << "'";
+    EXPECT_NE(error.find(want), std::string::npos)
+        << "got '" << error << "', want '" << want << "'";
   }
 }
 
@@ -101,7 +104,8 @@ TEST_F(TopologyFile, BadFilesAreRejected) {
       {R"({"racks": [{"name": "x"}]})", "racks[0] (x): give either 'hosts' or 'rankCount'"},
       {R"({"racks": [{"rankCount": 2, "hosts": [{"name": "h"}]}]})", "give either"},
       {R"({"racks": [{"rankCount": 0}]})", "'rankCount' must be an integer >= 1"},
-      {R"({"racks": [{"rankCount": 1, "hostLinkMbit": -5}]})", "'hostLinkMbit' must be a number > 0"},
+      {R"({"racks": [{"rankCount": 1, "hostLinkMbit": -5}]})",
+       "'hostLinkMbit' must be a number > 0"},
       {R"({"racks": [{"hosts": [{"linkMbit": 5}]}]})", "hosts[0]: must be an object with a 'name'"},
       {R"({"racks": [{"name": "a", "rankCount": 1}, {"name": "a", "rankCount": 1}]})",
        "racks[1] (a): duplicate rack name"},
@@ -141,7 +145,8 @@ TEST(Jobs, BadJobsAreRejected) {
   ClusterResult res;
   const std::vector<std::pair<JobSpec, std::string>> cases = {
       {JobSpec{"empty", {}, Algorithm::kRing, 1, 1, 0, 0, 0, 0}, "job empty has no workers"},
-      {JobSpec{"far", {0, 9}, Algorithm::kRing, 1, 1, 0, 0, 0, 0}, "worker 9 is not in the topology"},
+      {JobSpec{"far", {0, 9}, Algorithm::kRing, 1, 1, 0, 0, 0, 0},
+       "worker 9 is not in the topology"},
       {JobSpec{"twice", {1, 1}, Algorithm::kRing, 1, 1, 0, 0, 0, 0}, "ascending and distinct"},
       {JobSpec{"zero", {0, 1}, Algorithm::kRing, 0, 1, 0, 0, 0, 0}, "needs bytes > 0"},
   };

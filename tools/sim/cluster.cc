@@ -11,7 +11,7 @@ namespace {
 
 struct JobState {
   JobSpec spec;
-  uint16_t id = 0;  // SlotAllocator owner id, 1-based
+  uint16_t id = 0;                // SlotAllocator owner id, 1-based
   std::vector<int> pipe;          // per rack: engine link of its slot throughput, -1: none
   std::vector<uint32_t> granted;  // per rack
   std::vector<bool> present;      // per rack: the job has workers there
@@ -67,11 +67,13 @@ class Cluster {
     result->averageJct = jobs_.empty() ? 0 : sum / jobs_.size();
     for (int l = 0; l < engine_.linkCount(); ++l) {
       const double cap = engine_.capacity(l);
-      const double util = result->makespan > 0 && cap > 0 ? engine_.carried()[l] / (cap * result->makespan) : 0;
+      const double util =
+          result->makespan > 0 && cap > 0 ? engine_.carried()[l] / (cap * result->makespan) : 0;
       result->links.push_back(LinkLoad{engine_.linkName(l), engine_.carried()[l], util});
     }
-    std::stable_sort(result->links.begin(), result->links.end(),
-                     [](const LinkLoad& a, const LinkLoad& b) { return a.utilisation > b.utilisation; });
+    std::stable_sort(
+        result->links.begin(), result->links.end(),
+        [](const LinkLoad& a, const LinkLoad& b) { return a.utilisation > b.utilisation; });
     result->rateRecomputations = engine_.rateRecomputations();
     return true;
   }
@@ -102,7 +104,8 @@ class Cluster {
         return -1;
       };
       std::vector<switchd::Preemption> taken;
-      const switchd::SlotRange got = allocators_[r].allocate(j->id, j->spec.slotsWanted, cost, &taken);
+      const switchd::SlotRange got =
+          allocators_[r].allocate(j->id, j->spec.slotsWanted, cost, &taken);
       setGrant(j, rack, got.size());
       for (const switchd::Preemption& p : taken) {
         JobState* victim = byId(p.job);
@@ -183,12 +186,15 @@ bool simulateCluster(const SimTopology& topo, const std::vector<JobSpec>& jobs,
                      const ClusterOptions& opt, Planner& planner, ClusterResult* out,
                      std::string* error) {
   if (jobs.empty()) return *error = "no job to simulate", false;
-  if (jobs.size() > 0xfffe) return *error = "at most 65534 jobs (slot owner ids are 16 bits)", false;
+  if (jobs.size() > 0xfffe)
+    return *error = "at most 65534 jobs (slot owner ids are 16 bits)", false;
   for (const JobSpec& j : jobs) {
     if (j.hosts.empty()) return *error = "job " + j.name + " has no workers", false;
     for (int h : j.hosts) {
       if (h < 0 || h >= topo.workers()) {
-        return *error = "job " + j.name + ": worker " + std::to_string(h) + " is not in the topology", false;
+        return *error =
+                   "job " + j.name + ": worker " + std::to_string(h) + " is not in the topology",
+               false;
       }
     }
     if (!std::is_sorted(j.hosts.begin(), j.hosts.end()) ||

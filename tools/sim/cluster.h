@@ -18,12 +18,12 @@ struct JobSpec {
   std::string name;
   std::vector<int> hosts;  // worker indices, ascending
   Algorithm algo = Algorithm::kRina;
-  double bytes = 0;         // allreduce size
-  int iterations = 1;       // compute + allreduce, this many times
-  double computeSec = 0;    // before each allreduce
+  double bytes = 0;       // allreduce size
+  int iterations = 1;     // compute + allreduce, this many times
+  double computeSec = 0;  // before each allreduce
   double arrivalSec = 0;
-  int priority = 0;         // higher wins (ESA)
-  uint32_t slotsWanted = 0; // per INA switch; 0: the switch's window
+  int priority = 0;          // higher wins (ESA)
+  uint32_t slotsWanted = 0;  // per INA switch; 0: the switch's window
 };
 
 // kStatic: a job keeps what it was granted until it ends and never takes
@@ -41,13 +41,13 @@ struct ClusterOptions {
 
 struct JobOutcome {
   std::string name;
-  double start = 0;       // arrival
+  double start = 0;  // arrival
   double end = 0;
-  double commSec = 0;     // time spent in allreduces
+  double commSec = 0;  // time spent in allreduces
   double lastAllreduceSec = 0;
   int allreduces = 0;
-  int preempted = 0;      // times it lost slots to another job
-  int withoutIna = 0;     // allreduces started with some INA rack lacking slots
+  int preempted = 0;   // times it lost slots to another job
+  int withoutIna = 0;  // allreduces started with some INA rack lacking slots
   Collective lastPlan;
 };
 

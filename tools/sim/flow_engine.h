@@ -49,7 +49,9 @@ class FlowEngine {
   int startFlow(std::vector<Usage> usages, double bytes, Callback done);
   // Stops a flow without calling its callback; returns the bytes it had left.
   double cancelFlow(int id);
-  bool active(int id) const { return id >= 0 && id < static_cast<int>(flows_.size()) && flows_[id].live; }
+  bool active(int id) const {
+    return id >= 0 && id < static_cast<int>(flows_.size()) && flows_[id].live;
+  }
   double rateOf(int id) const { return flows_[id].rate; }
 
   // Runs `fn` at absolute time t (>= now).

@@ -76,8 +76,10 @@ int main(int argc, char** argv) {
               topo.name.c_str(), n, topo.racks.size(), topo.inaRacks(), topo.spines, o.bytes);
   DefaultPlanner planner;
   nlohmann::json doc;
-  doc["topology"] = {{"name", topo.name},     {"workers", n},
-                     {"racks", topo.racks.size()}, {"ina_racks", topo.inaRacks()},
+  doc["topology"] = {{"name", topo.name},
+                     {"workers", n},
+                     {"racks", topo.racks.size()},
+                     {"ina_racks", topo.inaRacks()},
                      {"spines", topo.spines}};
   doc["size_bytes"] = o.bytes;
   const bool multi = o.jobs > 1 || o.iterations > 1 || o.computeSec > 0;
@@ -88,8 +90,7 @@ int main(int argc, char** argv) {
   for (Algorithm algo : o.algorithms) {
     if (o.stepModel) {
       StepRun sr;
-      if (!stepSynchronousAllreduce(algo, topo, o.bytes, o.stepLatencySec, planner, &sr,
-                                    &error)) {
+      if (!stepSynchronousAllreduce(algo, topo, o.bytes, o.stepLatencySec, planner, &sr, &error)) {
         std::fprintf(stderr, "rina-sim: %s\n", error.c_str());
         return 2;
       }
@@ -153,7 +154,8 @@ int main(int argc, char** argv) {
         }
       }
       const int top = std::min<int>(o.top, static_cast<int>(res.links.size()));
-      if (top > 0) std::printf("#   busiest links (%s): utilisation, GB carried\n", algorithmName(algo));
+      if (top > 0)
+        std::printf("#   busiest links (%s): utilisation, GB carried\n", algorithmName(algo));
       for (int k = 0; k < top; ++k) {
         const LinkLoad& l = res.links[k];
         std::printf("#     %-28s %6.1f%% %10.3f\n", l.name.c_str(), l.utilisation * 100,

@@ -237,8 +237,8 @@ bool parseSimOptions(int argc, const char* const* argv, SimOptions* out, std::st
     return false;
   }
   if (!out->priorities.empty() && static_cast<int>(out->priorities.size()) != out->jobs) {
-    *error = "--priorities lists " + std::to_string(out->priorities.size()) +
-             " values for " + std::to_string(out->jobs) + " jobs";
+    *error = "--priorities lists " + std::to_string(out->priorities.size()) + " values for " +
+             std::to_string(out->jobs) + " jobs";
     return false;
   }
   return true;

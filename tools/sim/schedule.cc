@@ -16,7 +16,8 @@ class LinkBytes {
     std::vector<Usage> out;
     out.reserve(bytes_.size());
     for (const auto& [link, b] : bytes_) out.push_back(Usage{link, b});
-    std::sort(out.begin(), out.end(), [](const Usage& a, const Usage& b) { return a.link < b.link; });
+    std::sort(out.begin(), out.end(),
+              [](const Usage& a, const Usage& b) { return a.link < b.link; });
     return out;
   }
 
@@ -27,8 +28,8 @@ class LinkBytes {
 // `bytes` from rack a to rack b (nothing when a == b), split evenly over
 // `connections` connections numbered from `first`; the planner picks each
 // one's spine (ECMP hashes a connection onto one path).
-void crossRacks(const SimTopology& topo, Planner& planner, int a, int b, int first,
-                int connections, double bytes, LinkBytes* lb) {
+void crossRacks(const SimTopology& topo, Planner& planner, int a, int b, int first, int connections,
+                double bytes, LinkBytes* lb) {
   if (a == b) return;
   for (int c = 0; c < connections; ++c) {
     const int s = planner.spineFor(topo, a, b, first + c);
@@ -122,9 +123,9 @@ Collective hierarchical(const SimTopology& topo, const std::vector<int>& hosts, 
     }
     longestChain = std::max(longestChain, static_cast<int>(chain.size()));
     for (size_t i = 0; i < chain.size(); ++i) {
-      lb.add(topo.hosts[chain[i]].up, 1.0);                      // reduce: towards the port
-      if (i > 0) lb.add(topo.hosts[chain[i]].down, 1.0);         // reduce: from the previous
-      lb.add(topo.hosts[chain[i]].down, 1.0);                    // broadcast: from port side
+      lb.add(topo.hosts[chain[i]].up, 1.0);                            // reduce: towards the port
+      if (i > 0) lb.add(topo.hosts[chain[i]].down, 1.0);               // reduce: from the previous
+      lb.add(topo.hosts[chain[i]].down, 1.0);                          // broadcast: from port side
       if (i + 1 < chain.size()) lb.add(topo.hosts[chain[i]].up, 1.0);  // broadcast: onwards
     }
     if (!chain.empty()) {

@@ -103,8 +103,8 @@ double SwitchParams::slotThroughput(uint32_t granted) const {
 }
 
 int SimTopology::inaRacks() const {
-  return static_cast<int>(std::count_if(racks.begin(), racks.end(),
-                                        [](const SimRack& r) { return r.ina; }));
+  return static_cast<int>(
+      std::count_if(racks.begin(), racks.end(), [](const SimRack& r) { return r.ina; }));
 }
 
 bool leafSpine(int racks, int hostsPerRack, int spines, const TopologyOptions& opt,
@@ -200,14 +200,14 @@ bool loadTopologyJson(const std::string& path, const TopologyOptions& opt, SimTo
     const nlohmann::json& rj = doc["racks"][r];
     std::string where = "racks[" + std::to_string(r) + "]";
     if (!rj.is_object()) return fail(where, "must be an object");
-    if (!onlyKeys(rj, {"name", "ina", "hosts", "rankCount", "hostLinkMbit", "uplinkMbit",
-                       "switchCtrl"},
+    if (!onlyKeys(rj,
+                  {"name", "ina", "hosts", "rankCount", "hostLinkMbit", "uplinkMbit", "switchCtrl"},
                   where)) {
       return false;
     }
     RackPlan p;
     p.name = rj.contains("name") && rj["name"].is_string() ? rj["name"].get<std::string>()
-                                                            : "r" + std::to_string(r);
+                                                           : "r" + std::to_string(r);
     where += " (" + p.name + ")";
     if (!names.insert(p.name).second) return fail(where, "duplicate rack name");
     if (rj.contains("ina")) {
@@ -251,11 +251,10 @@ bool loadTopologyJson(const std::string& path, const TopologyOptions& opt, SimTo
     }
     plans.push_back(std::move(p));
   }
-  const std::string name = doc.contains("name") && doc["name"].is_string()
-                               ? doc["name"].get<std::string>()
-                               : path;
-  build(name, spines, plans, opt, opt.psGbps > 0 ? opt.psGbps * 1000 * kMbit
-                                                 : opt.hostGbps * 1000 * kMbit, out);
+  const std::string name =
+      doc.contains("name") && doc["name"].is_string() ? doc["name"].get<std::string>() : path;
+  build(name, spines, plans, opt,
+        opt.psGbps > 0 ? opt.psGbps * 1000 * kMbit : opt.hostGbps * 1000 * kMbit, out);
   return true;
 }
 
