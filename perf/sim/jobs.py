@@ -80,7 +80,7 @@ def main():
     lines += [
         "",
         "Reading: the jobs use disjoint hosts and the uplinks never bind here, so a",
-        "job's time is its compute plus, per allreduce, 1 GiB-scaled INA time",
+        "job's time is its compute plus, per allreduce, the INA time",
         "(1 + 3(R-1)/(Rk)) S/B with k = 8 workers per rack, or the host ring's",
         "2(n-1)/n S/B when short of slots (1.5x longer). The average JCT therefore",
         "depends only on how many allreduces found slots: ESA helps when it lends",
