@@ -166,11 +166,12 @@ bool FlowEngine::run(std::string* error) {
       continue;
     }
     advanceTo(tFlow);
-    // Every flow that is done by now (ties finish together).
+    // Every flow that is done by now: ties finish together, and what is left
+    // after rounding (a time below 1e-12 of the clock) counts as done.
     std::vector<int> finished;
     for (int id : live_) {
       const Flow& f = flows_[id];
-      if (std::isinf(f.rate) || f.left <= 1e-9 * std::max(1.0, f.rate * 1e-6) ||
+      if (std::isinf(f.rate) || f.left <= 0 ||
           (f.rate > 0 && f.left / f.rate <= 1e-12 * std::max(1.0, now_))) {
         finished.push_back(id);
       }

@@ -9,17 +9,16 @@ namespace {
 
 int mod(int a, int n) { return ((a % n) + n) % n; }
 
-// The host of `member` that ports chunk c: chunks are dealt to hosts in
-// proportion to their shares, in order (equal shares: c mod k).
+// The host of `member` that ports chunk c. Equal shares rotate (c mod k),
+// so consecutive chunks use different hosts; other shares deal the chunks
+// to hosts in proportion, in order.
 int portOf(const RingMember& m, const std::vector<double>& shares, int c, int chunks) {
-  if (m.hosts.size() == 1) return m.hosts[0];
-  double cum = 0;
-  const double x = (c % chunks + 0.5) / chunks;
-  // Rotate so consecutive chunks land on different hosts, as c mod k does.
   const int k = static_cast<int>(m.hosts.size());
   bool equal = true;
   for (double s : shares) equal = equal && std::abs(s - 1.0 / k) < 1e-12;
   if (equal) return m.hosts[c % k];
+  const double x = (c % chunks + 0.5) / chunks;
+  double cum = 0;
   for (size_t h = 0; h < shares.size(); ++h) {
     cum += shares[h];
     if (x < cum) return m.hosts[h];
