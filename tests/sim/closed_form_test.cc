@@ -94,6 +94,48 @@ TEST(ClosedForm, RinaPortsCarryTheRing) {
   }
 }
 
+TEST(ClosedForm, RinaIsPacedByItsSlowestPort) {
+  // All hosts of 4 INA racks of 4 at B/4: the closed form at the slow rate.
+  TopologyOptions opt;
+  opt.slowFraction = 1;
+  opt.slowFactor = 0.25;
+  const SimTopology t = leafSpineOf(4, 4, 2, opt);
+  expectWithin1Percent(allreduceTime(t, Algorithm::kRina), (1 + 3 * 3.0 / 16) * kS / (kB / 4));
+}
+
+TEST(ClosedForm, LinkLoadIsTheScheduleBytes) {
+  // Flat ring of 16: each host link carries 2(n-1)/n S each way and is the
+  // bottleneck (100% busy); rack 0's uplink carries one hop, hop 3 (host 3
+  // -> host 4), one connection on spine 3 mod 2 = 1 of capacity 4B/2: half busy.
+  const SimTopology t = leafSpineOf(4, 4, 2);
+  JobSpec job{"j", allHosts(t), Algorithm::kRing, kS, 1, 0, 0, 0, 0};
+  ClusterOptions opt;
+  opt.stepLatencySec = 0;
+  DefaultPlanner planner;
+  ClusterResult res;
+  std::string error;
+  ASSERT_TRUE(simulateCluster(t, {job}, opt, planner, &res, &error)) << error;
+  int checked = 0;
+  for (const LinkLoad& l : res.links) {
+    if (l.name == "r1h2.up" || l.name == "r3h0.down") {
+      EXPECT_NEAR(l.bytes / (2 * 15.0 / 16 * kS), 1.0, 1e-9) << l.name;
+      EXPECT_NEAR(l.utilisation, 1.0, 1e-9) << l.name;
+      ++checked;
+    }
+    if (l.name == "r0.spine1.up") {
+      EXPECT_NEAR(l.bytes / (2 * 15.0 / 16 * kS), 1.0, 1e-9);
+      EXPECT_NEAR(l.utilisation, 0.5, 1e-9);
+      ++checked;
+    }
+    if (l.name == "r0.spine0.up") {
+      EXPECT_EQ(l.bytes, 0);
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 4);
+  EXPECT_GE(res.links.front().utilisation, res.links.back().utilisation);  // busiest first
+}
+
 TEST(ClosedForm, RinaWithoutInaIsTheFlatRing) {
   TopologyOptions opt;
   opt.inaFraction = 0;
