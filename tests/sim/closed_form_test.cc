@@ -321,3 +321,47 @@ TEST(StepModel, OnlyRingAndRina) {
 
 }  // namespace
 }  // namespace rina::sim
+
+namespace rina::sim {
+namespace {
+
+// The planner seam: a planner that keeps a slow host out of the port role.
+class AvoidHostPlanner : public DefaultPlanner {
+ public:
+  explicit AvoidHostPlanner(int host) : host_(host) {}
+  std::vector<double> portShares(const SimTopology& topo, const RingMember& m) override {
+    std::vector<double> shares = DefaultPlanner::portShares(topo, m);
+    for (size_t i = 0; i < m.hosts.size(); ++i) {
+      if (m.hosts[i] != host_) continue;
+      shares.assign(m.hosts.size(), 1.0 / (m.hosts.size() - 1));
+      shares[i] = 0;
+    }
+    return shares;
+  }
+
+ private:
+  int host_;
+};
+
+TEST(PlannerSeam, PortSharesMoveTheBottleneck) {
+  // 4 INA racks of 4, host 0 at B/2. Equal shares: host 0 sends
+  // (1 + 3 x 3/16) S at B/2. Without its port share: S at B/2 (2 S/B), the
+  // others (1 + 3 x 3/4 / 3) S = 1.75 S at B.
+  SimTopology t = leafSpineOf(4, 4, 2);
+  for (int link : {t.hosts[0].up, t.hosts[0].down}) t.linkCapacity[link] = kB / 2;
+  t.hosts[0].rate = kB / 2;
+  JobSpec job{"j", allHosts(t), Algorithm::kRina, kS, 1, 0, 0, 0, 0};
+  ClusterOptions opt;
+  opt.stepLatencySec = 0;
+  std::string error;
+  ClusterResult equal, avoid;
+  DefaultPlanner plain;
+  ASSERT_TRUE(simulateCluster(t, {job}, opt, plain, &equal, &error)) << error;
+  AvoidHostPlanner planner(0);
+  ASSERT_TRUE(simulateCluster(t, {job}, opt, planner, &avoid, &error)) << error;
+  expectWithin1Percent(equal.jobs[0].lastAllreduceSec, (1 + 9.0 / 16) * kS / (kB / 2));
+  expectWithin1Percent(avoid.jobs[0].lastAllreduceSec, 2 * kS / kB);
+}
+
+}  // namespace
+}  // namespace rina::sim
