@@ -84,7 +84,9 @@ Collective ringOfMembers(const SimTopology& topo, const std::vector<int>& hosts,
     }
     // Chunks move between different port pairs: one connection per port.
     const int conns = static_cast<int>(std::max(members[a].hosts.size(), members[b].hosts.size()));
-    crossRacks(topo, planner, members[a].rack, members[b].rack, i, conns, hop, &lb);
+    // Numbered from the job's first host, so jobs on other hosts do not all
+    // land on the same spines.
+    crossRacks(topo, planner, members[a].rack, members[b].rack, hosts.front() + i, conns, hop, &lb);
   }
   for (int m = 0; m < n; ++m) {
     if (!members[m].ina) continue;
@@ -139,7 +141,7 @@ Collective hierarchical(const SimTopology& topo, const std::vector<int>& hosts, 
     const int a = order[i], b = order[(i + 1) % n];
     lb.add(topo.hosts[ports[a]].up, hop);
     lb.add(topo.hosts[ports[b]].down, hop);
-    crossRacks(topo, planner, members[a].rack, members[b].rack, i, 1, hop, &lb);
+    crossRacks(topo, planner, members[a].rack, members[b].rack, hosts.front() + i, 1, hop, &lb);
   }
   return Collective{lb.usages(), 2 * (n - 1) + 2 * longestChain, n};
 }
