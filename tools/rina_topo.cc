@@ -118,9 +118,9 @@ std::string memberLabel(const RackMap& map, const RingMember& m) {
 
 void printText(const Resolved& t) {
   const int nranks = static_cast<int>(t.hostnames.size());
-  std::printf("topology %s (%s): %d ranks, %zu racks, %d spine%s", t.spec.name.empty() ? "-" :
-              t.spec.name.c_str(), t.source.c_str(), nranks, t.map.racks.size(), t.spec.spines,
-              t.spec.spines == 1 ? "" : "s");
+  std::printf("topology %s (%s): %d ranks, %zu racks, %d spine%s",
+              t.spec.name.empty() ? "-" : t.spec.name.c_str(), t.source.c_str(), nranks,
+              t.map.racks.size(), t.spec.spines, t.spec.spines == 1 ? "" : "s");
   if (t.spec.spineLinkMbit > 0) std::printf(" at %s", mbit(t.spec.spineLinkMbit).c_str());
   std::printf("\n");
   for (const Rack& r : t.map.racks) {
@@ -139,7 +139,8 @@ void printText(const Resolved& t) {
   // Hosts whose link differs from the rack's default.
   for (const RackSpec& rs : t.spec.racks) {
     for (const HostSpec& h : rs.hosts) {
-      if (h.linkMbit > 0) std::printf("  host %s: link %s\n", h.name.c_str(), mbit(h.linkMbit).c_str());
+      if (h.linkMbit > 0)
+        std::printf("  host %s: link %s\n", h.name.c_str(), mbit(h.linkMbit).c_str());
     }
   }
   std::printf("ring: %zu members:", t.ring.size());
@@ -166,14 +167,19 @@ void printText(const Resolved& t) {
 
 nlohmann::ordered_json topologyJson(const Resolved& t) {
   using ojson = nlohmann::ordered_json;
-  ojson j = {{"name", t.spec.name}, {"source", t.source},
+  ojson j = {{"name", t.spec.name},
+             {"source", t.source},
              {"nranks", static_cast<int>(t.hostnames.size())}};
   j["racks"] = ojson::array();
   for (size_t i = 0; i < t.map.racks.size(); ++i) {
     const Rack& r = t.map.racks[i];
-    ojson rack = {{"name", r.name},   {"ina", r.ina},          {"ranks", r.ranks},
-                  {"agent", t.map.agentOf(static_cast<int>(i))}, {"switch", r.switchCtrl},
-                  {"host_link_mbit", r.hostLinkMbit}, {"uplink_mbit", r.uplinkMbit}};
+    ojson rack = {{"name", r.name},
+                  {"ina", r.ina},
+                  {"ranks", r.ranks},
+                  {"agent", t.map.agentOf(static_cast<int>(i))},
+                  {"switch", r.switchCtrl},
+                  {"host_link_mbit", r.hostLinkMbit},
+                  {"uplink_mbit", r.uplinkMbit}};
     j["racks"].push_back(std::move(rack));
   }
   j["ring"] = ojson::array();

@@ -84,7 +84,8 @@ std::vector<NicInfo> nicsFromSysfs(const std::string& root) {
     if (!flagText.empty()) flags = std::strtoll(flagText.c_str(), nullptr, 0);
     nic.up = state == "up" || (state == "unknown" && (flags & IFF_UP));
     int64_t node = -1;
-    if (readInt(entry.path() / "device" / "numa_node", &node)) nic.numaNode = static_cast<int>(node);
+    if (readInt(entry.path() / "device" / "numa_node", &node))
+      nic.numaNode = static_cast<int>(node);
     std::error_code linkEc;
     fs::path device = fs::read_symlink(entry.path() / "device", linkEc);
     if (!linkEc && fs::exists(entry.path() / "device" / "vendor")) {
@@ -130,15 +131,15 @@ Status detectWithHwloc(NodeInfo* out) {
   NodeInfo node;
   const unsigned version = hwloc_get_api_version();
   // The API version (hwloc.h has no library version macro).
-  node.source = "hwloc API " + std::to_string(version >> 16) + "." +
-                std::to_string((version >> 8) & 0xff);
+  node.source =
+      "hwloc API " + std::to_string(version >> 16) + "." + std::to_string((version >> 8) & 0xff);
   node.cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
   node.cpus = cpusOf(hwloc_topology_get_topology_cpuset(topo));
   const int numaCount = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
   for (int i = 0; i < numaCount; ++i) {
     hwloc_obj_t obj = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, i);
-    node.numa.push_back(
-        NumaNode{static_cast<int>(obj->os_index), cpusOf(obj->cpuset), obj->attr->numanode.local_memory});
+    node.numa.push_back(NumaNode{static_cast<int>(obj->os_index), cpusOf(obj->cpuset),
+                                 obj->attr->numanode.local_memory});
   }
   node.nics = nicsFromSysfs("");
   for (hwloc_obj_t os = hwloc_get_next_osdev(topo, nullptr); os;
@@ -304,8 +305,7 @@ Status cpusNearNic(const NodeInfo& node, const std::string& ifname, std::vector<
   return {};
 }
 
-Status placeThreadNearNic(const NodeInfo& node, const std::string& ifname,
-                          std::vector<int>* cpus) {
+Status placeThreadNearNic(const NodeInfo& node, const std::string& ifname, std::vector<int>* cpus) {
   RINA_TRY(cpusNearNic(node, ifname, cpus));
   cpu_set_t set;
   CPU_ZERO(&set);

@@ -21,17 +21,17 @@ struct NumaNode {
 };
 
 struct NicInfo {
-  std::string name;        // "eth0"
+  std::string name;  // "eth0"
   bool up = false;
-  std::string ipv4;        // first IPv4 address, "" if none
-  int numaNode = -1;       // -1: no locality known (virtual or not on PCI)
-  std::vector<int> near;   // CPUs closest to the NIC; all CPUs when unknown
-  std::string busId;       // PCI address, "" when not on PCI
+  std::string ipv4;       // first IPv4 address, "" if none
+  int numaNode = -1;      // -1: no locality known (virtual or not on PCI)
+  std::vector<int> near;  // CPUs closest to the NIC; all CPUs when unknown
+  std::string busId;      // PCI address, "" when not on PCI
 };
 
 struct NodeInfo {
-  std::string source;  // "hwloc API 2.8" or "sysfs"
-  int cores = 0;       // physical cores
+  std::string source;     // "hwloc API 2.8" or "sysfs"
+  int cores = 0;          // physical cores
   std::vector<int> cpus;  // online logical CPUs (PUs)
   std::vector<NumaNode> numa;
   std::vector<NicInfo> nics;  // loopback included, by name
@@ -56,8 +56,7 @@ std::string formatCpuList(const std::vector<int>& cpus);
 // empty, the allowed CPUs). rinaInvalidArgument when no such interface.
 Status cpusNearNic(const NodeInfo& node, const std::string& ifname, std::vector<int>* out);
 // Pins the calling thread to cpusNearNic(...); *cpus gets the set.
-Status placeThreadNearNic(const NodeInfo& node, const std::string& ifname,
-                          std::vector<int>* cpus);
+Status placeThreadNearNic(const NodeInfo& node, const std::string& ifname, std::vector<int>* cpus);
 
 }  // namespace rina::topo
 

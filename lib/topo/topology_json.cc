@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -27,8 +28,8 @@ std::string rackContext(const std::string& name, size_t index) {
 
 Status bad(const std::string& where, const std::string& key, const std::string& what,
            const json& value) {
-  return errorf(rinaInvalidArgument, "topology: %skey '%s': %s, got %s", where.c_str(),
-                key.c_str(), what.c_str(), value.dump().c_str());
+  return errorf(rinaInvalidArgument, "topology: %skey '%s': %s, got %s", where.c_str(), key.c_str(),
+                what.c_str(), value.dump().c_str());
 }
 
 Status checkKeys(const json& object, const std::set<std::string>& allowed,
@@ -63,8 +64,7 @@ Status readName(const json& value, const std::string& where, const std::string& 
   return {};
 }
 
-Status readMbit(const json& value, const std::string& where, const std::string& key,
-                double* out) {
+Status readMbit(const json& value, const std::string& where, const std::string& key, double* out) {
   if (!value.is_number() || !(value.get<double>() > 0) || value.get<double>() > kMaxMbit) {
     return bad(where, key, "must be a positive number of Mbit/s", value);
   }
@@ -116,7 +116,8 @@ Status readHost(const json& value, const std::string& where, HostSpec* host) {
   RINA_TRY(readName(value["name"], where, "name", &host->name));
   const std::string at = where + "host '" + host->name + "': ";
   RINA_TRY(checkKeys(value, {"name", "link_mbit", "addr"}, at));
-  if (value.contains("link_mbit")) RINA_TRY(readMbit(value["link_mbit"], at, "link_mbit", &host->linkMbit));
+  if (value.contains("link_mbit"))
+    RINA_TRY(readMbit(value["link_mbit"], at, "link_mbit", &host->linkMbit));
   if (value.contains("addr")) RINA_TRY(readAddr(value["addr"], at, &host->addr));
   return {};
 }
@@ -130,9 +131,8 @@ Status readRack(const json& value, size_t index, RackSpec* rack) {
   if (value.contains("name")) RINA_TRY(readName(value["name"], where, "name", &rack->name));
   if (rack->name.empty()) rack->name = "r" + std::to_string(index);
   where = rackContext(rack->name, index);
-  RINA_TRY(checkKeys(value,
-                     {"name", "ina", "hosts", "ranks", "switch", "host_link_mbit", "uplink_mbit"},
-                     where));
+  RINA_TRY(checkKeys(
+      value, {"name", "ina", "hosts", "ranks", "switch", "host_link_mbit", "uplink_mbit"}, where));
   if (value.contains("ina")) {
     if (!value["ina"].is_boolean()) return bad(where, "ina", "must be true or false", value["ina"]);
     rack->ina = value["ina"].get<bool>();
@@ -167,7 +167,8 @@ Status readRack(const json& value, size_t index, RackSpec* rack) {
     RINA_TRY(readSwitch(value["switch"], where, &rack->switchCtrl));
     if (!rack->ina) {
       return errorf(rinaInvalidArgument,
-                    "topology: %skey 'switch': a switch address needs \"ina\": true", where.c_str());
+                    "topology: %skey 'switch': a switch address needs \"ina\": true",
+                    where.c_str());
     }
   }
   if (value.contains("host_link_mbit")) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# netlab_test.sh NETLAB SWITCHD SWITCHCTL PERF TOPOLOGY ALGORITHMS
+# netlab_test.sh NETLAB SWITCHD SWITCHCTL PERF TOPO_TOOL TOPOLOGY ALGORITHMS
 # The emulated lab end to end: rina-netlab up (2 INA racks of 2 hosts, 2
 # autonomous hosts, 200 Mbit/s host links), both switches answer on the
 # addresses the resolved topology gives, rina-allreduce-perf under
@@ -9,7 +9,7 @@
 # and a stray namespace are cleaned up too. Exits 77 (skipped) without root
 # or network namespaces.
 set -u
-netlab=$1 switchd=$2 switchctl=$3 perf=$4 topology=$5 algorithms=$6
+netlab=$1 switchd=$2 switchctl=$3 perf=$4 topo_tool=$5 topology=$6 algorithms=$7
 here=$(cd "$(dirname "$0")" && pwd)
 rate_tool=$here/tcp_rate.py
 link_mbit=200
@@ -65,7 +65,10 @@ switch_pids=$(python3 -c 'import json,sys; print(" ".join(str(p["pid"]) for p in
 lab status || fail "status says the lab is not healthy"
 lab up "$topology" --switchd "$switchd" > /dev/null 2>&1 && fail "a second up succeeded"
 
-# 3. Each INA rack's switch answers its CTRL at the address the resolved file names.
+# 3. The library reads the resolved file: one rank per host, in file order.
+ring=$("$topo_tool" --no-node --file "$resolved" | grep '^ring:')
+[ "$ring" = "ring: 4 members: a(0,1) b(2,3) rank4 rank5" ] || fail "rina-topo on $resolved: $ring"
+# Each INA rack's switch answers its CTRL at the address the resolved file names.
 for rack in a b; do
   ctrl=$(python3 -c 'import json,sys; print([r for r in json.load(open(sys.argv[1]))["racks"] if r["name"] == sys.argv[2]][0]["switch"])' "$resolved" "$rack")
   lab exec "${rack}0" -- "$switchctl" "$ctrl" STATS | grep -q '"received"' ||

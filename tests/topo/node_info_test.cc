@@ -1,5 +1,7 @@
 // Node detection: a fake /sys tree with two NUMA nodes and a NIC on the
 // second, the real node against sysconf, and pinning a thread near a NIC.
+#include "topo/node_info.h"
+
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sched.h>
@@ -8,8 +10,6 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
-
-#include "topo/node_info.h"
 
 namespace rina::topo {
 namespace {

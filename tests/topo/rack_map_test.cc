@@ -1,8 +1,9 @@
 // The rack map seam: RINA_RACKS short form, assigning ranks to racks, and
 // the ring of members with its ports. Expected racks are written by hand.
+#include "topo/rack_map.h"
+
 #include <gtest/gtest.h>
 
-#include "topo/rack_map.h"
 #include "topo/ring_members.h"
 #include "topo/topology_json.h"
 
@@ -98,15 +99,13 @@ TEST(ResolveRackMap, RejectsWhatDoesNotAddUp) {
 
   s = resolveRackMap(counts, std::vector<std::string>(5, "h"), &map);
   EXPECT_EQ(s.code(), rinaInvalidUsage);
-  EXPECT_NE(s.message().find("rank 4 (host 'h') is in no rack"), std::string::npos)
-      << s.message();
+  EXPECT_NE(s.message().find("rank 4 (host 'h') is in no rack"), std::string::npos) << s.message();
 
   TopologySpec hosts;
   ASSERT_TRUE(parseTopologyJson(R"({"racks": [{"hosts": ["h0"]}]})", &hosts).ok());
   s = resolveRackMap(hosts, {"h0", "h7"}, &map);
   EXPECT_EQ(s.code(), rinaInvalidUsage);
-  EXPECT_NE(s.message().find("rank 1 (host 'h7') is in no rack"), std::string::npos)
-      << s.message();
+  EXPECT_NE(s.message().find("rank 1 (host 'h7') is in no rack"), std::string::npos) << s.message();
 
   // Specs built in code can break what the parser enforces.
   TopologySpec both = hosts;
@@ -121,8 +120,7 @@ TEST(ResolveRackMap, RejectsWhatDoesNotAddUp) {
   twice.racks[1].name = "r1";
   s = resolveRackMap(twice, {"h0"}, &map);
   EXPECT_EQ(s.code(), rinaInvalidUsage);
-  EXPECT_NE(s.message().find("host 'h0' is listed in two racks"), std::string::npos)
-      << s.message();
+  EXPECT_NE(s.message().find("host 'h0' is listed in two racks"), std::string::npos) << s.message();
 }
 
 TEST(RackPerHost, GroupsRanksByHostInOrderOfLowestRank) {

@@ -1,12 +1,12 @@
 // The topology file parser: the README's example read into a spec whose
 // fields are written out here by hand, and every kind of bad input.
+#include "topo/topology_json.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <fstream>
 #include <string>
-
-#include "topo/topology_json.h"
 
 namespace rina::topo {
 namespace {
@@ -73,11 +73,12 @@ TEST(TopologyJson, WritesWhatItReads) {
   Status s = parseTopologyJson(text, &again);
   ASSERT_TRUE(s.ok()) << s.message() << "\n" << text;
   // The written form, compact, as the schema spells it.
-  EXPECT_EQ(topologyToJson(again, -1),
-            R"({"name":"lab","spine_link_mbit":2000,"racks":[{"name":"r0","ina":true,)"
-            R"("hosts":[{"name":"h0","link_mbit":2.5},{"name":"h1","link_mbit":250,"addr":"10.77.0.2"}],)"
-            R"("switch":"10.77.0.254:9300","host_link_mbit":500,"uplink_mbit":2000},)"
-            R"({"name":"r1","ranks":2}]})");
+  EXPECT_EQ(
+      topologyToJson(again, -1),
+      R"({"name":"lab","spine_link_mbit":2000,"racks":[{"name":"r0","ina":true,)"
+      R"("hosts":[{"name":"h0","link_mbit":2.5},{"name":"h1","link_mbit":250,"addr":"10.77.0.2"}],)"
+      R"("switch":"10.77.0.254:9300","host_link_mbit":500,"uplink_mbit":2000},)"
+      R"({"name":"r1","ranks":2}]})");
 }
 
 TEST(TopologyJson, LoadsAFileAndNamesItInErrors) {
@@ -123,8 +124,7 @@ TEST_P(TopologyJsonRejects, WithAMessageNamingThePlace) {
 INSTANTIATE_TEST_SUITE_P(
     BadInputs, TopologyJsonRejects,
     ::testing::Values(
-        BadInput{R"({"racks": [)", "not valid JSON"},
-        BadInput{"", "not valid JSON"},
+        BadInput{R"({"racks": [)", "not valid JSON"}, BadInput{"", "not valid JSON"},
         BadInput{R"([1, 2])", "must be an object"},
         BadInput{R"({"racks": [{"ranks": 1}], "spine": 2})", "unknown key 'spine'"},
         BadInput{R"({"name": "x"})", "no 'racks'"},
@@ -164,12 +164,12 @@ INSTANTIATE_TEST_SUITE_P(
                  "key 'switch'"},
         BadInput{R"({"racks": [{"ranks": 1, "ina": true, "switch": "tor0:9300"}]})",
                  "key 'switch'"},
-        BadInput{R"({"racks": [{"ranks": 1, "switch": "10.77.0.1:9300"}]})",
-                 "needs \"ina\": true"},
+        BadInput{R"({"racks": [{"ranks": 1, "switch": "10.77.0.1:9300"}]})", "needs \"ina\": true"},
         BadInput{R"({"racks": [{"name": "a", "ranks": 1}, {"name": "a", "ranks": 1}]})",
                  "racks[1]: rack name 'a' is used twice"},
-        BadInput{R"({"racks": [{"name": "a", "hosts": ["h0"]}, {"name": "b", "hosts": ["h1", "h0"]}]})",
-                 "rack 'b' (racks[1]): host 'h0' is listed twice"},
+        BadInput{
+            R"({"racks": [{"name": "a", "hosts": ["h0"]}, {"name": "b", "hosts": ["h1", "h0"]}]})",
+            "rack 'b' (racks[1]): host 'h0' is listed twice"},
         BadInput{R"({"racks": [{"name": "a", "hosts": ["h0", "h0"]}]})",
                  "host 'h0' is listed twice"},
         BadInput{R"({"name": "", "racks": [{"ranks": 1}]})", "key 'name'"}));
