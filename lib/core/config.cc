@@ -41,6 +41,8 @@ constexpr Knob kKnobs[] = {
     {"RINA_SLICE_BYTES", "128K", "ring pipeline slice size"},
     {"RINA_SPIN_US", "50",
      "microseconds a blocked rank yields and retries before it sleeps on a futex or poll"},
+    {"RINA_TOPO_FILE", "",
+     "rack map: JSON file naming racks, their hosts or rank counts, INA, switch and link rates"},
 };
 
 struct Cache {
