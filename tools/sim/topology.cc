@@ -2,10 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <nlohmann/json.hpp>
 #include <random>
-#include <set>
+
+#include "topo/topology_json.h"
 
 namespace rina::sim {
 namespace {
@@ -150,111 +149,34 @@ bool fatTree(int k, const TopologyOptions& opt, SimTopology* out, std::string* e
 bool loadTopologyJson(const std::string& path, const TopologyOptions& opt, SimTopology* out,
                       std::string* error) {
   if (!checkCommon(opt, error)) return false;
-  std::ifstream in(path);
-  if (!in) return *error = path + ": cannot open", false;
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    *error = path + ": not JSON: " + e.what();
+  // The library's parser: rina-sim reads the same files as RINA_TOPO_FILE.
+  topo::TopologySpec spec;
+  if (Status s = topo::loadTopologyFile(path, &spec); !s.ok()) {
+    *error = s.message();
     return false;
-  }
-  // Every failure names the file and where in it.
-  auto fail = [&](const std::string& where, const std::string& what) {
-    *error = path + ": " + where + ": " + what;
-    return false;
-  };
-  auto positive = [&](const nlohmann::json& obj, const char* key, const std::string& where,
-                      double* value) {
-    if (!obj.contains(key)) return true;
-    if (!obj[key].is_number() || !(obj[key].get<double>() > 0)) {
-      return fail(where, std::string("'") + key + "' must be a number > 0");
-    }
-    *value = obj[key].get<double>();
-    return true;
-  };
-  auto onlyKeys = [&](const nlohmann::json& obj, const std::set<std::string>& keys,
-                      const std::string& where) {
-    for (auto it = obj.begin(); it != obj.end(); ++it) {
-      if (!keys.count(it.key())) return fail(where, "unknown key '" + it.key() + "'");
-    }
-    return true;
-  };
-  if (!doc.is_object()) return fail("top level", "must be an object");
-  if (!onlyKeys(doc, {"name", "spines", "spineLinkMbit", "racks"}, "top level")) return false;
-  int spines = 1;
-  if (doc.contains("spines")) {
-    if (!doc["spines"].is_number_integer() || doc["spines"].get<int>() < 1) {
-      return fail("top level", "'spines' must be an integer >= 1");
-    }
-    spines = doc["spines"].get<int>();
-  }
-  double spineMbit = 0;
-  if (!positive(doc, "spineLinkMbit", "top level", &spineMbit)) return false;
-  if (!doc.contains("racks") || !doc["racks"].is_array() || doc["racks"].empty()) {
-    return fail("top level", "'racks' must be a non-empty array");
   }
   std::vector<RackPlan> plans;
-  std::set<std::string> names;
-  for (size_t r = 0; r < doc["racks"].size(); ++r) {
-    const nlohmann::json& rj = doc["racks"][r];
-    std::string where = "racks[" + std::to_string(r) + "]";
-    if (!rj.is_object()) return fail(where, "must be an object");
-    if (!onlyKeys(rj,
-                  {"name", "ina", "hosts", "rankCount", "hostLinkMbit", "uplinkMbit", "switchCtrl"},
-                  where)) {
-      return false;
-    }
+  for (size_t r = 0; r < spec.racks.size(); ++r) {
+    const topo::RackSpec& rs = spec.racks[r];
     RackPlan p;
-    p.name = rj.contains("name") && rj["name"].is_string() ? rj["name"].get<std::string>()
-                                                           : "r" + std::to_string(r);
-    where += " (" + p.name + ")";
-    if (!names.insert(p.name).second) return fail(where, "duplicate rack name");
-    if (rj.contains("ina")) {
-      if (!rj["ina"].is_boolean()) return fail(where, "'ina' must be true or false");
-      p.ina = rj["ina"].get<bool>();
+    p.name = rs.name.empty() ? "r" + std::to_string(r) : rs.name;
+    p.ina = rs.ina;
+    const double hostMbit = rs.hostLinkMbit > 0 ? rs.hostLinkMbit : opt.hostGbps * 1000;
+    for (int h = 0; h < rs.rankCount; ++h) {
+      p.hostNames.push_back(p.name + "-" + std::to_string(h));
+      p.hostRates.push_back(hostMbit * kMbit);
     }
-    double hostMbit = opt.hostGbps * 1000, uplinkMbit = 0;
-    if (!positive(rj, "hostLinkMbit", where, &hostMbit)) return false;
-    if (!positive(rj, "uplinkMbit", where, &uplinkMbit)) return false;
-    const bool hasHosts = rj.contains("hosts"), hasCount = rj.contains("rankCount");
-    if (hasHosts == hasCount) return fail(where, "give either 'hosts' or 'rankCount'");
-    if (hasCount) {
-      if (!rj["rankCount"].is_number_integer() || rj["rankCount"].get<int>() < 1) {
-        return fail(where, "'rankCount' must be an integer >= 1");
-      }
-      for (int h = 0; h < rj["rankCount"].get<int>(); ++h) {
-        p.hostNames.push_back(p.name + "h" + std::to_string(h));
-        p.hostRates.push_back(hostMbit * kMbit);
-      }
-    } else {
-      if (!rj["hosts"].is_array() || rj["hosts"].empty()) {
-        return fail(where, "'hosts' must be a non-empty array");
-      }
-      for (size_t h = 0; h < rj["hosts"].size(); ++h) {
-        const nlohmann::json& hj = rj["hosts"][h];
-        const std::string hw = where + ".hosts[" + std::to_string(h) + "]";
-        if (!hj.is_object() || !hj.contains("name") || !hj["name"].is_string()) {
-          return fail(hw, "must be an object with a 'name'");
-        }
-        if (!onlyKeys(hj, {"name", "linkMbit", "addr"}, hw)) return false;
-        double mbit = hostMbit;
-        if (!positive(hj, "linkMbit", hw, &mbit)) return false;
-        p.hostNames.push_back(hj["name"].get<std::string>());
-        p.hostRates.push_back(mbit * kMbit);
-      }
+    for (const topo::HostSpec& hs : rs.hosts) {
+      p.hostNames.push_back(hs.name);
+      p.hostRates.push_back((hs.linkMbit > 0 ? hs.linkMbit : hostMbit) * kMbit);
     }
-    if (uplinkMbit > 0) {
-      p.uplinkPerSpine = uplinkMbit * kMbit / spines;
-    } else if (spineMbit > 0) {
-      p.uplinkPerSpine = spineMbit * kMbit;
-    }
+    // uplink_mbit (else spine_link_mbit) is the rate of each ToR-spine link.
+    const double uplinkMbit = rs.uplinkMbit > 0 ? rs.uplinkMbit : spec.spineLinkMbit;
+    p.uplinkPerSpine = uplinkMbit * kMbit;
     plans.push_back(std::move(p));
   }
-  const std::string name =
-      doc.contains("name") && doc["name"].is_string() ? doc["name"].get<std::string>() : path;
-  build(name, spines, plans, opt,
-        opt.psGbps > 0 ? opt.psGbps * 1000 * kMbit : opt.hostGbps * 1000 * kMbit, out);
+  const double psRate = (opt.psGbps > 0 ? opt.psGbps : opt.hostGbps) * 1000 * kMbit;
+  build(spec.name.empty() ? path : spec.name, spec.spines, plans, opt, psRate, out);
   return true;
 }
 

@@ -75,9 +75,9 @@ bool leafSpine(int racks, int hostsPerRack, int spines, const TopologyOptions& o
 // bisection, modelled as leaf-spine with k/2 spines (README: why that is exact
 // for rates under ideal load balancing).
 bool fatTree(int k, const TopologyOptions& opt, SimTopology* out, std::string* error);
-// JSON: {"name", "spines", "spineLinkMbit", "racks": [{"name", "ina", "hostLinkMbit",
-// "uplinkMbit", "hosts": [{"name", "linkMbit"}] | "rankCount"}]}. Rates in
-// Mbit/s as in lib/topo/rack_map.h; missing rates come from `opt`.
+// The topology file of RINA_TOPO_FILE (README "Topology file", parsed by
+// lib/topo/topology_json.h). Rates the file leaves out come from `opt`; a
+// rack without uplink_mbit or spine_link_mbit is non-blocking.
 bool loadTopologyJson(const std::string& path, const TopologyOptions& opt, SimTopology* out,
                       std::string* error);
 
