@@ -39,6 +39,11 @@ constexpr Knob kKnobs[] = {
     {"RINA_SLICE_BYTES", "128K", "ring pipeline slice size"},
     {"RINA_SPIN_US", "50",
      "microseconds a blocked rank yields and retries before it sleeps on a futex or poll"},
+    {"RINA_MPI_MIN_BYTES", "64K",
+     "librina_mpi: calls moving fewer bytes go to the MPI library (its small-message path)"},
+    {"RINA_MPI_DISABLE", "0", "librina_mpi: 1 sends every call to the MPI library"},
+    {"RINA_MPI_STATS", "0",
+     "librina_mpi: 1 prints per-communicator counts (handled, delegated and why) at MPI_Finalize"},
 };
 
 struct Cache {
