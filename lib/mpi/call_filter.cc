@@ -151,6 +151,11 @@ ReductionPlan planReduction(size_t elements, MPI_Datatype type, MPI_Op op) {
     plan.delegate = rinaMpiCountZero;
     return plan;
   }
+  std::optional<rinaDataType_t> rina = rinaTypeOf(type);
+  if (!rina) {
+    plan.delegate = rinaMpiDatatype;
+    return plan;
+  }
   if (op == MPI_SUM) {
     plan.op = rinaSum;
   } else if (op == MPI_PROD) {
@@ -161,11 +166,6 @@ ReductionPlan planReduction(size_t elements, MPI_Datatype type, MPI_Op op) {
     plan.op = rinaMax;
   } else {
     plan.delegate = isPredefinedOp(op) ? rinaMpiOp : rinaMpiUserOp;
-    return plan;
-  }
-  std::optional<rinaDataType_t> rina = rinaTypeOf(type);
-  if (!rina) {
-    plan.delegate = rinaMpiDatatype;
     return plan;
   }
   plan.type = *rina;
