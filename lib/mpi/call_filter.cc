@@ -143,6 +143,10 @@ bool isContiguousPredefined(MPI_Datatype type, size_t* bytes) {
 
 ReductionPlan planReduction(size_t elements, MPI_Datatype type, MPI_Op op) {
   ReductionPlan plan;
+  int typeSize = 0;
+  if (type != MPI_DATATYPE_NULL && PMPI_Type_size(type, &typeSize) == MPI_SUCCESS && typeSize > 0) {
+    plan.bytes = elements * static_cast<size_t>(typeSize);  // for the counters
+  }
   if (disabled()) {
     plan.delegate = rinaMpiDisabled;
     return plan;
@@ -169,7 +173,6 @@ ReductionPlan planReduction(size_t elements, MPI_Datatype type, MPI_Op op) {
     return plan;
   }
   plan.type = *rina;
-  plan.bytes = elements * rinaTypeBytes(*rina);
   if (plan.bytes < minBytes()) plan.delegate = rinaMpiBelowThreshold;
   return plan;
 }
