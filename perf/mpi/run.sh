@@ -59,10 +59,11 @@ for ((r = 1; r <= rounds; r++)); do
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
+command_args=()
+for name in "${order[@]}"; do command_args+=(--command "$name=${commands[$name]}"); done
 python3 "$repo/perf/mpi/summarize.py" --raw "$raw" --rounds "$rounds" --np "$np" \
   --start "$start" --load "$load_before / $load_after" \
   --commit "$(git -C "$repo" rev-parse --short HEAD)" --build "${build#"$repo"/}" \
   --min-bytes "$(grep -o '"RINA_MPI_MIN_BYTES", "[^"]*"' "$repo/lib/core/config.cc" | cut -d'"' -f4)" \
-  $(for name in "${order[@]}"; do printf -- '--command %s=%q ' "$name" "${commands[$name]//$repo\//}"; done) \
-  > "$out"
+  "${command_args[@]}" > "$out"
 echo "wrote $out" >&2

@@ -509,6 +509,27 @@ void testUserOpAndDerivedTypes() {
   check(badBits == 0, "MPI_BOR: " + std::to_string(badBits) + " ints wrong");
 }
 
+// ---- nonblocking: not interposed, so the MPI library runs it ----
+
+void testNonblocking() {
+  const size_t count = 50000;
+  std::vector<int32_t> send(count), got(count);
+  for (size_t i = 0; i < count; ++i) send[i] = static_cast<int32_t>(i % 300) * (worldRank + 1);
+  rinaMpiCommStats before = statsOf(MPI_COMM_WORLD);
+  MPI_Request request;
+  MPI_Iallreduce(send.data(), got.data(), static_cast<int>(count), MPI_INT, MPI_SUM,
+                 MPI_COMM_WORLD, &request);
+  MPI_Wait(&request, MPI_STATUS_IGNORE);
+  rinaMpiCommStats after = statsOf(MPI_COMM_WORLD);
+  check(after.handledCalls == before.handledCalls && after.delegatedCalls == before.delegatedCalls,
+        "MPI_Iallreduce reached the interposer");
+  size_t wrong = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (got[i] != static_cast<int32_t>(i % 300) * worldSize * (worldSize + 1) / 2) ++wrong;
+  }
+  check(wrong == 0, "MPI_Iallreduce: " + std::to_string(wrong) + " elements differ from a serial sum");
+}
+
 // ---- counts 0 and 64 MiB ----
 
 void testCounts() {
@@ -632,6 +653,7 @@ int main(int argc, char** argv) {
     testCommunicators();
     testIntercomm();
     testUserOpAndDerivedTypes();
+    testNonblocking();
     testCounts();
     testThreads(provided);
     testErrorHandler();
