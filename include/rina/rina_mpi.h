@@ -18,16 +18,16 @@ extern "C" {
 
 /* Why a call went to the MPI library instead of rina. */
 typedef enum {
-  rinaMpiDisabled = 0,        /* RINA_MPI_DISABLE=1 */
-  rinaMpiCountZero = 1,       /* nothing to reduce */
-  rinaMpiBelowThreshold = 2,  /* fewer bytes than RINA_MPI_MIN_BYTES */
-  rinaMpiDatatype = 3,        /* derived, pair, or a type rina lacks */
-  rinaMpiOp = 4,              /* predefined op rina lacks (logical, bitwise, loc) */
-  rinaMpiUserOp = 5,          /* user-defined op */
-  rinaMpiIntercomm = 6,       /* intercommunicator */
-  rinaMpiSingleRank = 7,      /* communicator of one process */
-  rinaMpiArguments = 8,       /* e.g. allgather send and receive types differ */
-  rinaMpiUnavailable = 9,     /* rina could not be set up on this communicator */
+  rinaMpiDisabled = 0,       /* RINA_MPI_DISABLE=1 */
+  rinaMpiCountZero = 1,      /* nothing to reduce */
+  rinaMpiBelowThreshold = 2, /* fewer bytes than RINA_MPI_MIN_BYTES */
+  rinaMpiDatatype = 3,       /* derived, pair, or a type rina lacks */
+  rinaMpiOp = 4,             /* predefined op rina lacks (logical, bitwise, loc) */
+  rinaMpiUserOp = 5,         /* user-defined op */
+  rinaMpiIntercomm = 6,      /* intercommunicator */
+  rinaMpiSingleRank = 7,     /* communicator of one process */
+  rinaMpiArguments = 8,      /* e.g. allgather send and receive types differ */
+  rinaMpiUnavailable = 9,    /* rina could not be set up on this communicator */
   rinaMpiNumReasons = 10
 } rinaMpiDelegateReason_t;
 

@@ -87,8 +87,8 @@ const std::vector<TypeEntry>& typeTable() {
 }
 
 bool isPredefinedOp(MPI_Op op) {
-  const MPI_Op predefined[] = {MPI_MAX,  MPI_MIN,  MPI_SUM,  MPI_PROD,   MPI_LAND,
-                               MPI_BAND, MPI_LOR,  MPI_BOR,  MPI_LXOR,   MPI_BXOR,
+  const MPI_Op predefined[] = {MPI_MAX,    MPI_MIN,    MPI_SUM,     MPI_PROD, MPI_LAND,
+                               MPI_BAND,   MPI_LOR,    MPI_BOR,     MPI_LXOR, MPI_BXOR,
                                MPI_MINLOC, MPI_MAXLOC, MPI_REPLACE, MPI_NO_OP};
   for (MPI_Op p : predefined) {
     if (op == p) return true;

@@ -33,9 +33,10 @@ std::optional<rinaMpiDelegateReason_t> admit(std::optional<rinaMpiDelegateReason
 // communicator is then unusable, so later handled calls fail the same way.
 int reportFailure(CommState& state, MPI_Comm comm, const char* call, rinaResult_t result) {
   if (state.rinaState == CommState::Rina::kFailed && result == rinaSuccess) {
-    RINA_WARN("rina-mpi: %s on %s (rank %d of %d): an earlier rina collective on this "
-              "communicator failed; free it",
-              call, state.name.c_str(), state.rank, state.size);
+    RINA_WARN(
+        "rina-mpi: %s on %s (rank %d of %d): an earlier rina collective on this "
+        "communicator failed; free it",
+        call, state.name.c_str(), state.rank, state.size);
   } else {
     RINA_WARN("rina-mpi: %s on %s (rank %d of %d) failed: %s: %s", call, state.name.c_str(),
               state.rank, state.size, rinaGetErrorString(result), rinaCommGetLastError(state.rina));
@@ -70,8 +71,8 @@ int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
     return reportFailure(*state, comm, "MPI_Allreduce", rinaSuccess);
   }
   const void* source = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-  rinaResult_t result = rinaAllReduce(source, recvbuf, static_cast<size_t>(count), plan.type,
-                                      plan.op, state->rina);
+  rinaResult_t result =
+      rinaAllReduce(source, recvbuf, static_cast<size_t>(count), plan.type, plan.op, state->rina);
   return finishHandled(*state, comm, "MPI_Allreduce", result, plan.bytes, timer);
 }
 
@@ -144,10 +145,9 @@ int allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
   if (state->rinaState == CommState::Rina::kFailed) {
     return reportFailure(*state, comm, "MPI_Allgather", rinaSuccess);
   }
-  const void* source = sendbuf == MPI_IN_PLACE
-                           ? static_cast<const char*>(recvbuf) +
-                                 static_cast<size_t>(state->rank) * blockBytes
-                           : sendbuf;
+  const void* source = sendbuf == MPI_IN_PLACE ? static_cast<const char*>(recvbuf) +
+                                                     static_cast<size_t>(state->rank) * blockBytes
+                                               : sendbuf;
   rinaResult_t result = rinaAllGather(source, recvbuf, blockBytes, rinaUint8, state->rina);
   return finishHandled(*state, comm, "MPI_Allgather", result, totalBytes, timer);
 }

@@ -123,8 +123,9 @@ void installFinalizeHook() {
     if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, finalizeAll, &selfKeyval, nullptr) !=
             MPI_SUCCESS ||
         PMPI_Comm_set_attr(MPI_COMM_SELF, selfKeyval, nullptr) != MPI_SUCCESS) {
-      RINA_WARN("rina-mpi: cannot attach to MPI_COMM_SELF; rina communicators are not "
-                "destroyed at MPI_Finalize and RINA_MPI_STATS prints nothing");
+      RINA_WARN(
+          "rina-mpi: cannot attach to MPI_COMM_SELF; rina communicators are not "
+          "destroyed at MPI_Finalize and RINA_MPI_STATS prints nothing");
     }
   });
 }
@@ -174,14 +175,16 @@ bool ensureRina(CommState& state, MPI_Comm comm) {
     return true;
   }
   if (result != rinaSuccess) {
-    RINA_WARN("rina-mpi: %s (rank %d of %d): rina setup failed (%s: %s); this communicator's "
-              "calls go to the MPI library",
-              state.name.c_str(), state.rank, state.size, rinaGetErrorString(result),
-              rinaCommGetLastError(nullptr));
+    RINA_WARN(
+        "rina-mpi: %s (rank %d of %d): rina setup failed (%s: %s); this communicator's "
+        "calls go to the MPI library",
+        state.name.c_str(), state.rank, state.size, rinaGetErrorString(result),
+        rinaCommGetLastError(nullptr));
   } else {
-    RINA_WARN("rina-mpi: %s (rank %d of %d): rina setup failed on another rank; this "
-              "communicator's calls go to the MPI library",
-              state.name.c_str(), state.rank, state.size);
+    RINA_WARN(
+        "rina-mpi: %s (rank %d of %d): rina setup failed on another rank; this "
+        "communicator's calls go to the MPI library",
+        state.name.c_str(), state.rank, state.size);
   }
   if (created != nullptr) rinaCommDestroy(created);
   state.rinaState = CommState::Rina::kUnavailable;

@@ -51,10 +51,10 @@ extern "C" __attribute__((visibility("default"))) void mpi_allreduce_(
   if (ierror != nullptr) *ierror = static_cast<MPI_Fint>(rc);
 }
 
-#define RINA_FORTRAN_ALIAS(name)                                                          \
-  extern "C" __attribute__((visibility("default"), alias("mpi_allreduce_"))) void name( \
-      const void*, void*, const MPI_Fint*, const MPI_Fint*, const MPI_Fint*,            \
-      const MPI_Fint*, MPI_Fint*);
+#define RINA_FORTRAN_ALIAS(name)                                                              \
+  extern "C" __attribute__((visibility("default"), alias("mpi_allreduce_"))) void name(       \
+      const void*, void*, const MPI_Fint*, const MPI_Fint*, const MPI_Fint*, const MPI_Fint*, \
+      MPI_Fint*);
 RINA_FORTRAN_ALIAS(mpi_allreduce)
 RINA_FORTRAN_ALIAS(mpi_allreduce__)
 RINA_FORTRAN_ALIAS(MPI_ALLREDUCE)

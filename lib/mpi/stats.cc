@@ -24,8 +24,8 @@ void printReports(const std::vector<CommReport>& reports) {
                  r.name.c_str(), r.size, static_cast<unsigned long long>(r.stats.handledCalls),
                  static_cast<unsigned long long>(r.stats.handledBytes), r.stats.handledSeconds,
                  static_cast<unsigned long long>(r.stats.delegatedCalls),
-                 static_cast<unsigned long long>(r.stats.delegatedBytes),
-                 r.stats.delegatedSeconds, why.empty() ? "none" : why.c_str());
+                 static_cast<unsigned long long>(r.stats.delegatedBytes), r.stats.delegatedSeconds,
+                 why.empty() ? "none" : why.c_str());
   }
   std::fflush(stderr);
 }
@@ -55,9 +55,10 @@ void countDelegated(rinaMpiCommStats& stats, rinaMpiDelegateReason_t reason, uin
 
 }  // namespace rina::mpi
 
-extern "C" __attribute__((visibility("default"))) const char* rinaMpiDelegateReasonName(int reason) {
+extern "C" __attribute__((visibility("default"))) const char* rinaMpiDelegateReasonName(
+    int reason) {
   static const char* const names[rinaMpiNumReasons] = {
-      "disabled", "count-zero", "below-threshold", "datatype", "op",
+      "disabled", "count-zero", "below-threshold", "datatype",  "op",
       "user-op",  "intercomm",  "single-rank",     "arguments", "rina-unavailable"};
   if (reason < 0 || reason >= rinaMpiNumReasons) return "?";
   return names[reason];

@@ -13,7 +13,10 @@
 #   rina-all   librina_mpi.so, RINA_MPI_MIN_BYTES=0 (rina at every size;
 #              where it loses to native is where the threshold belongs)
 # and, for the cost of delegation alone, 1 rank (every call delegated:
-# single-rank) natively and preloaded, 4 KiB .. 32 KiB.
+# single-rank) natively and preloaded, 4 KiB .. 32 KiB; and, for the
+# threshold, rina-allreduce-perf with rina ("auto") and Open MPI ("mpi")
+# interleaved in the same processes, 4 KiB .. 128 KiB: the two see the same
+# machine noise, so their ratio is the trustworthy crossover.
 #
 # Environment: ROUNDS (default 5), NP (default 4). Raw outputs go to
 # perf/results/raw/ (not committed); the table to perf/results/mpi-interposer.md.
@@ -23,7 +26,9 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "$repo" && cd "${1:-build}" && pwd)
 bench=$build/perf/mpi/mpi-allreduce-bench
 lib=$build/lib/mpi/librina_mpi.so
-[[ -x $bench && -e $lib ]] || { echo "build mpi-allreduce-bench and rina_mpi in $build first" >&2; exit 2; }
+perf_tool=$build/tools/rina-allreduce-perf
+[[ -x $bench && -e $lib && -x $perf_tool ]] ||
+  { echo "build mpi-allreduce-bench, rina_mpi and rina-allreduce-perf in $build first" >&2; exit 2; }
 
 np=${NP:-4}
 rounds=${ROUNDS:-5}
@@ -43,8 +48,9 @@ declare -A commands=(
   [rina-all]="$mpirun -np $np -x LD_PRELOAD=$lib -x RINA_MPI_MIN_BYTES=0 $bench -b 4K -e 64M -f 2"
   [native-1rank]="$mpirun -np 1 $bench -b 4K -e 32K -f 2 -r 15"
   [preload-1rank]="$mpirun -np 1 -x LD_PRELOAD=$lib $bench -b 4K -e 32K -f 2 -r 15"
+  [interleaved]="$mpirun -np $np $perf_tool -b 4K -e 128K -f 2 -a auto,mpi -n 40"
 )
-order=(native preload rina-all native-1rank preload-1rank)
+order=(native preload rina-all native-1rank preload-1rank interleaved)
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 start=$(date -u '+%Y-%m-%d %H:%M UTC')

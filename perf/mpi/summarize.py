@@ -20,6 +20,17 @@ def parse(path):
     return rows
 
 
+def parse_interleaved(path):
+    # rina-allreduce-perf rows: size count type redop algo time algbw busbw #wrong
+    rows = {}
+    with open(path) as f:
+        for line in f:
+            p = line.split()
+            if len(p) == 9 and p[0].isdigit() and p[4] in ("auto", "mpi"):
+                rows.setdefault(int(p[0]), {})[p[4]] = float(p[5])
+    return rows
+
+
 def size_name(n):
     return f"{n >> 20} MiB" if n >= 1 << 20 else f"{n >> 10} KiB"
 
@@ -39,7 +50,14 @@ def main():
     commands = dict(c.split("=", 1) for c in a.command)
 
     runs = {}  # config -> size -> list of (time, busbw, wrong)
+    interleaved = {}  # size -> list of (rina time, mpi time)
+    for path in sorted(glob.glob(os.path.join(a.raw, "mpi-interleaved-run*.txt"))):
+        for size, row in parse_interleaved(path).items():
+            if "auto" in row and "mpi" in row:
+                interleaved.setdefault(size, []).append((row["auto"], row["mpi"]))
     for name in commands:
+        if name == "interleaved":
+            continue
         for path in sorted(glob.glob(os.path.join(a.raw, f"mpi-{name}-run*.txt"))):
             for size, row in parse(path).items():
                 runs.setdefault(name, {}).setdefault(size, []).append(row)
@@ -79,6 +97,22 @@ def main():
         cells.append(f"{med('rina-all', size, 1) / n_bw:.2f}")
         cells.append(" / ".join(f"{spread(n, size):.1f}x" for n in ("native", "preload", "rina-all")))
         print("| " + " | ".join(cells) + " |")
+    print("\nThe host is shared: spread (slowest / fastest round) is often 2x or more, and")
+    print("even delegated sizes differ between native and preload runs by that much, so")
+    print("only ratios well beyond the spread mean anything. Below RINA_MPI_MIN_BYTES the")
+    print("preload column runs Open MPI's own allreduce (delegated calls).")
+    if interleaved:
+        print("\nThreshold: rina (`auto`) and Open MPI (`mpi`) interleaved in the same processes")
+        print("(rina-allreduce-perf, 40 iterations per size per run), so both see the same noise.\n")
+        print("| size | rina us (median) | Open MPI us (median) | rina/MPI time (median of per-run ratios) "
+              "| runs rina faster |")
+        print("|---|---|---|---|---|")
+        for size in sorted(interleaved):
+            pairs = interleaved[size]
+            ratio = statistics.median(r / m for r, m in pairs)
+            wins = sum(1 for r, m in pairs if r < m)
+            print(f"| {size_name(size)} | {statistics.median(r for r, _ in pairs):.1f} | "
+                  f"{statistics.median(m for _, m in pairs):.1f} | {ratio:.2f} | {wins} of {len(pairs)} |")
     if "native-1rank" in runs:
         print("\nCost of delegation alone: 1 rank, every call delegated (single-rank) when")
         print("preloaded, so the difference is the interposer's bookkeeping per call.\n")

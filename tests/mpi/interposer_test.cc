@@ -166,15 +166,18 @@ void testTypesAndOps(MPI_Comm comm, int forcedReason) {
         const size_t bytes = count * static_cast<size_t>(size);
         std::vector<char> send(bytes), got(bytes), want(bytes);
         fill(t, send.data(), count, rank, o.op);
-        std::string what = std::string("allreduce ") + t.name + " " + o.name + " count " +
-                           std::to_string(count);
+        std::string what =
+            std::string("allreduce ") + t.name + " " + o.name + " count " + std::to_string(count);
         int reason = -1;
-        if (forcedReason >= 0) reason = forcedReason;
-        else if (!t.rinaHas) reason = rinaMpiDatatype;
-        else if (bytes < threshold) reason = rinaMpiBelowThreshold;
+        if (forcedReason >= 0)
+          reason = forcedReason;
+        else if (!t.rinaHas)
+          reason = rinaMpiDatatype;
+        else if (bytes < threshold)
+          reason = rinaMpiBelowThreshold;
         auto call = [&] {
-          int rc = MPI_Allreduce(send.data(), got.data(), static_cast<int>(count), t.type, o.op,
-                                 comm);
+          int rc =
+              MPI_Allreduce(send.data(), got.data(), static_cast<int>(count), t.type, o.op, comm);
           check(rc == MPI_SUCCESS, what + ": rc " + std::to_string(rc));
         };
         expectRoute(comm, reason, what, call);
@@ -233,8 +236,8 @@ void testInPlace(MPI_Comm comm) {
   for (size_t i = 0; i < whole.size(); ++i) whole[i] = static_cast<float>((i % 97) + rank);
   std::vector<float> got(block), ref(block);
   expectRoute(comm, -1, "reduce_scatter_block", [&] {
-    MPI_Reduce_scatter_block(whole.data(), got.data(), static_cast<int>(block), MPI_FLOAT,
-                             MPI_SUM, comm);
+    MPI_Reduce_scatter_block(whole.data(), got.data(), static_cast<int>(block), MPI_FLOAT, MPI_SUM,
+                             comm);
   });
   PMPI_Reduce_scatter_block(whole.data(), ref.data(), static_cast<int>(block), MPI_FLOAT, MPI_SUM,
                             comm);
@@ -250,7 +253,8 @@ void testInPlace(MPI_Comm comm) {
   // Allgather, out of place and in place.
   std::vector<double> part(block), all(block * static_cast<size_t>(size)),
       allRef(block * static_cast<size_t>(size));
-  for (size_t i = 0; i < block; ++i) part[i] = static_cast<double>(rank) * 1e6 + static_cast<double>(i);
+  for (size_t i = 0; i < block; ++i)
+    part[i] = static_cast<double>(rank) * 1e6 + static_cast<double>(i);
   expectRoute(comm, -1, "allgather", [&] {
     MPI_Allgather(part.data(), static_cast<int>(block), MPI_DOUBLE, all.data(),
                   static_cast<int>(block), MPI_DOUBLE, comm);
@@ -269,8 +273,8 @@ void testInPlace(MPI_Comm comm) {
   // Send and receive described differently: left to MPI.
   std::vector<double> allBytes(all.size());
   expectRoute(comm, rinaMpiArguments, "allgather MPI_BYTE send, MPI_DOUBLE receive", [&] {
-    MPI_Allgather(part.data(), static_cast<int>(block * sizeof(double)), MPI_BYTE,
-                  allBytes.data(), static_cast<int>(block), MPI_DOUBLE, comm);
+    MPI_Allgather(part.data(), static_cast<int>(block * sizeof(double)), MPI_BYTE, allBytes.data(),
+                  static_cast<int>(block), MPI_DOUBLE, comm);
   });
   check(allBytes == allRef, "allgather MPI_BYTE send: differs from PMPI");
 }
@@ -308,8 +312,8 @@ void testCommunicators() {
   int halfRank = -1;
   MPI_Comm_rank(half, &halfRank);
   check(members[static_cast<size_t>(halfRank)] == worldRank, "split: reversed key order");
-  checkedSum(half, members,
-             members.size() > 1 ? -1 : static_cast<int>(rinaMpiSingleRank), "split odd/even");
+  checkedSum(half, members, members.size() > 1 ? -1 : static_cast<int>(rinaMpiSingleRank),
+             "split odd/even");
   MPI_Comm_free(&half);
 
   std::vector<int> everyone;
@@ -408,10 +412,9 @@ void testUserOpAndDerivedTypes() {
     int64_t acc[4] = {entry(0, k, 0), entry(0, k, 1), entry(0, k, 2), entry(0, k, 3)};
     for (int r = 1; r < worldSize; ++r) {
       int64_t m[4] = {entry(r, k, 0), entry(r, k, 1), entry(r, k, 2), entry(r, k, 3)};
-      int64_t p[4] = {(acc[0] * m[0] + acc[1] * m[2]) % kModulus,
-                      (acc[0] * m[1] + acc[1] * m[3]) % kModulus,
-                      (acc[2] * m[0] + acc[3] * m[2]) % kModulus,
-                      (acc[2] * m[1] + acc[3] * m[3]) % kModulus};
+      int64_t p[4] = {
+          (acc[0] * m[0] + acc[1] * m[2]) % kModulus, (acc[0] * m[1] + acc[1] * m[3]) % kModulus,
+          (acc[2] * m[0] + acc[3] * m[2]) % kModulus, (acc[2] * m[1] + acc[3] * m[3]) % kModulus};
       std::memcpy(acc, p, sizeof p);
     }
     if (std::memcmp(acc, &got[4 * static_cast<size_t>(k)], sizeof acc) != 0) ++wrong;
@@ -443,8 +446,8 @@ void testUserOpAndDerivedTypes() {
   for (size_t i = 0; i < ints; ++i) {
     const size_t within = i % stride;
     const bool data = within % 2 == 0 && within / 2 < 3;
-    const int want = data ? static_cast<int>(i % 101) * worldSize + worldSize * (worldSize - 1) / 2
-                          : -7;
+    const int want =
+        data ? static_cast<int>(i % 101) * worldSize + worldSize * (worldSize - 1) / 2 : -7;
     if (vout[i] != want) ++bad;
   }
   check(bad == 0, "vector derived type: " + std::to_string(bad) + " ints wrong (data or gaps)");
@@ -462,7 +465,8 @@ void testUserOpAndDerivedTypes() {
   });
   size_t badSums = 0;
   for (size_t i = 0; i < uin.size(); ++i) {
-    if (uout[i] != static_cast<int>(i % 77) * worldSize - worldSize * (worldSize - 1) / 2) ++badSums;
+    if (uout[i] != static_cast<int>(i % 77) * worldSize - worldSize * (worldSize - 1) / 2)
+      ++badSums;
   }
   check(badSums == 0, "commutative user op: " + std::to_string(badSums) + " ints wrong");
   MPI_Op_free(&userSum);
@@ -517,8 +521,8 @@ void testNonblocking() {
   for (size_t i = 0; i < count; ++i) send[i] = static_cast<int32_t>(i % 300) * (worldRank + 1);
   rinaMpiCommStats before = statsOf(MPI_COMM_WORLD);
   MPI_Request request;
-  MPI_Iallreduce(send.data(), got.data(), static_cast<int>(count), MPI_INT, MPI_SUM,
-                 MPI_COMM_WORLD, &request);
+  MPI_Iallreduce(send.data(), got.data(), static_cast<int>(count), MPI_INT, MPI_SUM, MPI_COMM_WORLD,
+                 &request);
   MPI_Wait(&request, MPI_STATUS_IGNORE);
   rinaMpiCommStats after = statsOf(MPI_COMM_WORLD);
   check(after.handledCalls == before.handledCalls && after.delegatedCalls == before.delegatedCalls,
@@ -527,7 +531,8 @@ void testNonblocking() {
   for (size_t i = 0; i < count; ++i) {
     if (got[i] != static_cast<int32_t>(i % 300) * worldSize * (worldSize + 1) / 2) ++wrong;
   }
-  check(wrong == 0, "MPI_Iallreduce: " + std::to_string(wrong) + " elements differ from a serial sum");
+  check(wrong == 0,
+        "MPI_Iallreduce: " + std::to_string(wrong) + " elements differ from a serial sum");
 }
 
 // ---- counts 0 and 64 MiB ----
@@ -605,7 +610,8 @@ void testErrorHandler() {
   std::vector<float> a(count, 1.0f), b(count);
   handlerCalls = 0;
   int rc = MPI_Allreduce(a.data(), b.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm);
-  check(rc == MPI_ERR_OTHER, "mismatched counts: rc " + std::to_string(rc) + ", expected MPI_ERR_OTHER");
+  check(rc == MPI_ERR_OTHER,
+        "mismatched counts: rc " + std::to_string(rc) + ", expected MPI_ERR_OTHER");
   check(handlerCalls == 1 && handlerCode == MPI_ERR_OTHER,
         "mismatched counts: error handler calls " + std::to_string(handlerCalls));
   // The communicator's rina side is now unusable: the next call fails too.
@@ -614,9 +620,20 @@ void testErrorHandler() {
   MPI_Comm_free(&comm);
   MPI_Errhandler_free(&handler);
 
+  // An invalid communicator is the MPI library's to report (here to
+  // MPI_COMM_WORLD's handler, made to return).
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  float one = 1.0f, out = 0.0f;
+  rc = MPI_Allreduce(&one, &out, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_NULL);
+  int errorClass = MPI_SUCCESS;
+  MPI_Error_class(rc, &errorClass);
+  check(errorClass == MPI_ERR_COMM, "MPI_COMM_NULL: error class " + std::to_string(errorClass));
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+
   rinaMpiCommStats s;
   check(rinaMpiGetCommStats(MPI_COMM_WORLD, nullptr) == MPI_ERR_ARG, "stats NULL: MPI_ERR_ARG");
-  check(rinaMpiGetCommStats(MPI_COMM_NULL, &s) == MPI_ERR_COMM, "stats MPI_COMM_NULL: MPI_ERR_COMM");
+  check(rinaMpiGetCommStats(MPI_COMM_NULL, &s) == MPI_ERR_COMM,
+        "stats MPI_COMM_NULL: MPI_ERR_COMM");
   check(std::string(rinaMpiDelegateReasonName(rinaMpiNumReasons)) == "?", "reason name range");
 }
 
