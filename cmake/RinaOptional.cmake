@@ -22,6 +22,18 @@ if(NOT RINA_WITH_MPI STREQUAL "OFF")
   endif()
 endif()
 rina_resolve(MPI _mpi_found)
+# Open MPI's mpirun needs flags to run more ranks than cores
+# (RINA_MPIEXEC_FLAGS, used by the tests). FindMPI leaves
+# MPI_C_LIBRARY_VERSION_STRING empty when it cannot run a probe, so ask mpirun.
+set(RINA_MPIEXEC_FLAGS "")
+if(RINA_HAVE_MPI AND MPIEXEC_EXECUTABLE)
+  execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE _mpiexec_version
+    ERROR_QUIET RESULT_VARIABLE _mpiexec_rc)
+  if(_mpiexec_rc EQUAL 0 AND _mpiexec_version MATCHES "Open MPI|OpenRTE")
+    # Ranks poll; on a small machine they must yield (shared/LAB-NOTES.md).
+    set(RINA_MPIEXEC_FLAGS --oversubscribe --mca mpi_yield_when_idle 1)
+  endif()
+endif()
 
 # hwloc through pkg-config.
 set(_hwloc_found OFF)

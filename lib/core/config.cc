@@ -43,6 +43,11 @@ constexpr Knob kKnobs[] = {
      "microseconds a blocked rank yields and retries before it sleeps on a futex or poll"},
     {"RINA_TOPO_FILE", "",
      "rack map: JSON file naming racks, their hosts or rank counts, INA, switch and link rates"},
+    {"RINA_MPI_MIN_BYTES", "32K",
+     "librina_mpi: calls moving fewer bytes go to the MPI library (its small-message path)"},
+    {"RINA_MPI_DISABLE", "0", "librina_mpi: 1 sends every call to the MPI library"},
+    {"RINA_MPI_STATS", "0",
+     "librina_mpi: 1 prints per-communicator counts (handled, delegated and why) at MPI_Finalize"},
 };
 
 struct Cache {
