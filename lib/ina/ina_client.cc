@@ -50,6 +50,7 @@ struct InaClient::Call {
   bool quantized = false;
   bool toPortOnly = false;  // resultToPortOnly
   bool isPort = false;
+  bool bcast = false;  // BCAST slices of raw words (broadcast root)
   uint32_t P = 0;
   uint32_t slices = 0;
   uint32_t prologue = 0;
@@ -126,7 +127,7 @@ void InaClient::buildSlice(Call& c, uint32_t r, Entry& e) {
   const uint32_t t = c.base + r;
   const uint32_t w = t % window_;
   Header h;
-  h.type = Type::kData;
+  h.type = c.bcast ? Type::kBcast : Type::kData;
   h.flags = static_cast<uint8_t>((r + 1 == c.total ? kFlagLast : 0) |
                                  (c.toPortOnly && c.isPort ? kFlagToPort : 0));
   h.job = options_.job;
@@ -329,6 +330,43 @@ Status InaClient::retransmit(Call& c) {
   return Status();
 }
 
+Status InaClient::runCall(Call& c) {
+  for (Entry& e : entries_) e.busy = false;
+  c.lastProgress = Clock::now();
+  c.nextTimeoutScan = c.lastProgress;
+
+  std::vector<Entry*> batch;
+  while (c.completed < c.total) {
+    batch.clear();
+    while (c.nextToSend < c.total) {
+      uint32_t r = c.nextToSend;
+      uint32_t w = (c.base + r) % window_;
+      if (entries_[w].busy) break;
+      c.nextToSend++;
+      if (deadSlots_[w]) {
+        if (c.isData(r)) c.host[r - c.prologue] = true;
+        c.completed++;
+        continue;
+      }
+      buildSlice(c, r, entries_[w]);
+      batch.push_back(&entries_[w]);
+    }
+    if (!batch.empty()) {
+      c.stats.datagramsSent += batch.size();
+      sendEntries(batch);
+      c.nextTimeoutScan =
+          std::min(c.nextTimeoutScan, Clock::now() + std::chrono::microseconds(rto_.rtoUs()));
+    }
+    if (c.completed == c.total) break;
+    int64_t waitUs = std::max<int64_t>(0, microsBetween(Clock::now(), c.nextTimeoutScan));
+    pollfd p{socket_.get(), POLLIN, 0};
+    ::poll(&p, 1, static_cast<int>(std::min<int64_t>(waitUs / 1000 + 1, 50)));
+    receive(c);
+    RINA_TRY(retransmit(c));
+  }
+  return Status();
+}
+
 Status InaClient::allreduce(void* buffer, size_t count, rinaDataType_t type,
                             const InaCallOptions& call, InaCallResult* result) {
   *result = InaCallResult{};
@@ -377,39 +415,7 @@ Status InaClient::allreduce(void* buffer, size_t count, rinaDataType_t type,
       c.localExp[i] = sliceExponent(c.scratch.data(), c.sliceLen(i));
     }
   }
-  for (Entry& e : entries_) e.busy = false;
-  c.lastProgress = Clock::now();
-  c.nextTimeoutScan = c.lastProgress;
-
-  std::vector<Entry*> batch;
-  while (c.completed < c.total) {
-    batch.clear();
-    while (c.nextToSend < c.total) {
-      uint32_t r = c.nextToSend;
-      uint32_t w = (c.base + r) % window_;
-      if (entries_[w].busy) break;
-      c.nextToSend++;
-      if (deadSlots_[w]) {
-        if (c.isData(r)) c.host[r - c.prologue] = true;
-        c.completed++;
-        continue;
-      }
-      buildSlice(c, r, entries_[w]);
-      batch.push_back(&entries_[w]);
-    }
-    if (!batch.empty()) {
-      c.stats.datagramsSent += batch.size();
-      sendEntries(batch);
-      c.nextTimeoutScan =
-          std::min(c.nextTimeoutScan, Clock::now() + std::chrono::microseconds(rto_.rtoUs()));
-    }
-    if (c.completed == c.total) break;
-    int64_t waitUs = std::max<int64_t>(0, microsBetween(Clock::now(), c.nextTimeoutScan));
-    pollfd p{socket_.get(), POLLIN, 0};
-    ::poll(&p, 1, static_cast<int>(std::min<int64_t>(waitUs / 1000 + 1, 50)));
-    receive(c);
-    RINA_TRY(retransmit(c));
-  }
+  RINA_TRY(runCall(c));
   for (uint32_t i = 0; i < c.slices; ++i) {
     if (c.host[i]) result->hostSlices.push_back(i);
   }
@@ -420,6 +426,112 @@ Status InaClient::allreduce(void* buffer, size_t count, rinaDataType_t type,
   }
   c.stats.rtoUs = rto_.rtoUs();
   result->stats = c.stats;
+  return Status();
+}
+
+Status InaClient::broadcast(void* buffer, size_t bytes, bool isRoot, int quietMs,
+                            InaBroadcastResult* result) {
+  *result = InaBroadcastResult{};
+  if (window_ == 0) {
+    return errorf(rinaInvalidUsage, "ina: worker %u job %u: broadcast before a slot grant",
+                  options_.worker, options_.job);
+  }
+  if (bytes == 0) return Status();
+  if (!buffer) return errorf(rinaInvalidArgument, "ina: null buffer");
+  const size_t sliceBytes = 4 * size_t{grant_.payloadElems};
+  if (sliceCount(bytes, sliceBytes) > (1u << 30)) {
+    return errorf(rinaInvalidArgument, "ina: buffer too large");
+  }
+  const uint32_t slices = static_cast<uint32_t>(sliceCount(bytes, sliceBytes));
+  if (uint64_t{nextSeq_} + slices >= (uint64_t{1} << 32)) {
+    return errorf(rinaInvalidUsage,
+                  "ina: worker %u job %u: slice sequence exhausted; REQUEST a fresh grant",
+                  options_.worker, options_.job);
+  }
+  const uint32_t base = nextSeq_;
+  nextSeq_ += slices;
+  return isRoot ? broadcastRoot(static_cast<const uint8_t*>(buffer), bytes, base, slices, result)
+                : broadcastReceive(static_cast<uint8_t*>(buffer), bytes, base, slices, quietMs,
+                                   result);
+}
+
+Status InaClient::broadcastRoot(const uint8_t* buffer, size_t bytes, uint32_t base,
+                                uint32_t slices, InaBroadcastResult* result) {
+  // The slices as padded words; the multicast copy that comes back to the
+  // root lands here too (the same bits), which is the root's acknowledgement.
+  std::vector<int32_t> words(size_t{slices} * grant_.payloadElems, 0);
+  std::memcpy(words.data(), buffer, bytes);
+  Call c;
+  c.buffer = words.data();
+  c.count = words.size();
+  c.type = rinaInt32;
+  c.bcast = true;
+  c.P = grant_.payloadElems;
+  c.slices = slices;
+  c.total = slices;
+  c.base = base;
+  c.host.assign(slices, false);
+  c.highestResult.assign(grant_.ports, 0);
+  c.ints.assign(c.P, 0);
+  c.stats.slices = slices;
+  RINA_TRY(runCall(c));
+  for (uint32_t i = 0; i < slices; ++i) {
+    if (c.host[i]) result->missingSlices.push_back(i);
+  }
+  c.stats.rtoUs = rto_.rtoUs();
+  result->stats = c.stats;
+  return Status();
+}
+
+Status InaClient::broadcastReceive(uint8_t* buffer, size_t bytes, uint32_t base, uint32_t slices,
+                                   int quietMs, InaBroadcastResult* result) {
+  const size_t P = grant_.payloadElems;
+  std::vector<bool> got(slices, false);
+  std::vector<int32_t> words(P);
+  uint32_t have = 0;
+  Clock::time_point last = Clock::now();
+  mmsghdr hdrs[kRxBatch];
+  iovec iovs[kRxBatch];
+  while (have < slices) {
+    int limitMs = have == 0 ? options_.switchTimeoutMs : quietMs;
+    int64_t leftMs = limitMs - std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   Clock::now() - last).count();
+    if (leftMs <= 0) break;
+    pollfd p{socket_.get(), POLLIN, 0};
+    ::poll(&p, 1, static_cast<int>(std::min<int64_t>(leftMs, 50)));
+    for (int k = 0; k < kRxBatch; ++k) {
+      iovs[k] = {rxBuffers_[k].data(), rxBuffers_[k].size()};
+      hdrs[k] = {};
+      hdrs[k].msg_hdr.msg_iov = &iovs[k];
+      hdrs[k].msg_hdr.msg_iovlen = 1;
+    }
+    int n = ::recvmmsg(socket_.get(), hdrs, kRxBatch, MSG_DONTWAIT, nullptr);
+    for (int k = 0; k < n; ++k) {
+      Header h;
+      const uint8_t* data = rxBuffers_[k].data();
+      if ((hdrs[k].msg_hdr.msg_flags & MSG_TRUNC) ||
+          decode({data, hdrs[k].msg_len}, &h) != DecodeError::kOk || h.job != options_.job ||
+          h.token != options_.token || h.type != Type::kResult || h.elems != P) {
+        continue;
+      }
+      uint32_t i = h.seq - base;
+      if (i >= slices || got[i] || h.slot != grant_.base + h.seq % window_) {
+        result->stats.staleResults++;
+        continue;
+      }
+      decodePayload(data + kHeaderBytes, P, words.data());
+      size_t first = size_t{i} * 4 * P;
+      std::memcpy(buffer + first, words.data(), std::min(4 * P, bytes - first));
+      got[i] = true;
+      ++have;
+      result->stats.results++;
+      last = Clock::now();
+    }
+  }
+  result->stats.slices = slices;
+  for (uint32_t i = 0; i < slices; ++i) {
+    if (!got[i]) result->missingSlices.push_back(i);
+  }
   return Status();
 }
 

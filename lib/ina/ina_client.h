@@ -79,6 +79,13 @@ struct InaCallResult {
   InaCallStats stats;
 };
 
+struct InaBroadcastResult {
+  // Slices this worker does not hold: NACKed at the root, or never arrived
+  // here. The caller sends them over the host connections.
+  std::vector<uint32_t> missingSlices;
+  InaCallStats stats;
+};
+
 class InaClient {
  public:
   static Status create(const InaClientOptions& options, std::unique_ptr<InaClient>* out);
@@ -103,6 +110,18 @@ class InaClient {
   Status allreduce(void* buffer, size_t count, rinaDataType_t type, const InaCallOptions& call,
                    InaCallResult* result);
 
+  // Switch broadcast (BCAST): the root's bytes reach every worker of the
+  // rack bit for bit (any type: they travel as raw 32-bit words). Every
+  // worker of the rack calls it with the same size; exactly one is root.
+  // Slices of 4 x sliceElems() bytes. The root keeps a window in flight,
+  // paced by its own copy of each multicast, and resends on timeout (the
+  // switch multicasts its stored copy again); it returns rinaTimeout when
+  // the switch is silent for switchTimeoutMs. A receiver returns when it
+  // has every slice, or lists what is missing once nothing new came for
+  // quietMs (switchTimeoutMs before the first slice).
+  Status broadcast(void* buffer, size_t bytes, bool isRoot, int quietMs,
+                   InaBroadcastResult* result);
+
  private:
   struct Call;
   struct Entry {
@@ -125,6 +144,12 @@ class InaClient {
   // results for slices sent well after it came back; rinaTimeout when no
   // slice completed for switchTimeoutMs.
   Status retransmit(Call& c);
+  // Sends, receives and resends until every slice of c completed.
+  Status runCall(Call& c);
+  Status broadcastRoot(const uint8_t* buffer, size_t bytes, uint32_t base, uint32_t slices,
+                       InaBroadcastResult* result);
+  Status broadcastReceive(uint8_t* buffer, size_t bytes, uint32_t base, uint32_t slices,
+                          int quietMs, InaBroadcastResult* result);
 
   InaClientOptions options_;
   Fd socket_;

@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include "core/config.h"
+
 namespace rina::topo {
 
 Status parseRacksShortForm(std::string_view text, TopologySpec* out) {
@@ -114,6 +116,31 @@ RackMap rackPerHost(const std::vector<std::string>& hostIds) {
     map.rackOf[r] = it->second;
   }
   return map;
+}
+
+}  // namespace rina::topo
+
+namespace rina::topo {
+
+std::string hostnameOf(const std::string& hostId) { return hostId.substr(0, hostId.find('/')); }
+
+Status rackMapFromEnv(const std::vector<std::string>& hostIds, RackMap* out) {
+  std::string racks = config::stringValue("RINA_RACKS");
+  if (racks.empty()) {
+    *out = rackPerHost(hostIds);
+    return {};
+  }
+  TopologySpec spec;
+  RINA_TRY(parseRacksShortForm(racks, &spec));
+  int total = 0;
+  for (const RackSpec& r : spec.racks) total += r.rankCount;
+  if (total != static_cast<int>(hostIds.size())) {
+    return errorf(rinaInvalidUsage, "RINA_RACKS=%s holds %d ranks but the communicator has %zu",
+                  racks.c_str(), total, hostIds.size());
+  }
+  std::vector<std::string> names;
+  for (const std::string& id : hostIds) names.push_back(hostnameOf(id));
+  return resolveRackMap(spec, names, out).prepend("RINA_RACKS: ");
 }
 
 }  // namespace rina::topo

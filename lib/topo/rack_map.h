@@ -75,6 +75,14 @@ Status resolveRackMap(const TopologySpec& spec, const std::vector<std::string>& 
 // One rack per distinct hostIds[r] (no INA), racks ordered by lowest rank.
 RackMap rackPerHost(const std::vector<std::string>& hostIds);
 
+// The hostname part of a bootstrap host identity ("name/boot-id/netns").
+std::string hostnameOf(const std::string& hostId);
+
+// The communicator's rack map: RINA_RACKS (short form) when set, else one
+// rack per host (hostIds[r] is rank r's hostIdentity()). A malformed or
+// mismatching RINA_RACKS is rinaInvalidArgument / rinaInvalidUsage naming it.
+Status rackMapFromEnv(const std::vector<std::string>& hostIds, RackMap* out);
+
 }  // namespace rina::topo
 
 #endif  // RINA_LIB_TOPO_RACK_MAP_H_

@@ -134,6 +134,20 @@ void Rack::allreduce(std::vector<std::vector<uint8_t>>& buffers, size_t count, r
   for (auto& t : threads) t.join();
 }
 
+void Rack::broadcast(std::vector<std::vector<uint8_t>>& buffers, size_t bytes, int root,
+                     std::vector<Status>* statuses, std::vector<InaBroadcastResult>* results) {
+  statuses->assign(clients_.size(), Status());
+  results->assign(clients_.size(), InaBroadcastResult{});
+  std::vector<std::thread> threads;
+  for (size_t w = 0; w < clients_.size(); ++w) {
+    threads.emplace_back([&, w] {
+      (*statuses)[w] = clients_[w]->broadcast(buffers[w].data(), bytes, static_cast<int>(w) == root,
+                                              200, &(*results)[w]);
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
 std::vector<uint32_t> unionOfHostSlices(const std::vector<InaCallResult>& results) {
   std::set<uint32_t> all;
   for (const auto& r : results) all.insert(r.hostSlices.begin(), r.hostSlices.end());

@@ -62,6 +62,10 @@ class Rack {
   void allreduce(std::vector<std::vector<uint8_t>>& buffers, size_t count, rinaDataType_t type,
                  std::vector<Status>* statuses, std::vector<InaCallResult>* results,
                  const std::vector<const void*>& upstream = {}, int port = -1);
+  // Every worker calls InaClient::broadcast on its buffer (bytes long),
+  // worker root as the root, concurrently.
+  void broadcast(std::vector<std::vector<uint8_t>>& buffers, size_t bytes, int root,
+                 std::vector<Status>* statuses, std::vector<InaBroadcastResult>* results);
 
  private:
   std::unique_ptr<CtrlClient> ctrl_;

@@ -1,0 +1,377 @@
+// The rack algorithms (hier, rina, ps-ina, auto) on ranks as threads, with
+// INA racks served by rina-switchd processes on loopback (RINA_SWITCH=auto:
+// each INA rack's agent starts its own; or switches this test starts and
+// kills). Every result is compared with a serial reference computed here,
+// and all ranks must agree bit for bit.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "algo/communicator.h"
+#include "algo/rack_ina.h"
+#include "core/config.h"
+#include "ina_harness.h"
+#include "rank_harness.h"
+#include "topo/rack_map.h"
+
+namespace rina::testing {
+namespace {
+
+int ranksOf(const std::string& racks) {
+  topo::TopologySpec spec;
+  EXPECT_TRUE(topo::parseRacksShortForm(racks, &spec).ok());
+  int n = 0;
+  for (auto& r : spec.racks) n += r.rankCount;
+  return n;
+}
+
+// The largest INA rack of a short form (for the quantization bound).
+int largestInaRack(const std::string& racks) {
+  topo::TopologySpec spec;
+  EXPECT_TRUE(topo::parseRacksShortForm(racks, &spec).ok());
+  int k = 1;
+  for (auto& r : spec.racks) {
+    if (r.ina) k = std::max(k, r.rankCount);
+  }
+  return k;
+}
+
+int32_t intInput(int r, size_t i) { return static_cast<int32_t>((r * 7919 + i * 31) % 2001) - 1000; }
+// Magnitudes that change along the buffer, so slices have different exponents.
+float floatInput(int r, size_t i) {
+  return static_cast<float>(((r + 3) * (i % 97) + 5 * r) % 113 - 56) *
+         std::ldexp(1.0f, static_cast<int>(i / 50 % 9) - 4);
+}
+double doubleInput(int r, size_t i) { return floatInput(r, i) * 1.25 + r; }
+
+struct Case {
+  std::string racks;
+  std::string algo;
+};
+
+// Runs `calls` allreduces of `count` elements on every rank and checks them.
+void checkAllreduce(const Case& c, size_t count, rinaDataType_t type, rinaRedOp_t op, bool inPlace,
+                    int calls = 1) {
+  const int n = ranksOf(c.racks);
+  ScopedEnv racks("RINA_RACKS", c.racks.c_str());
+  std::vector<std::vector<char>> results(n);
+  runThreads(n, [&](int rank, rinaComm_t comm) {
+    ASSERT_EQ(rinaCommSetAlgorithm(comm, c.algo.c_str()), rinaSuccess);
+    const size_t es = type == rinaFloat64 ? 8 : 4;
+    std::vector<char> send(count * es), recv(count * es);
+    for (size_t i = 0; i < count; ++i) {
+      if (type == rinaInt32) {
+        int32_t v = intInput(rank, i);
+        std::memcpy(&send[i * es], &v, 4);
+      } else if (type == rinaFloat32) {
+        float v = floatInput(rank, i);
+        std::memcpy(&send[i * es], &v, 4);
+      } else {
+        double v = doubleInput(rank, i);
+        std::memcpy(&send[i * es], &v, 8);
+      }
+    }
+    for (int k = 0; k < calls; ++k) {
+      if (inPlace) recv = send;
+      void* out = inPlace ? static_cast<void*>(recv.data()) : recv.data();
+      const void* in = inPlace ? static_cast<const void*>(recv.data()) : send.data();
+      ASSERT_EQ(rinaAllReduce(in, out, count, type, op, comm), rinaSuccess)
+          << "rank " << rank << ": " << rinaCommGetLastError(comm);
+    }
+    results[rank] = recv;
+  });
+  const size_t es = type == rinaFloat64 ? 8 : 4;
+  for (int r = 1; r < n; ++r) {
+    ASSERT_EQ(results[r].size(), results[0].size());
+    ASSERT_EQ(std::memcmp(results[r].data(), results[0].data(), results[0].size()), 0)
+        << "rank " << r << " differs from rank 0 (" << c.racks << ", " << c.algo << ")";
+  }
+  // Block floating point: each INA reduction of a partial p adds at most
+  // k * 2^(E + h - 31) <= |p|max * 2^(2h - 30) (lib/ina/quantize.h), plus the
+  // float32 rounding of each host or output step (2^-24 relative); a chunk
+  // passes through at most one such step per ring member (<= n).
+  int h = 0;
+  while ((1 << h) < largestInaRack(c.racks)) ++h;
+  double maxAbsSum = 0;
+  for (size_t i = 0; i < count; ++i) {
+    double s = 0;
+    for (int r = 0; r < n; ++r) s += std::fabs(type == rinaFloat64 ? doubleInput(r, i) : floatInput(r, i));
+    maxAbsSum = std::max(maxAbsSum, s);
+  }
+  const double floatTol = n * maxAbsSum * (std::ldexp(1.0, 2 * h - 30) + std::ldexp(1.0, -23));
+  for (size_t i = 0; i < count; ++i) {
+    if (type == rinaInt32) {
+      int64_t want = op == rinaMax ? INT64_MIN : 0;
+      for (int r = 0; r < n; ++r) want = op == rinaMax ? std::max<int64_t>(want, intInput(r, i)) : want + intInput(r, i);
+      int32_t got;
+      std::memcpy(&got, &results[0][i * es], 4);
+      ASSERT_EQ(got, static_cast<int32_t>(want)) << "element " << i;
+    } else if (type == rinaFloat32) {
+      double want = 0;
+      for (int r = 0; r < n; ++r) want += floatInput(r, i);
+      if (op == rinaAvg) want /= n;
+      float got;
+      std::memcpy(&got, &results[0][i * es], 4);
+      ASSERT_LE(std::fabs(got - want), floatTol / (op == rinaAvg ? n : 1)) << "element " << i;
+    } else {
+      double want = 0;
+      for (int r = 0; r < n; ++r) want += doubleInput(r, i);
+      double got;
+      std::memcpy(&got, &results[0][i * es], 8);
+      ASSERT_LE(std::fabs(got - want), 1e-9 * maxAbsSum) << "element " << i;
+    }
+  }
+}
+
+class RackAlgoTest : public ::testing::TestWithParam<Case> {
+ protected:
+  ScopedEnv switchd_{"RINA_SWITCHD_PATH", RINA_SWITCHD_PATH};
+  ScopedEnv auto_{"RINA_SWITCH", "auto"};
+  ScopedEnv slice_{"RINA_SLICE_BYTES", "4K"};
+};
+
+TEST_P(RackAlgoTest, Int32SumOddCount) { checkAllreduce(GetParam(), 1001, rinaInt32, rinaSum, false); }
+TEST_P(RackAlgoTest, Int32SumInPlaceRepeated) { checkAllreduce(GetParam(), 5003, rinaInt32, rinaSum, true, 3); }
+TEST_P(RackAlgoTest, Int32SumFewerElementsThanMembers) { checkAllreduce(GetParam(), 2, rinaInt32, rinaSum, false); }
+TEST_P(RackAlgoTest, Float32SumWithinQuantizationBound) { checkAllreduce(GetParam(), 3001, rinaFloat32, rinaSum, false); }
+TEST_P(RackAlgoTest, Float32AvgInPlace) { checkAllreduce(GetParam(), 777, rinaFloat32, rinaAvg, true); }
+TEST_P(RackAlgoTest, Int32MaxOnHosts) { checkAllreduce(GetParam(), 999, rinaInt32, rinaMax, false); }
+TEST_P(RackAlgoTest, Float64SumOnHosts) { checkAllreduce(GetParam(), 1003, rinaFloat64, rinaSum, true); }
+
+INSTANTIATE_TEST_SUITE_P(
+    Racks, RackAlgoTest,
+    ::testing::Values(Case{"3:ina", "rina"}, Case{"1,2:ina", "rina"}, Case{"3:ina,1,2", "rina"},
+                      Case{"2:ina,3:ina,1:ina", "rina"}, Case{"2:ina,1,3:ina", "ps-ina"},
+                      Case{"1,2", "ps-ina"}, Case{"2:ina,3", "hier"}, Case{"1,2,3", "hier"},
+                      Case{"2:ina,2", "auto"}, Case{"3", "hier"}),
+    [](const ::testing::TestParamInfo<Case>& info) {
+      std::string name = info.param.algo + "_" + info.param.racks;
+      for (char& ch : name) {
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      }
+      return name;
+    });
+
+TEST(RackMap, RacksFromEnvAndBadValues) {
+  std::vector<std::string> hosts(6, "h/boot/ns");
+  topo::RackMap map;
+  {
+    ScopedEnv e("RINA_RACKS", "3:ina,1,2");
+    ASSERT_TRUE(topo::rackMapFromEnv(hosts, &map).ok());
+    ASSERT_EQ(map.racks.size(), 3u);
+    EXPECT_TRUE(map.racks[0].ina);
+    EXPECT_EQ(map.racks[2].ranks, (std::vector<int>{4, 5}));
+    EXPECT_EQ(map.rackOf[3], 1);
+  }
+  {
+    ScopedEnv e("RINA_RACKS", nullptr);
+    std::vector<std::string> two = {"a/1/x", "b/1/x", "a/1/x"};
+    ASSERT_TRUE(topo::rackMapFromEnv(two, &map).ok());
+    ASSERT_EQ(map.racks.size(), 2u);
+    EXPECT_EQ(map.racks[0].ranks, (std::vector<int>{0, 2}));
+  }
+  for (const char* bad : {"3:inx,3", "0,6", "two", "3,2", "3,4", ""}) {
+    if (!*bad) continue;
+    ScopedEnv e("RINA_RACKS", bad);
+    Status s = topo::rackMapFromEnv(hosts, &map);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_NE(s.message().find("RINA_RACKS"), std::string::npos) << s.message();
+  }
+}
+
+TEST(RackMap, PeersCoverNeighbourRacksOnly) {
+  topo::TopologySpec spec;
+  ASSERT_TRUE(topo::parseRacksShortForm("2,2,2,2,2", &spec).ok());
+  topo::RackMap map;
+  ASSERT_TRUE(topo::resolveRackMap(spec, std::vector<std::string>(10, "h"), &map).ok());
+  EXPECT_EQ(algo::rackPeerRanks(4, map), (std::set<int>{0, 2, 3, 5, 6, 7}));  // agent: + server 0
+  EXPECT_EQ(algo::rackPeerRanks(5, map), (std::set<int>{2, 3, 4, 6, 7}));
+  EXPECT_EQ(algo::rackPeerRanks(0, map), (std::set<int>{1, 2, 3, 4, 6, 8, 9}));
+}
+
+TEST(RackMap, SwitchListErrors) {
+  std::vector<ina::Endpoint> out;
+  EXPECT_TRUE(algo::parseSwitchList("auto", 2, &out).ok());
+  EXPECT_TRUE(out.empty());
+  ASSERT_TRUE(algo::parseSwitchList("127.0.0.1:9101,10.0.0.2:9101", 2, &out).ok());
+  EXPECT_EQ(out[1].port, 9101);
+  Status s = algo::parseSwitchList("127.0.0.1:9101", 2, &out);
+  EXPECT_EQ(s.code(), rinaInvalidArgument);
+  EXPECT_NE(s.message().find("2 INA rack"), std::string::npos) << s.message();
+  s = algo::parseSwitchList("localhost:9101", 1, &out);
+  EXPECT_EQ(s.code(), rinaInvalidArgument);
+  EXPECT_NE(s.message().find("'localhost:9101'"), std::string::npos) << s.message();
+}
+
+// rinaCommInitRank fails on every rank, naming the knob.
+void expectInitFails(int n, const char* knob) {
+  rinaUniqueId id;
+  ASSERT_EQ(rinaGetUniqueId(&id), rinaSuccess);
+  std::vector<std::thread> threads;
+  std::mutex mu;
+  std::vector<std::string> errors;
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      rinaComm_t comm = nullptr;
+      rinaResult_t rc = rinaCommInitRank(&comm, n, id, r);
+      std::lock_guard<std::mutex> lock(mu);
+      if (rc == rinaSuccess) {
+        rinaCommDestroy(comm);
+        errors.push_back("");
+      } else {
+        errors.push_back(rinaCommGetLastError(nullptr));
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const std::string& e : errors) EXPECT_NE(e.find(knob), std::string::npos) << "'" << e << "'";
+}
+
+TEST(RackInit, BadRacksOrSwitchIsAClearError) {
+  ScopedEnv timeout("RINA_TIMEOUT_MS", "3000");
+  {
+    ScopedEnv racks("RINA_RACKS", "2,2");  // 4 ranks for 3
+    expectInitFails(3, "RINA_RACKS");
+  }
+  {
+    ScopedEnv racks("RINA_RACKS", "2:ina,1");
+    ScopedEnv sw("RINA_SWITCH", "127.0.0.1:1,127.0.0.1:2");  // two for one INA rack
+    expectInitFails(3, "RINA_SWITCH");
+  }
+  {
+    ScopedEnv algo("RINA_ALGO", "flat");
+    expectInitFails(2, "RINA_ALGO");
+  }
+}
+
+rinaCommStats_t statsOf(rinaComm_t comm) {
+  rinaCommStats_t s{};
+  s.size = sizeof s;
+  EXPECT_EQ(rinaCommGetStats(comm, &s), rinaSuccess);
+  return s;
+}
+
+TEST(RackStats, CountsCallsAndRejectsSmallSize) {
+  ScopedEnv switchd("RINA_SWITCHD_PATH", RINA_SWITCHD_PATH);
+  ScopedEnv racks("RINA_RACKS", "2:ina,1");
+  ScopedEnv sw("RINA_SWITCH", "auto");
+  runThreads(3, [&](int rank, rinaComm_t comm) {
+    std::vector<int32_t> buf(100, rank + 1);
+    ASSERT_EQ(rinaAllReduce(buf.data(), buf.data(), buf.size(), rinaInt32, rinaSum, comm), rinaSuccess);
+    ASSERT_EQ(rinaCommSetAlgorithm(comm, "hier"), rinaSuccess);
+    ASSERT_EQ(rinaAllReduce(buf.data(), buf.data(), buf.size(), rinaInt32, rinaSum, comm), rinaSuccess);
+    EXPECT_EQ(buf[7], 6 * 6);  // (1 + 2 + 3) summed twice over 3 ranks
+    rinaCommStats_t s = statsOf(comm);
+    EXPECT_EQ(s.version, RINA_COMM_STATS_VERSION);
+    EXPECT_EQ(s.callsRina, 1u);  // auto with an INA rack
+    EXPECT_EQ(s.callsHier, 1u);
+    EXPECT_EQ(s.inaFallbacks, 0u);
+    if (rank < 2) EXPECT_GT(s.inaCalls, 0u) << "rank " << rank;
+    else EXPECT_EQ(s.inaCalls, 0u);
+    rinaCommStats_t small{};
+    small.size = 4;
+    EXPECT_EQ(rinaCommGetStats(comm, &small), rinaInvalidArgument);
+    EXPECT_EQ(rinaCommGetStats(comm, nullptr), rinaInvalidArgument);
+    // An older, shorter struct: only its fields are written.
+    struct {
+      rinaCommStats_t head;
+      uint64_t guard;
+    } partial{};
+    partial.head.size = offsetof(rinaCommStats_t, callsHier);
+    partial.guard = 77;
+    partial.head.callsHier = 12345;
+    ASSERT_EQ(rinaCommGetStats(comm, &partial.head), rinaSuccess);
+    EXPECT_EQ(partial.head.callsRd + partial.head.callsRing, 0u);
+    EXPECT_EQ(partial.head.callsHier, 12345u);
+    EXPECT_EQ(partial.guard, 77u);
+  });
+}
+
+TEST(RackFallback, MissingSwitchdBinaryFallsBackToHosts) {
+  ScopedEnv switchd("RINA_SWITCHD_PATH", "/nonexistent/rina-switchd");
+  ScopedEnv racks("RINA_RACKS", "2:ina,1");
+  ScopedEnv sw("RINA_SWITCH", "auto");
+  runThreads(3, [&](int rank, rinaComm_t comm) {
+    ASSERT_EQ(rinaCommSetAlgorithm(comm, "rina"), rinaSuccess);
+    std::vector<int32_t> buf(333);
+    for (size_t i = 0; i < buf.size(); ++i) buf[i] = intInput(rank, i);
+    ASSERT_EQ(rinaAllReduce(buf.data(), buf.data(), buf.size(), rinaInt32, rinaSum, comm), rinaSuccess);
+    for (size_t i = 0; i < buf.size(); ++i) {
+      ASSERT_EQ(buf[i], intInput(0, i) + intInput(1, i) + intInput(2, i)) << i;
+    }
+    rinaCommStats_t s = statsOf(comm);
+    EXPECT_EQ(s.inaFallbacks, rank < 2 ? 1u : 0u) << "rank " << rank;
+    EXPECT_EQ(s.inaCalls, 0u);
+  });
+}
+
+TEST(RackFallback, LossyLinkStillExactWithRetransmissions) {
+  ScopedEnv switchd("RINA_SWITCHD_PATH", RINA_SWITCHD_PATH);
+  ScopedEnv args("RINA_SWITCHD_ARGS", "--drop-rate 0.02 --seed 7");
+  ScopedEnv sw("RINA_SWITCH", "auto");
+  std::atomic<uint64_t> resent{0};
+  checkAllreduce(Case{"3:ina,2:ina", "rina"}, 20000, rinaInt32, rinaSum, false, 2);
+  ScopedEnv racks("RINA_RACKS", "3:ina,2:ina");
+  runThreads(5, [&](int rank, rinaComm_t comm) {
+    std::vector<int32_t> buf(20000, rank);
+    ASSERT_EQ(rinaAllReduce(buf.data(), buf.data(), buf.size(), rinaInt32, rinaSum, comm), rinaSuccess);
+    ASSERT_EQ(buf[19999], 10);
+    resent += statsOf(comm).inaRetransmissions;
+    EXPECT_EQ(statsOf(comm).inaFallbacks, 0u);
+  });
+  EXPECT_GT(resent.load(), 0u);
+}
+
+TEST(RackFallback, KilledSwitchMidRunKeepsResultsLogsOnceAndCounts) {
+  ina::testing::SwitchdProcess sw0({}), sw1({});
+  ASSERT_TRUE(sw0.ready() && sw1.ready());
+  std::string list = sw0.control().toString() + "," + sw1.control().toString();
+  ScopedEnv racks("RINA_RACKS", "2:ina,3:ina");
+  ScopedEnv sw("RINA_SWITCH", list.c_str());
+  ScopedEnv inaTimeout("RINA_INA_TIMEOUT_MS", "300");
+  ScopedEnv debug("RINA_DEBUG", "WARN");
+  constexpr int kCalls = 6;
+  std::atomic<int> done{0};
+  ::testing::internal::CaptureStderr();
+  std::vector<rinaCommStats_t> stats(5);
+  runThreads(5, [&](int rank, rinaComm_t comm) {
+    ASSERT_EQ(rinaCommSetAlgorithm(comm, "rina"), rinaSuccess);
+    for (int k = 0; k < kCalls; ++k) {
+      if (rank == 0 && k == 2) sw0.kill();  // rack 0's switch dies between or during calls
+      std::vector<float> buf(4099);
+      for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<float>(intInput(rank + k, i));
+      ASSERT_EQ(rinaAllReduce(buf.data(), buf.data(), buf.size(), rinaFloat32, rinaSum, comm), rinaSuccess)
+          << "rank " << rank << " call " << k << ": " << rinaCommGetLastError(comm);
+      for (size_t i = 0; i < buf.size(); ++i) {
+        double want = 0;
+        for (int r = 0; r < 5; ++r) want += intInput(r + k, i);
+        // Small integers: quantized sums of them are exact.
+        ASSERT_EQ(buf[i], static_cast<float>(want)) << "rank " << rank << " call " << k << " elem " << i;
+      }
+    }
+    stats[rank] = statsOf(comm);
+    done++;
+  });
+  std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_EQ(done.load(), 5);
+  size_t warns = 0;
+  for (size_t p = err.find("falling back"); p != std::string::npos; p = err.find("falling back", p + 1)) {
+    size_t lineStart = err.rfind('\n', p);
+    lineStart = lineStart == std::string::npos ? 0 : lineStart;
+    if (err.substr(lineStart, p - lineStart).find("WARN") != std::string::npos) ++warns;
+  }
+  EXPECT_EQ(warns, 1u) << err;
+  for (int r = 0; r < 5; ++r) {
+    EXPECT_EQ(stats[r].inaFallbacks, r < 2 ? 1u : 0u) << "rank " << r;
+    EXPECT_EQ(stats[r].callsRina, static_cast<uint64_t>(kCalls));
+  }
+  EXPECT_GT(stats[3].inaCalls, static_cast<uint64_t>(kCalls));  // rack 1 kept its switch
+}
+
+}  // namespace
+}  // namespace rina::testing
