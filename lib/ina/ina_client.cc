@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 
 #include "core/log.h"
 #include "ina/quantize.h"
@@ -20,6 +21,8 @@ constexpr int kRxBatch = 64;
 // slices ahead, while one is outstanding mean it was lost: every worker
 // sends in seq order, so a switch thread completes its slots in order.
 constexpr int32_t kReorderSlices = 3;
+// Datagrams of later calls (switch broadcasts) kept while a call runs.
+constexpr size_t kMaxEarlyDatagrams = 4096;
 
 int64_t microsBetween(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration_cast<std::chrono::microseconds>(b - a).count();
@@ -119,6 +122,7 @@ Status InaClient::setGrant(const Grant& grant) {
   window_ = options_.window ? std::min(options_.window, grant.length) : grant.length;
   deadSlots_.assign(window_, false);
   entries_.assign(window_, Entry{});
+  early_.clear();  // the slice sequence restarts
   nextSeq_ = 1;
   return Status();
 }
@@ -277,6 +281,7 @@ void InaClient::receive(Call& c) {
     if (got <= 0) return;
     for (int k = 0; k < got; ++k) {
       if (hdrs[k].msg_hdr.msg_flags & MSG_TRUNC) continue;
+      if (keepIfEarly(rxBuffers_[k].data(), hdrs[k].msg_len, c.base + c.total)) continue;
       onDatagram(c, rxBuffers_[k].data(), hdrs[k].msg_len);
     }
     if (got < kRxBatch) return;
@@ -483,6 +488,16 @@ Status InaClient::broadcastRoot(const uint8_t* buffer, size_t bytes, uint32_t ba
   return Status();
 }
 
+bool InaClient::keepIfEarly(const uint8_t* data, size_t len, uint32_t end) {
+  Header h;
+  if (decode({data, len}, &h) != DecodeError::kOk || h.job != options_.job ||
+      h.token != options_.token || static_cast<int32_t>(h.seq - end) < 0) {
+    return false;
+  }
+  if (early_.size() < kMaxEarlyDatagrams) early_.emplace_back(data, data + len);
+  return true;
+}
+
 Status InaClient::broadcastReceive(uint8_t* buffer, size_t bytes, uint32_t base, uint32_t slices,
                                    int quietMs, InaBroadcastResult* result) {
   const size_t P = grant_.payloadElems;
@@ -490,6 +505,31 @@ Status InaClient::broadcastReceive(uint8_t* buffer, size_t bytes, uint32_t base,
   std::vector<int32_t> words(P);
   uint32_t have = 0;
   Clock::time_point last = Clock::now();
+  auto handle = [&](const uint8_t* data, size_t len) {
+    Header h;
+    if (decode({data, len}, &h) != DecodeError::kOk || h.job != options_.job ||
+        h.token != options_.token || h.type != Type::kResult || h.elems != P) {
+      return;
+    }
+    uint32_t i = h.seq - base;
+    if (i >= slices || got[i] || h.slot != grant_.base + h.seq % window_) {
+      result->stats.staleResults++;
+      return;
+    }
+    decodePayload(data + kHeaderBytes, P, words.data());
+    size_t first = size_t{i} * 4 * P;
+    std::memcpy(buffer + first, words.data(), std::min(4 * P, bytes - first));
+    got[i] = true;
+    ++have;
+    result->stats.results++;
+    last = Clock::now();
+  };
+  // Slices multicast while this worker was still in an earlier call.
+  std::deque<std::vector<uint8_t>> early;
+  early.swap(early_);
+  for (const auto& d : early) {
+    if (!keepIfEarly(d.data(), d.size(), base + slices)) handle(d.data(), d.size());
+  }
   mmsghdr hdrs[kRxBatch];
   iovec iovs[kRxBatch];
   while (have < slices) {
@@ -507,30 +547,18 @@ Status InaClient::broadcastReceive(uint8_t* buffer, size_t bytes, uint32_t base,
     }
     int n = ::recvmmsg(socket_.get(), hdrs, kRxBatch, MSG_DONTWAIT, nullptr);
     for (int k = 0; k < n; ++k) {
-      Header h;
-      const uint8_t* data = rxBuffers_[k].data();
-      if ((hdrs[k].msg_hdr.msg_flags & MSG_TRUNC) ||
-          decode({data, hdrs[k].msg_len}, &h) != DecodeError::kOk || h.job != options_.job ||
-          h.token != options_.token || h.type != Type::kResult || h.elems != P) {
-        continue;
-      }
-      uint32_t i = h.seq - base;
-      if (i >= slices || got[i] || h.slot != grant_.base + h.seq % window_) {
-        result->stats.staleResults++;
-        continue;
-      }
-      decodePayload(data + kHeaderBytes, P, words.data());
-      size_t first = size_t{i} * 4 * P;
-      std::memcpy(buffer + first, words.data(), std::min(4 * P, bytes - first));
-      got[i] = true;
-      ++have;
-      result->stats.results++;
-      last = Clock::now();
+      if (hdrs[k].msg_hdr.msg_flags & MSG_TRUNC) continue;
+      if (keepIfEarly(rxBuffers_[k].data(), hdrs[k].msg_len, base + slices)) continue;
+      handle(rxBuffers_[k].data(), hdrs[k].msg_len);
     }
   }
   result->stats.slices = slices;
   for (uint32_t i = 0; i < slices; ++i) {
     if (!got[i]) result->missingSlices.push_back(i);
+  }
+  if (have < slices) {
+    RINA_INFO("ina: worker %u job %u: broadcast seq %u..%u: %u of %u slices did not arrive",
+              options_.worker, options_.job, base, base + slices - 1, slices - have, slices);
   }
   return Status();
 }

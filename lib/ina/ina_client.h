@@ -25,6 +25,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -146,6 +147,9 @@ class InaClient {
   Status retransmit(Call& c);
   // Sends, receives and resends until every slice of c completed.
   Status runCall(Call& c);
+  // A datagram of this job for seq >= end (a later call: a broadcast the
+  // root started while this worker was still busy) is kept for that call.
+  bool keepIfEarly(const uint8_t* data, size_t len, uint32_t end);
   Status broadcastRoot(const uint8_t* buffer, size_t bytes, uint32_t base, uint32_t slices,
                        InaBroadcastResult* result);
   Status broadcastReceive(uint8_t* buffer, size_t bytes, uint32_t base, uint32_t slices,
@@ -161,6 +165,7 @@ class InaClient {
   std::vector<Entry> entries_;   // per window index
   RtoEstimator rto_;
   std::vector<std::vector<uint8_t>> rxBuffers_;
+  std::deque<std::vector<uint8_t>> early_;
 };
 
 }  // namespace rina::ina

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "core/config.h"
+#include "core/log.h"
 #include "ina/net.h"
 
 namespace rina::ina {
@@ -84,6 +85,8 @@ Status LocalSwitchd::start(const std::string& path, const std::vector<std::strin
   int pipeFds[2];
   if (pipe2(pipeFds, O_CLOEXEC) != 0) return systemErrorf(errno, "rina-switchd: pipe");
   Fd reader(pipeFds[0]);
+  // Its final stats go to stderr: shown from RINA_DEBUG=INFO on.
+  Fd devNull(logLevel() >= LogLevel::kInfo ? -1 : open("/dev/null", O_WRONLY | O_CLOEXEC));
   pid_t pid = fork();
   if (pid < 0) {
     close(pipeFds[1]);
@@ -92,6 +95,7 @@ Status LocalSwitchd::start(const std::string& path, const std::vector<std::strin
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the rank that started it
     dup2(pipeFds[1], STDOUT_FILENO);
+    if (devNull.valid()) dup2(devNull.get(), STDERR_FILENO);
     execv(argv[0], argv.data());
     _exit(127);
   }

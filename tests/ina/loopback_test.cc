@@ -168,7 +168,9 @@ TEST(InaLoopback, BroadcastDeliversRootBytesAndListsWhatIsMissing) {
           ASSERT_EQ(bufs[w][i], want[i]) << "drop " << drop << " worker " << w << " byte " << i;
         }
       }
-      if (std::string(drop) == "0") EXPECT_EQ(missing, 0u);
+      if (std::string(drop) == "0") {
+        EXPECT_EQ(missing, 0u);
+      }
     }
   }
 }

@@ -149,8 +149,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"2:ina,3:ina,1:ina", "rina"}, Case{"2:ina,1,3:ina", "ps-ina"},
                       Case{"1,2", "ps-ina"}, Case{"2:ina,3", "hier"}, Case{"1,2,3", "hier"},
                       Case{"2:ina,2", "auto"}, Case{"3", "hier"}),
-    [](const ::testing::TestParamInfo<Case>& info) {
-      std::string name = info.param.algo + "_" + info.param.racks;
+    [](const ::testing::TestParamInfo<Case>& p) {
+      std::string name = p.param.algo + "_" + p.param.racks;
       for (char& ch : name) {
         if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
       }
@@ -265,14 +265,17 @@ TEST(RackStats, CountsCallsAndRejectsSmallSize) {
     ASSERT_EQ(rinaAllReduce(buf.data(), buf.data(), buf.size(), rinaInt32, rinaSum, comm), rinaSuccess);
     ASSERT_EQ(rinaCommSetAlgorithm(comm, "hier"), rinaSuccess);
     ASSERT_EQ(rinaAllReduce(buf.data(), buf.data(), buf.size(), rinaInt32, rinaSum, comm), rinaSuccess);
-    EXPECT_EQ(buf[7], 6 * 6);  // (1 + 2 + 3) summed twice over 3 ranks
+    EXPECT_EQ(buf[7], (1 + 2 + 3) * 3);  // the sum, then the sum of three copies of it
     rinaCommStats_t s = statsOf(comm);
     EXPECT_EQ(s.version, RINA_COMM_STATS_VERSION);
     EXPECT_EQ(s.callsRina, 1u);  // auto with an INA rack
     EXPECT_EQ(s.callsHier, 1u);
     EXPECT_EQ(s.inaFallbacks, 0u);
-    if (rank < 2) EXPECT_GT(s.inaCalls, 0u) << "rank " << rank;
-    else EXPECT_EQ(s.inaCalls, 0u);
+    if (rank < 2) {
+      EXPECT_GT(s.inaCalls, 0u) << "rank " << rank;
+    } else {
+      EXPECT_EQ(s.inaCalls, 0u);
+    }
     rinaCommStats_t small{};
     small.size = 4;
     EXPECT_EQ(rinaCommGetStats(comm, &small), rinaInvalidArgument);
