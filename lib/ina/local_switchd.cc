@@ -77,7 +77,11 @@ Status findSwitchd(std::string* path) {
 
 Status LocalSwitchd::start(const std::string& path, const std::vector<std::string>& extraArgs,
                            int timeoutMs, std::unique_ptr<LocalSwitchd>* out) {
-  std::vector<std::string> args = {path, "--listen", "127.0.0.1:0", "--control", "127.0.0.1:0"};
+  // A software switch on loopback is not bound by a Tofino's 32-64 element
+  // payload: larger datagrams cut its per-datagram cost (RINA_SWITCHD_ARGS
+  // comes after, so --payload there wins).
+  std::vector<std::string> args = {path,          "--listen",  "127.0.0.1:0", "--control",
+                                   "127.0.0.1:0", "--payload", "1024"};
   args.insert(args.end(), extraArgs.begin(), extraArgs.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());

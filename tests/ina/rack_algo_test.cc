@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <barrier>
 #include <cmath>
 #include <cstring>
 #include <mutex>
@@ -374,6 +375,69 @@ TEST(RackFallback, KilledSwitchMidRunKeepsResultsLogsOnceAndCounts) {
     EXPECT_EQ(stats[r].callsRina, static_cast<uint64_t>(kCalls));
   }
   EXPECT_GT(stats[3].inaCalls, static_cast<uint64_t>(kCalls));  // rack 1 kept its switch
+}
+
+// ESA preemption: another job takes the rack's slots; the agent sees the
+// NOTICE PREEMPT at the next collective, asks again and hands the new grant
+// to every worker; when no slot can be had, the rack falls back. Every
+// result stays exact (int32).
+TEST(RackFallback, PreemptionRegrantsEveryWorkerThenRefusalFallsBack) {
+  // --idle-ms: the intruder, idle, must not lose its slots to our REQUEST.
+  ina::testing::SwitchdProcess sw({"--slots", "64", "--idle-ms", "600000"});
+  ASSERT_TRUE(sw.ready());
+  ScopedEnv racks("RINA_RACKS", "3:ina");
+  ScopedEnv list("RINA_SWITCH", sw.control().toString().c_str());
+  ScopedEnv inaTimeout("RINA_INA_TIMEOUT_MS", "500");
+  std::barrier sync(3);
+  std::unique_ptr<ina::CtrlClient> intruder;
+  auto takeSlots = [&] {
+    ASSERT_TRUE(ina::CtrlClient::connect(sw.control(), 2000, &intruder).ok());
+    ina::CtrlRequest reg;
+    reg.verb = ina::CtrlVerb::kRegister;
+    reg.job = 999;
+    reg.token = 5;
+    reg.fanIn = 1;
+    reg.priority = 9;
+    reg.slots = 64;
+    reg.members = {ina::Endpoint{0x7F000001, 9}};
+    ina::Grant g;
+    ASSERT_TRUE(intruder->registerJob(reg, &g).ok());
+    ASSERT_EQ(g.length, 64u);
+  };
+  std::vector<rinaCommStats_t> after(3), last(3);
+  runThreads(3, [&](int rank, rinaComm_t comm) {
+    ASSERT_EQ(rinaCommSetAlgorithm(comm, "rina"), rinaSuccess);
+    auto call = [&](int k) {
+      std::vector<int32_t> buf(2000);
+      for (size_t i = 0; i < buf.size(); ++i) buf[i] = intInput(rank + k, i);
+      ASSERT_EQ(rinaAllReduce(buf.data(), buf.data(), buf.size(), rinaInt32, rinaSum, comm), rinaSuccess)
+          << rinaCommGetLastError(comm);
+      for (size_t i = 0; i < buf.size(); ++i) {
+        ASSERT_EQ(buf[i], intInput(k, i) + intInput(1 + k, i) + intInput(2 + k, i)) << "call " << k << " elem " << i;
+      }
+    };
+    call(0);
+    sync.arrive_and_wait();
+    if (rank == 0) {
+      takeSlots();  // preempts the rack's job
+      ASSERT_TRUE(intruder->release(999, 5).ok());
+    }
+    sync.arrive_and_wait();
+    call(1);  // the agent re-grants first
+    after[rank] = statsOf(comm);
+    sync.arrive_and_wait();
+    if (rank == 0) takeSlots();  // and keeps them this time
+    sync.arrive_and_wait();
+    call(2);
+    call(3);
+    last[rank] = statsOf(comm);
+  });
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(after[r].inaRegrants, 1u) << "rank " << r;
+    EXPECT_EQ(after[r].inaFallbacks, 0u) << "rank " << r;
+    EXPECT_EQ(last[r].inaFallbacks, 1u) << "rank " << r;
+    EXPECT_EQ(last[r].inaCalls, after[r].inaCalls) << "rank " << r << ": no switch calls after the fallback";
+  }
 }
 
 }  // namespace
