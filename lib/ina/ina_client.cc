@@ -122,8 +122,11 @@ Status InaClient::setGrant(const Grant& grant) {
   window_ = options_.window ? std::min(options_.window, grant.length) : grant.length;
   deadSlots_.assign(window_, false);
   entries_.assign(window_, Entry{});
-  early_.clear();  // the slice sequence restarts
-  nextSeq_ = 1;
+  early_.clear();
+  // The sequence goes on across grants, so a datagram of an earlier grant
+  // still in a socket or in flight can never pass for one of this grant
+  // (same slot, same seq). Restart only far from the 32-bit wrap.
+  if (nextSeq_ >= (1u << 31)) nextSeq_ = 1;
   return Status();
 }
 

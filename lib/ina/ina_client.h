@@ -95,8 +95,10 @@ class InaClient {
   // The UDP address to list as this worker's member address at registration.
   const Endpoint& localEndpoint() const { return local_; }
   // Slots to use, fresh from the controller (REGISTER / REQUEST reset the
-  // slots in the switch); restarts the slice sequence at 1. One grant serves
-  // 2^32 slices; then allreduce asks for a new one (rinaInvalidUsage).
+  // slots in the switch). The slice sequence continues from the previous
+  // grant (restarting at 1 only past 2^31), so late datagrams of an earlier
+  // grant are never mistaken for this one's; every worker of the rack must
+  // switch grants between the same two calls.
   Status setGrant(const Grant& grant);
   const Grant& grant() const { return grant_; }
 
