@@ -25,6 +25,7 @@ Status psInaAllReduce(Communicator& comm, const void* sendv, void* recvv, size_t
   char* recv = static_cast<char*>(recvv);
   if (sendv != recvv) std::memcpy(recv, sendv, bytes);
   RackCall call{comm, seq, type, op, 4};
+  RINA_TRY(checkCallsMatch(call, members, count));
   if (me.inaRack && comm.rackIna() && comm.rackIna()->active()) {
     RINA_TRY(comm.rackIna()->beginCollective(comm, seq));
   }

@@ -265,6 +265,34 @@ bool inaReducible(rinaDataType_t type, rinaRedOp_t op) {
   return typeOk && (op == rinaSum || op == rinaAvg);
 }
 
+Status checkCallsMatch(RackCall& call, const std::vector<Member>& members, size_t count) {
+  constexpr uint32_t kHeaderMagic = 0x52484452;  // as every collective's header
+  Communicator& comm = call.comm;
+  const int r = comm.rank();
+  const int R = static_cast<int>(members.size());
+  const int m = memberIndexOf(members, r);
+  const Member& me = members[m];
+  const CollHeader mine{kHeaderMagic, kAllReduce, static_cast<uint8_t>(call.type),
+                        static_cast<uint8_t>(call.op), 0, call.seq, count, -1, 0};
+  std::vector<CollHeader> theirs(me.ranks.size() + 1);
+  Engine e(contextFor(comm, kAllReduce, call.seq, call.steps));
+  const int agent = me.ranks.front();
+  if (r == agent) {
+    for (size_t w = 1; w < me.ranks.size(); ++w) {
+      transport::Connection* c = comm.peer(me.ranks[w]);
+      addHeaderExchange(e, mine, &theirs[w], c, c, r);
+    }
+    if (R > 1) {
+      addHeaderExchange(e, mine, &theirs[0], comm.peer(members[(m + 1) % R].ranks.front()),
+                        comm.peer(members[(m + R - 1) % R].ranks.front()), r);
+    }
+  } else {
+    transport::Connection* c = comm.peer(agent);
+    addHeaderExchange(e, mine, &theirs[0], c, c, r);
+  }
+  return e.run();
+}
+
 Status runStep(RackCall& call, std::vector<SendItem> sends, std::vector<RecvItem> recvs) {
   if (sends.empty() && recvs.empty()) return {};
   Engine e(contextFor(call.comm, kAllReduce, call.seq, call.steps));

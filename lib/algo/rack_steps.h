@@ -40,6 +40,12 @@ struct RackCall {
 // bfloat16; sum and avg).
 bool inaReducible(rinaDataType_t type, rinaRedOp_t op);
 
+// The collective headers (engine.h) of this call, checked across members:
+// every worker with its member's agent, and each agent with the agents of
+// the members before and after it, so calls that differ anywhere are
+// rinaInvalidUsage naming both sides.
+Status checkCallsMatch(RackCall& call, const std::vector<Member>& members, size_t count);
+
 // Runs one engine over the items (step names the phase in errors).
 Status runStep(RackCall& call, std::vector<SendItem> sends, std::vector<RecvItem> recvs);
 

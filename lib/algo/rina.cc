@@ -45,6 +45,7 @@ Status memberRingAllReduce(Communicator& comm, const std::vector<Member>& member
     return errorf(rinaSystemError, "rank %d: cannot allocate %zu bytes", r, chunks.size(0) * es);
   }
   RackCall call{comm, seq, type, op, 2 * R};
+  RINA_TRY(checkCallsMatch(call, members, count));
   if (me.inaRack && comm.rackIna() && comm.rackIna()->active()) {
     RINA_TRY(comm.rackIna()->beginCollective(comm, seq));
   }

@@ -377,6 +377,32 @@ TEST(RackFallback, KilledSwitchMidRunKeepsResultsLogsOnceAndCounts) {
   EXPECT_GT(stats[3].inaCalls, static_cast<uint64_t>(kCalls));  // rack 1 kept its switch
 }
 
+// A call that differs on one rank is rinaInvalidUsage (naming both sides)
+// where it is noticed, and an error everywhere, for every rack algorithm.
+TEST(RackCalls, MismatchedCountIsReported) {
+  ScopedEnv switchd("RINA_SWITCHD_PATH", RINA_SWITCHD_PATH);
+  ScopedEnv racks("RINA_RACKS", "2:ina,1,2");
+  ScopedEnv sw("RINA_SWITCH", "auto");
+  ScopedEnv timeout("RINA_TIMEOUT_MS", "3000");
+  for (const char* algo : {"rina", "hier", "ps-ina"}) {
+    std::atomic<int> usage{0}, failed{0};
+    runThreads(5, [&](int rank, rinaComm_t comm) {
+      ASSERT_EQ(rinaCommSetAlgorithm(comm, algo), rinaSuccess);
+      std::vector<int32_t> buf(1000, 1);
+      size_t count = rank == 3 ? 999 : 1000;
+      rinaResult_t rc = rinaAllReduce(buf.data(), buf.data(), count, rinaInt32, rinaSum, comm);
+      if (rc != rinaSuccess) failed++;
+      if (rc == rinaInvalidUsage) {
+        usage++;
+        EXPECT_NE(std::string(rinaCommGetLastError(comm)).find("calls do not match"), std::string::npos)
+            << rinaCommGetLastError(comm);
+      }
+    });
+    EXPECT_EQ(failed.load(), 5) << algo;
+    EXPECT_GE(usage.load(), 1) << algo;
+  }
+}
+
 // ESA preemption: another job takes the rack's slots; the agent sees the
 // NOTICE PREEMPT at a later collective (slices sent before that are NACKed
 // and summed on the hosts), asks again and hands the new grant to every
