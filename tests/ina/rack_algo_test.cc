@@ -18,6 +18,7 @@
 #include "core/config.h"
 #include "ina_harness.h"
 #include "rank_harness.h"
+#include "reference.h"
 #include "topo/rack_map.h"
 
 namespace rina::testing {
@@ -157,6 +158,41 @@ INSTANTIATE_TEST_SUITE_P(
       }
       return name;
     });
+
+// Every datatype and op through every rack algorithm, with inputs whose
+// reductions are exact in every type (tests/unit/reference.h): int32 and
+// float sums and averages go through the switches, the rest use the same
+// steps on the hosts.
+TEST(RackAlgoEveryType, EqualsReferenceOnEveryRank) {
+  ScopedEnv switchd("RINA_SWITCHD_PATH", RINA_SWITCHD_PATH);
+  ScopedEnv racks("RINA_RACKS", "2:ina,1,2");
+  ScopedEnv sw("RINA_SWITCH", "auto");
+  const rinaDataType_t types[] = {rinaInt8,  rinaUint8,   rinaInt32,    rinaUint32,  rinaInt64,
+                                  rinaUint64, rinaFloat16, rinaBfloat16, rinaFloat32, rinaFloat64};
+  const rinaRedOp_t ops[] = {rinaSum, rinaProd, rinaMin, rinaMax, rinaAvg};
+  const int n = 5;
+  runThreads(n, [&](int rank, rinaComm_t comm) {
+    for (const char* algo : {"rina", "hier", "ps-ina"}) {
+      ASSERT_EQ(rinaCommSetAlgorithm(comm, algo), rinaSuccess);
+      for (rinaDataType_t t : types) {
+        for (rinaRedOp_t op : ops) {
+          for (size_t count : {size_t{1}, size_t{7}, size_t{1031}}) {
+            const bool inPlace = count != 7;
+            const size_t es = sizeOf(t);
+            std::vector<char> send(count * es), recv(count * es, 0x5a);
+            fillInput(t, op, rank, send.data(), count);
+            void* out = inPlace ? send.data() : recv.data();
+            ASSERT_EQ(rinaAllReduce(send.data(), out, count, t, op, comm), rinaSuccess)
+                << rinaCommGetLastError(comm);
+            ASSERT_EQ(firstMismatch(t, op, n, out, count), -1)
+                << "rank " << rank << " algo " << algo << " type " << t << " op " << op
+                << " count " << count;
+          }
+        }
+      }
+    }
+  });
+}
 
 TEST(RackMap, RacksFromEnvAndBadValues) {
   std::vector<std::string> hosts(6, "h/boot/ns");
