@@ -4,11 +4,11 @@
 // agent of the first member), which adds them and sends the result back;
 // each agent then broadcasts it in its member (switch multicast in an INA
 // rack). The parameter server's link carries every member's full buffer.
+#include <cstring>
+
 #include "algo/rack_ina.h"
 #include "algo/rack_steps.h"
 #include "reduce/reduce.h"
-
-#include <cstring>
 
 namespace rina::algo {
 
@@ -34,14 +34,21 @@ Status psInaAllReduce(Communicator& comm, const void* sendv, void* recvv, size_t
     const reduce::ReduceFn fn = reduce::reduceFunction(type, op);
     std::vector<RecvItem> recvs;
     for (size_t i = 1; i < members.size(); ++i) {
-      recvs.push_back(RecvItem{comm.peer(members[i].ranks.front()), recv, bytes,
-                               transport::RecvReduce{fn, recv, es}, -1, 2, static_cast<int>(i), {}});
+      recvs.push_back(RecvItem{comm.peer(members[i].ranks.front()),
+                               recv,
+                               bytes,
+                               transport::RecvReduce{fn, recv, es},
+                               -1,
+                               2,
+                               static_cast<int>(i),
+                               {}});
     }
     RINA_TRY(runStep(call, {}, std::move(recvs)));
     if (op == rinaAvg) reduce::finishAverage(recv, count, type, comm.size());
     std::vector<SendItem> sends;
     for (size_t i = 1; i < members.size(); ++i) {
-      sends.push_back(SendItem{comm.peer(members[i].ranks.front()), recv, bytes, -1, 3, static_cast<int>(i)});
+      sends.push_back(
+          SendItem{comm.peer(members[i].ranks.front()), recv, bytes, -1, 3, static_cast<int>(i)});
     }
     RINA_TRY(runStep(call, std::move(sends), {}));
   } else if (r == agent) {

@@ -85,7 +85,8 @@ Status exchange(Communicator& comm, const char* what, std::vector<SendItem> send
 
 Status checkSetup(const RackSetupMsg& m, int rank, int peer) {
   if (m.magic != kSetupMagic) {
-    return errorf(rinaInternalError, "rank %d: rank %d sent a corrupt INA rack message", rank, peer);
+    return errorf(rinaInternalError, "rank %d: rank %d sent a corrupt INA rack message", rank,
+                  peer);
   }
   return {};
 }
@@ -156,7 +157,8 @@ Status RackIna::setup(Communicator& comm, uint64_t commId, std::unique_ptr<RackI
     ri->controller_ = ina::Endpoint{0x7F000001, 0};
   }
   // Job ids and tokens differ per communicator and rack (two jobs may share a switch).
-  uint64_t mix = (commId ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(rackIndex + 1))) * 0xBF58476D1CE4E5B9ull;
+  uint64_t mix = (commId ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(rackIndex + 1))) *
+                 0xBF58476D1CE4E5B9ull;
   ri->job_ = static_cast<uint16_t>(1 + (mix >> 20) % 65535);
   ri->token_ = static_cast<uint32_t>(mix >> 32) | 1;
 
@@ -168,7 +170,8 @@ Status RackIna::setup(Communicator& comm, uint64_t commId, std::unique_ptr<RackI
   o.worker = static_cast<uint8_t>(ri->worker_);
   o.fanIn = static_cast<uint8_t>(k);
   o.switchTimeoutMs = ri->timeoutMs_;
-  RINA_TRY(ina::InaClient::create(o, &ri->client_).prepend("rank " + std::to_string(comm.rank()) + ": "));
+  RINA_TRY(ina::InaClient::create(o, &ri->client_)
+               .prepend("rank " + std::to_string(comm.rank()) + ": "));
 
   const int agent = rack.ranks.front();
   RackSetupMsg mine{};
@@ -179,7 +182,14 @@ Status RackIna::setup(Communicator& comm, uint64_t commId, std::unique_ptr<RackI
     in[0] = mine;
     std::vector<RecvItem> recvs;
     for (int w = 1; w < k; ++w) {
-      recvs.push_back(RecvItem{comm.peer(rack.ranks[w]), reinterpret_cast<char*>(&in[w]), sizeof(RackSetupMsg), {}, -1, 1, w, {}});
+      recvs.push_back(RecvItem{comm.peer(rack.ranks[w]),
+                               reinterpret_cast<char*>(&in[w]),
+                               sizeof(RackSetupMsg),
+                               {},
+                               -1,
+                               1,
+                               w,
+                               {}});
     }
     RINA_TRY(exchange(comm, "INA setup", {}, std::move(recvs), 0));
     std::vector<ina::Endpoint> members;
@@ -196,23 +206,27 @@ Status RackIna::setup(Communicator& comm, uint64_t commId, std::unique_ptr<RackI
       putGrant(grant, &reply);
       RINA_TRY(ri->client_->setGrant(grant));
       ri->active_ = true;
-      RINA_INFO("rank %d: rack %s: INA job %u on switch %s: %u slots from %u, payload %u", comm.rank(),
-                rack.name.c_str(), ri->job_, ri->controller_.toString().c_str(), grant.length,
-                grant.base, grant.payloadElems);
+      RINA_INFO("rank %d: rack %s: INA job %u on switch %s: %u slots from %u, payload %u",
+                comm.rank(), rack.name.c_str(), ri->job_, ri->controller_.toString().c_str(),
+                grant.length, grant.base, grant.payloadElems);
     } else {
       ri->active_ = true;  // so that fallBack logs and counts it
       ri->fallBack(comm, s.ok() ? why : s.message(), true);
     }
     std::vector<SendItem> sends;
     for (int w = 1; w < k; ++w) {
-      sends.push_back(SendItem{comm.peer(rack.ranks[w]), reinterpret_cast<char*>(&reply), sizeof reply, -1, 2, w});
+      sends.push_back(SendItem{comm.peer(rack.ranks[w]), reinterpret_cast<char*>(&reply),
+                               sizeof reply, -1, 2, w});
     }
     RINA_TRY(exchange(comm, "INA setup", std::move(sends), {}, 0));
   } else {
     RackSetupMsg reply{};
-    RINA_TRY(exchange(comm, "INA setup",
-                      {SendItem{comm.peer(agent), reinterpret_cast<char*>(&mine), sizeof mine, -1, 1, 0}},
-                      {RecvItem{comm.peer(agent), reinterpret_cast<char*>(&reply), sizeof reply, {}, -1, 2, 0, {}}}, 0));
+    RINA_TRY(exchange(
+        comm, "INA setup",
+        {SendItem{comm.peer(agent), reinterpret_cast<char*>(&mine), sizeof mine, -1, 1, 0}},
+        {RecvItem{
+            comm.peer(agent), reinterpret_cast<char*>(&reply), sizeof reply, {}, -1, 2, 0, {}}},
+        0));
     RINA_TRY(checkSetup(reply, comm.rank(), agent));
     if (reply.active) {
       RINA_TRY(ri->client_->setGrant(grantOf(reply)));
@@ -231,7 +245,8 @@ Status RackIna::registerJob(Communicator& comm, const std::vector<ina::Endpoint>
   if (autoSwitch) {
     std::string path;
     RINA_TRY(ina::findSwitchd(&path));
-    RINA_TRY(ina::LocalSwitchd::start(path, ina::splitArgs(config::stringValue("RINA_SWITCHD_ARGS")),
+    RINA_TRY(ina::LocalSwitchd::start(path,
+                                      ina::splitArgs(config::stringValue("RINA_SWITCHD_ARGS")),
                                       timeoutMs_ + 5000, &switchd_));
     controller_ = switchd_->control();
     RINA_INFO("rank %d: rack %s: started %s (pid %d), control %s", comm.rank(), rack_->name.c_str(),
@@ -265,7 +280,8 @@ Status RackIna::beginCollective(Communicator& comm, uint64_t seq) {
     if (preempted && active_) {
       ina::Grant g;
       Status s = ctrl_->requestSlots(job_, token_, kSlotsWanted, &g);
-      if (s.ok() && g.length == 0) s = errorf(rinaTimeout, "REQUEST after a preemption granted no slots");
+      if (s.ok() && g.length == 0)
+        s = errorf(rinaTimeout, "REQUEST after a preemption granted no slots");
       if (s.ok()) s = client_->setGrant(g);
       if (s.ok()) {
         msg.regrant = 1;
@@ -280,12 +296,15 @@ Status RackIna::beginCollective(Communicator& comm, uint64_t seq) {
     msg.active = active_ ? 1 : 0;
     std::vector<SendItem> sends;
     for (int w = 1; w < k; ++w) {
-      sends.push_back(SendItem{comm.peer(rack_->ranks[w]), reinterpret_cast<char*>(&msg), sizeof msg, -1, 0, w});
+      sends.push_back(SendItem{comm.peer(rack_->ranks[w]), reinterpret_cast<char*>(&msg),
+                               sizeof msg, -1, 0, w});
     }
     return exchange(comm, "allreduce (INA rack start)", std::move(sends), {}, seq);
   }
-  RINA_TRY(exchange(comm, "allreduce (INA rack start)", {},
-                    {RecvItem{comm.peer(agent), reinterpret_cast<char*>(&msg), sizeof msg, {}, -1, 0, 0, {}}}, seq));
+  RINA_TRY(exchange(
+      comm, "allreduce (INA rack start)", {},
+      {RecvItem{comm.peer(agent), reinterpret_cast<char*>(&msg), sizeof msg, {}, -1, 0, 0, {}}},
+      seq));
   RINA_TRY(checkSetup(msg, comm.rank(), agent));
   if (!msg.active) {
     fallBack(comm, "the agent lost the switch", false);
@@ -301,8 +320,10 @@ void RackIna::fallBack(Communicator& comm, const std::string& why, bool seenHere
   active_ = false;
   comm.stats().inaFallbacks++;
   if (seenHere) {
-    RINA_WARN("rank %d: rack %s: falling back to host aggregation (hier) for this and later "
-              "collectives: %s", comm.rank(), rack_->name.c_str(), why.c_str());
+    RINA_WARN(
+        "rank %d: rack %s: falling back to host aggregation (hier) for this and later "
+        "collectives: %s",
+        comm.rank(), rack_->name.c_str(), why.c_str());
   } else {
     RINA_INFO("rank %d: rack %s: falling back to host aggregation (hier): %s", comm.rank(),
               rack_->name.c_str(), why.c_str());

@@ -55,8 +55,8 @@ class RackIna {
   RackIna() = default;
   // Agent: starts a local switch when autoSwitch, connects CTRL, REGISTERs.
   // A refused grant sets *why (the rack then falls back).
-  Status registerJob(Communicator& comm, const std::vector<ina::Endpoint>& members,
-                     bool autoSwitch, ina::Grant* grant, std::string* why);
+  Status registerJob(Communicator& comm, const std::vector<ina::Endpoint>& members, bool autoSwitch,
+                     ina::Grant* grant, std::string* why);
 
   const topo::Rack* rack_ = nullptr;
   int rackIndex_ = 0;

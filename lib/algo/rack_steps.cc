@@ -73,19 +73,27 @@ Status hostReduce(RackCall& call, const std::vector<int>& others, int port, char
   std::vector<RecvItem> recvs;
   if (comm.rank() == port) {
     for (const Range& r : ranges) {
-      if (upstream) fn(data + r.begin * es, data + r.begin * es, upstream + r.begin * es, r.end - r.begin);
+      if (upstream)
+        fn(data + r.begin * es, data + r.begin * es, upstream + r.begin * es, r.end - r.begin);
     }
     for (int q : others) {
       for (size_t i = 0; i < ranges.size(); ++i) {
         char* dst = data + ranges[i].begin * es;
-        recvs.push_back(RecvItem{comm.peer(q), dst, (ranges[i].end - ranges[i].begin) * es,
-                                 transport::RecvReduce{fn, dst, es}, -1, step, static_cast<int>(i), {}});
+        recvs.push_back(RecvItem{comm.peer(q),
+                                 dst,
+                                 (ranges[i].end - ranges[i].begin) * es,
+                                 transport::RecvReduce{fn, dst, es},
+                                 -1,
+                                 step,
+                                 static_cast<int>(i),
+                                 {}});
       }
     }
   } else {
     for (size_t i = 0; i < ranges.size(); ++i) {
       sends.push_back(SendItem{comm.peer(port), data + ranges[i].begin * es,
-                               (ranges[i].end - ranges[i].begin) * es, -1, step, static_cast<int>(i)});
+                               (ranges[i].end - ranges[i].begin) * es, -1, step,
+                               static_cast<int>(i)});
     }
   }
   return runStep(call, std::move(sends), std::move(recvs));
@@ -97,8 +105,8 @@ void countCall(Communicator& comm, const ina::InaCallStats& s, size_t hostSlices
   comm.stats().inaHostSlices += hostSlices;
 }
 
-Status inaReduce(RackCall& call, RackIna& ina, const std::vector<int>& others, int port,
-                 char* data, size_t count, const char* upstream, int step) {
+Status inaReduce(RackCall& call, RackIna& ina, const std::vector<int>& others, int port, char* data,
+                 size_t count, const char* upstream, int step) {
   Communicator& comm = call.comm;
   const int me = comm.rank();
   const size_t es = reduce::dataTypeSize(call.type);
@@ -108,7 +116,8 @@ Status inaReduce(RackCall& call, RackIna& ina, const std::vector<int>& others, i
   std::vector<Range> ranges;
   if (me == port) {
     std::vector<SendItem> sends;
-    for (int q : others) sends.push_back(SendItem{comm.peer(q), reinterpret_cast<char*>(&go), sizeof go, -1, step, 0});
+    for (int q : others)
+      sends.push_back(SendItem{comm.peer(q), reinterpret_cast<char*>(&go), sizeof go, -1, step, 0});
     RINA_TRY(runStep(call, std::move(sends), {}));
     // What the host finishes must start from this worker's input.
     std::vector<char> saved(data, data + count * es);
@@ -128,19 +137,24 @@ Status inaReduce(RackCall& call, RackIna& ina, const std::vector<int>& others, i
       ina.fallBack(comm, st.message(), true);
       ranges = {Range{0, count}};
     }
-    countCall(comm, res.stats, st.ok() ? res.hostSlices.size() : ina::InaClient::sliceCount(count, P));
+    countCall(comm, res.stats,
+              st.ok() ? res.hostSlices.size() : ina::InaClient::sliceCount(count, P));
     sends.clear();
     for (int q : others) {
-      sends.push_back(SendItem{comm.peer(q), reinterpret_cast<char*>(&done), sizeof done, -1, step, 0});
+      sends.push_back(
+          SendItem{comm.peer(q), reinterpret_cast<char*>(&done), sizeof done, -1, step, 0});
       if (done.count) {
         sends.push_back(SendItem{comm.peer(q), reinterpret_cast<const char*>(res.hostSlices.data()),
                                  4 * res.hostSlices.size(), -1, step, 0});
       }
     }
     RINA_TRY(runStep(call, std::move(sends), {}));
-    for (const Range& r : ranges) std::memcpy(data + r.begin * es, saved.data() + r.begin * es, (r.end - r.begin) * es);
+    for (const Range& r : ranges)
+      std::memcpy(data + r.begin * es, saved.data() + r.begin * es, (r.end - r.begin) * es);
   } else {
-    RINA_TRY(runStep(call, {}, {RecvItem{comm.peer(port), reinterpret_cast<char*>(&go), sizeof go, {}, -1, step, 0, {}}}));
+    RINA_TRY(runStep(
+        call, {},
+        {RecvItem{comm.peer(port), reinterpret_cast<char*>(&go), sizeof go, {}, -1, step, 0, {}}}));
     RINA_TRY(checkMsg(call, go, kGo, port));
     ina::InaCallOptions o;
     o.resultToPortOnly = true;
@@ -149,14 +163,25 @@ Status inaReduce(RackCall& call, RackIna& ina, const std::vector<int>& others, i
     if (!st.ok()) RINA_INFO("rank %d: %s (the port decides)", me, st.message().c_str());
     countCall(comm, res.stats, 0);
     RackMsg done{};
-    RINA_TRY(runStep(call, {}, {RecvItem{comm.peer(port), reinterpret_cast<char*>(&done), sizeof done, {}, -1, step, 0, {}}}));
+    RINA_TRY(runStep(
+        call, {},
+        {RecvItem{
+            comm.peer(port), reinterpret_cast<char*>(&done), sizeof done, {}, -1, step, 0, {}}}));
     RINA_TRY(checkMsg(call, done, kDone, port));
     if (done.fallback) {
       ina.fallBack(comm, "the port of this chunk lost the switch", false);
       ranges = {Range{0, count}};
     } else if (done.count) {
       std::vector<uint32_t> slices(done.count);
-      RINA_TRY(runStep(call, {}, {RecvItem{comm.peer(port), reinterpret_cast<char*>(slices.data()), 4 * slices.size(), {}, -1, step, 0, {}}}));
+      RINA_TRY(runStep(call, {},
+                       {RecvItem{comm.peer(port),
+                                 reinterpret_cast<char*>(slices.data()),
+                                 4 * slices.size(),
+                                 {},
+                                 -1,
+                                 step,
+                                 0,
+                                 {}}}));
       ranges = rangesOf(slices, P, count);
     }
   }
@@ -174,7 +199,8 @@ Status inaBroadcast(RackCall& call, RackIna& ina, const std::vector<int>& others
   ina::InaBroadcastResult res;
   if (me == port) {
     std::vector<SendItem> sends;
-    for (int q : others) sends.push_back(SendItem{comm.peer(q), reinterpret_cast<char*>(&go), sizeof go, -1, step, 0});
+    for (int q : others)
+      sends.push_back(SendItem{comm.peer(q), reinterpret_cast<char*>(&go), sizeof go, -1, step, 0});
     RINA_TRY(runStep(call, std::move(sends), {}));
     Status st = ina.client().broadcast(data, bytes, true, kBroadcastQuietMs, &res);
     if (!st.ok()) ina.fallBack(comm, st.message(), true);
@@ -186,8 +212,16 @@ Status inaBroadcast(RackCall& call, RackIna& ina, const std::vector<int>& others
     sends.clear();
     std::vector<RecvItem> recvs;
     for (size_t i = 0; i < others.size(); ++i) {
-      sends.push_back(SendItem{comm.peer(others[i]), reinterpret_cast<char*>(&status), sizeof status, -1, step, 0});
-      recvs.push_back(RecvItem{comm.peer(others[i]), reinterpret_cast<char*>(&reports[i]), sizeof(RackMsg), {}, -1, step, 0, {}});
+      sends.push_back(SendItem{comm.peer(others[i]), reinterpret_cast<char*>(&status),
+                               sizeof status, -1, step, 0});
+      recvs.push_back(RecvItem{comm.peer(others[i]),
+                               reinterpret_cast<char*>(&reports[i]),
+                               sizeof(RackMsg),
+                               {},
+                               -1,
+                               step,
+                               0,
+                               {}});
     }
     RINA_TRY(runStep(call, std::move(sends), std::move(recvs)));
     std::vector<std::vector<uint32_t>> missing(others.size());
@@ -196,37 +230,57 @@ Status inaBroadcast(RackCall& call, RackIna& ina, const std::vector<int>& others
       RINA_TRY(checkMsg(call, reports[i], kReport, others[i]));
       missing[i].resize(reports[i].count);
       if (reports[i].count) {
-        recvs.push_back(RecvItem{comm.peer(others[i]), reinterpret_cast<char*>(missing[i].data()), 4 * missing[i].size(), {}, -1, step, 0, {}});
+        recvs.push_back(RecvItem{comm.peer(others[i]),
+                                 reinterpret_cast<char*>(missing[i].data()),
+                                 4 * missing[i].size(),
+                                 {},
+                                 -1,
+                                 step,
+                                 0,
+                                 {}});
       }
     }
     RINA_TRY(runStep(call, {}, std::move(recvs)));
     sends.clear();
     for (size_t i = 0; i < others.size(); ++i) {
-      std::vector<Range> ranges = status.fallback ? std::vector<Range>{Range{0, bytes}} : rangesOf(missing[i], sliceBytes, bytes);
+      std::vector<Range> ranges = status.fallback ? std::vector<Range>{Range{0, bytes}}
+                                                  : rangesOf(missing[i], sliceBytes, bytes);
       for (const Range& r : ranges) {
-        sends.push_back(SendItem{comm.peer(others[i]), data + r.begin, r.end - r.begin, -1, step, 0});
+        sends.push_back(
+            SendItem{comm.peer(others[i]), data + r.begin, r.end - r.begin, -1, step, 0});
       }
     }
     return runStep(call, std::move(sends), {});
   }
-  RINA_TRY(runStep(call, {}, {RecvItem{comm.peer(port), reinterpret_cast<char*>(&go), sizeof go, {}, -1, step, 0, {}}}));
+  RINA_TRY(runStep(
+      call, {},
+      {RecvItem{comm.peer(port), reinterpret_cast<char*>(&go), sizeof go, {}, -1, step, 0, {}}}));
   RINA_TRY(checkMsg(call, go, kGo, port));
   RINA_TRY(ina.client().broadcast(data, bytes, false, kBroadcastQuietMs, &res));
   countCall(comm, res.stats, res.missingSlices.size());
   RackMsg report{}, status{};
   report.kind = kReport;
   report.count = static_cast<uint32_t>(res.missingSlices.size());
-  RINA_TRY(runStep(call, {SendItem{comm.peer(port), reinterpret_cast<char*>(&report), sizeof report, -1, step, 0}},
-                   {RecvItem{comm.peer(port), reinterpret_cast<char*>(&status), sizeof status, {}, -1, step, 0, {}}}));
+  RINA_TRY(runStep(
+      call,
+      {SendItem{comm.peer(port), reinterpret_cast<char*>(&report), sizeof report, -1, step, 0}},
+      {RecvItem{
+          comm.peer(port), reinterpret_cast<char*>(&status), sizeof status, {}, -1, step, 0, {}}}));
   RINA_TRY(checkMsg(call, status, kDone, port));
   if (report.count) {
-    RINA_TRY(runStep(call, {SendItem{comm.peer(port), reinterpret_cast<const char*>(res.missingSlices.data()), 4 * res.missingSlices.size(), -1, step, 0}}, {}));
+    RINA_TRY(
+        runStep(call,
+                {SendItem{comm.peer(port), reinterpret_cast<const char*>(res.missingSlices.data()),
+                          4 * res.missingSlices.size(), -1, step, 0}},
+                {}));
   }
   if (status.fallback) ina.fallBack(comm, "the port of this chunk lost the switch", false);
-  std::vector<Range> ranges = status.fallback ? std::vector<Range>{Range{0, bytes}} : rangesOf(res.missingSlices, sliceBytes, bytes);
+  std::vector<Range> ranges = status.fallback ? std::vector<Range>{Range{0, bytes}}
+                                              : rangesOf(res.missingSlices, sliceBytes, bytes);
   std::vector<RecvItem> recvs;
   for (const Range& r : ranges) {
-    recvs.push_back(RecvItem{comm.peer(port), data + r.begin, r.end - r.begin, {}, -1, step, 0, {}});
+    recvs.push_back(
+        RecvItem{comm.peer(port), data + r.begin, r.end - r.begin, {}, -1, step, 0, {}});
   }
   return runStep(call, {}, std::move(recvs));
 }
@@ -261,7 +315,8 @@ int memberIndexOf(const std::vector<Member>& members, int rank) {
 }
 
 bool inaReducible(rinaDataType_t type, rinaRedOp_t op) {
-  bool typeOk = type == rinaInt32 || type == rinaFloat32 || type == rinaFloat16 || type == rinaBfloat16;
+  bool typeOk =
+      type == rinaInt32 || type == rinaFloat32 || type == rinaFloat16 || type == rinaBfloat16;
   return typeOk && (op == rinaSum || op == rinaAvg);
 }
 
@@ -272,8 +327,15 @@ Status checkCallsMatch(RackCall& call, const std::vector<Member>& members, size_
   const int R = static_cast<int>(members.size());
   const int m = memberIndexOf(members, r);
   const Member& me = members[m];
-  const CollHeader mine{kHeaderMagic, kAllReduce, static_cast<uint8_t>(call.type),
-                        static_cast<uint8_t>(call.op), 0, call.seq, count, -1, 0};
+  const CollHeader mine{kHeaderMagic,
+                        kAllReduce,
+                        static_cast<uint8_t>(call.type),
+                        static_cast<uint8_t>(call.op),
+                        0,
+                        call.seq,
+                        count,
+                        -1,
+                        0};
   std::vector<CollHeader> theirs(me.ranks.size() + 1);
   Engine e(contextFor(comm, kAllReduce, call.seq, call.steps));
   const int agent = me.ranks.front();
@@ -312,7 +374,8 @@ Status rackReduce(RackCall& call, const Member& m, int port, char* data, size_t 
   return hostReduce(call, others, port, data, upstream, {Range{0, count}}, step);
 }
 
-Status rackBroadcast(RackCall& call, const Member& m, int port, char* data, size_t count, int step) {
+Status rackBroadcast(RackCall& call, const Member& m, int port, char* data, size_t count,
+                     int step) {
   if (count == 0 || m.ranks.size() < 2) return {};
   const size_t bytes = count * reduce::dataTypeSize(call.type);
   RackIna* ina = m.inaRack ? call.comm.rackIna() : nullptr;

@@ -60,9 +60,9 @@ Status rackBroadcast(RackCall& call, const Member& m, int port, char* data, size
 
 // The member ring of hier and rina (rina.cc): allreduce over members, seq
 // already taken from comm.
-Status memberRingAllReduce(Communicator& comm, const std::vector<Member>& members,
-                           const void* send, void* recv, size_t count, rinaDataType_t type,
-                           rinaRedOp_t op, uint64_t seq);
+Status memberRingAllReduce(Communicator& comm, const std::vector<Member>& members, const void* send,
+                           void* recv, size_t count, rinaDataType_t type, rinaRedOp_t op,
+                           uint64_t seq);
 
 }  // namespace rina::algo
 

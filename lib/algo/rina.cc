@@ -59,14 +59,17 @@ Status memberRingAllReduce(Communicator& comm, const std::vector<Member>& member
       std::vector<SendItem> sends;
       std::vector<RecvItem> recvs;
       if (r == me.portFor(done)) {
-        sends.push_back(SendItem{comm.peer(next.portFor(done)), chunkAt(done), chunks.size(done) * es, -1, j, 0});
+        sends.push_back(SendItem{comm.peer(next.portFor(done)), chunkAt(done),
+                                 chunks.size(done) * es, -1, j, 0});
       }
       if (r == port) {
-        recvs.push_back(RecvItem{comm.peer(prev.portFor(c)), upstream, chunks.size(c) * es, {}, -1, j, 0, {}});
+        recvs.push_back(
+            RecvItem{comm.peer(prev.portFor(c)), upstream, chunks.size(c) * es, {}, -1, j, 0, {}});
       }
       RINA_TRY(runStep(call, std::move(sends), std::move(recvs)));
     }
-    RINA_TRY(rackReduce(call, me, port, chunkAt(c), chunks.size(c), j > 0 ? upstream : nullptr, j + 1));
+    RINA_TRY(
+        rackReduce(call, me, port, chunkAt(c), chunks.size(c), j > 0 ? upstream : nullptr, j + 1));
     if (j == R - 1 && r == port && op == rinaAvg) {
       reduce::finishAverage(chunkAt(c), chunks.size(c), type, comm.size());
     }
@@ -79,10 +82,12 @@ Status memberRingAllReduce(Communicator& comm, const std::vector<Member>& member
       std::vector<SendItem> sends;
       std::vector<RecvItem> recvs;
       if (r == me.portFor(done)) {
-        sends.push_back(SendItem{comm.peer(next.portFor(done)), chunkAt(done), chunks.size(done) * es, -1, R + j, 0});
+        sends.push_back(SendItem{comm.peer(next.portFor(done)), chunkAt(done),
+                                 chunks.size(done) * es, -1, R + j, 0});
       }
       if (r == port) {
-        recvs.push_back(RecvItem{comm.peer(prev.portFor(c)), chunkAt(c), chunks.size(c) * es, {}, -1, R + j, 0, {}});
+        recvs.push_back(RecvItem{
+            comm.peer(prev.portFor(c)), chunkAt(c), chunks.size(c) * es, {}, -1, R + j, 0, {}});
       }
       RINA_TRY(runStep(call, std::move(sends), std::move(recvs)));
     }

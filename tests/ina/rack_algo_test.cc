@@ -43,7 +43,9 @@ int largestInaRack(const std::string& racks) {
   return k;
 }
 
-int32_t intInput(int r, size_t i) { return static_cast<int32_t>((r * 7919 + i * 31) % 2001) - 1000; }
+int32_t intInput(int r, size_t i) {
+  return static_cast<int32_t>((r * 7919 + i * 31) % 2001) - 1000;
+}
 // Magnitudes that change along the buffer, so slices have different exponents.
 float floatInput(int r, size_t i) {
   return static_cast<float>(((r + 3) * (i % 97) + 5 * r) % 113 - 56) *
@@ -102,14 +104,16 @@ void checkAllreduce(const Case& c, size_t count, rinaDataType_t type, rinaRedOp_
   double maxAbsSum = 0;
   for (size_t i = 0; i < count; ++i) {
     double s = 0;
-    for (int r = 0; r < n; ++r) s += std::fabs(type == rinaFloat64 ? doubleInput(r, i) : floatInput(r, i));
+    for (int r = 0; r < n; ++r)
+      s += std::fabs(type == rinaFloat64 ? doubleInput(r, i) : floatInput(r, i));
     maxAbsSum = std::max(maxAbsSum, s);
   }
   const double floatTol = n * maxAbsSum * (std::ldexp(1.0, 2 * h - 30) + std::ldexp(1.0, -23));
   for (size_t i = 0; i < count; ++i) {
     if (type == rinaInt32) {
       int64_t want = op == rinaMax ? INT64_MIN : 0;
-      for (int r = 0; r < n; ++r) want = op == rinaMax ? std::max<int64_t>(want, intInput(r, i)) : want + intInput(r, i);
+      for (int r = 0; r < n; ++r)
+        want = op == rinaMax ? std::max<int64_t>(want, intInput(r, i)) : want + intInput(r, i);
       int32_t got;
       std::memcpy(&got, &results[0][i * es], 4);
       ASSERT_EQ(got, static_cast<int32_t>(want)) << "element " << i;
@@ -137,27 +141,42 @@ class RackAlgoTest : public ::testing::TestWithParam<Case> {
   ScopedEnv slice_{"RINA_SLICE_BYTES", "4K"};
 };
 
-TEST_P(RackAlgoTest, Int32SumOddCount) { checkAllreduce(GetParam(), 1001, rinaInt32, rinaSum, false); }
-TEST_P(RackAlgoTest, Int32SumInPlaceRepeated) { checkAllreduce(GetParam(), 5003, rinaInt32, rinaSum, true, 3); }
-TEST_P(RackAlgoTest, Int32SumFewerElementsThanMembers) { checkAllreduce(GetParam(), 2, rinaInt32, rinaSum, false); }
-TEST_P(RackAlgoTest, Float32SumWithinQuantizationBound) { checkAllreduce(GetParam(), 3001, rinaFloat32, rinaSum, false); }
-TEST_P(RackAlgoTest, Float32AvgInPlace) { checkAllreduce(GetParam(), 777, rinaFloat32, rinaAvg, true); }
-TEST_P(RackAlgoTest, Int32MaxOnHosts) { checkAllreduce(GetParam(), 999, rinaInt32, rinaMax, false); }
-TEST_P(RackAlgoTest, Float64SumOnHosts) { checkAllreduce(GetParam(), 1003, rinaFloat64, rinaSum, true); }
+TEST_P(RackAlgoTest, Int32SumOddCount) {
+  checkAllreduce(GetParam(), 1001, rinaInt32, rinaSum, false);
+}
+TEST_P(RackAlgoTest, Int32SumInPlaceRepeated) {
+  checkAllreduce(GetParam(), 5003, rinaInt32, rinaSum, true, 3);
+}
+TEST_P(RackAlgoTest, Int32SumFewerElementsThanMembers) {
+  checkAllreduce(GetParam(), 2, rinaInt32, rinaSum, false);
+}
+TEST_P(RackAlgoTest, Float32SumWithinQuantizationBound) {
+  checkAllreduce(GetParam(), 3001, rinaFloat32, rinaSum, false);
+}
+TEST_P(RackAlgoTest, Float32AvgInPlace) {
+  checkAllreduce(GetParam(), 777, rinaFloat32, rinaAvg, true);
+}
+TEST_P(RackAlgoTest, Int32MaxOnHosts) {
+  checkAllreduce(GetParam(), 999, rinaInt32, rinaMax, false);
+}
+TEST_P(RackAlgoTest, Float64SumOnHosts) {
+  checkAllreduce(GetParam(), 1003, rinaFloat64, rinaSum, true);
+}
 
-INSTANTIATE_TEST_SUITE_P(
-    Racks, RackAlgoTest,
-    ::testing::Values(Case{"3:ina", "rina"}, Case{"1,2:ina", "rina"}, Case{"3:ina,1,2", "rina"},
-                      Case{"2:ina,3:ina,1:ina", "rina"}, Case{"2:ina,1,3:ina", "ps-ina"},
-                      Case{"1,2", "ps-ina"}, Case{"2:ina,3", "hier"}, Case{"1,2,3", "hier"},
-                      Case{"2:ina,2", "auto"}, Case{"3", "hier"}),
-    [](const ::testing::TestParamInfo<Case>& p) {
-      std::string name = p.param.algo + "_" + p.param.racks;
-      for (char& ch : name) {
-        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-      }
-      return name;
-    });
+INSTANTIATE_TEST_SUITE_P(Racks, RackAlgoTest,
+                         ::testing::Values(Case{"3:ina", "rina"}, Case{"1,2:ina", "rina"},
+                                           Case{"3:ina,1,2", "rina"},
+                                           Case{"2:ina,3:ina,1:ina", "rina"},
+                                           Case{"2:ina,1,3:ina", "ps-ina"}, Case{"1,2", "ps-ina"},
+                                           Case{"2:ina,3", "hier"}, Case{"1,2,3", "hier"},
+                                           Case{"2:ina,2", "auto"}, Case{"3", "hier"}),
+                         [](const ::testing::TestParamInfo<Case>& p) {
+                           std::string name = p.param.algo + "_" + p.param.racks;
+                           for (char& ch : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           }
+                           return name;
+                         });
 
 // Every datatype and op through every rack algorithm, with inputs whose
 // reductions are exact in every type (tests/unit/reference.h): int32 and
@@ -167,7 +186,7 @@ TEST(RackAlgoEveryType, EqualsReferenceOnEveryRank) {
   ScopedEnv switchd("RINA_SWITCHD_PATH", RINA_SWITCHD_PATH);
   ScopedEnv racks("RINA_RACKS", "2:ina,1,2");
   ScopedEnv sw("RINA_SWITCH", "auto");
-  const rinaDataType_t types[] = {rinaInt8,  rinaUint8,   rinaInt32,    rinaUint32,  rinaInt64,
+  const rinaDataType_t types[] = {rinaInt8,   rinaUint8,   rinaInt32,    rinaUint32,  rinaInt64,
                                   rinaUint64, rinaFloat16, rinaBfloat16, rinaFloat32, rinaFloat64};
   const rinaRedOp_t ops[] = {rinaSum, rinaProd, rinaMin, rinaMax, rinaAvg};
   const int n = 5;
@@ -185,8 +204,8 @@ TEST(RackAlgoEveryType, EqualsReferenceOnEveryRank) {
             ASSERT_EQ(rinaAllReduce(send.data(), out, count, t, op, comm), rinaSuccess)
                 << rinaCommGetLastError(comm);
             ASSERT_EQ(firstMismatch(t, op, n, out, count), -1)
-                << "rank " << rank << " algo " << algo << " type " << t << " op " << op
-                << " count " << count;
+                << "rank " << rank << " algo " << algo << " type " << t << " op " << op << " count "
+                << count;
           }
         }
       }
@@ -299,9 +318,11 @@ TEST(RackStats, CountsCallsAndRejectsSmallSize) {
   ScopedEnv sw("RINA_SWITCH", "auto");
   runThreads(3, [&](int rank, rinaComm_t comm) {
     std::vector<int32_t> buf(100, rank + 1);
-    ASSERT_EQ(rinaAllReduce(buf.data(), buf.data(), buf.size(), rinaInt32, rinaSum, comm), rinaSuccess);
+    ASSERT_EQ(rinaAllReduce(buf.data(), buf.data(), buf.size(), rinaInt32, rinaSum, comm),
+              rinaSuccess);
     ASSERT_EQ(rinaCommSetAlgorithm(comm, "hier"), rinaSuccess);
-    ASSERT_EQ(rinaAllReduce(buf.data(), buf.data(), buf.size(), rinaInt32, rinaSum, comm), rinaSuccess);
+    ASSERT_EQ(rinaAllReduce(buf.data(), buf.data(), buf.size(), rinaInt32, rinaSum, comm),
+              rinaSuccess);
     EXPECT_EQ(buf[7], (1 + 2 + 3) * 3);  // the sum, then the sum of three copies of it
     rinaCommStats_t s = statsOf(comm);
     EXPECT_EQ(s.version, RINA_COMM_STATS_VERSION);
@@ -340,7 +361,8 @@ TEST(RackFallback, MissingSwitchdBinaryFallsBackToHosts) {
     ASSERT_EQ(rinaCommSetAlgorithm(comm, "rina"), rinaSuccess);
     std::vector<int32_t> buf(333);
     for (size_t i = 0; i < buf.size(); ++i) buf[i] = intInput(rank, i);
-    ASSERT_EQ(rinaAllReduce(buf.data(), buf.data(), buf.size(), rinaInt32, rinaSum, comm), rinaSuccess);
+    ASSERT_EQ(rinaAllReduce(buf.data(), buf.data(), buf.size(), rinaInt32, rinaSum, comm),
+              rinaSuccess);
     for (size_t i = 0; i < buf.size(); ++i) {
       ASSERT_EQ(buf[i], intInput(0, i) + intInput(1, i) + intInput(2, i)) << i;
     }
@@ -359,7 +381,8 @@ TEST(RackFallback, LossyLinkStillExactWithRetransmissions) {
   ScopedEnv racks("RINA_RACKS", "3:ina,2:ina");
   runThreads(5, [&](int rank, rinaComm_t comm) {
     std::vector<int32_t> buf(20000, rank);
-    ASSERT_EQ(rinaAllReduce(buf.data(), buf.data(), buf.size(), rinaInt32, rinaSum, comm), rinaSuccess);
+    ASSERT_EQ(rinaAllReduce(buf.data(), buf.data(), buf.size(), rinaInt32, rinaSum, comm),
+              rinaSuccess);
     ASSERT_EQ(buf[19999], 10);
     resent += statsOf(comm).inaRetransmissions;
     EXPECT_EQ(statsOf(comm).inaFallbacks, 0u);
@@ -385,13 +408,15 @@ TEST(RackFallback, KilledSwitchMidRunKeepsResultsLogsOnceAndCounts) {
       if (rank == 0 && k == 2) sw0.kill();  // rack 0's switch dies between or during calls
       std::vector<float> buf(4099);
       for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<float>(intInput(rank + k, i));
-      ASSERT_EQ(rinaAllReduce(buf.data(), buf.data(), buf.size(), rinaFloat32, rinaSum, comm), rinaSuccess)
+      ASSERT_EQ(rinaAllReduce(buf.data(), buf.data(), buf.size(), rinaFloat32, rinaSum, comm),
+                rinaSuccess)
           << "rank " << rank << " call " << k << ": " << rinaCommGetLastError(comm);
       for (size_t i = 0; i < buf.size(); ++i) {
         double want = 0;
         for (int r = 0; r < 5; ++r) want += intInput(r + k, i);
         // Small integers: quantized sums of them are exact.
-        ASSERT_EQ(buf[i], static_cast<float>(want)) << "rank " << rank << " call " << k << " elem " << i;
+        ASSERT_EQ(buf[i], static_cast<float>(want))
+            << "rank " << rank << " call " << k << " elem " << i;
       }
     }
     stats[rank] = statsOf(comm);
@@ -400,7 +425,8 @@ TEST(RackFallback, KilledSwitchMidRunKeepsResultsLogsOnceAndCounts) {
   std::string err = ::testing::internal::GetCapturedStderr();
   ASSERT_EQ(done.load(), 5);
   size_t warns = 0;
-  for (size_t p = err.find("falling back"); p != std::string::npos; p = err.find("falling back", p + 1)) {
+  for (size_t p = err.find("falling back"); p != std::string::npos;
+       p = err.find("falling back", p + 1)) {
     size_t lineStart = err.rfind('\n', p);
     lineStart = lineStart == std::string::npos ? 0 : lineStart;
     if (err.substr(lineStart, p - lineStart).find("WARN") != std::string::npos) ++warns;
@@ -430,7 +456,8 @@ TEST(RackCalls, MismatchedCountIsReported) {
       if (rc != rinaSuccess) failed++;
       if (rc == rinaInvalidUsage) {
         usage++;
-        EXPECT_NE(std::string(rinaCommGetLastError(comm)).find("calls do not match"), std::string::npos)
+        EXPECT_NE(std::string(rinaCommGetLastError(comm)).find("calls do not match"),
+                  std::string::npos)
             << rinaCommGetLastError(comm);
       }
     });
@@ -473,10 +500,12 @@ TEST(RackFallback, PreemptionRegrantsEveryWorkerThenRefusalFallsBack) {
     auto call = [&](int k) {
       std::vector<int32_t> buf(2000);
       for (size_t i = 0; i < buf.size(); ++i) buf[i] = intInput(rank + k, i);
-      ASSERT_EQ(rinaAllReduce(buf.data(), buf.data(), buf.size(), rinaInt32, rinaSum, comm), rinaSuccess)
+      ASSERT_EQ(rinaAllReduce(buf.data(), buf.data(), buf.size(), rinaInt32, rinaSum, comm),
+                rinaSuccess)
           << rinaCommGetLastError(comm);
       for (size_t i = 0; i < buf.size(); ++i) {
-        ASSERT_EQ(buf[i], intInput(k, i) + intInput(1 + k, i) + intInput(2 + k, i)) << "call " << k << " elem " << i;
+        ASSERT_EQ(buf[i], intInput(k, i) + intInput(1 + k, i) + intInput(2 + k, i))
+            << "call " << k << " elem " << i;
       }
     };
     call(0);
@@ -501,7 +530,8 @@ TEST(RackFallback, PreemptionRegrantsEveryWorkerThenRefusalFallsBack) {
     EXPECT_EQ(after[r].inaRegrants, 1u) << "rank " << r;
     EXPECT_EQ(after[r].inaFallbacks, 0u) << "rank " << r;
     EXPECT_EQ(last[r].inaFallbacks, 1u) << "rank " << r;
-    EXPECT_EQ(last[r].inaCalls, after3[r].inaCalls) << "rank " << r << ": no switch calls after the fallback";
+    EXPECT_EQ(last[r].inaCalls, after3[r].inaCalls)
+        << "rank " << r << ": no switch calls after the fallback";
   }
 }
 
