@@ -5,6 +5,9 @@
 // and all ranks must agree bit for bit.
 #include <gtest/gtest.h>
 
+#include <dirent.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <barrier>
 #include <cmath>
@@ -211,6 +214,56 @@ TEST(RackAlgoEveryType, EqualsReferenceOnEveryRank) {
       }
     }
   });
+}
+
+// Processes whose executable is this build's rina-switchd.
+int switchdProcesses() {
+  int n = 0;
+  DIR* proc = opendir("/proc");
+  if (!proc) return -1;
+  while (dirent* d = readdir(proc)) {
+    char exe[4096] = {0};
+    std::string path = std::string("/proc/") + d->d_name + "/exe";
+    ssize_t len = readlink(path.c_str(), exe, sizeof exe - 1);
+    if (len > 0 && std::string(exe, len) == RINA_SWITCHD_PATH) ++n;
+  }
+  closedir(proc);
+  return n;
+}
+
+// Ranks as forked processes, each INA rack's agent starting its own switch:
+// results exact, and no rina-switchd left behind after rinaCommDestroy.
+TEST(RackProcesses, RinaAcrossProcessesStopsItsSwitches) {
+  ScopedEnv switchd("RINA_SWITCHD_PATH", RINA_SWITCHD_PATH);
+  ScopedEnv racks("RINA_RACKS", "2:ina,1,3:ina");
+  ScopedEnv sw("RINA_SWITCH", "auto");
+  const int before = switchdProcesses();
+  std::vector<int> codes = runProcesses(
+      6,
+      [](int rank, rinaComm_t comm) {
+        if (rinaCommSetAlgorithm(comm, "rina") != rinaSuccess) return 10;
+        std::vector<int32_t> buf(50001);
+        for (int k = 0; k < 3; ++k) {
+          for (size_t i = 0; i < buf.size(); ++i) buf[i] = intInput(rank + k, i);
+          if (rinaAllReduce(buf.data(), buf.data(), buf.size(), rinaInt32, rinaSum, comm) != rinaSuccess) {
+            fprintf(stderr, "rank %d: %s\n", rank, rinaCommGetLastError(comm));
+            return 11;
+          }
+          for (size_t i = 0; i < buf.size(); ++i) {
+            int32_t want = 0;
+            for (int r = 0; r < 6; ++r) want += intInput(r + k, i);
+            if (buf[i] != want) return 12;
+          }
+        }
+        rinaCommStats_t s{};
+        s.size = sizeof s;
+        if (rinaCommGetStats(comm, &s) != rinaSuccess || s.callsRina != 3 || s.inaFallbacks != 0) return 13;
+        if (rank != 2 && s.inaCalls == 0) return 14;  // rank 2 is an autonomous worker
+        return 0;
+      },
+      60);
+  for (int r = 0; r < 6; ++r) EXPECT_EQ(codes[r], 0) << "rank " << r;
+  EXPECT_EQ(switchdProcesses(), before);
 }
 
 TEST(RackMap, RacksFromEnvAndBadValues) {
