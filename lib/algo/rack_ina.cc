@@ -277,6 +277,10 @@ Status RackIna::beginCollective(Communicator& comm, uint64_t seq) {
   if (comm.rank() == agent) {
     bool preempted = false;
     for (const ina::PreemptNotice& n : ctrl_->takeNotices()) preempted |= n.job == job_;
+    if (ctrl_->closed() && active_) {
+      fallBack(comm, "the switch closed its CTRL connection (" + controller_.toString() + ")",
+               true);
+    }
     if (preempted && active_) {
       ina::Grant g;
       Status s = ctrl_->requestSlots(job_, token_, kSlotsWanted, &g);

@@ -53,6 +53,7 @@ SwitchdProcess::~SwitchdProcess() { kill(); }
 
 void SwitchdProcess::kill() {
   if (pid_ <= 0) return;
+  ::kill(pid_, SIGCONT);  // a paused switch must run to see SIGTERM
   ::kill(pid_, SIGTERM);
   for (int i = 0; i < 200; ++i) {  // up to 2 s
     if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
@@ -64,6 +65,14 @@ void SwitchdProcess::kill() {
   ::kill(pid_, SIGKILL);
   waitpid(pid_, nullptr, 0);
   pid_ = -1;
+}
+
+void SwitchdProcess::pause() {
+  if (pid_ > 0) ::kill(pid_, SIGSTOP);
+}
+
+void SwitchdProcess::resume() {
+  if (pid_ > 0) ::kill(pid_, SIGCONT);
 }
 
 std::string SwitchdProcess::query(const std::string& line) const {

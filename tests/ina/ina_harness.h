@@ -25,6 +25,9 @@ class SwitchdProcess {
   const Endpoint& data() const { return data_; }
   const Endpoint& control() const { return control_; }
   void kill();
+  // SIGSTOP / SIGCONT: a switch that stops answering but keeps its sockets.
+  void pause();
+  void resume();
   // One CTRL query ("STATS", "ENTRIES job=7"); the JSON reply or "".
   std::string query(const std::string& line) const;
   // A numeric field of the STATS JSON ("preemptions", "injected_drops", ...).
