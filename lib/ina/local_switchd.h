@@ -2,6 +2,10 @@
 // of an INA rack with no configured switch starts one and stops it when the
 // communicator is destroyed.
 //
+// The child gets SIGKILL when the thread that started it ends
+// (PR_SET_PDEATHSIG), so a crashed rank leaves no switch behind; create and
+// destroy a communicator on a thread that lives as long as it.
+//
 // The binary: RINA_SWITCHD_PATH if set; else rina-switchd next to the
 // library or program that contains rina (same folder, ../bin, or the build
 // tree's ../p4_agent); else the first rina-switchd on PATH.
