@@ -33,6 +33,8 @@ constexpr Knob kKnobs[] = {
     {"RINA_SHM_DISABLE", "0", "1: ranks on the same host talk over TCP instead of shared memory"},
     {"RINA_SHM_FIFO_BYTES", "1M", "shared-memory FIFO capacity per direction and peer"},
     {"RINA_SOCKET_BUF_BYTES", "4M", "SO_SNDBUF/SO_RCVBUF for peer sockets (0: kernel default)"},
+    {"RINA_SOCKET_NSOCKS", "auto",
+     "TCP sockets per peer on another host, 1-8; auto: one per 25 Gbit/s of the NIC, else 1"},
     {"RINA_ALGO", "auto", "allreduce algorithm: auto, ring, rd, hier, rina or ps-ina"},
     {"RINA_RACKS", "",
      "rack map short form, racks in rank order: 3:ina,2,1 (count, :ina = the ToR aggregates); "
@@ -50,6 +52,8 @@ constexpr Knob kKnobs[] = {
     {"RINA_SLICE_BYTES", "128K", "ring pipeline slice size"},
     {"RINA_SPIN_US", "50",
      "microseconds a blocked rank yields and retries before it sleeps on a futex or poll"},
+    {"RINA_TOPO_FILE", "",
+     "rack map: JSON file naming racks, their hosts or rank counts, INA, switch and link rates"},
 };
 
 struct Cache {
