@@ -5,6 +5,7 @@
 #include "algo/rack_ina.h"
 #include "core/log.h"
 #include "reduce/reduce.h"
+#include "topo/ring_members.h"
 
 namespace rina::algo {
 namespace {
@@ -295,12 +296,10 @@ std::vector<Member> hierMembers(const topo::RackMap& map) {
 
 std::vector<Member> rinaMembers(const topo::RackMap& map) {
   std::vector<Member> out;
-  for (const topo::Rack& r : map.racks) {
-    if (r.ina && r.ranks.size() >= 2) {
-      out.push_back(Member{r.ranks, true});
-    } else {
-      for (int rank : r.ranks) out.push_back(Member{{rank}, false});
-    }
+  for (const topo::RingMember& rm : topo::ringMembers(map)) {
+    // An INA rack of one has nothing for its switch to sum: it runs as an
+    // autonomous worker.
+    out.push_back(Member{rm.ranks, rm.ina && rm.ranks.size() >= 2});
   }
   return out;
 }

@@ -17,13 +17,15 @@ namespace rina::algo {
 struct Member {
   std::vector<int> ranks;  // ascending; ranks.front() is the agent
   bool inaRack = false;    // an INA rack of two or more (its mode: comm.rackIna())
+  // Ports rotate over the member's ranks by chunk (topo::portOf's rule).
   int portFor(size_t chunk) const { return ranks[chunk % ranks.size()]; }
 };
 
 // hier: every rack is one member.
 std::vector<Member> hierMembers(const topo::RackMap& map);
-// rina / ps-ina: an INA rack of two or more is one member; every other rank
-// (racks without INA, INA racks of one) is an autonomous member.
+// rina / ps-ina: topo::ringMembers: an INA rack is one member (switch
+// aggregation when it has two or more ranks); every rank of a rack without
+// INA is an autonomous member.
 std::vector<Member> rinaMembers(const topo::RackMap& map);
 int memberIndexOf(const std::vector<Member>& members, int rank);
 

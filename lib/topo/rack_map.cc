@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/config.h"
+#include "topo/topology_json.h"
 
 namespace rina::topo {
 
@@ -69,7 +70,8 @@ Status resolveRackMap(const TopologySpec& spec, const std::vector<std::string>& 
   for (size_t i = 0; i < spec.racks.size(); ++i) {
     const RackSpec& rs = spec.racks[i];
     if (!rs.hosts.empty() && rs.rankCount > 0) {
-      return errorf(rinaInvalidUsage, "rack '%s' gives both hosts and a rank count", rs.name.c_str());
+      return errorf(rinaInvalidUsage, "rack '%s' gives both hosts and a rank count",
+                    rs.name.c_str());
     }
     racks[i] = Rack{rs.name, rs.ina, {}, rs.switchCtrl, rs.hostLinkMbit, rs.uplinkMbit};
     for (const HostSpec& h : rs.hosts) {
@@ -125,6 +127,14 @@ namespace rina::topo {
 std::string hostnameOf(const std::string& hostId) { return hostId.substr(0, hostId.find('/')); }
 
 Status rackMapFromEnv(const std::vector<std::string>& hostIds, RackMap* out) {
+  std::vector<std::string> names;
+  for (const std::string& id : hostIds) names.push_back(hostnameOf(id));
+  std::string file = config::stringValue("RINA_TOPO_FILE");
+  if (!file.empty()) {
+    TopologySpec spec;
+    RINA_TRY(loadTopologyFile(file, &spec).prepend("RINA_TOPO_FILE=" + file + ": "));
+    return resolveRackMap(spec, names, out).prepend("RINA_TOPO_FILE=" + file + ": ");
+  }
   std::string racks = config::stringValue("RINA_RACKS");
   if (racks.empty()) {
     *out = rackPerHost(hostIds);
@@ -138,8 +148,6 @@ Status rackMapFromEnv(const std::vector<std::string>& hostIds, RackMap* out) {
     return errorf(rinaInvalidUsage, "RINA_RACKS=%s holds %d ranks but the communicator has %zu",
                   racks.c_str(), total, hostIds.size());
   }
-  std::vector<std::string> names;
-  for (const std::string& id : hostIds) names.push_back(hostnameOf(id));
   return resolveRackMap(spec, names, out).prepend("RINA_RACKS: ");
 }
 

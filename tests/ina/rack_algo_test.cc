@@ -11,6 +11,7 @@
 #include <barrier>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "rank_harness.h"
 #include "reference.h"
 #include "topo/rack_map.h"
+#include "topo/topology_json.h"
 
 namespace rina::testing {
 namespace {
@@ -292,6 +294,41 @@ TEST(RackMap, RacksFromEnvAndBadValues) {
     ASSERT_FALSE(s.ok()) << bad;
     EXPECT_NE(s.message().find("RINA_RACKS"), std::string::npos) << s.message();
   }
+}
+
+TEST(RackMap, TopologyFileWinsOverShortForm) {
+  topo::TopologySpec spec;
+  spec.name = "t";
+  topo::RackSpec a;
+  a.name = "a";
+  a.ina = true;
+  a.hosts = {topo::HostSpec{"hx", 0, ""}};
+  topo::RackSpec b;
+  b.name = "b";
+  b.hosts = {topo::HostSpec{"hy", 0, ""}};
+  spec.racks = {a, b};
+  std::string path = ::testing::TempDir() + "rina_rack_topo.json";
+  {
+    std::ofstream f(path);
+    f << topo::topologyToJson(spec);
+  }
+  ScopedEnv file("RINA_TOPO_FILE", path.c_str());
+  ScopedEnv racks("RINA_RACKS", "1,1,1");  // ignored: the file wins
+  topo::RackMap map;
+  Status st = topo::rackMapFromEnv({"hy/1/n", "hx/1/n", "hx/1/n"}, &map);
+  ASSERT_TRUE(st.ok()) << st.message();
+  ASSERT_EQ(map.racks.size(), 2u);
+  EXPECT_TRUE(map.racks[0].ina);
+  EXPECT_EQ(map.racks[0].ranks, (std::vector<int>{1, 2}));
+  EXPECT_EQ(map.racks[1].ranks, (std::vector<int>{0}));
+  st = topo::rackMapFromEnv({"hy/1/n", "hz/1/n"}, &map);  // hz is in no rack
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("RINA_TOPO_FILE"), std::string::npos) << st.message();
+  ScopedEnv missing("RINA_TOPO_FILE", "/nonexistent/topo.json");
+  st = topo::rackMapFromEnv({"hy/1/n"}, &map);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("RINA_TOPO_FILE=/nonexistent/topo.json"), std::string::npos)
+      << st.message();
 }
 
 TEST(RackMap, PeersCoverNeighbourRacksOnly) {
