@@ -444,6 +444,36 @@ TEST(RackStats, CountsCallsAndRejectsSmallSize) {
   });
 }
 
+// int32 sums the switch cannot hold (it saturates and flags OVERFLOW) come
+// back as host slices: the port sums them on the hosts, wrapping like every
+// other int32 path.
+TEST(RackHostSlices, Int32OverflowIsSummedOnTheHosts) {
+  ScopedEnv switchd("RINA_SWITCHD_PATH", RINA_SWITCHD_PATH);
+  ScopedEnv racks("RINA_RACKS", "3:ina");
+  ScopedEnv sw("RINA_SWITCH", "auto");
+  std::atomic<uint64_t> hostSlices{0};
+  runThreads(3, [&](int rank, rinaComm_t comm) {
+    ASSERT_EQ(rinaCommSetAlgorithm(comm, "rina"), rinaSuccess);
+    std::vector<int32_t> buf(3000);
+    // Elements 1000..1999 overflow (3 x 2^30), the rest do not.
+    for (size_t i = 0; i < buf.size(); ++i)
+      buf[i] = (i / 1000 == 1) ? (1 << 30) : intInput(rank, i);
+    ASSERT_EQ(rinaAllReduce(buf.data(), buf.data(), buf.size(), rinaInt32, rinaSum, comm),
+              rinaSuccess)
+        << rinaCommGetLastError(comm);
+    for (size_t i = 0; i < buf.size(); ++i) {
+      int64_t want =
+          (i / 1000 == 1) ? 3ll << 30 : int64_t{intInput(0, i)} + intInput(1, i) + intInput(2, i);
+      ASSERT_EQ(buf[i], static_cast<int32_t>(static_cast<uint32_t>(want)))
+          << "rank " << rank << " elem " << i;
+    }
+    rinaCommStats_t s = statsOf(comm);
+    hostSlices += s.inaHostSlices;
+    EXPECT_EQ(s.inaFallbacks, 0u);
+  });
+  EXPECT_GT(hostSlices.load(), 0u);
+}
+
 TEST(RackFallback, MissingSwitchdBinaryFallsBackToHosts) {
   ScopedEnv switchd("RINA_SWITCHD_PATH", "/nonexistent/rina-switchd");
   ScopedEnv racks("RINA_RACKS", "2:ina,1");
