@@ -1,6 +1,8 @@
 // The C ABI: argument checks, error bookkeeping, and the hand-off to
 // lib/algo. Every function returns a rinaResult_t; the message behind a
 // failure is kept for rinaCommGetLastError.
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -143,6 +145,36 @@ rinaResult_t rinaCommSetAlgorithm(rinaComm_t comm, const char* algorithm) {
   Status s = rina::algo::parseAlgorithm(algorithm, &a);
   if (!s.ok()) return fail(comm, s.prepend("rinaCommSetAlgorithm: "));
   comm->impl->setAlgorithm(a);
+  return rinaSuccess;
+}
+
+rinaResult_t rinaCommGetStats(const rinaComm_t comm, rinaCommStats_t* stats) {
+  if (!comm || !stats) {
+    return fail(nullptr, errorf(rinaInvalidArgument, "rinaCommGetStats: %s is NULL",
+                                comm ? "stats" : "comm"));
+  }
+  constexpr size_t kHead = offsetof(rinaCommStats_t, callsRing);
+  if (stats->size < kHead) {
+    return fail(comm, errorf(rinaInvalidArgument,
+                             "rinaCommGetStats: stats->size %zu is smaller than %zu; set it to "
+                             "sizeof(rinaCommStats_t)", stats->size, kHead));
+  }
+  const rina::algo::CommStats& c = comm->impl->stats();
+  using rina::algo::Algorithm;
+  rinaCommStats_t full{};
+  full.size = std::min(stats->size, sizeof(rinaCommStats_t));
+  full.version = RINA_COMM_STATS_VERSION;
+  full.callsRing = c.calls[static_cast<int>(Algorithm::kRing)];
+  full.callsRd = c.calls[static_cast<int>(Algorithm::kRecursiveDoubling)];
+  full.callsHier = c.calls[static_cast<int>(Algorithm::kHier)];
+  full.callsRina = c.calls[static_cast<int>(Algorithm::kRina)];
+  full.callsPsIna = c.calls[static_cast<int>(Algorithm::kPsIna)];
+  full.inaFallbacks = c.inaFallbacks;
+  full.inaCalls = c.inaCalls;
+  full.inaRetransmissions = c.inaRetransmissions;
+  full.inaHostSlices = c.inaHostSlices;
+  full.inaRegrants = c.inaRegrants;
+  std::memcpy(stats, &full, full.size);
   return rinaSuccess;
 }
 
