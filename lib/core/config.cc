@@ -39,6 +39,10 @@ constexpr Knob kKnobs[] = {
     {"RINA_SLICE_BYTES", "128K", "ring pipeline slice size"},
     {"RINA_SPIN_US", "50",
      "microseconds a blocked rank yields and retries before it sleeps on a futex or poll"},
+    {"RINA_PLAN_INTERVAL", "100",
+     "re-plan every N collectives (\"100\") or seconds (\"5s\"); 0 = only on rate changes"},
+    {"RINA_PLAN_THRESHOLD", "0.2",
+     "re-plan when a measured link rate moves by more than this fraction (0 = never)"},
 };
 
 struct Cache {

@@ -1,0 +1,214 @@
+#include "plan/ring_order.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+namespace rina::plan {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// The heuristic's objective, compared lexicographically: a larger
+// bottleneck, then fewer hops at the bottleneck (a step towards lifting it),
+// then a larger sum.
+struct Score {
+  double bottleneck = -kInf;
+  int atBottleneck = 0;
+  double sum = -kInf;
+  bool better(const Score& o) const {
+    if (bottleneck != o.bottleneck) return bottleneck > o.bottleneck;
+    if (atBottleneck != o.atBottleneck) return atBottleneck < o.atBottleneck;
+    return sum > o.sum + 1e-9 * std::max(1.0, std::abs(o.sum));
+  }
+};
+
+Score score(const RateMatrix& rate, const std::vector<int>& order) {
+  Score s;
+  s.bottleneck = cycleBottleneck(rate, order);
+  s.sum = cycleSum(rate, order);
+  const size_t n = order.size();
+  for (size_t k = 0; k < n; ++k) {
+    if (rate[order[k]][order[(k + 1) % n]] == s.bottleneck) ++s.atBottleneck;
+  }
+  return s;
+}
+
+void rotateToZero(std::vector<int>* order) {
+  auto it = std::find(order->begin(), order->end(), 0);
+  std::rotate(order->begin(), it, order->end());
+}
+
+RingOrder finish(const RateMatrix& rate, std::vector<int> order, bool exact) {
+  rotateToZero(&order);
+  RingOrder r;
+  r.bottleneck = cycleBottleneck(rate, order);
+  r.sum = cycleSum(rate, order);
+  r.order = std::move(order);
+  r.exact = exact;
+  return r;
+}
+
+RingOrder trivial(int n) {
+  RingOrder r;
+  for (int i = 0; i < n; ++i) r.order.push_back(i);
+  r.bottleneck = kInf;
+  r.exact = true;
+  return r;
+}
+
+}  // namespace
+
+double cycleBottleneck(const RateMatrix& rate, const std::vector<int>& order) {
+  const size_t n = order.size();
+  if (n < 2) return kInf;
+  double b = kInf;
+  for (size_t k = 0; k < n; ++k) b = std::min(b, rate[order[k]][order[(k + 1) % n]]);
+  return b;
+}
+
+double cycleSum(const RateMatrix& rate, const std::vector<int>& order) {
+  const size_t n = order.size();
+  if (n < 2) return 0;
+  double s = 0;
+  for (size_t k = 0; k < n; ++k) s += rate[order[k]][order[(k + 1) % n]];
+  return s;
+}
+
+double ringUpperBound(const RateMatrix& rate) {
+  const int n = static_cast<int>(rate.size());
+  if (n < 2) return kInf;
+  double bound = kInf;
+  for (int i = 0; i < n; ++i) {
+    double out = -kInf, in = -kInf;
+    for (int j = 0; j < n; ++j) {
+      if (j == i) continue;
+      out = std::max(out, rate[i][j]);
+      in = std::max(in, rate[j][i]);
+    }
+    bound = std::min({bound, out, in});
+  }
+  return bound;
+}
+
+RingOrder exactRingOrder(const RateMatrix& rate) {
+  const int n = static_cast<int>(rate.size());
+  if (n < 2) return trivial(n);
+  // Paths start at member 0; a subset mask covers members 1..n-1 (bit j-1).
+  const int m = n - 1;
+  const uint32_t full = (1u << m) - 1;
+  std::vector<double> best(static_cast<size_t>(full + 1) * m, -kInf);
+  for (int j = 0; j < m; ++j) best[(1u << j) * m + j] = rate[0][j + 1];
+  for (uint32_t mask = 1; mask <= full; ++mask) {
+    for (int j = 0; j < m; ++j) {
+      double v = best[mask * m + j];
+      if (!(mask & (1u << j)) || v == -kInf) continue;
+      for (int k = 0; k < m; ++k) {
+        if (mask & (1u << k)) continue;
+        uint32_t next = mask | (1u << k);
+        double w = std::min(v, rate[j + 1][k + 1]);
+        if (w > best[next * m + k]) best[next * m + k] = w;
+      }
+    }
+  }
+  double bstar = -kInf;
+  for (int j = 0; j < m; ++j) bstar = std::max(bstar, std::min(best[full * m + j], rate[j + 1][0]));
+
+  // Second pass: the largest sum over cycles that use only hops >= B*.
+  std::vector<double> sum(best.size(), -kInf);
+  std::vector<int8_t> parent(best.size(), -1);
+  for (int j = 0; j < m; ++j) {
+    if (rate[0][j + 1] >= bstar) sum[(1u << j) * m + j] = rate[0][j + 1];
+  }
+  for (uint32_t mask = 1; mask <= full; ++mask) {
+    for (int j = 0; j < m; ++j) {
+      double v = sum[mask * m + j];
+      if (!(mask & (1u << j)) || v == -kInf) continue;
+      for (int k = 0; k < m; ++k) {
+        if ((mask & (1u << k)) || rate[j + 1][k + 1] < bstar) continue;
+        uint32_t next = mask | (1u << k);
+        double w = v + rate[j + 1][k + 1];
+        if (w > sum[next * m + k]) {
+          sum[next * m + k] = w;
+          parent[next * m + k] = static_cast<int8_t>(j);
+        }
+      }
+    }
+  }
+  int last = -1;
+  double bestSum = -kInf;
+  for (int j = 0; j < m; ++j) {
+    if (sum[full * m + j] == -kInf || rate[j + 1][0] < bstar) continue;
+    double s = sum[full * m + j] + rate[j + 1][0];
+    if (s > bestSum) bestSum = s, last = j;
+  }
+  std::vector<int> order;
+  uint32_t mask = full;
+  while (last >= 0) {
+    order.push_back(last + 1);
+    int p = parent[mask * m + last];
+    mask &= ~(1u << last);
+    last = p;
+  }
+  order.push_back(0);
+  std::reverse(order.begin(), order.end());
+  return finish(rate, std::move(order), true);
+}
+
+RingOrder heuristicRingOrder(const RateMatrix& rate) {
+  const int n = static_cast<int>(rate.size());
+  if (n < 2) return trivial(n);
+  std::vector<int> bestOrder;
+  Score bestScore;
+  // Greedy construction from every start: always take the fastest hop to a
+  // member not yet in the ring.
+  for (int start = 0; start < n; ++start) {
+    std::vector<int> order{start};
+    std::vector<bool> used(n, false);
+    used[start] = true;
+    for (int step = 1; step < n; ++step) {
+      int cur = order.back(), pick = -1;
+      for (int j = 0; j < n; ++j) {
+        if (!used[j] && (pick < 0 || rate[cur][j] > rate[cur][pick])) pick = j;
+      }
+      used[pick] = true;
+      order.push_back(pick);
+    }
+    Score s = score(rate, order);
+    if (bestOrder.empty() || s.better(bestScore)) bestOrder = order, bestScore = s;
+  }
+  // Local search: 2-opt (reverse a segment) and moving one member elsewhere;
+  // each pass takes every improving move it meets, O(n^3) per pass.
+  std::vector<int> order = bestOrder;
+  for (int pass = 0; pass < 20; ++pass) {
+    bool improved = false;
+    for (int i = 1; i < n - 1; ++i) {
+      for (int j = i + 1; j < n; ++j) {
+        std::vector<int> cand = order;
+        std::reverse(cand.begin() + i, cand.begin() + j + 1);
+        Score s = score(rate, cand);
+        if (s.better(bestScore)) order = std::move(cand), bestScore = s, improved = true;
+      }
+    }
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j < n; ++j) {
+        if (i == j) continue;
+        std::vector<int> cand = order;
+        int v = cand[i];
+        cand.erase(cand.begin() + i);
+        cand.insert(cand.begin() + j, v);
+        Score s = score(rate, cand);
+        if (s.better(bestScore)) order = std::move(cand), bestScore = s, improved = true;
+      }
+    }
+    if (!improved) break;
+  }
+  return finish(rate, std::move(order), false);
+}
+
+RingOrder bestRingOrder(const RateMatrix& rate) {
+  if (static_cast<int>(rate.size()) <= kExactRingMembers) return exactRingOrder(rate);
+  return heuristicRingOrder(rate);
+}
+
+}  // namespace rina::plan
