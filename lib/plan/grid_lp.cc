@@ -98,6 +98,8 @@ Status solveGridLp(const GridInstance& g, GridLpResult* out) {
     }
   }
 
+  // GLPK's terminal output is process-wide; silence it for this solve only.
+  const int termWas = glp_term_out(GLP_OFF);
   glp_prob* lp = glp_create_prob();
   glp_set_obj_dir(lp, GLP_MAX);
   glp_add_rows(lp, row);
@@ -116,6 +118,7 @@ Status solveGridLp(const GridInstance& g, GridLpResult* out) {
   glp_scale_prob(lp, GLP_SF_AUTO);
   int rc = glp_simplex(lp, &parm);
   int status = glp_get_status(lp);
+  glp_term_out(termWas);
   if (rc == GLP_ENODFS || status == GLP_UNBND) {
     glp_delete_prob(lp);
     return errorf(rinaInvalidArgument, "GRID LP: unbounded (no option of some worker meets a capacity)");

@@ -161,7 +161,7 @@ std::string Plan::describe() const {
   s += "; bottleneck " + rate(bottleneckMbit) + (exactOrder ? " (optimal order" : " (heuristic order");
   s += exactPaths ? ", optimal spines)" : ", heuristic spines)";
   for (const RackPorts& p : ports) {
-    s += "; ports of " + std::to_string(p.agent) + ":";
+    s += "; ports of " + std::to_string(p.agent) + ": ";
     for (size_t c = 0; c < p.portRanks.size(); ++c) s += (c ? "," : "") + std::to_string(p.portRanks[c]);
   }
   return s;

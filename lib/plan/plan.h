@@ -19,6 +19,7 @@ struct Plan {
   struct RackPorts {
     int agent = 0;               // the INA rack's lowest rank
     std::vector<int> portRanks;  // per chunk: the rank that is its port
+    bool operator==(const RackPorts&) const = default;
   };
   uint64_t epoch = 0;          // bumped by every re-plan
   std::vector<int> ring;       // the agent rank of each member, in ring order

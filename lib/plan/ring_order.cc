@@ -155,54 +155,138 @@ RingOrder exactRingOrder(const RateMatrix& rate) {
   return finish(rate, std::move(order), true);
 }
 
-RingOrder heuristicRingOrder(const RateMatrix& rate) {
-  const int n = static_cast<int>(rate.size());
-  if (n < 2) return trivial(n);
-  std::vector<int> bestOrder;
-  Score bestScore;
-  // Greedy construction from every start: always take the fastest hop to a
-  // member not yet in the ring.
-  for (int start = 0; start < n; ++start) {
-    std::vector<int> order{start};
-    std::vector<bool> used(n, false);
-    used[start] = true;
-    for (int step = 1; step < n; ++step) {
-      int cur = order.back(), pick = -1;
-      for (int j = 0; j < n; ++j) {
-        if (!used[j] && (pick < 0 || rate[cur][j] > rate[cur][pick])) pick = j;
-      }
-      used[pick] = true;
-      order.push_back(pick);
-    }
-    Score s = score(rate, order);
-    if (bestOrder.empty() || s.better(bestScore)) bestOrder = order, bestScore = s;
-  }
-  // Local search: 2-opt (reverse a segment) and moving one member elsewhere;
-  // each pass takes every improving move it meets, O(n^3) per pass.
-  std::vector<int> order = bestOrder;
+namespace {
+
+// Local search on a tour under `better`: 2-opt (reverse a segment) and moving
+// one member elsewhere; each pass takes every improving move it meets,
+// O(n^3) per pass.
+template <typename Key, typename Better>
+void localSearch(std::vector<int>* tour, Key key, Better better) {
+  const int n = static_cast<int>(tour->size());
+  auto cur = key(*tour);
   for (int pass = 0; pass < 20; ++pass) {
     bool improved = false;
     for (int i = 1; i < n - 1; ++i) {
       for (int j = i + 1; j < n; ++j) {
-        std::vector<int> cand = order;
+        std::vector<int> cand = *tour;
         std::reverse(cand.begin() + i, cand.begin() + j + 1);
-        Score s = score(rate, cand);
-        if (s.better(bestScore)) order = std::move(cand), bestScore = s, improved = true;
+        auto v = key(cand);
+        if (better(v, cur)) *tour = std::move(cand), cur = v, improved = true;
       }
     }
     for (int i = 0; i < n; ++i) {
       for (int j = 0; j < n; ++j) {
         if (i == j) continue;
-        std::vector<int> cand = order;
-        int v = cand[i];
+        std::vector<int> cand = *tour;
+        int v0 = cand[i];
         cand.erase(cand.begin() + i);
-        cand.insert(cand.begin() + j, v);
-        Score s = score(rate, cand);
-        if (s.better(bestScore)) order = std::move(cand), bestScore = s, improved = true;
+        cand.insert(cand.begin() + j, v0);
+        auto v = key(cand);
+        if (better(v, cur)) *tour = std::move(cand), cur = v, improved = true;
       }
     }
     if (!improved) break;
   }
+}
+
+int hopsBelow(const RateMatrix& rate, const std::vector<int>& tour, double t) {
+  const size_t n = tour.size();
+  int bad = 0;
+  for (size_t k = 0; k < n; ++k) bad += rate[tour[k]][tour[(k + 1) % n]] < t;
+  return bad;
+}
+
+// A cycle using only hops >= t, or empty if none was found. Construction by
+// Warnsdorff's rule (go to the member with the fewest fast hops left, so
+// members that are hard to reach are not stranded), from every start, then
+// local search on the number of slow hops.
+std::vector<int> cycleAtLeast(const RateMatrix& rate, double t) {
+  const int n = static_cast<int>(rate.size());
+  std::vector<int> best;
+  int bestBad = n + 1;
+  for (int start = 0; start < n && bestBad > 0; ++start) {
+    std::vector<int> tour{start};
+    std::vector<bool> used(n, false);
+    used[start] = true;
+    for (int step = 1; step < n; ++step) {
+      int cur = tour.back(), pick = -1, pickDegree = n + 1;
+      for (int j = 0; j < n; ++j) {
+        if (used[j] || rate[cur][j] < t) continue;
+        int degree = 0;
+        for (int k = 0; k < n; ++k) degree += !used[k] && k != j && rate[j][k] >= t;
+        if (degree < pickDegree || (degree == pickDegree && rate[cur][j] > rate[cur][pick])) {
+          pick = j, pickDegree = degree;
+        }
+      }
+      if (pick < 0) {  // stuck: the fastest way out, a slow hop
+        for (int j = 0; j < n; ++j) {
+          if (!used[j] && (pick < 0 || rate[cur][j] > rate[cur][pick])) pick = j;
+        }
+      }
+      used[pick] = true;
+      tour.push_back(pick);
+    }
+    int bad = hopsBelow(rate, tour, t);
+    if (bad > 0) {
+      localSearch(&tour, [&](const std::vector<int>& c) { return hopsBelow(rate, c, t); },
+                  [](int a, int b) { return a < b; });
+      bad = hopsBelow(rate, tour, t);
+    }
+    if (bad < bestBad) best = tour, bestBad = bad;
+  }
+  return bestBad == 0 ? best : std::vector<int>{};
+}
+
+}  // namespace
+
+RingOrder heuristicRingOrder(const RateMatrix& rate) {
+  const int n = static_cast<int>(rate.size());
+  if (n < 2) return trivial(n);
+  // Start: greedy "fastest next hop" from every start, polished under the
+  // lexicographic objective.
+  std::vector<int> order;
+  Score bestScore;
+  for (int start = 0; start < n; ++start) {
+    std::vector<int> tour{start};
+    std::vector<bool> used(n, false);
+    used[start] = true;
+    for (int step = 1; step < n; ++step) {
+      int cur = tour.back(), pick = -1;
+      for (int j = 0; j < n; ++j) {
+        if (!used[j] && (pick < 0 || rate[cur][j] > rate[cur][pick])) pick = j;
+      }
+      used[pick] = true;
+      tour.push_back(pick);
+    }
+    Score s = score(rate, tour);
+    if (order.empty() || s.better(bestScore)) order = tour, bestScore = s;
+  }
+  auto key = [&](const std::vector<int>& c) { return score(rate, c); };
+  auto better = [](const Score& a, const Score& b) { return a.better(b); };
+  localSearch(&order, key, better);
+  // Then binary search on the bottleneck: the candidate thresholds are the
+  // distinct hop rates between the current bottleneck and the upper bound.
+  std::vector<double> values;
+  const double have = cycleBottleneck(rate, order), bound = ringUpperBound(rate);
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j) {
+      if (i != j && rate[i][j] > have && rate[i][j] <= bound) values.push_back(rate[i][j]);
+    }
+  }
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  size_t lo = 0, hi = values.size();  // values[0..lo) are known reachable
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    std::vector<int> tour = cycleAtLeast(rate, values[mid]);
+    if (tour.empty()) {
+      hi = mid;
+    } else {
+      order = std::move(tour);
+      lo = mid + 1;
+    }
+  }
+  localSearch(&order, key, better);
   return finish(rate, std::move(order), false);
 }
 

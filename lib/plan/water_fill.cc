@@ -38,12 +38,14 @@ Status waterFill(int64_t total, const std::vector<double>& rate, const std::vect
     if (k + 1 == n || level <= base[idx[k + 1]]) break;
   }
   WaterFill w;
-  w.level = std::max(level, base[idx[0]]);
+  level = std::max(level, base[idx[0]]);
+  // Servers whose base alone exceeds the water level still bound T from below.
+  w.level = std::max(level, base[idx[n - 1]]);
   w.continuous.resize(n);
   w.counts.resize(n);
   int64_t given = 0;
   for (size_t j = 0; j < n; ++j) {
-    w.continuous[j] = std::max(0.0, (w.level - base[j]) * rate[j]);
+    w.continuous[j] = std::max(0.0, (level - base[j]) * rate[j]);
     w.counts[j] = static_cast<int64_t>(std::floor(w.continuous[j]));
     given += w.counts[j];
   }

@@ -12,6 +12,8 @@
 // start from floor of the continuous m_j (never above an optimal integer
 // allocation) and hand out the rest one unit at a time to the server that
 // would finish earliest, which is optimal for a max of increasing functions.
+// T*_cont = max(water level, max_j base_j): a server whose base is above the
+// water gets nothing and still finishes at its base.
 // Bound: T*_cont <= T_int <= T*_cont + max_j 1 / rate_j.
 #ifndef RINA_LIB_PLAN_WATER_FILL_H_
 #define RINA_LIB_PLAN_WATER_FILL_H_
@@ -26,7 +28,7 @@ namespace rina::plan {
 struct WaterFill {
   std::vector<int64_t> counts;      // integer allocation, sums to total
   std::vector<double> continuous;   // the continuous optimum's m_j
-  double level = 0;                 // T*_cont
+  double level = 0;                 // T*_cont = max(water level, max_j base_j)
   double makespan = 0;              // max_j T_j of counts
 };
 

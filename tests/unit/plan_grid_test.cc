@@ -217,7 +217,9 @@ TEST(PlanGrid, RejectsBadInstances) {
   auto expectBad = [](GridInstance g, const char* what) {
     EXPECT_EQ(validateGrid(g).code(), rinaInvalidArgument) << what;
     GridLpResult lp;
-    if (gridLpAvailable()) EXPECT_EQ(solveGridLp(g, &lp).code(), rinaInvalidArgument) << what;
+    if (gridLpAvailable()) {
+      EXPECT_EQ(solveGridLp(g, &lp).code(), rinaInvalidArgument) << what;
+    }
   };
   GridInstance g = good;
   g.resources[0].capacity = 0;

@@ -51,7 +51,10 @@ TEST(PlanWaterFill, InGoMatchesBruteForce) {
     BatchAdvice a;
     ASSERT_TRUE(suggestBatchSizes(total, c, t, &a).ok());
     int64_t sum = 0;
-    for (int64_t x : a.batch) sum += x, EXPECT_GE(x, 0);
+    for (int64_t x : a.batch) {
+      sum += x;
+      EXPECT_GE(x, 0);
+    }
     EXPECT_EQ(sum, total);
     double best = bruteForce(total, c, t);
     EXPECT_NEAR(a.iterationSeconds, best, 1e-12 * std::max(1.0, best)) << trial;
@@ -95,7 +98,10 @@ TEST(PlanWaterFill, InArtMatchesBruteForceAndDropsIdleServers) {
     ASSERT_TRUE(splitModel(units, r, b, &s).ok());
     EXPECT_NEAR(s.seconds, bruteForce(units, r, b), 1e-12);
     double shareSum = 0;
-    for (double x : s.shares) shareSum += x, EXPECT_GT(x, 0);
+    for (double x : s.shares) {
+      shareSum += x;
+      EXPECT_GT(x, 0);
+    }
     EXPECT_NEAR(shareSum, 1.0, 1e-12);
   }
 }

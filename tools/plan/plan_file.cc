@@ -140,12 +140,12 @@ Status parsePlanFile(const std::string& text, PlanFile* out) {
     }
   }
   for (size_t h = 0; h < pf.net.hosts.size(); ++h) hostIndex[pf.net.hosts[h].name] = static_cast<int>(h);
-  auto host = [&](const json& v, const std::string& where, int* out) -> Status {
+  auto host = [&](const json& v, const std::string& where, int* index) -> Status {
     std::string name;
     RINA_TRY(readName(v, where, &name));
     auto it = hostIndex.find(name);
     if (it == hostIndex.end()) return errorf(rinaInvalidArgument, "%s: no host \"%s\"", where.c_str(), name.c_str());
-    *out = it->second;
+    *index = it->second;
     return {};
   };
   if (doc.contains("measured")) {
