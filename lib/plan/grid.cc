@@ -101,10 +101,48 @@ Status validateGrid(const GridInstance& g) {
 
 double routingRate(const GridInstance& g, const Routing& routing) { return score(g, routing).first; }
 
+namespace {
+
+// Closing an aggregation node: single-worker moves cannot remove a node's
+// stream (the PS ingress pays for every used node) unless the last worker
+// leaves, so also try moving every worker of node a at once, each to the
+// option (in the same group) that is best for the routing so far.
+bool closeNodes(const GridInstance& g, Routing* routing, std::pair<double, int>* cur) {
+  bool improved = false;
+  for (size_t a = 0; a < g.nodes.size(); ++a) {
+    Routing trial = *routing;
+    bool moved = false, stuck = false;
+    for (size_t w = 0; w < g.workers.size() && !stuck; ++w) {
+      for (size_t grp = 0; grp < trial[w].size() && !stuck; ++grp) {
+        if (g.workers[w].options[trial[w][grp]].aggNode != static_cast<int>(a)) continue;
+        const int group = g.workers[w].options[trial[w][grp]].group;
+        int pick = -1;
+        std::pair<double, int> best{-kInf, 0};
+        for (size_t o = 0; o < g.workers[w].options.size(); ++o) {
+          const auto& opt = g.workers[w].options[o];
+          if (opt.group != group || opt.aggNode == static_cast<int>(a)) continue;
+          trial[w][grp] = static_cast<int>(o);
+          auto v = score(g, trial);
+          if (pick < 0 || better(v, best)) best = v, pick = static_cast<int>(o);
+        }
+        stuck = pick < 0;  // no other way for this worker: node a stays
+        trial[w][grp] = stuck ? (*routing)[w][grp] : pick;
+        moved = true;
+      }
+    }
+    if (!moved || stuck) continue;
+    auto v = score(g, trial);
+    if (better(v, *cur)) *routing = std::move(trial), *cur = v, improved = true;
+  }
+  return improved;
+}
+
+}  // namespace
+
 void repairRouting(const GridInstance& g, Routing* routing) {
   auto cur = score(g, *routing);
   for (int pass = 0; pass < 20; ++pass) {
-    bool improved = false;
+    bool improved = closeNodes(g, routing, &cur);
     for (size_t w = 0; w < g.workers.size(); ++w) {
       for (size_t grp = 0; grp < (*routing)[w].size(); ++grp) {
         int keep = (*routing)[w][grp];

@@ -26,7 +26,7 @@
 // shares of the used nodes whose stream uses l; the best rate is
 // min_l c_l / k_l (closed form, routingRate()). Randomized rounding picks
 // option o of (w, g) with probability f_{w,o} / (s_g r), repeats, keeps the
-// best routing, and repairs it by single-worker moves that raise the rate.
+// best routing, and repairs it (repairRouting).
 #ifndef RINA_LIB_PLAN_GRID_H_
 #define RINA_LIB_PLAN_GRID_H_
 
@@ -76,7 +76,8 @@ double routingRate(const GridInstance& g, const Routing& routing);
 struct GridLpResult {
   double rate = 0;                      // LP optimum r*
   std::vector<std::vector<double>> x;   // x[w][o] = f_{w,o} / (s_g r*)
-  double seconds = 0;                   // solve time
+  double seconds = 0;                   // solve time, wall clock
+  double cpuSeconds = 0;                // solve time, this thread's CPU
   int rows = 0, cols = 0;
 };
 
@@ -92,7 +93,10 @@ struct GridRounding {
 // `samples` roundings from x with the given seed, then repair.
 GridRounding roundGrid(const GridInstance& g, const GridLpResult& lp, int samples, uint64_t seed);
 
-// Single-option moves that raise routingRate, until none does.
+// Moves that raise routingRate (or keep it and free a tight resource), until
+// none does: close an aggregation node (move all its workers elsewhere at
+// once; single moves cannot remove a node's stream into the PS), or change
+// one worker's option.
 void repairRouting(const GridInstance& g, Routing* routing);
 
 // Baselines. Nearest switch (ATP): each worker aggregates at the first

@@ -1,6 +1,7 @@
 // The GRID rate LP (plan/grid.h) with GLPK's simplex. Built only with GLPK.
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cmath>
 #include <limits>
 
@@ -28,6 +29,8 @@ bool gridLpAvailable() { return true; }
 Status solveGridLp(const GridInstance& g, GridLpResult* out) {
   RINA_TRY(validateGrid(g));
   auto t0 = std::chrono::steady_clock::now();
+  timespec cpu0;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
   // Columns: 1 = r, then f_{w,o} in worker/option order, then y_a.
   std::vector<std::vector<int>> fcol(g.workers.size());
   int ncols = 1;
@@ -141,6 +144,9 @@ Status solveGridLp(const GridInstance& g, GridLpResult* out) {
   }
   glp_delete_prob(lp);
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  timespec cpu1;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
+  res.cpuSeconds = static_cast<double>(cpu1.tv_sec - cpu0.tv_sec) + 1e-9 * static_cast<double>(cpu1.tv_nsec - cpu0.tv_nsec);
   *out = std::move(res);
   return {};
 }

@@ -163,13 +163,13 @@ Status buildFatTreeGrid(const FatTreeSpec& spec, GridInstance* out) {
   return {};
 }
 
-FatTreeSpec randomFatTree(int k, double inaFraction, uint64_t seed) {
+FatTreeSpec randomFatTree(int k, double inaFraction, uint64_t seed,
+                          const std::vector<double>& hostRates) {
   std::mt19937_64 rng(seed);
   FatTreeSpec s;
   s.k = k;
-  const double hostRates[] = {10000, 25000, 40000, 100000};
   const double caps[] = {100000, 200000, 400000};
-  std::uniform_int_distribution<int> pickHost(0, 3), pickCap(0, 2);
+  std::uniform_int_distribution<int> pickHost(0, static_cast<int>(hostRates.size()) - 1), pickCap(0, 2);
   std::bernoulli_distribution ina(inaFraction);
   for (int h = 0; h < k * k * k / 4; ++h) s.hostMbit.push_back(hostRates[pickHost(rng)]);
   auto capList = [&](int n) {

@@ -34,10 +34,12 @@ struct FatTreeSpec {
 };
 Status buildFatTreeGrid(const FatTreeSpec& spec, GridInstance* out);
 
-// Random heterogeneous rates for experiments: host links drawn from
-// {10, 25, 40, 100} Gbit/s, a fraction of the switches aggregating with
-// capacity drawn from {100, 200, 400} Gbit/s.
-FatTreeSpec randomFatTree(int k, double inaFraction, uint64_t seed);
+// Random heterogeneous rates for experiments: host links drawn uniformly from
+// hostRates (default {10, 25, 40, 100} Gbit/s; the PS, host 0, gets 100),
+// a fraction of the switches aggregating with capacity drawn from
+// {100, 200, 400} Gbit/s.
+FatTreeSpec randomFatTree(int k, double inaFraction, uint64_t seed,
+                          const std::vector<double>& hostRates = {10000, 25000, 40000, 100000});
 
 // The planner's leaf-spine network with PS host ps: options aggregate at the
 // worker's ToR (if INA), at a spine (if spineAggMbit > 0), at the PS's ToR
