@@ -198,24 +198,31 @@ int hopsBelow(const RateMatrix& rate, const std::vector<int>& tour, double t) {
 
 // A cycle using only hops >= t, or empty if none was found. Construction by
 // Warnsdorff's rule (go to the member with the fewest fast hops left, so
-// members that are hard to reach are not stranded), from every start, then
-// local search on the number of slow hops.
+// members that are hard to reach are not stranded), then local search on the
+// number of slow hops.
 std::vector<int> cycleAtLeast(const RateMatrix& rate, double t) {
   const int n = static_cast<int>(rate.size());
-  std::vector<int> best;
-  int bestBad = n + 1;
-  for (int start = 0; start < n && bestBad > 0; ++start) {
+  // Constructions from every start, O(n^2) each (fast-hop counts kept up to
+  // date); local search, O(n^3) a pass, only on the best few (all when n is small).
+  std::vector<std::pair<int, std::vector<int>>> built;
+  for (int start = 0; start < n; ++start) {
     std::vector<int> tour{start};
     std::vector<bool> used(n, false);
-    used[start] = true;
+    std::vector<int> degree(n, 0);  // fast hops from j to members not yet used
+    for (int j = 0; j < n; ++j) {
+      for (int k = 0; k < n; ++k) degree[j] += k != j && rate[j][k] >= t;
+    }
+    auto take = [&](int v) {
+      used[v] = true;
+      for (int j = 0; j < n; ++j) degree[j] -= j != v && rate[j][v] >= t;
+    };
+    take(start);
     for (int step = 1; step < n; ++step) {
-      int cur = tour.back(), pick = -1, pickDegree = n + 1;
+      int cur = tour.back(), pick = -1;
       for (int j = 0; j < n; ++j) {
         if (used[j] || rate[cur][j] < t) continue;
-        int degree = 0;
-        for (int k = 0; k < n; ++k) degree += !used[k] && k != j && rate[j][k] >= t;
-        if (degree < pickDegree || (degree == pickDegree && rate[cur][j] > rate[cur][pick])) {
-          pick = j, pickDegree = degree;
+        if (pick < 0 || degree[j] < degree[pick] || (degree[j] == degree[pick] && rate[cur][j] > rate[cur][pick])) {
+          pick = j;
         }
       }
       if (pick < 0) {  // stuck: the fastest way out, a slow hop
@@ -223,18 +230,22 @@ std::vector<int> cycleAtLeast(const RateMatrix& rate, double t) {
           if (!used[j] && (pick < 0 || rate[cur][j] > rate[cur][pick])) pick = j;
         }
       }
-      used[pick] = true;
+      take(pick);
       tour.push_back(pick);
     }
     int bad = hopsBelow(rate, tour, t);
-    if (bad > 0) {
-      localSearch(&tour, [&](const std::vector<int>& c) { return hopsBelow(rate, c, t); },
-                  [](int a, int b) { return a < b; });
-      bad = hopsBelow(rate, tour, t);
-    }
-    if (bad < bestBad) best = tour, bestBad = bad;
+    if (bad == 0) return tour;
+    built.push_back({bad, std::move(tour)});
   }
-  return bestBad == 0 ? best : std::vector<int>{};
+  std::sort(built.begin(), built.end());
+  const size_t polish = std::max<size_t>(2, 256 / static_cast<size_t>(n));
+  for (size_t i = 0; i < built.size() && i < polish; ++i) {
+    std::vector<int>& tour = built[i].second;
+    localSearch(&tour, [&](const std::vector<int>& c) { return hopsBelow(rate, c, t); },
+                [](int a, int b) { return a < b; });
+    if (hopsBelow(rate, tour, t) == 0) return tour;
+  }
+  return {};
 }
 
 }  // namespace

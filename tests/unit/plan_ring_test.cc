@@ -136,7 +136,7 @@ TEST(PlanRing, HeuristicGapToExact) {
 // a planted optimal cycle (every hop on it at 1000, all others random < 1000).
 TEST(PlanRing, HeuristicFindsPlantedCycle) {
   std::mt19937 rng(5);
-  const int n = 40;
+  const int n = 128;
   RateMatrix r = randomRates(n, rng, 9);  // 100..900
   std::vector<int> cycle(n);
   std::iota(cycle.begin(), cycle.end(), 0);
