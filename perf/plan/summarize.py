@@ -41,6 +41,6 @@ for ax, hosts in zip(axes, ("mixed", "100G")):
     ax.set_xticklabels([f"{f:.0%} INA" for f in fs])
     ax.set_title(f"k=8 fat tree, host links {'10/25/40/100G' if hosts == 'mixed' else '100G'}")
     ax.set_ylabel("min worker rate (Gbit/s, median)")
-axes[0].legend(fontsize=8)
+axes[1].legend(fontsize=8, loc="upper left")
 fig.tight_layout()
 fig.savefig(sys.argv[2], dpi=120)
