@@ -30,14 +30,16 @@ void scaleInto(rinaDataType_t type, const void* in, void* out, size_t count, dou
       const uint16_t* a = static_cast<const uint16_t*>(in);
       uint16_t* b = static_cast<uint16_t*>(out);
       const float s = static_cast<float>(scale);
-      for (size_t i = 0; i < count; ++i) b[i] = reduce::detail::floatToHalfBits(reduce::detail::halfBitsToFloat(a[i]) * s);
+      for (size_t i = 0; i < count; ++i)
+        b[i] = reduce::detail::floatToHalfBits(reduce::detail::halfBitsToFloat(a[i]) * s);
       break;
     }
     case rinaBfloat16: {
       const uint16_t* a = static_cast<const uint16_t*>(in);
       uint16_t* b = static_cast<uint16_t*>(out);
       const float s = static_cast<float>(scale);
-      for (size_t i = 0; i < count; ++i) b[i] = reduce::detail::floatToBf16Bits(reduce::detail::bf16BitsToFloat(a[i]) * s);
+      for (size_t i = 0; i < count; ++i)
+        b[i] = reduce::detail::floatToBf16Bits(reduce::detail::bf16BitsToFloat(a[i]) * s);
       break;
     }
     default:
@@ -45,7 +47,9 @@ void scaleInto(rinaDataType_t type, const void* in, void* out, size_t count, dou
   }
 }
 
-size_t elementSize(rinaDataType_t type) { return type == rinaFloat64 ? 8 : type == rinaFloat32 ? 4 : 2; }
+size_t elementSize(rinaDataType_t type) {
+  return type == rinaFloat64 ? 8 : type == rinaFloat32 ? 4 : 2;
+}
 
 }  // namespace
 
@@ -64,7 +68,8 @@ Status weightedAllReduce(Communicator& comm, const void* send, void* recv, size_
                   total[1], bad ? " (this rank among them)" : "");
   }
   if (!(total[0] > 0)) {
-    return errorf(rinaInvalidArgument, "weighted allreduce: the weights sum to %g, not > 0", total[0]);
+    return errorf(rinaInvalidArgument, "weighted allreduce: the weights sum to %g, not > 0",
+                  total[0]);
   }
   std::vector<char> scaled(count * elementSize(type));
   scaleInto(type, send, scaled.data(), count, weight / total[0]);

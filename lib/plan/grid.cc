@@ -31,8 +31,10 @@ std::pair<double, int> score(const GridInstance& g, const Routing& routing) {
   for (size_t l = 0; l < load.size(); ++l) {
     if (load[l] <= 0) continue;
     double v = g.resources[l].capacity / load[l];
-    if (v < rate * (1 - 1e-12)) rate = v, at = 1;
-    else if (v <= rate * (1 + 1e-12)) ++at;
+    if (v < rate * (1 - 1e-12))
+      rate = v, at = 1;
+    else if (v <= rate * (1 + 1e-12))
+      ++at;
   }
   return {rate, at};
 }
@@ -52,26 +54,31 @@ Status validateGrid(const GridInstance& g) {
   double total = 0;
   for (int k = 0; k < ng; ++k) {
     if (!(g.shares[k] > 0) || !std::isfinite(g.shares[k])) {
-      return errorf(rinaInvalidArgument, "GRID: share of group %d is %g (must be > 0)", k, g.shares[k]);
+      return errorf(rinaInvalidArgument, "GRID: share of group %d is %g (must be > 0)", k,
+                    g.shares[k]);
     }
     total += g.shares[k];
   }
-  if (std::fabs(total - 1) > 1e-9) return errorf(rinaInvalidArgument, "GRID: shares sum to %g, not 1", total);
+  if (std::fabs(total - 1) > 1e-9)
+    return errorf(rinaInvalidArgument, "GRID: shares sum to %g, not 1", total);
   for (const auto& r : g.resources) {
     if (!(r.capacity > 0) || !std::isfinite(r.capacity)) {
-      return errorf(rinaInvalidArgument, "GRID: resource '%s' has capacity %g (must be finite, > 0)",
-                    r.name.c_str(), r.capacity);
+      return errorf(rinaInvalidArgument,
+                    "GRID: resource '%s' has capacity %g (must be finite, > 0)", r.name.c_str(),
+                    r.capacity);
     }
   }
   auto checkPath = [&](const std::vector<int>& path, const std::string& who) -> Status {
     for (int l : path) {
-      if (l < 0 || l >= nr) return errorf(rinaInvalidArgument, "GRID: %s uses resource %d of %d", who.c_str(), l, nr);
+      if (l < 0 || l >= nr)
+        return errorf(rinaInvalidArgument, "GRID: %s uses resource %d of %d", who.c_str(), l, nr);
     }
     return {};
   };
   for (const auto& a : g.nodes) {
     if (a.group < 0 || a.group >= ng) {
-      return errorf(rinaInvalidArgument, "GRID: node '%s' is in group %d of %d", a.name.c_str(), a.group, ng);
+      return errorf(rinaInvalidArgument, "GRID: node '%s' is in group %d of %d", a.name.c_str(),
+                    a.group, ng);
     }
     RINA_TRY(checkPath(a.outPath, "node '" + a.name + "'"));
   }
@@ -83,7 +90,8 @@ Status validateGrid(const GridInstance& g) {
         return errorf(rinaInvalidArgument, "GRID: worker '%s' has an option in group %d of %d",
                       w.name.c_str(), o.group, ng);
       }
-      if (o.aggNode >= nn || o.aggNode < -1 || (o.aggNode >= 0 && g.nodes[o.aggNode].group != o.group)) {
+      if (o.aggNode >= nn || o.aggNode < -1 ||
+          (o.aggNode >= 0 && g.nodes[o.aggNode].group != o.group)) {
         return errorf(rinaInvalidArgument, "GRID: worker '%s' has an option with bad node %d",
                       w.name.c_str(), o.aggNode);
       }
@@ -92,14 +100,17 @@ Status validateGrid(const GridInstance& g) {
     }
     for (int k = 0; k < ng; ++k) {
       if (!perGroup[k]) {
-        return errorf(rinaInvalidArgument, "GRID: worker '%s' has no option for group %d", w.name.c_str(), k);
+        return errorf(rinaInvalidArgument, "GRID: worker '%s' has no option for group %d",
+                      w.name.c_str(), k);
       }
     }
   }
   return {};
 }
 
-double routingRate(const GridInstance& g, const Routing& routing) { return score(g, routing).first; }
+double routingRate(const GridInstance& g, const Routing& routing) {
+  return score(g, routing).first;
+}
 
 namespace {
 
@@ -180,7 +191,8 @@ GridRounding roundGrid(const GridInstance& g, const GridLpResult& lp, int sample
           total += weight[o];
         }
         if (total <= 0) {  // r* = 0 or no LP: uniform over the group's options
-          for (size_t o = 0; o < opts.size(); ++o) weight[o] = opts[o].group == static_cast<int>(grp);
+          for (size_t o = 0; o < opts.size(); ++o)
+            weight[o] = opts[o].group == static_cast<int>(grp);
         }
         std::discrete_distribution<int> pick(weight.begin(), weight.end());
         routing[w][grp] = pick(rng);
@@ -223,7 +235,8 @@ Routing noInaRouting(const GridInstance& g) {
     for (size_t grp = 0; grp < ng; ++grp) {
       std::vector<int> direct;
       for (size_t o = 0; o < opts.size(); ++o) {
-        if (opts[o].group == static_cast<int>(grp) && opts[o].aggNode < 0) direct.push_back(static_cast<int>(o));
+        if (opts[o].group == static_cast<int>(grp) && opts[o].aggNode < 0)
+          direct.push_back(static_cast<int>(o));
       }
       if (direct.empty()) {  // no direct path: the nearest aggregation is all there is
         routing[w][grp] = nearestSwitchRouting(g)[w][grp];

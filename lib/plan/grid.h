@@ -50,8 +50,8 @@ struct GridInstance {
   };
   struct Option {
     int group = 0;
-    int aggNode = -1;           // -1: straight to the PS, no aggregation
-    std::vector<int> path;      // resources used by the worker's own flow
+    int aggNode = -1;       // -1: straight to the PS, no aggregation
+    std::vector<int> path;  // resources used by the worker's own flow
   };
   struct Worker {
     std::string name;
@@ -74,10 +74,10 @@ using Routing = std::vector<std::vector<int>>;
 double routingRate(const GridInstance& g, const Routing& routing);
 
 struct GridLpResult {
-  double rate = 0;                      // LP optimum r*
-  std::vector<std::vector<double>> x;   // x[w][o] = f_{w,o} / (s_g r*)
-  double seconds = 0;                   // solve time, wall clock
-  double cpuSeconds = 0;                // solve time, this thread's CPU
+  double rate = 0;                     // LP optimum r*
+  std::vector<std::vector<double>> x;  // x[w][o] = f_{w,o} / (s_g r*)
+  double seconds = 0;                  // solve time, wall clock
+  double cpuSeconds = 0;               // solve time, this thread's CPU
   int rows = 0, cols = 0;
 };
 

@@ -1,8 +1,8 @@
 // The GRID rate LP (plan/grid.h) with GLPK's simplex. Built only with GLPK.
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cmath>
+#include <ctime>
 #include <limits>
 
 #include "plan/grid.h"
@@ -32,7 +32,7 @@ Status solveGridLp(const GridInstance& g, GridLpResult* out) {
   timespec cpu0;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
   // Columns: 1 = r, then f_{w,o} in worker/option order, then y_a.
-  std::vector<std::vector<int>> fcol(g.workers.size());
+  std::vector<std::vector<int> > fcol(g.workers.size());
   int ncols = 1;
   for (size_t w = 0; w < g.workers.size(); ++w) {
     for (size_t o = 0; o < g.workers[w].options.size(); ++o) fcol[w].push_back(++ncols);
@@ -42,8 +42,8 @@ Status solveGridLp(const GridInstance& g, GridLpResult* out) {
 
   std::vector<int> ia{0}, ja{0};
   std::vector<double> ar{0};
-  std::vector<double> rowUpper;   // per row; lower bound is 0 for demand rows
-  std::vector<char> rowFixed;     // demand rows: == 0
+  std::vector<double> rowUpper;  // per row; lower bound is 0 for demand rows
+  std::vector<char> rowFixed;    // demand rows: == 0
   auto entry = [&](int row, int col, double v) {
     ia.push_back(row), ja.push_back(col), ar.push_back(v);
   };
@@ -77,7 +77,7 @@ Status solveGridLp(const GridInstance& g, GridLpResult* out) {
     }
   }
   // Capacity of every resource.
-  std::vector<std::vector<std::pair<int, double>>> users(g.resources.size());
+  std::vector<std::vector<std::pair<int, double> > > users(g.resources.size());
   for (size_t w = 0; w < g.workers.size(); ++w) {
     for (size_t o = 0; o < g.workers[w].options.size(); ++o) {
       for (int l : g.workers[w].options[o].path) users[l].push_back({fcol[w][o], 1});
@@ -95,7 +95,8 @@ Status solveGridLp(const GridInstance& g, GridLpResult* out) {
     for (size_t k = 0; k < users[l].size();) {
       size_t e = k;
       double v = 0;
-      while (e < users[l].size() && users[l][e].first == users[l][k].first) v += users[l][e++].second;
+      while (e < users[l].size() && users[l][e].first == users[l][k].first)
+        v += users[l][e++].second;
       entry(row, users[l][k].first, v);
       k = e;
     }
@@ -107,8 +108,10 @@ Status solveGridLp(const GridInstance& g, GridLpResult* out) {
   glp_set_obj_dir(lp, GLP_MAX);
   glp_add_rows(lp, row);
   for (int i = 1; i <= row; ++i) {
-    if (rowFixed[i - 1]) glp_set_row_bnds(lp, i, GLP_FX, 0, 0);
-    else glp_set_row_bnds(lp, i, GLP_UP, 0, rowUpper[i - 1]);
+    if (rowFixed[i - 1])
+      glp_set_row_bnds(lp, i, GLP_FX, 0, 0);
+    else
+      glp_set_row_bnds(lp, i, GLP_UP, 0, rowUpper[i - 1]);
   }
   glp_add_cols(lp, ncols);
   for (int j = 1; j <= ncols; ++j) glp_set_col_bnds(lp, j, GLP_LO, 0, 0);
@@ -124,12 +127,14 @@ Status solveGridLp(const GridInstance& g, GridLpResult* out) {
   glp_term_out(termWas);
   if (rc == GLP_ENODFS || status == GLP_UNBND) {
     glp_delete_prob(lp);
-    return errorf(rinaInvalidArgument, "GRID LP: unbounded (no option of some worker meets a capacity)");
+    return errorf(rinaInvalidArgument,
+                  "GRID LP: unbounded (no option of some worker meets a capacity)");
   }
   if (rc != 0 || status != GLP_OPT) {
     glp_delete_prob(lp);
-    return errorf(rinaInternalError, "GRID LP: GLPK simplex failed (rc %d, status %d) on %d rows x %d columns",
-                  rc, status, row, ncols);
+    return errorf(rinaInternalError,
+                  "GRID LP: GLPK simplex failed (rc %d, status %d) on %d rows x %d columns", rc,
+                  status, row, ncols);
   }
   GridLpResult res;
   res.rate = glp_get_col_prim(lp, 1);
@@ -146,7 +151,8 @@ Status solveGridLp(const GridInstance& g, GridLpResult* out) {
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   timespec cpu1;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
-  res.cpuSeconds = static_cast<double>(cpu1.tv_sec - cpu0.tv_sec) + 1e-9 * static_cast<double>(cpu1.tv_nsec - cpu0.tv_nsec);
+  res.cpuSeconds = static_cast<double>(cpu1.tv_sec - cpu0.tv_sec) +
+                   1e-9 * static_cast<double>(cpu1.tv_nsec - cpu0.tv_nsec);
   *out = std::move(res);
   return {};
 }

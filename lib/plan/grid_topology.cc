@@ -39,18 +39,25 @@ std::string S(const char* what, int i) { return what + std::to_string(i); }
 
 Status buildFatTreeGrid(const FatTreeSpec& spec, GridInstance* out) {
   const int k = spec.k;
-  if (k < 2 || k % 2) return errorf(rinaInvalidArgument, "fat tree: k = %d is not even and >= 2", k);
+  if (k < 2 || k % 2)
+    return errorf(rinaInvalidArgument, "fat tree: k = %d is not even and >= 2", k);
   const int h2 = k / 2, hosts = k * k * k / 4, edges = k * k / 2, cores = h2 * h2;
-  if (static_cast<int>(spec.hostMbit.size()) != hosts || static_cast<int>(spec.edgeAggCap.size()) != edges ||
-      static_cast<int>(spec.aggAggCap.size()) != edges || static_cast<int>(spec.coreAggCap.size()) != cores) {
-    return errorf(rinaInvalidArgument, "fat tree k=%d: needs %d host rates, %d edge, %d aggregation and %d core capacities",
-                  k, hosts, edges, edges, cores);
+  if (static_cast<int>(spec.hostMbit.size()) != hosts ||
+      static_cast<int>(spec.edgeAggCap.size()) != edges ||
+      static_cast<int>(spec.aggAggCap.size()) != edges ||
+      static_cast<int>(spec.coreAggCap.size()) != cores) {
+    return errorf(
+        rinaInvalidArgument,
+        "fat tree k=%d: needs %d host rates, %d edge, %d aggregation and %d core capacities", k,
+        hosts, edges, edges, cores);
   }
   if (spec.psHosts.empty() || spec.psHosts.size() != spec.shares.size()) {
-    return errorf(rinaInvalidArgument, "fat tree: %zu PS hosts but %zu shares", spec.psHosts.size(), spec.shares.size());
+    return errorf(rinaInvalidArgument, "fat tree: %zu PS hosts but %zu shares", spec.psHosts.size(),
+                  spec.shares.size());
   }
   for (int p : spec.psHosts) {
-    if (p < 0 || p >= hosts) return errorf(rinaInvalidArgument, "fat tree: PS host %d of %d", p, hosts);
+    if (p < 0 || p >= hosts)
+      return errorf(rinaInvalidArgument, "fat tree: PS host %d of %d", p, hosts);
   }
   GridInstance g;
   g.shares = spec.shares;
@@ -59,17 +66,26 @@ Status buildFatTreeGrid(const FatTreeSpec& spec, GridInstance* out) {
   auto podOfEdge = [&](int e) { return e / h2; };
   auto aggIdx = [&](int pod, int i) { return pod * h2 + i; };
   auto up = [&](int h) { return res.get(S("host", h) + "->edge", spec.hostMbit[h]); };
-  auto e2a = [&](int e, int i) { return res.get(S("edge", e) + "->" + S("agg", aggIdx(podOfEdge(e), i)), spec.edgeAggMbit); };
-  auto a2c = [&](int a, int j) { return res.get(S("agg", a) + "->" + S("core", (a % h2) * h2 + j), spec.aggCoreMbit); };
-  auto c2a = [&](int c, int pod) { return res.get(S("core", c) + "->" + S("agg", aggIdx(pod, c / h2)), spec.aggCoreMbit); };
-  auto a2e = [&](int a, int e) { return res.get(S("agg", a) + "->" + S("edge", e), spec.edgeAggMbit); };
+  auto e2a = [&](int e, int i) {
+    return res.get(S("edge", e) + "->" + S("agg", aggIdx(podOfEdge(e), i)), spec.edgeAggMbit);
+  };
+  auto a2c = [&](int a, int j) {
+    return res.get(S("agg", a) + "->" + S("core", (a % h2) * h2 + j), spec.aggCoreMbit);
+  };
+  auto c2a = [&](int c, int pod) {
+    return res.get(S("core", c) + "->" + S("agg", aggIdx(pod, c / h2)), spec.aggCoreMbit);
+  };
+  auto a2e = [&](int a, int e) {
+    return res.get(S("agg", a) + "->" + S("edge", e), spec.edgeAggMbit);
+  };
   auto capE = [&](int e) { return res.get(S("aggregate@edge", e), spec.edgeAggCap[e]); };
   auto capA = [&](int a) { return res.get(S("aggregate@agg", a), spec.aggAggCap[a]); };
   auto capC = [&](int c) { return res.get(S("aggregate@core", c), spec.coreAggCap[c]); };
 
   for (size_t grp = 0; grp < spec.psHosts.size(); ++grp) {
     const int ps = spec.psHosts[grp], Ep = edgeOf(ps), P = podOfEdge(Ep);
-    const int ingress = res.get(S("edge", Ep) + "->" + S("host", ps) + " (PS ingress)", spec.hostMbit[ps]);
+    const int ingress =
+        res.get(S("edge", Ep) + "->" + S("host", ps) + " (PS ingress)", spec.hostMbit[ps]);
     // The rest of the way from a switch to this PS (fixed, spread by index).
     auto fromAgg = [&](int a) {  // aggregation switch a
       int pod = a / h2, i = a % h2;
@@ -89,7 +105,9 @@ Status buildFatTreeGrid(const FatTreeSpec& spec, GridInstance* out) {
     std::map<std::string, int> nodeIndex;
     auto node = [&](const std::string& name, const std::vector<int>& outPath) {
       auto [it, fresh] = nodeIndex.emplace(name, static_cast<int>(g.nodes.size()));
-      if (fresh) g.nodes.push_back({name + (spec.psHosts.size() > 1 ? S("/ps", ps) : ""), static_cast<int>(grp), outPath});
+      if (fresh)
+        g.nodes.push_back(
+            {name + (spec.psHosts.size() > 1 ? S("/ps", ps) : ""), static_cast<int>(grp), outPath});
       return it->second;
     };
     for (int w = 0; w < hosts; ++w) {
@@ -130,7 +148,8 @@ Status buildFatTreeGrid(const FatTreeSpec& spec, GridInstance* out) {
       if (e != Ep) {
         for (int i = 0; i < h2; ++i) {
           int a = aggIdx(pod, i);
-          if (spec.aggAggCap[a] > 0) add(node(S("agg", a), fromAgg(a)), path({up(w), e2a(e, i), capA(a)}));
+          if (spec.aggAggCap[a] > 0)
+            add(node(S("agg", a), fromAgg(a)), path({up(w), e2a(e, i), capA(a)}));
         }
       }
       if (pod != P) {
@@ -169,7 +188,8 @@ FatTreeSpec randomFatTree(int k, double inaFraction, uint64_t seed,
   FatTreeSpec s;
   s.k = k;
   const double caps[] = {100000, 200000, 400000};
-  std::uniform_int_distribution<int> pickHost(0, static_cast<int>(hostRates.size()) - 1), pickCap(0, 2);
+  std::uniform_int_distribution<int> pickHost(0, static_cast<int>(hostRates.size()) - 1),
+      pickCap(0, 2);
   std::bernoulli_distribution ina(inaFraction);
   for (int h = 0; h < k * k * k / 4; ++h) s.hostMbit.push_back(hostRates[pickHost(rng)]);
   auto capList = [&](int n) {
@@ -188,7 +208,8 @@ Status buildLeafSpineGrid(const Network& net, const LeafSpineGridSpec& spec, Gri
   RINA_TRY(validateNetwork(net));
   const int nh = static_cast<int>(net.hosts.size()), S_ = net.spines();
   if (spec.psHost < 0 || spec.psHost >= nh) {
-    return errorf(rinaInvalidArgument, "GRID: PS host %d is not one of the %d hosts", spec.psHost, nh);
+    return errorf(rinaInvalidArgument, "GRID: PS host %d is not one of the %d hosts", spec.psHost,
+                  nh);
   }
   if (!spec.rackAggMbit.empty() && spec.rackAggMbit.size() != net.racks.size()) {
     return errorf(rinaInvalidArgument, "GRID: %zu rack aggregation capacities for %zu racks",
@@ -200,11 +221,19 @@ Status buildLeafSpineGrid(const Network& net, const LeafSpineGridSpec& spec, Gri
   const int ps = spec.psHost, P = net.hosts[ps].rack;
   const std::string& psName = net.hosts[ps].name;
   auto up = [&](int h) { return res.get(net.hosts[h].name + "->tor", net.hosts[h].linkMbit); };
-  auto upl = [&](int r, int s) { return res.get(net.racks[r].name + "->" + S("spine", s), net.racks[r].uplinkMbit[s]); };
-  auto downl = [&](int r, int s) { return res.get(S("spine", s) + "->" + net.racks[r].name, net.racks[r].uplinkMbit[s]); };
+  auto upl = [&](int r, int s) {
+    return res.get(net.racks[r].name + "->" + S("spine", s), net.racks[r].uplinkMbit[s]);
+  };
+  auto downl = [&](int r, int s) {
+    return res.get(S("spine", s) + "->" + net.racks[r].name, net.racks[r].uplinkMbit[s]);
+  };
   auto spine = [&](int s) { return res.get(S("spine", s), net.spineMbit[s]); };
-  const int ingress = res.get(net.racks[P].name + "->" + psName + " (PS ingress)", net.hosts[ps].linkMbit);
-  auto rackCap = [&](int r) { return res.get("aggregate@" + net.racks[r].name, spec.rackAggMbit.empty() ? 0 : spec.rackAggMbit[r]); };
+  const int ingress =
+      res.get(net.racks[P].name + "->" + psName + " (PS ingress)", net.hosts[ps].linkMbit);
+  auto rackCap = [&](int r) {
+    return res.get("aggregate@" + net.racks[r].name,
+                   spec.rackAggMbit.empty() ? 0 : spec.rackAggMbit[r]);
+  };
   auto spineCap = [&](int s) { return res.get("aggregate@" + S("spine", s), spec.spineAggMbit); };
   std::map<std::string, int> nodeIndex;
   auto node = [&](const std::string& name, const std::vector<int>& outPath) {
@@ -221,12 +250,15 @@ Status buildLeafSpineGrid(const Network& net, const LeafSpineGridSpec& spec, Gri
     GridInstance::Worker worker{net.hosts[w].name, {}};
     const int r = net.hosts[w].rack;
     if (r == P) {
-      if (net.racks[P].ina) worker.options.push_back({0, node(net.racks[P].name, path({ingress})), withCap(path({up(w)}), rackCap(P))});
+      if (net.racks[P].ina)
+        worker.options.push_back(
+            {0, node(net.racks[P].name, path({ingress})), withCap(path({up(w)}), rackCap(P))});
       worker.options.push_back({0, -1, path({up(w), ingress})});
     } else {
       if (net.racks[r].ina) {
         int s = r % std::max(S_, 1);  // its stream's spine, spread by rack
-        int n = node(net.racks[r].name, S_ ? path({upl(r, s), spine(s), downl(P, s), ingress}) : path({ingress}));
+        int n = node(net.racks[r].name,
+                     S_ ? path({upl(r, s), spine(s), downl(P, s), ingress}) : path({ingress}));
         worker.options.push_back({0, n, withCap(path({up(w)}), rackCap(r))});
       }
       for (int s = 0; s < S_; ++s) {
@@ -236,7 +268,8 @@ Status buildLeafSpineGrid(const Network& net, const LeafSpineGridSpec& spec, Gri
         }
         if (net.racks[P].ina) {
           int n = node(net.racks[P].name, path({ingress}));
-          worker.options.push_back({0, n, withCap(path({up(w), upl(r, s), spine(s), downl(P, s)}), rackCap(P))});
+          worker.options.push_back(
+              {0, n, withCap(path({up(w), upl(r, s), spine(s), downl(P, s)}), rackCap(P))});
         }
         worker.options.push_back({0, -1, path({up(w), upl(r, s), spine(s), downl(P, s), ingress})});
       }

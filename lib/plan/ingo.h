@@ -21,9 +21,9 @@
 namespace rina::plan {
 
 struct BatchAdvice {
-  std::vector<int64_t> batch;  // per rank, sums to the global batch
-  double iterationSeconds = 0; // T(batch)
-  double lowerBound = 0;       // T* (continuous optimum)
+  std::vector<int64_t> batch;   // per rank, sums to the global batch
+  double iterationSeconds = 0;  // T(batch)
+  double lowerBound = 0;        // T* (continuous optimum)
 };
 
 // commSeconds may be empty (all 0).

@@ -23,8 +23,7 @@ Status checkRate(double v, const char* what, const std::string& name) {
 
 }  // namespace
 
-Status networkFromTopology(const topo::TopologySpec& spec, const topo::RackMap& map,
-                           Network* out) {
+Status networkFromTopology(const topo::TopologySpec& spec, const topo::RackMap& map, Network* out) {
   Network net;
   if (spec.spines < 1) return errorf(rinaInvalidArgument, "topology: spines %d < 1", spec.spines);
   net.spineMbit.assign(spec.spines, spec.spineLinkMbit);
@@ -66,7 +65,8 @@ Status validateNetwork(const Network& net) {
   std::vector<int> seen(nh, 0);
   for (size_t r = 0; r < net.racks.size(); ++r) {
     const Network::Rack& rack = net.racks[r];
-    if (rack.hosts.empty()) return errorf(rinaInvalidArgument, "rack '%s' has no hosts", rack.name.c_str());
+    if (rack.hosts.empty())
+      return errorf(rinaInvalidArgument, "rack '%s' has no hosts", rack.name.c_str());
     if (rack.uplinkMbit.size() != net.spineMbit.size()) {
       return errorf(rinaInvalidArgument, "rack '%s' has %zu uplink rates for %zu spines",
                     rack.name.c_str(), rack.uplinkMbit.size(), net.spineMbit.size());
@@ -74,7 +74,8 @@ Status validateNetwork(const Network& net) {
     for (double u : rack.uplinkMbit) RINA_TRY(checkRate(u, "uplink of rack", rack.name));
     for (int h : rack.hosts) {
       if (h < 0 || h >= nh) {
-        return errorf(rinaInvalidArgument, "rack '%s' names host %d of %d", rack.name.c_str(), h, nh);
+        return errorf(rinaInvalidArgument, "rack '%s' names host %d of %d", rack.name.c_str(), h,
+                      nh);
       }
       if (net.hosts[h].rack != static_cast<int>(r) || seen[h]++) {
         return errorf(rinaInvalidArgument, "host %d ('%s') is not in exactly rack '%s'", h,
@@ -83,7 +84,9 @@ Status validateNetwork(const Network& net) {
     }
   }
   for (int h = 0; h < nh; ++h) {
-    if (!seen[h]) return errorf(rinaInvalidArgument, "host %d ('%s') is in no rack", h, net.hosts[h].name.c_str());
+    if (!seen[h])
+      return errorf(rinaInvalidArgument, "host %d ('%s') is in no rack", h,
+                    net.hosts[h].name.c_str());
     RINA_TRY(checkRate(net.hosts[h].linkMbit, "host", net.hosts[h].name));
   }
   for (const Network::Probe& p : net.probes) {
@@ -139,9 +142,9 @@ RateMatrix hopRates(const Network& net, const std::vector<Member>& members, int 
       if (ra != rb) {
         double path = net.spines() ? 0 : kInf;
         for (int s = 0; s < net.spines(); ++s) {
-          path = std::max(path, std::min({orInf(net.racks[ra].uplinkMbit[s]),
-                                          orInf(net.racks[rb].uplinkMbit[s]),
-                                          orInf(net.spineMbit[s])}));
+          path = std::max(path,
+                          std::min({orInf(net.racks[ra].uplinkMbit[s]),
+                                    orInf(net.racks[rb].uplinkMbit[s]), orInf(net.spineMbit[s])}));
         }
         r = std::min(r, path);
       }

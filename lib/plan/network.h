@@ -46,15 +46,14 @@ struct Network {
 // From the rack map (ranks per rack) and the spec's rates: host link rates
 // (the host's, else the rack's default), uplinks (the rack's uplink rate on
 // every spine) and spines (spec.spines, each spec.spineLinkMbit).
-Status networkFromTopology(const topo::TopologySpec& spec, const topo::RackMap& map,
-                           Network* out);
+Status networkFromTopology(const topo::TopologySpec& spec, const topo::RackMap& map, Network* out);
 
 // Checks indices and rates (finite, >= 0); rinaInvalidArgument naming the
 // offending host, rack or probe.
 Status validateNetwork(const Network& net);
 
 struct Member {
-  std::string name;        // rack name (INA) or host name
+  std::string name;  // rack name (INA) or host name
   int rack = 0;
   bool ina = false;
   std::vector<int> hosts;  // the rack's hosts (INA) or the one host

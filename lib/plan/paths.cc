@@ -29,8 +29,10 @@ std::pair<double, int> evaluate(const Network& net, const std::vector<SpineHop>&
   double b = kInf;
   int at = 0;
   auto see = [&](double v) {
-    if (v < b) b = v, at = 1;
-    else if (v == b) ++at;
+    if (v < b)
+      b = v, at = 1;
+    else if (v == b)
+      ++at;
   };
   for (size_t i = 0; i < hops.size(); ++i) see(orInf(hops[i].ownMbit));
   for (int r = 0; r < L.racks; ++r) {
@@ -89,8 +91,9 @@ SpineAssignment assignSpines(const Network& net, const std::vector<SpineHop>& ho
   }
   std::vector<size_t> idx(n);
   std::iota(idx.begin(), idx.end(), 0);
-  std::stable_sort(idx.begin(), idx.end(),
-                   [&](size_t a, size_t b) { return orInf(hops[a].ownMbit) < orInf(hops[b].ownMbit); });
+  std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+    return orInf(hops[a].ownMbit) < orInf(hops[b].ownMbit);
+  });
   for (size_t i : idx) {
     int pick = 0;
     std::pair<double, int> best{-kInf, 0};

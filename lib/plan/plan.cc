@@ -90,9 +90,7 @@ std::vector<uint8_t> Plan::serialize() const {
 }
 
 Status Plan::deserialize(const uint8_t* data, size_t size, Plan* out) {
-  auto bad = [](const char* what) {
-    return errorf(rinaInvalidUsage, "plan message: %s", what);
-  };
+  auto bad = [](const char* what) { return errorf(rinaInvalidUsage, "plan message: %s", what); };
   if (!data && size) return bad("NULL data");
   Reader in(data, size);
   uint8_t head[6];
@@ -158,20 +156,24 @@ std::string Plan::describe() const {
     s += hopSpine.back() >= 0 ? "s" + std::to_string(hopSpine.back()) + "-> " : "> ";
     s += std::to_string(ring.front());
   }
-  s += "; bottleneck " + rate(bottleneckMbit) + (exactOrder ? " (optimal order" : " (heuristic order");
+  s += "; bottleneck " + rate(bottleneckMbit) +
+       (exactOrder ? " (optimal order" : " (heuristic order");
   s += exactPaths ? ", optimal spines)" : ", heuristic spines)";
   for (const RackPorts& p : ports) {
     s += "; ports of " + std::to_string(p.agent) + ": ";
-    for (size_t c = 0; c < p.portRanks.size(); ++c) s += (c ? "," : "") + std::to_string(p.portRanks[c]);
+    for (size_t c = 0; c < p.portRanks.size(); ++c)
+      s += (c ? "," : "") + std::to_string(p.portRanks[c]);
   }
   return s;
 }
 
 Status makePlan(const Network& net, const PlanOptions& options, Plan* out) {
   RINA_TRY(validateNetwork(net));
-  if (options.chunks < 0) return errorf(rinaInvalidArgument, "makePlan: chunks %d < 0", options.chunks);
+  if (options.chunks < 0)
+    return errorf(rinaInvalidArgument, "makePlan: chunks %d < 0", options.chunks);
   std::vector<Member> members = ringMembers(net);
-  const int chunks = options.chunks ? options.chunks : std::max<int>(1, static_cast<int>(members.size()));
+  const int chunks =
+      options.chunks ? options.chunks : std::max<int>(1, static_cast<int>(members.size()));
   RateMatrix rates = hopRates(net, members, chunks);
   RingOrder order = bestRingOrder(rates);
   Plan p;
@@ -205,7 +207,8 @@ Status makePlan(const Network& net, const PlanOptions& options, Plan* out) {
   for (const Member& m : members) {
     if (!m.ina) continue;
     std::vector<double> weights;
-    for (int h : m.hosts) weights.push_back(net.hosts[h].linkMbit > 0 ? net.hosts[h].linkMbit : 1.0);
+    for (int h : m.hosts)
+      weights.push_back(net.hosts[h].linkMbit > 0 ? net.hosts[h].linkMbit : 1.0);
     // Unknown rates anywhere in the rack: share equally.
     for (int h : m.hosts) {
       if (net.hosts[h].linkMbit <= 0) weights.assign(m.hosts.size(), 1.0);

@@ -21,14 +21,14 @@ struct Plan {
     std::vector<int> portRanks;  // per chunk: the rank that is its port
     bool operator==(const RackPorts&) const = default;
   };
-  uint64_t epoch = 0;          // bumped by every re-plan
-  std::vector<int> ring;       // the agent rank of each member, in ring order
-  std::vector<int> hopSpine;   // per hop ring[k] -> ring[k+1]: spine, -1 inside a rack
+  uint64_t epoch = 0;         // bumped by every re-plan
+  std::vector<int> ring;      // the agent rank of each member, in ring order
+  std::vector<int> hopSpine;  // per hop ring[k] -> ring[k+1]: spine, -1 inside a rack
   std::vector<RackPorts> ports;
-  double bottleneckMbit = 0;   // slowest hop, spine sharing included (inf: unknown)
-  bool exactOrder = false;     // ring order proven optimal
-  bool exactPaths = false;     // spine choice proven optimal for that order
-  std::string reason;          // why this plan was made (logged, broadcast)
+  double bottleneckMbit = 0;  // slowest hop, spine sharing included (inf: unknown)
+  bool exactOrder = false;    // ring order proven optimal
+  bool exactPaths = false;    // spine choice proven optimal for that order
+  std::string reason;         // why this plan was made (logged, broadcast)
 
   std::vector<uint8_t> serialize() const;
   // rinaInvalidUsage on bytes that are not a whole, well-formed plan

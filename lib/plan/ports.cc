@@ -9,8 +9,9 @@ namespace rina::plan {
 
 Status apportion(const std::vector<double>& weights, int64_t total, std::vector<int64_t>* counts) {
   if (weights.empty()) return errorf(rinaInvalidArgument, "apportion: no weights");
-  if (total < 0) return errorf(rinaInvalidArgument, "apportion: negative total %lld",
-                                   static_cast<long long>(total));
+  if (total < 0)
+    return errorf(rinaInvalidArgument, "apportion: negative total %lld",
+                  static_cast<long long>(total));
   double sum = 0;
   for (size_t i = 0; i < weights.size(); ++i) {
     if (!std::isfinite(weights[i]) || weights[i] < 0) {

@@ -50,8 +50,8 @@ Status ReplanPolicy::parse(std::string_view interval, std::string_view threshold
 }
 
 Status ReplanPolicy::fromConfig(ReplanPolicy* out) {
-  return parse(config::stringValue("RINA_PLAN_INTERVAL"), config::stringValue("RINA_PLAN_THRESHOLD"),
-               out);
+  return parse(config::stringValue("RINA_PLAN_INTERVAL"),
+               config::stringValue("RINA_PLAN_THRESHOLD"), out);
 }
 
 ReplanPolicy::Decision ReplanPolicy::decide(uint64_t collectives, double seconds,
@@ -72,10 +72,11 @@ ReplanPolicy::Decision ReplanPolicy::decide(uint64_t collectives, double seconds
     }
     if (worst > threshold_) {
       char buf[160];
-      std::snprintf(buf, sizeof buf, "link %zu moved %.0f -> %.0f Mbit/s (%+.0f%%, threshold %.0f%%)",
-                    which, ratesAtPlan[which], ratesNow[which],
-                    ratesAtPlan[which] > 0 ? 100.0 * (ratesNow[which] / ratesAtPlan[which] - 1) : 100.0,
-                    100.0 * threshold_);
+      std::snprintf(
+          buf, sizeof buf, "link %zu moved %.0f -> %.0f Mbit/s (%+.0f%%, threshold %.0f%%)", which,
+          ratesAtPlan[which], ratesNow[which],
+          ratesAtPlan[which] > 0 ? 100.0 * (ratesNow[which] / ratesAtPlan[which] - 1) : 100.0,
+          100.0 * threshold_);
       return {true, buf};
     }
   }
@@ -85,7 +86,8 @@ ReplanPolicy::Decision ReplanPolicy::decide(uint64_t collectives, double seconds
   }
   if (everySeconds_ > 0 && seconds >= everySeconds_) {
     char buf[96];
-    std::snprintf(buf, sizeof buf, "%.1f s since the last plan (interval %gs)", seconds, everySeconds_);
+    std::snprintf(buf, sizeof buf, "%.1f s since the last plan (interval %gs)", seconds,
+                  everySeconds_);
     return {true, buf};
   }
   return {};

@@ -221,7 +221,8 @@ std::vector<int> cycleAtLeast(const RateMatrix& rate, double t) {
       int cur = tour.back(), pick = -1;
       for (int j = 0; j < n; ++j) {
         if (used[j] || rate[cur][j] < t) continue;
-        if (pick < 0 || degree[j] < degree[pick] || (degree[j] == degree[pick] && rate[cur][j] > rate[cur][pick])) {
+        if (pick < 0 || degree[j] < degree[pick] ||
+            (degree[j] == degree[pick] && rate[cur][j] > rate[cur][pick])) {
           pick = j;
         }
       }
@@ -241,8 +242,9 @@ std::vector<int> cycleAtLeast(const RateMatrix& rate, double t) {
   const size_t polish = std::max<size_t>(2, 256 / static_cast<size_t>(n));
   for (size_t i = 0; i < built.size() && i < polish; ++i) {
     std::vector<int>& tour = built[i].second;
-    localSearch(&tour, [&](const std::vector<int>& c) { return hopsBelow(rate, c, t); },
-                [](int a, int b) { return a < b; });
+    localSearch(
+        &tour, [&](const std::vector<int>& c) { return hopsBelow(rate, c, t); },
+        [](int a, int b) { return a < b; });
     if (hopsBelow(rate, tour, t) == 0) return tour;
   }
   return {};

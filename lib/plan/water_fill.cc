@@ -11,17 +11,21 @@ Status waterFill(int64_t total, const std::vector<double>& rate, const std::vect
                  WaterFill* out) {
   const size_t n = rate.size();
   if (n == 0) return errorf(rinaInvalidArgument, "water-fill: no servers");
-  if (total < 0) return errorf(rinaInvalidArgument, "water-fill: total %lld < 0", static_cast<long long>(total));
+  if (total < 0)
+    return errorf(rinaInvalidArgument, "water-fill: total %lld < 0", static_cast<long long>(total));
   if (!baseIn.empty() && baseIn.size() != n) {
-    return errorf(rinaInvalidArgument, "water-fill: %zu base times for %zu rates", baseIn.size(), n);
+    return errorf(rinaInvalidArgument, "water-fill: %zu base times for %zu rates", baseIn.size(),
+                  n);
   }
   std::vector<double> base = baseIn.empty() ? std::vector<double>(n, 0) : baseIn;
   for (size_t j = 0; j < n; ++j) {
     if (!(rate[j] > 0) || !std::isfinite(rate[j])) {
-      return errorf(rinaInvalidArgument, "water-fill: rate %zu is %g (must be finite, > 0)", j, rate[j]);
+      return errorf(rinaInvalidArgument, "water-fill: rate %zu is %g (must be finite, > 0)", j,
+                    rate[j]);
     }
     if (!(base[j] >= 0) || !std::isfinite(base[j])) {
-      return errorf(rinaInvalidArgument, "water-fill: base time %zu is %g (must be finite, >= 0)", j, base[j]);
+      return errorf(rinaInvalidArgument, "water-fill: base time %zu is %g (must be finite, >= 0)",
+                    j, base[j]);
     }
   }
   // Continuous: raise the level past the sorted bases until the volume fits.
@@ -61,7 +65,8 @@ Status waterFill(int64_t total, const std::vector<double>& rate, const std::vect
   }
   using Item = std::pair<double, size_t>;  // finish time with one more unit
   std::priority_queue<Item, std::vector<Item>, std::greater<Item>> heap;
-  for (size_t j = 0; j < n; ++j) heap.push({base[j] + static_cast<double>(w.counts[j] + 1) / rate[j], j});
+  for (size_t j = 0; j < n; ++j)
+    heap.push({base[j] + static_cast<double>(w.counts[j] + 1) / rate[j], j});
   for (; given < total; ++given) {
     auto [t, j] = heap.top();
     heap.pop();

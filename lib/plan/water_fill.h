@@ -26,10 +26,10 @@
 namespace rina::plan {
 
 struct WaterFill {
-  std::vector<int64_t> counts;      // integer allocation, sums to total
-  std::vector<double> continuous;   // the continuous optimum's m_j
-  double level = 0;                 // T*_cont = max(water level, max_j base_j)
-  double makespan = 0;              // max_j T_j of counts
+  std::vector<int64_t> counts;     // integer allocation, sums to total
+  std::vector<double> continuous;  // the continuous optimum's m_j
+  double level = 0;                // T*_cont = max(water level, max_j base_j)
+  double makespan = 0;             // max_j T_j of counts
 };
 
 // rate_j > 0 and finite, base_j >= 0 and finite (empty base = all 0),

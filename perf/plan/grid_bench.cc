@@ -29,17 +29,23 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "-h" || a == "--help") {
-      std::printf("usage: grid_bench [--k 8] [--seeds 10] [--ina 0.25,0.5,1] [--samples 64]\n"
-                  "                  [--host-mbit 10000,25000,40000,100000]\n");
+      std::printf(
+          "usage: grid_bench [--k 8] [--seeds 10] [--ina 0.25,0.5,1] [--samples 64]\n"
+          "                  [--host-mbit 10000,25000,40000,100000]\n");
       return 0;
     }
     if (i + 1 >= argc) return std::fprintf(stderr, "grid_bench: %s needs a value\n", a.c_str()), 2;
     std::string v = argv[++i];
-    if (a == "--k") k = std::atoi(v.c_str());
-    else if (a == "--seeds") seeds = std::atoi(v.c_str());
-    else if (a == "--samples") samples = std::atoi(v.c_str());
-    else if (a == "--ina") ina = list(v);
-    else if (a == "--host-mbit") hostRates = list(v);
+    if (a == "--k")
+      k = std::atoi(v.c_str());
+    else if (a == "--seeds")
+      seeds = std::atoi(v.c_str());
+    else if (a == "--samples")
+      samples = std::atoi(v.c_str());
+    else if (a == "--ina")
+      ina = list(v);
+    else if (a == "--host-mbit")
+      hostRates = list(v);
     else {
       return std::fprintf(stderr, "grid_bench: unknown flag %s\n", a.c_str()), 2;
     }
@@ -48,7 +54,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "grid_bench: built without GLPK\n");
     return 3;
   }
-  std::printf("k,hosts,ina_fraction,seed,rows,cols,lp_seconds,lp_cpu_seconds,round_seconds,host_bound_mbit,lp_mbit,grid_mbit,atp_mbit,no_ina_mbit\n");
+  std::printf(
+      "k,hosts,ina_fraction,seed,rows,cols,lp_seconds,lp_cpu_seconds,round_seconds,host_bound_mbit,"
+      "lp_mbit,grid_mbit,atp_mbit,no_ina_mbit\n");
   for (double f : ina) {
     for (int seed = 1; seed <= seeds; ++seed) {
       rina::plan::FatTreeSpec spec = rina::plan::randomFatTree(k, f, seed, hostRates);
@@ -60,15 +68,16 @@ int main(int argc, char** argv) {
       if (!s.ok()) return std::fprintf(stderr, "grid_bench: %s\n", s.message().c_str()), 1;
       auto t0 = std::chrono::steady_clock::now();
       rina::plan::GridRounding r = rina::plan::roundGrid(g, lp, samples, seed);
-      double roundSec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      double roundSec =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       // No worker sends faster than its own host link.
       double bound = 1e300;
       for (size_t h = 0; h < spec.hostMbit.size(); ++h) {
         if (static_cast<int>(h) != spec.psHosts[0]) bound = std::min(bound, spec.hostMbit[h]);
       }
-      std::printf("%d,%d,%.2f,%d,%d,%d,%.3f,%.3f,%.3f,%.1f,%.1f,%.1f,%.1f,%.1f\n", k, k * k * k / 4, f, seed,
-                  lp.rows, lp.cols, lp.seconds, lp.cpuSeconds, roundSec, bound, lp.rate, r.rate,
-                  rina::plan::routingRate(g, rina::plan::nearestSwitchRouting(g)),
+      std::printf("%d,%d,%.2f,%d,%d,%d,%.3f,%.3f,%.3f,%.1f,%.1f,%.1f,%.1f,%.1f\n", k, k * k * k / 4,
+                  f, seed, lp.rows, lp.cols, lp.seconds, lp.cpuSeconds, roundSec, bound, lp.rate,
+                  r.rate, rina::plan::routingRate(g, rina::plan::nearestSwitchRouting(g)),
                   rina::plan::routingRate(g, rina::plan::noInaRouting(g)));
       std::fflush(stdout);
     }

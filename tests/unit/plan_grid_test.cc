@@ -73,7 +73,8 @@ TEST(PlanGrid, RoutingRateMatchesIndependentCount) {
   std::mt19937 rng(1);
   for (int trial = 0; trial < 30; ++trial) {
     Network net = leafSpine(rng, 3, 2, 2);
-    LeafSpineGridSpec spec{static_cast<int>(rng() % 6), {200000, 50000, 100000}, trial % 2 ? 80000.0 : 0.0};
+    LeafSpineGridSpec spec{
+        static_cast<int>(rng() % 6), {200000, 50000, 100000}, trial % 2 ? 80000.0 : 0.0};
     GridInstance g;
     ASSERT_TRUE(buildLeafSpineGrid(net, spec, &g).ok());
     Routing r(g.workers.size(), std::vector<int>(1));
@@ -89,8 +90,10 @@ TEST(PlanGrid, LpBoundsBruteForceAndRounding) {
   for (int trial = 0; trial < trials; ++trial) {
     // 2 or 3 racks of 2 hosts, one of them the PS: <= 5 workers.
     Network net = leafSpine(rng, 2 + trial % 2, 2, 1 + trial % 2);
-    LeafSpineGridSpec spec{static_cast<int>(rng() % net.hosts.size()), {}, trial % 3 == 0 ? 60000.0 : 0.0};
-    for (size_t r = 0; r < net.racks.size(); ++r) spec.rackAggMbit.push_back(rng() % 2 ? 50000 : 150000);
+    LeafSpineGridSpec spec{
+        static_cast<int>(rng() % net.hosts.size()), {}, trial % 3 == 0 ? 60000.0 : 0.0};
+    for (size_t r = 0; r < net.racks.size(); ++r)
+      spec.rackAggMbit.push_back(rng() % 2 ? 50000 : 150000);
     GridInstance g;
     ASSERT_TRUE(buildLeafSpineGrid(net, spec, &g).ok());
     ASSERT_LE(g.workers.size(), 6u);
@@ -113,7 +116,8 @@ TEST(PlanGrid, LpBoundsBruteForceAndRounding) {
       EXPECT_NEAR(s, 1.0, 1e-6);
     }
   }
-  std::printf("GRID rounding + repair reached the integral optimum in %d of %d instances\n", tight, trials);
+  std::printf("GRID rounding + repair reached the integral optimum in %d of %d instances\n", tight,
+              trials);
 }
 
 // n workers under one ToR (aggregation capacity A), PS behind the same ToR
@@ -143,7 +147,8 @@ TEST(PlanGrid, StarClosedForm) {
     GridInstance g = star(n, A, P, c);
     double cmin = *std::min_element(c.begin(), c.end());
     double closed = std::min(cmin, P / n);  // k = n: nobody aggregates
-    for (int k = 0; k < n; ++k) closed = std::max(closed, std::min({cmin, A / (n - k), P / (k + 1)}));
+    for (int k = 0; k < n; ++k)
+      closed = std::max(closed, std::min({cmin, A / (n - k), P / (k + 1)}));
     EXPECT_DOUBLE_EQ(bruteForce(g), closed) << trial;
     if (!gridLpAvailable()) continue;
     GridLpResult lp;
@@ -209,6 +214,15 @@ TEST(PlanGrid, InArtGroupsShareTheModel) {
   GridLpResult lp;
   ASSERT_TRUE(solveGridLp(g, &lp).ok());
   EXPECT_NEAR(lp.rate, 40000.0 * 2 / 14, 1e-6);
+}
+
+// A build without GLPK says so instead of solving.
+TEST(PlanGrid, SolveWithoutGlpkSaysSo) {
+  if (gridLpAvailable()) GTEST_SKIP() << "built with GLPK";
+  GridLpResult lp;
+  Status s = solveGridLp(star(2, 1e5, 1e5, {1e4, 1e4}), &lp);
+  EXPECT_EQ(s.code(), rinaInvalidUsage);
+  EXPECT_NE(s.message().find("without GLPK"), std::string::npos) << s.message();
 }
 
 TEST(PlanGrid, RejectsBadInstances) {
@@ -281,7 +295,8 @@ TEST(PlanGrid, RejectsBadInstances) {
   std::mt19937 rng(1);
   Network net = leafSpine(rng, 2, 2, 1);
   EXPECT_EQ(buildLeafSpineGrid(net, LeafSpineGridSpec{4, {}, 0}, &out).code(), rinaInvalidArgument);
-  EXPECT_EQ(buildLeafSpineGrid(net, LeafSpineGridSpec{0, {1.0}, 0}, &out).code(), rinaInvalidArgument);
+  EXPECT_EQ(buildLeafSpineGrid(net, LeafSpineGridSpec{0, {1.0}, 0}, &out).code(),
+            rinaInvalidArgument);
 }
 
 }  // namespace

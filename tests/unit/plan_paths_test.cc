@@ -27,7 +27,8 @@ Network randomNetwork(int racks, int spines, std::mt19937& rng) {
 }
 
 // Independent: count every link's hops in maps and divide.
-double referenceRate(const Network& net, const std::vector<SpineHop>& hops, const std::vector<int>& spine) {
+double referenceRate(const Network& net, const std::vector<SpineHop>& hops,
+                     const std::vector<int>& spine) {
   std::map<std::tuple<char, int, int>, int> load;
   double rate = 1e300;
   for (size_t i = 0; i < hops.size(); ++i) {
@@ -96,8 +97,8 @@ TEST(PlanPaths, HeuristicGapToBruteForce) {
     worst = std::min(worst, a.bottleneck / best);
     optimal += a.bottleneck == best;
   }
-  std::printf("spine heuristic: optimal in %d of %d (11 hops, 3 spines), worst ratio %.3f\n", optimal,
-              trials, worst);
+  std::printf("spine heuristic: optimal in %d of %d (11 hops, 3 spines), worst ratio %.3f\n",
+              optimal, trials, worst);
   EXPECT_GE(worst, 0.5);
 }
 

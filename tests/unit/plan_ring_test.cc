@@ -126,8 +126,10 @@ TEST(PlanRing, HeuristicGapToExact) {
     }
   }
   meanRatio /= instances;
-  std::printf("heuristic vs exact on %d random instances (n = 4..10): optimal in %d, mean ratio %.4f, worst %.4f\n",
-              instances, optimal, meanRatio, worst);
+  std::printf(
+      "heuristic vs exact on %d random instances (n = 4..10): optimal in %d, mean ratio %.4f, "
+      "worst %.4f\n",
+      instances, optimal, meanRatio, worst);
   EXPECT_GE(meanRatio, 0.95);
   EXPECT_GE(static_cast<double>(optimal) / instances, 0.8);
 }

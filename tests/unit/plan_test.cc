@@ -1,6 +1,8 @@
 // makePlan on small networks against brute force over orders and spines;
 // the plan's wire form (round trip and every malformed input); describe();
 // the network checks; the re-plan policy.
+#include "plan/plan.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,7 +10,6 @@
 #include <random>
 
 #include "plan/paths.h"
-#include "plan/plan.h"
 #include "plan/replan.h"
 #include "rank_harness.h"
 
@@ -50,7 +51,8 @@ double bruteForcePlan(const Network& net, int chunks) {
     for (int k = 0; k < n; ++k) {
       int a = order[k], b = order[(k + 1) % n];
       own = std::min(own, rate[a][b]);
-      if (members[a].rack != members[b].rack) hops.push_back({members[a].rack, members[b].rack, rate[a][b]});
+      if (members[a].rack != members[b].rack)
+        hops.push_back({members[a].rack, members[b].rack, rate[a][b]});
     }
     std::vector<int> s(hops.size(), 0);
     while (true) {
@@ -91,13 +93,15 @@ TEST(Plan, SmallNetworksMatchBruteForce) {
     EXPECT_EQ(p.ring.size(), ringMembers(net).size());
     EXPECT_EQ(p.hopSpine.size(), p.ring.size());
   }
-  std::printf("makePlan equals the joint brute force in %d of %d small networks\n", matched, trials);
+  std::printf("makePlan equals the joint brute force in %d of %d small networks\n", matched,
+              trials);
   EXPECT_GE(matched, trials * 3 / 4);
 }
 
 TEST(Plan, PortsFollowHostRates) {
   // One INA rack of a 25G and a 100G host; 10 chunks -> 2 and 8.
-  Network net = makeNetwork({{true, {25000, 100000}}, {false, {40000}}}, {400000}, {{400000}, {400000}});
+  Network net =
+      makeNetwork({{true, {25000, 100000}}, {false, {40000}}}, {400000}, {{400000}, {400000}});
   Plan p;
   ASSERT_TRUE(makePlan(net, PlanOptions{10, 0, "initial"}, &p).ok());
   ASSERT_EQ(p.ports.size(), 1u);
@@ -242,7 +246,8 @@ TEST(Plan, DescribeNamesOrderSpinesPortsAndReason) {
   std::string d = samplePlan().describe();
   EXPECT_NE(d.find("plan #300 (link 3 moved 10000 -> 5000 Mbit/s)"), std::string::npos) << d;
   EXPECT_NE(d.find("ring 0[ina] -s1-> 4 -> 5 -s0-> 9[ina] -s3-> 0"), std::string::npos) << d;
-  EXPECT_NE(d.find("bottleneck 9400 Mbit/s (optimal order, heuristic spines)"), std::string::npos) << d;
+  EXPECT_NE(d.find("bottleneck 9400 Mbit/s (optimal order, heuristic spines)"), std::string::npos)
+      << d;
   EXPECT_NE(d.find("ports of 9: 9,10,9,11"), std::string::npos) << d;
 }
 

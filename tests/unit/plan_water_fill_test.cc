@@ -14,9 +14,11 @@
 namespace rina::plan {
 namespace {
 
-double makespan(const std::vector<int64_t>& b, const std::vector<double>& rate, const std::vector<double>& base) {
+double makespan(const std::vector<int64_t>& b, const std::vector<double>& rate,
+                const std::vector<double>& base) {
   double t = 0;
-  for (size_t i = 0; i < b.size(); ++i) t = std::max(t, (base.empty() ? 0 : base[i]) + b[i] / rate[i]);
+  for (size_t i = 0; i < b.size(); ++i)
+    t = std::max(t, (base.empty() ? 0 : base[i]) + b[i] / rate[i]);
   return t;
 }
 
@@ -47,7 +49,9 @@ TEST(PlanWaterFill, InGoMatchesBruteForce) {
     int n = 1 + trial % 4;
     int64_t total = rng() % 40;
     std::vector<double> c(n), t(n);
-    for (int i = 0; i < n; ++i) c[i] = trial % 4 == 0 ? std::round(rate(rng) / 20) + 1 : rate(rng), t[i] = trial % 3 ? comm(rng) : 0;
+    for (int i = 0; i < n; ++i)
+      c[i] = trial % 4 == 0 ? std::round(rate(rng) / 20) + 1 : rate(rng),
+      t[i] = trial % 3 ? comm(rng) : 0;
     BatchAdvice a;
     ASSERT_TRUE(suggestBatchSizes(total, c, t, &a).ok());
     int64_t sum = 0;

@@ -10,7 +10,8 @@ namespace {
 
 using json = nlohmann::json;
 
-Status checkKeys(const json& obj, std::initializer_list<const char*> allowed, const std::string& where) {
+Status checkKeys(const json& obj, std::initializer_list<const char*> allowed,
+                 const std::string& where) {
   if (!obj.is_object()) return errorf(rinaInvalidArgument, "%s: must be an object", where.c_str());
   std::set<std::string> ok(allowed.begin(), allowed.end());
   for (auto it = obj.begin(); it != obj.end(); ++it) {
@@ -35,9 +36,11 @@ Status readPerSpine(const json& v, int spines, const std::string& where, std::ve
   out->assign(spines, 0);
   if (v.is_array()) {
     if (static_cast<int>(v.size()) != spines) {
-      return errorf(rinaInvalidArgument, "%s: %zu rates for %d spines", where.c_str(), v.size(), spines);
+      return errorf(rinaInvalidArgument, "%s: %zu rates for %d spines", where.c_str(), v.size(),
+                    spines);
     }
-    for (int s = 0; s < spines; ++s) RINA_TRY(readMbit(v[s], where + "[" + std::to_string(s) + "]", &(*out)[s]));
+    for (int s = 0; s < spines; ++s)
+      RINA_TRY(readMbit(v[s], where + "[" + std::to_string(s) + "]", &(*out)[s]));
     return {};
   }
   double x = 0;
@@ -65,12 +68,14 @@ Status parsePlanFile(const std::string& text, PlanFile* out) {
   RINA_TRY(checkKeys(t, {"name", "spines", "spine_link_mbit", "racks"}, "topology"));
   topo::TopologySpec spec;
   if (t.contains("spines")) {
-    if (!t["spines"].is_number_integer() || t["spines"].get<int>() < 1 || t["spines"].get<int>() > 64) {
+    if (!t["spines"].is_number_integer() || t["spines"].get<int>() < 1 ||
+        t["spines"].get<int>() > 64) {
       return errorf(rinaInvalidArgument, "topology.spines: must be a whole number from 1 to 64");
     }
     spec.spines = t["spines"].get<int>();
   }
-  if (t.contains("spine_link_mbit")) RINA_TRY(readMbit(t["spine_link_mbit"], "topology.spine_link_mbit", &spec.spineLinkMbit));
+  if (t.contains("spine_link_mbit"))
+    RINA_TRY(readMbit(t["spine_link_mbit"], "topology.spine_link_mbit", &spec.spineLinkMbit));
   if (!t.contains("racks") || !t["racks"].is_array() || t["racks"].empty()) {
     return errorf(rinaInvalidArgument, "topology.racks: must be a non-empty list");
   }
@@ -80,17 +85,21 @@ Status parsePlanFile(const std::string& text, PlanFile* out) {
   for (size_t i = 0; i < t["racks"].size(); ++i) {
     const json& r = t["racks"][i];
     std::string where = "topology.racks[" + std::to_string(i) + "]";
-    RINA_TRY(checkKeys(r, {"name", "ina", "hosts", "ranks", "switch", "host_link_mbit", "uplink_mbit"}, where));
+    RINA_TRY(checkKeys(
+        r, {"name", "ina", "hosts", "ranks", "switch", "host_link_mbit", "uplink_mbit"}, where));
     topo::RackSpec rack;
     rack.name = "r" + std::to_string(i);
     if (r.contains("name")) RINA_TRY(readName(r["name"], where + ".name", &rack.name));
     if (r.contains("ina")) {
-      if (!r["ina"].is_boolean()) return errorf(rinaInvalidArgument, "%s.ina: must be true or false", where.c_str());
+      if (!r["ina"].is_boolean())
+        return errorf(rinaInvalidArgument, "%s.ina: must be true or false", where.c_str());
       rack.ina = r["ina"].get<bool>();
     }
-    if (r.contains("host_link_mbit")) RINA_TRY(readMbit(r["host_link_mbit"], where + ".host_link_mbit", &rack.hostLinkMbit));
+    if (r.contains("host_link_mbit"))
+      RINA_TRY(readMbit(r["host_link_mbit"], where + ".host_link_mbit", &rack.hostLinkMbit));
     std::vector<double> up(spec.spines, 0);
-    if (r.contains("uplink_mbit")) RINA_TRY(readPerSpine(r["uplink_mbit"], spec.spines, where + ".uplink_mbit", &up));
+    if (r.contains("uplink_mbit"))
+      RINA_TRY(readPerSpine(r["uplink_mbit"], spec.spines, where + ".uplink_mbit", &up));
     rack.uplinkMbit = up.empty() ? 0 : up[0];
     uplinks.push_back(up);
     if (r.contains("hosts") == r.contains("ranks")) {
@@ -98,7 +107,8 @@ Status parsePlanFile(const std::string& text, PlanFile* out) {
     }
     if (r.contains("ranks")) {
       if (!r["ranks"].is_number_integer() || r["ranks"].get<int>() < 1) {
-        return errorf(rinaInvalidArgument, "%s.ranks: must be a positive whole number", where.c_str());
+        return errorf(rinaInvalidArgument, "%s.ranks: must be a positive whole number",
+                      where.c_str());
       }
       rack.rankCount = r["ranks"].get<int>();
       countedRanks += rack.rankCount;
@@ -114,9 +124,11 @@ Status parsePlanFile(const std::string& text, PlanFile* out) {
           RINA_TRY(readName(h, hw, &host.name));
         } else {
           RINA_TRY(checkKeys(h, {"name", "link_mbit", "addr"}, hw));
-          if (!h.contains("name")) return errorf(rinaInvalidArgument, "%s: no \"name\"", hw.c_str());
+          if (!h.contains("name"))
+            return errorf(rinaInvalidArgument, "%s: no \"name\"", hw.c_str());
           RINA_TRY(readName(h["name"], hw + ".name", &host.name));
-          if (h.contains("link_mbit")) RINA_TRY(readMbit(h["link_mbit"], hw + ".link_mbit", &host.linkMbit));
+          if (h.contains("link_mbit"))
+            RINA_TRY(readMbit(h["link_mbit"], hw + ".link_mbit", &host.linkMbit));
         }
         rack.hosts.push_back(host);
       }
@@ -139,12 +151,14 @@ Status parsePlanFile(const std::string& text, PlanFile* out) {
       if (spec.racks[k].name == pf.net.racks[r].name) pf.net.racks[r].uplinkMbit = uplinks[k];
     }
   }
-  for (size_t h = 0; h < pf.net.hosts.size(); ++h) hostIndex[pf.net.hosts[h].name] = static_cast<int>(h);
+  for (size_t h = 0; h < pf.net.hosts.size(); ++h)
+    hostIndex[pf.net.hosts[h].name] = static_cast<int>(h);
   auto host = [&](const json& v, const std::string& where, int* index) -> Status {
     std::string name;
     RINA_TRY(readName(v, where, &name));
     auto it = hostIndex.find(name);
-    if (it == hostIndex.end()) return errorf(rinaInvalidArgument, "%s: no host \"%s\"", where.c_str(), name.c_str());
+    if (it == hostIndex.end())
+      return errorf(rinaInvalidArgument, "%s: no host \"%s\"", where.c_str(), name.c_str());
     *index = it->second;
     return {};
   };
@@ -158,31 +172,37 @@ Status parsePlanFile(const std::string& text, PlanFile* out) {
       for (auto it = m["host_link_mbit"].begin(); it != m["host_link_mbit"].end(); ++it) {
         int h;
         RINA_TRY(host(it.key(), "measured.host_link_mbit", &h));
-        RINA_TRY(readMbit(it.value(), "measured.host_link_mbit." + it.key(), &pf.net.hosts[h].linkMbit));
+        RINA_TRY(
+            readMbit(it.value(), "measured.host_link_mbit." + it.key(), &pf.net.hosts[h].linkMbit));
       }
     }
     if (m.contains("uplink_mbit")) {
-      if (!m["uplink_mbit"].is_object()) return errorf(rinaInvalidArgument, "measured.uplink_mbit: must be an object");
+      if (!m["uplink_mbit"].is_object())
+        return errorf(rinaInvalidArgument, "measured.uplink_mbit: must be an object");
       for (auto it = m["uplink_mbit"].begin(); it != m["uplink_mbit"].end(); ++it) {
         auto r = rackIndex.find(it.key());
         if (r == rackIndex.end()) {
-          return errorf(rinaInvalidArgument, "measured.uplink_mbit: no rack \"%s\"", it.key().c_str());
+          return errorf(rinaInvalidArgument, "measured.uplink_mbit: no rack \"%s\"",
+                        it.key().c_str());
         }
         RINA_TRY(readPerSpine(it.value(), spec.spines, "measured.uplink_mbit." + it.key(),
                               &pf.net.racks[r->second].uplinkMbit));
       }
     }
     if (m.contains("spine_mbit")) {
-      RINA_TRY(readPerSpine(m["spine_mbit"], spec.spines, "measured.spine_mbit", &pf.net.spineMbit));
+      RINA_TRY(
+          readPerSpine(m["spine_mbit"], spec.spines, "measured.spine_mbit", &pf.net.spineMbit));
     }
     if (m.contains("probes")) {
-      if (!m["probes"].is_array()) return errorf(rinaInvalidArgument, "measured.probes: must be a list");
+      if (!m["probes"].is_array())
+        return errorf(rinaInvalidArgument, "measured.probes: must be a list");
       for (size_t k = 0; k < m["probes"].size(); ++k) {
         const json& p = m["probes"][k];
         std::string where = "measured.probes[" + std::to_string(k) + "]";
         RINA_TRY(checkKeys(p, {"from", "to", "mbit"}, where));
         if (!p.contains("from") || !p.contains("to") || !p.contains("mbit")) {
-          return errorf(rinaInvalidArgument, "%s: needs \"from\", \"to\" and \"mbit\"", where.c_str());
+          return errorf(rinaInvalidArgument, "%s: needs \"from\", \"to\" and \"mbit\"",
+                        where.c_str());
         }
         plan::Network::Probe probe;
         RINA_TRY(host(p["from"], where + ".from", &probe.from));
@@ -193,7 +213,8 @@ Status parsePlanFile(const std::string& text, PlanFile* out) {
     }
   }
   if (doc.contains("chunks")) {
-    if (!doc["chunks"].is_number_integer() || doc["chunks"].get<int64_t>() < 1 || doc["chunks"].get<int64_t>() > 1 << 20) {
+    if (!doc["chunks"].is_number_integer() || doc["chunks"].get<int64_t>() < 1 ||
+        doc["chunks"].get<int64_t>() > 1 << 20) {
       return errorf(rinaInvalidArgument, "chunks: must be a whole number from 1 to 1048576");
     }
     pf.chunks = doc["chunks"].get<int>();
@@ -202,18 +223,24 @@ Status parsePlanFile(const std::string& text, PlanFile* out) {
     const json& g = doc["grid"];
     RINA_TRY(checkKeys(g, {"ps", "rack_agg_mbit", "spine_agg_mbit"}, "grid"));
     pf.hasGrid = true;
-    if (!g.contains("ps")) return errorf(rinaInvalidArgument, "grid: no \"ps\" (the parameter server's host)");
+    if (!g.contains("ps"))
+      return errorf(rinaInvalidArgument, "grid: no \"ps\" (the parameter server's host)");
     RINA_TRY(host(g["ps"], "grid.ps", &pf.grid.psHost));
     if (g.contains("rack_agg_mbit")) {
-      if (!g["rack_agg_mbit"].is_object()) return errorf(rinaInvalidArgument, "grid.rack_agg_mbit: must be an object");
+      if (!g["rack_agg_mbit"].is_object())
+        return errorf(rinaInvalidArgument, "grid.rack_agg_mbit: must be an object");
       pf.grid.rackAggMbit.assign(pf.net.racks.size(), 0);
       for (auto it = g["rack_agg_mbit"].begin(); it != g["rack_agg_mbit"].end(); ++it) {
         auto r = rackIndex.find(it.key());
-        if (r == rackIndex.end()) return errorf(rinaInvalidArgument, "grid.rack_agg_mbit: no rack \"%s\"", it.key().c_str());
-        RINA_TRY(readMbit(it.value(), "grid.rack_agg_mbit." + it.key(), &pf.grid.rackAggMbit[r->second]));
+        if (r == rackIndex.end())
+          return errorf(rinaInvalidArgument, "grid.rack_agg_mbit: no rack \"%s\"",
+                        it.key().c_str());
+        RINA_TRY(readMbit(it.value(), "grid.rack_agg_mbit." + it.key(),
+                          &pf.grid.rackAggMbit[r->second]));
       }
     }
-    if (g.contains("spine_agg_mbit")) RINA_TRY(readMbit(g["spine_agg_mbit"], "grid.spine_agg_mbit", &pf.grid.spineAggMbit));
+    if (g.contains("spine_agg_mbit"))
+      RINA_TRY(readMbit(g["spine_agg_mbit"], "grid.spine_agg_mbit", &pf.grid.spineAggMbit));
   }
   RINA_TRY(plan::validateNetwork(pf.net));
   *out = std::move(pf);

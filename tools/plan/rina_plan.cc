@@ -74,13 +74,16 @@ int parseArgs(int argc, char** argv, Args* a) {
     } else if (s == "--json") {
       a->asJson = true;
     } else if (s == "--chunks") {
-      if (!number(1, 1 << 20, &v)) return std::fprintf(stderr, "rina-plan: --chunks needs 1..1048576\n"), 2;
+      if (!number(1, 1 << 20, &v))
+        return std::fprintf(stderr, "rina-plan: --chunks needs 1..1048576\n"), 2;
       a->chunks = static_cast<int>(v);
     } else if (s == "--samples") {
-      if (!number(1, 100000, &v)) return std::fprintf(stderr, "rina-plan: --samples needs 1..100000\n"), 2;
+      if (!number(1, 100000, &v))
+        return std::fprintf(stderr, "rina-plan: --samples needs 1..100000\n"), 2;
       a->samples = static_cast<int>(v);
     } else if (s == "--seed") {
-      if (!number(0, INT64_MAX, &v)) return std::fprintf(stderr, "rina-plan: --seed needs a number >= 0\n"), 2;
+      if (!number(0, INT64_MAX, &v))
+        return std::fprintf(stderr, "rina-plan: --seed needs a number >= 0\n"), 2;
       a->seed = static_cast<uint64_t>(v);
     } else if (!s.empty() && s[0] == '-') {
       std::fprintf(stderr, "rina-plan: unknown flag: %s (see --help)\n", s.c_str());
@@ -106,7 +109,8 @@ int main(int argc, char** argv) {
   if (int rc = parseArgs(argc, argv, &args); rc >= 0) return rc;
   std::ifstream in(args.file);
   if (!in) {
-    std::fprintf(stderr, "rina-plan: cannot read %s: %s\n", args.file.c_str(), std::strerror(errno));
+    std::fprintf(stderr, "rina-plan: cannot read %s: %s\n", args.file.c_str(),
+                 std::strerror(errno));
     return 2;
   }
   std::stringstream ss;
@@ -119,7 +123,9 @@ int main(int argc, char** argv) {
   const plan::Network& net = pf.net;
   std::vector<plan::Member> members = plan::ringMembers(net);
   plan::PlanOptions opts;
-  opts.chunks = args.chunks ? args.chunks : pf.chunks ? pf.chunks : static_cast<int>(members.size());
+  opts.chunks = args.chunks ? args.chunks
+                : pf.chunks ? pf.chunks
+                            : static_cast<int>(members.size());
   opts.reason = "rina-plan " + args.file;
   plan::Plan p;
   if (Status s = plan::makePlan(net, opts, &p); !s.ok()) {
@@ -128,26 +134,34 @@ int main(int argc, char** argv) {
   }
   plan::RateMatrix hop = plan::hopRates(net, members, opts.chunks);
   std::vector<int> memberOfAgent(net.hosts.size(), -1);
-  for (size_t m = 0; m < members.size(); ++m) memberOfAgent[members[m].agent()] = static_cast<int>(m);
+  for (size_t m = 0; m < members.size(); ++m)
+    memberOfAgent[members[m].agent()] = static_cast<int>(m);
 
   json out;
   std::string text;
   auto line = [&](const std::string& s) { text += s + "\n"; };
-  line("topology: " + std::to_string(net.racks.size()) + " racks, " + std::to_string(net.hosts.size()) +
-       " hosts, " + std::to_string(net.spines()) + " spines; " + std::to_string(members.size()) +
-       " ring members, " + std::to_string(opts.chunks) + " chunks");
+  line("topology: " + std::to_string(net.racks.size()) + " racks, " +
+       std::to_string(net.hosts.size()) + " hosts, " + std::to_string(net.spines()) + " spines; " +
+       std::to_string(members.size()) + " ring members, " + std::to_string(opts.chunks) +
+       " chunks");
   line(p.describe());
   line("ring:");
   json ring = json::array();
   for (size_t k = 0; k < p.ring.size(); ++k) {
     int a = memberOfAgent[p.ring[k]], b = memberOfAgent[p.ring[(k + 1) % p.ring.size()]];
-    std::string via = p.hopSpine[k] >= 0 ? "spine " + std::to_string(p.hopSpine[k]) : "inside the rack";
+    std::string via =
+        p.hopSpine[k] >= 0 ? "spine " + std::to_string(p.hopSpine[k]) : "inside the rack";
     double rate = a == b ? INFINITY : hop[a][b];
     line("  " + members[a].name + " -> " + members[b].name + "  " + via + "  hop " + mbit(rate));
-    ring.push_back({{"member", members[a].name}, {"agent", members[a].agent()}, {"ina", members[a].ina},
-                    {"next", members[b].name}, {"spine", p.hopSpine[k]}, {"hop_mbit", jrate(rate)}});
+    ring.push_back({{"member", members[a].name},
+                    {"agent", members[a].agent()},
+                    {"ina", members[a].ina},
+                    {"next", members[b].name},
+                    {"spine", p.hopSpine[k]},
+                    {"hop_mbit", jrate(rate)}});
   }
-  line("bottleneck " + mbit(p.bottleneckMbit) + (p.exactOrder ? " (optimal order" : " (heuristic order") +
+  line("bottleneck " + mbit(p.bottleneckMbit) +
+       (p.exactOrder ? " (optimal order" : " (heuristic order") +
        (p.exactPaths ? ", optimal spines)" : ", heuristic spines)"));
   json ports = json::object();
   if (!p.ports.empty()) line("ports per chunk:");
@@ -170,7 +184,8 @@ int main(int argc, char** argv) {
   int rc = 0;
   if (args.grid) {
     if (!pf.hasGrid) {
-      std::fprintf(stderr, "rina-plan: --grid needs a \"grid\" section with the PS host in %s\n", args.file.c_str());
+      std::fprintf(stderr, "rina-plan: --grid needs a \"grid\" section with the PS host in %s\n",
+                   args.file.c_str());
       return 2;
     }
     plan::GridInstance g;
@@ -193,10 +208,12 @@ int main(int argc, char** argv) {
       jg["rounded_mbit"] = r.rate;
       jg["lp_seconds"] = lp.seconds;
       char buf[256];
-      std::snprintf(buf, sizeof buf, "GRID (PS %s): LP rate %s (%d rows x %d columns, %.3f s); rounded %s "
+      std::snprintf(buf, sizeof buf,
+                    "GRID (PS %s): LP rate %s (%d rows x %d columns, %.3f s); rounded %s "
                     "(best of %d samples, repaired); nearest switch (ATP) %s; no INA %s",
-                    net.hosts[pf.grid.psHost].name.c_str(), mbit(lp.rate).c_str(), lp.rows, lp.cols, lp.seconds,
-                    mbit(r.rate).c_str(), args.samples, mbit(jg["nearest_switch_mbit"].get<double>()).c_str(),
+                    net.hosts[pf.grid.psHost].name.c_str(), mbit(lp.rate).c_str(), lp.rows, lp.cols,
+                    lp.seconds, mbit(r.rate).c_str(), args.samples,
+                    mbit(jg["nearest_switch_mbit"].get<double>()).c_str(),
                     mbit(jg["no_ina_mbit"].get<double>()).c_str());
       line(buf);
       json workers = json::array();
@@ -205,12 +222,17 @@ int main(int argc, char** argv) {
         std::string at = o.aggNode >= 0 ? g.nodes[o.aggNode].name : "none (straight to the PS)";
         std::string path;
         json jpath = json::array();
-        for (int l : o.path) path += (path.empty() ? "" : ", ") + g.resources[l].name, jpath.push_back(g.resources[l].name);
+        for (int l : o.path)
+          path += (path.empty() ? "" : ", ") + g.resources[l].name,
+              jpath.push_back(g.resources[l].name);
         char frac[32];
         std::snprintf(frac, sizeof frac, "%.2f", lp.x[w][r.routing[w][0]]);
-        line("  " + g.workers[w].name + ": aggregate at " + at + " via [" + path + "] (LP share " + frac + ")");
-        workers.push_back({{"name", g.workers[w].name}, {"aggregate_at", o.aggNode >= 0 ? json(at) : json(nullptr)},
-                           {"path", jpath}, {"lp_fraction", lp.x[w][r.routing[w][0]]}});
+        line("  " + g.workers[w].name + ": aggregate at " + at + " via [" + path + "] (LP share " +
+             frac + ")");
+        workers.push_back({{"name", g.workers[w].name},
+                           {"aggregate_at", o.aggNode >= 0 ? json(at) : json(nullptr)},
+                           {"path", jpath},
+                           {"lp_fraction", lp.x[w][r.routing[w][0]]}});
       }
       jg["workers"] = workers;
     }
