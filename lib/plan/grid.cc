@@ -203,6 +203,11 @@ GridRounding roundGrid(const GridInstance& g, const GridLpResult& lp, int sample
   }
   repairRouting(g, &best.routing);
   best.rate = routingRate(g, best.routing);
+  // The nearest-switch routing, repaired, as one more candidate: GRID's
+  // answer is then never below ATP's.
+  Routing nearest = nearestSwitchRouting(g);
+  repairRouting(g, &nearest);
+  if (double r = routingRate(g, nearest); r > best.rate) best.routing = std::move(nearest), best.rate = r;
   return best;
 }
 

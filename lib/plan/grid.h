@@ -26,7 +26,8 @@
 // shares of the used nodes whose stream uses l; the best rate is
 // min_l c_l / k_l (closed form, routingRate()). Randomized rounding picks
 // option o of (w, g) with probability f_{w,o} / (s_g r), repeats, keeps the
-// best routing, and repairs it (repairRouting).
+// best routing and repairs it (repairRouting); the repaired nearest-switch
+// routing is one more candidate, so the result is never below ATP's.
 #ifndef RINA_LIB_PLAN_GRID_H_
 #define RINA_LIB_PLAN_GRID_H_
 

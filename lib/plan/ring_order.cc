@@ -1,6 +1,7 @@
 #include "plan/ring_order.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 

@@ -6,8 +6,12 @@
 // all >= B*) for the largest sum of hop rates, so ties prefer fast hops.
 // Beyond that a heuristic: greedy "fastest next hop" tours from every start,
 // improved by 2-opt and node moves under the lexicographic objective
-// (bottleneck, then sum). Its gap to the exact answer on random instances is
-// measured in tests/unit/plan_ring_test.cc; upperBound() bounds it above.
+// (bottleneck, hops at the bottleneck, sum); then a binary search on the
+// bottleneck over the distinct hop rates, each threshold t tested by
+// Warnsdorff-rule construction plus local search on the number of hops < t.
+// Its gap to the exact answer on random instances is measured in
+// tests/unit/plan_ring_test.cc (README "Planning"); ringUpperBound() bounds
+// it above.
 #ifndef RINA_LIB_PLAN_RING_ORDER_H_
 #define RINA_LIB_PLAN_RING_ORDER_H_
 

@@ -105,6 +105,7 @@ TEST(PlanGrid, LpBoundsBruteForceAndRounding) {
     EXPECT_LE(rounded.rate, lp.rate * (1 + 1e-9));
     EXPECT_LE(rounded.rate, best * (1 + 1e-9));
     EXPECT_GE(rounded.rate, rounded.roundedRate);
+    EXPECT_GE(rounded.rate, routingRate(g, nearestSwitchRouting(g)));
     EXPECT_DOUBLE_EQ(rounded.rate, referenceRate(g, rounded.routing));
     EXPECT_LE(routingRate(g, nearestSwitchRouting(g)), best * (1 + 1e-9));
     EXPECT_LE(routingRate(g, noInaRouting(g)), best * (1 + 1e-9));
@@ -196,6 +197,8 @@ TEST(PlanGrid, FatTreeBuilderAndBaselines) {
   ASSERT_TRUE(solveGridLp(g, &lp).ok());
   GridRounding r = roundGrid(g, lp, 16, 1);
   EXPECT_LE(r.rate, lp.rate * (1 + 1e-9));
+  EXPECT_GE(r.rate, atp);  // the repaired nearest-switch routing is a candidate
+  EXPECT_DOUBLE_EQ(r.rate, referenceRate(g, r.routing));
   EXPECT_LE(atp, lp.rate * (1 + 1e-9));
   EXPECT_LE(none, lp.rate * (1 + 1e-9));
 }
