@@ -4,6 +4,8 @@
 // (ATP) and no INA. One CSV line per (INA fraction, seed).
 //   grid_bench [--k 8] [--seeds 10] [--ina 0.25,0.5,1] [--samples 64]
 //              [--host-mbit 10000,25000,40000,100000]  (host link rates drawn from)
+//              [--ps N]  InArt: N parameter servers (hosts spread over the pods),
+//                        the model split by their ingress rates, then GRID routing
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -15,9 +17,10 @@
 
 #include "plan/grid.h"
 #include "plan/grid_topology.h"
+#include "plan/inart.h"
 
 int main(int argc, char** argv) {
-  int k = 8, seeds = 10, samples = 64;
+  int k = 8, seeds = 10, samples = 64, servers = 1;
   std::vector<double> ina{0.25, 0.5, 1.0};
   std::vector<double> hostRates{10000, 25000, 40000, 100000};
   auto list = [](const std::string& v) {
@@ -46,6 +49,8 @@ int main(int argc, char** argv) {
       ina = list(v);
     else if (a == "--host-mbit")
       hostRates = list(v);
+    else if (a == "--ps")
+      servers = std::atoi(v.c_str());
     else {
       return std::fprintf(stderr, "grid_bench: unknown flag %s\n", a.c_str()), 2;
     }
@@ -60,6 +65,25 @@ int main(int argc, char** argv) {
   for (double f : ina) {
     for (int seed = 1; seed <= seeds; ++seed) {
       rina::plan::FatTreeSpec spec = rina::plan::randomFatTree(k, f, seed, hostRates);
+      if (servers > 1) {
+        // InArt: PS hosts spread over the pods, the model (1000 units) split
+        // by water-filling over their ingress rates; one LP group per PS.
+        std::vector<double> ingress;
+        spec.psHosts.clear();
+        const int hosts = k * k * k / 4;
+        for (int j = 0; j < servers; ++j) {
+          spec.psHosts.push_back(j * hosts / servers);
+          ingress.push_back(spec.hostMbit[spec.psHosts.back()]);
+        }
+        rina::plan::ModelSplit split;
+        if (rina::Status st = rina::plan::splitModel(1000, ingress, {}, &split); !st.ok()) {
+          return std::fprintf(stderr, "grid_bench: %s\n", st.message().c_str()), 1;
+        }
+        std::vector<int> used;
+        for (int j : split.servers) used.push_back(spec.psHosts[j]);
+        spec.psHosts = used;
+        spec.shares = split.shares;
+      }
       rina::plan::GridInstance g;
       rina::Status s = rina::plan::buildFatTreeGrid(spec, &g);
       if (!s.ok()) return std::fprintf(stderr, "grid_bench: %s\n", s.message().c_str()), 1;
@@ -73,7 +97,9 @@ int main(int argc, char** argv) {
       // No worker sends faster than its own host link.
       double bound = 1e300;
       for (size_t h = 0; h < spec.hostMbit.size(); ++h) {
-        if (static_cast<int>(h) != spec.psHosts[0]) bound = std::min(bound, spec.hostMbit[h]);
+        if (std::find(spec.psHosts.begin(), spec.psHosts.end(), static_cast<int>(h)) == spec.psHosts.end()) {
+          bound = std::min(bound, spec.hostMbit[h]);
+        }
       }
       std::printf("%d,%d,%.2f,%d,%d,%d,%.3f,%.3f,%.3f,%.1f,%.1f,%.1f,%.1f,%.1f\n", k, k * k * k / 4,
                   f, seed, lp.rows, lp.cols, lp.seconds, lp.cpuSeconds, roundSec, bound, lp.rate,
