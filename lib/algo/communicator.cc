@@ -65,6 +65,19 @@ Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
   comm->spinUs_ = std::max<int64_t>(0, config::intValue("RINA_SPIN_US"));
   RINA_TRY(parseAlgorithm(config::stringValue("RINA_ALGO"), &comm->algorithm_)
                .prepend("RINA_ALGO: "));
+  int socketsPerPeer = 1;  // 0: auto
+  std::string nsocks = config::stringValue("RINA_SOCKET_NSOCKS");
+  if (nsocks == "auto") {
+    socketsPerPeer = 0;
+  } else {
+    char* end = nullptr;
+    long n = std::strtol(nsocks.c_str(), &end, 10);
+    if (nsocks.empty() || *end != '\0' || n < 1 || n > 8) {
+      return errorf(rinaInvalidArgument, "RINA_SOCKET_NSOCKS=%s: expected auto or 1-8",
+                    nsocks.c_str());
+    }
+    socketsPerPeer = static_cast<int>(n);
+  }
 
   bootstrap::IdData idData;
   bool fromEnv = false;
@@ -98,6 +111,8 @@ Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
   while (fifoBytes < fifo && fifoBytes < (1u << 30)) fifoBytes <<= 1;
   mesh.fifoBytes = fifoBytes;
   mesh.socketBufBytes = static_cast<int>(config::intValue("RINA_SOCKET_BUF_BYTES"));
+  mesh.sliceBytes = comm->sliceBytes_;
+  mesh.socketsPerPeer = socketsPerPeer;
   mesh.deadline = deadlineAfterMs(comm->timeoutMs_);
   mesh.abort = &comm->aborted_;
   RINA_TRY(transport::buildMesh(mesh, &comm->conns_));

@@ -2,17 +2,20 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstring>
 
 #include "core/log.h"
 #include "transport/shm_connection.h"
 #include "transport/socket_connection.h"
+#include "transport/striped_connection.h"
 
 namespace rina::transport {
 namespace {
 
 constexpr uint32_t kPeerMagic = 0x52504545;  // "RPEE"
+constexpr int kMaxSocketsPerPeer = 8;
 
 struct PeerHello {
   uint32_t magic;
@@ -21,6 +24,9 @@ struct PeerHello {
   uint32_t fifoBytes;  // 0: no shared memory offered
   uint64_t commId;
   char shmName[64];
+  uint16_t sockIndex;  // this socket's place among the pair's sockets
+  uint16_t nsocks;     // sockets the connecting side opens to this peer
+  uint32_t stripeBytes;
 };
 
 struct PeerReply {
@@ -30,8 +36,9 @@ struct PeerReply {
 
 struct Pending {
   int peer;
-  Fd fd;
-  ShmSegment segment;  // offered to the peer, when on one host
+  std::vector<Fd> fds;  // fds[0] carries the hello reply and liveness
+  ShmSegment segment;   // offered to the peer, when on one host
+  uint32_t stripeBytes = 0;
 };
 
 bool sameHost(const MeshOptions& opt, int peer) {
@@ -39,17 +46,31 @@ bool sameHost(const MeshOptions& opt, int peer) {
                       sizeof(opt.table[peer].host)) == 0;
 }
 
-Status makeConnection(const MeshOptions& opt, int peer, Fd fd, ShmSegment segment, bool useShm,
+Status makeConnection(const MeshOptions& opt, Pending& pend, bool useShm,
                       std::map<int, std::unique_ptr<Connection>>* out) {
+  const int peer = pend.peer;
   if (useShm) {
-    (*out)[peer] = std::make_unique<ShmConnection>(peer, opt.rank < peer, std::move(segment),
-                                                   std::move(fd));
-  } else {
-    RINA_TRY(setNonBlocking(fd.get()));
-    (*out)[peer] = std::make_unique<SocketConnection>(peer, std::move(fd));
+    (*out)[peer] = std::make_unique<ShmConnection>(peer, opt.rank < peer, std::move(pend.segment),
+                                                   std::move(pend.fds[0]));
+    RINA_INFO("connected to rank %d over shm", peer);
+    return {};
   }
-  RINA_INFO("connected to rank %d over %s", peer, (*out)[peer]->kind());
+  for (Fd& fd : pend.fds) RINA_TRY(setNonBlocking(fd.get()));
+  if (pend.fds.size() == 1) {
+    (*out)[peer] = std::make_unique<SocketConnection>(peer, std::move(pend.fds[0]));
+    RINA_INFO("connected to rank %d over socket", peer);
+    return {};
+  }
+  std::vector<std::unique_ptr<SocketConnection>> socks;
+  for (Fd& fd : pend.fds) socks.push_back(std::make_unique<SocketConnection>(peer, std::move(fd)));
+  RINA_INFO("connected to rank %d over %zu sockets, %u-byte stripes", peer, socks.size(),
+            pend.stripeBytes);
+  (*out)[peer] = std::make_unique<StripedConnection>(peer, std::move(socks), pend.stripeBytes);
   return {};
+}
+
+std::string where(const MeshOptions& opt, int peer, const char* what) {
+  return "rank " + std::to_string(opt.rank) + ": " + what + " peer " + std::to_string(peer) + ": ";
 }
 
 }  // namespace
@@ -63,11 +84,12 @@ Status buildMesh(const MeshOptions& opt, std::map<int, std::unique_ptr<Connectio
       expected.insert(p);
       continue;
     }
-    Pending pend{p, Fd(), ShmSegment()};
-    Status s = connectTo(opt.table[p].listen, opt.deadline, &pend.fd);
-    if (!s.ok()) return s.prepend("rank " + std::to_string(opt.rank) + ": peer " + std::to_string(p) + ": ");
-    tuneSocket(pend.fd.get(), opt.socketBufBytes);
-    PeerHello hello{kPeerMagic, opt.rank, p, 0, opt.commId, {}};
+    Pending pend{p, {}, ShmSegment(), 0};
+    pend.fds.emplace_back();
+    Status s = connectTo(opt.table[p].listen, opt.deadline, &pend.fds[0]);
+    if (!s.ok()) return s.prepend(where(opt, p, "connecting to"));
+    tuneSocket(pend.fds[0].get(), opt.socketBufBytes);
+    PeerHello hello{kPeerMagic, opt.rank, p, 0, opt.commId, {}, 0, 1, 0};
     if (opt.shmEnabled && sameHost(opt, p)) {
       std::snprintf(hello.shmName, sizeof(hello.shmName), "/rina-%d-%016" PRIx64 "-%d-%d", getpid(),
                     opt.commId, opt.rank, p);
@@ -79,11 +101,32 @@ Status buildMesh(const MeshOptions& opt, std::map<int, std::unique_ptr<Connectio
                   c.message().c_str());
       }
     }
-    s = sendAll(pend.fd.get(), &hello, sizeof(hello), opt.deadline);
-    if (!s.ok()) return s.prepend("rank " + std::to_string(opt.rank) + ": hello to peer " + std::to_string(p) + ": ");
+    if (hello.fifoBytes == 0) {
+      int n = opt.socketsPerPeer > 0 ? opt.socketsPerPeer : autoSocketsFor(pend.fds[0].get());
+      hello.nsocks = static_cast<uint16_t>(std::clamp(n, 1, kMaxSocketsPerPeer));
+      // Every socket gets a stripe of each pipeline slice.
+      size_t stripe = (opt.sliceBytes / hello.nsocks + 63) / 64 * 64;
+      hello.stripeBytes = static_cast<uint32_t>(std::clamp<size_t>(stripe, 256, 1 << 20));
+      pend.stripeBytes = hello.stripeBytes;
+    }
+    for (uint16_t i = 0; i < hello.nsocks; ++i) {
+      if (i > 0) {
+        pend.fds.emplace_back();
+        s = connectTo(opt.table[p].listen, opt.deadline, &pend.fds[i]);
+        if (!s.ok()) return s.prepend(where(opt, p, "connecting another socket to"));
+        tuneSocket(pend.fds[i].get(), opt.socketBufBytes);
+      }
+      hello.sockIndex = i;
+      s = sendAll(pend.fds[i].get(), &hello, sizeof(hello), opt.deadline);
+      if (!s.ok()) return s.prepend(where(opt, p, "hello to"));
+    }
     outgoing.push_back(std::move(pend));
   }
 
+  // A peer is complete when all its sockets are in; socket 0's hello
+  // decides shared memory and gets the reply.
+  std::map<int, Pending> incoming;
+  std::map<int, bool> incomingShm;
   while (!expected.empty()) {
     Fd fd;
     Status s = acceptFrom(opt.listenFd, opt.deadline, opt.abort, &fd);
@@ -94,43 +137,66 @@ Status buildMesh(const MeshOptions& opt, std::map<int, std::unique_ptr<Connectio
     }
     PeerHello hello{};
     s = recvAll(fd.get(), &hello, sizeof(hello), std::min(opt.deadline, deadlineAfterMs(5000)));
-    if (!s.ok() || hello.magic != kPeerMagic || hello.commId != opt.commId ||
-        hello.to != opt.rank || !expected.count(hello.from)) {
-      RINA_WARN("rank %d: refused a peer connection (%s)", opt.rank,
-                !s.ok() ? s.message().c_str()
-                : hello.magic != kPeerMagic ? "wrong magic"
-                : hello.commId != opt.commId ? "wrong communicator id"
-                                             : "unexpected rank");
+    const char* refusal = !s.ok()                      ? s.message().c_str()
+                          : hello.magic != kPeerMagic  ? "wrong magic"
+                          : hello.commId != opt.commId ? "wrong communicator id"
+                          : hello.to != opt.rank || !expected.count(hello.from) ? "unexpected rank"
+                          : hello.nsocks < 1 || hello.nsocks > kMaxSocketsPerPeer ||
+                                  hello.sockIndex >= hello.nsocks
+                              ? "bad socket count"
+                          : hello.nsocks > 1 && (hello.stripeBytes < 64 || hello.stripeBytes % 64)
+                              ? "bad stripe size"
+                              : nullptr;
+    auto known = incoming.find(hello.from);
+    if (!refusal && known != incoming.end() &&
+        (known->second.fds.size() != hello.nsocks ||
+         known->second.fds[hello.sockIndex].get() >= 0)) {
+      refusal = "socket count or index disagrees with the peer's other sockets";
+    }
+    if (refusal) {
+      RINA_WARN("rank %d: refused a peer connection (%s)", opt.rank, refusal);
       continue;
     }
+    Pending& pend = incoming[hello.from];
     tuneSocket(fd.get(), opt.socketBufBytes);
-    hello.shmName[sizeof(hello.shmName) - 1] = '\0';
-    ShmSegment segment;
-    bool useShm = false;
-    if (hello.fifoBytes != 0) {
-      Status o = ShmSegment::open(hello.shmName, &segment);
-      if (o.ok()) {
-        useShm = true;
-      } else {
-        RINA_WARN("rank %d: cannot map rank %d's shared memory, using TCP: %s", opt.rank,
-                  hello.from, o.message().c_str());
-      }
+    if (pend.fds.empty()) {
+      pend.peer = hello.from;
+      pend.fds.resize(hello.nsocks);
+      pend.stripeBytes = hello.stripeBytes;
     }
-    PeerReply reply{kPeerMagic, useShm ? 1 : 0};
-    s = sendAll(fd.get(), &reply, sizeof(reply), opt.deadline);
-    if (!s.ok()) return s.prepend("rank " + std::to_string(opt.rank) + ": reply to peer " + std::to_string(hello.from) + ": ");
+    pend.fds[hello.sockIndex] = std::move(fd);
+    if (hello.sockIndex == 0) {
+      hello.shmName[sizeof(hello.shmName) - 1] = '\0';
+      bool useShm = false;
+      if (hello.fifoBytes != 0) {
+        Status o = ShmSegment::open(hello.shmName, &pend.segment);
+        if (o.ok()) {
+          useShm = true;
+        } else {
+          RINA_WARN("rank %d: cannot map rank %d's shared memory, using TCP: %s", opt.rank,
+                    hello.from, o.message().c_str());
+        }
+      }
+      incomingShm[hello.from] = useShm;
+    }
+    bool complete = std::all_of(pend.fds.begin(), pend.fds.end(),
+                                [](const Fd& f) { return f.get() >= 0; });
+    if (!complete) continue;
+    PeerReply reply{kPeerMagic, incomingShm[hello.from] ? 1 : 0};
+    s = sendAll(pend.fds[0].get(), &reply, sizeof(reply), opt.deadline);
+    if (!s.ok()) return s.prepend(where(opt, hello.from, "reply to"));
     expected.erase(hello.from);
-    RINA_TRY(makeConnection(opt, hello.from, std::move(fd), std::move(segment), useShm, out));
+    RINA_TRY(makeConnection(opt, pend, incomingShm[hello.from], out));
+    incoming.erase(hello.from);
   }
 
   for (Pending& pend : outgoing) {
     PeerReply reply{};
-    Status s = recvAll(pend.fd.get(), &reply, sizeof(reply), opt.deadline);
+    Status s = recvAll(pend.fds[0].get(), &reply, sizeof(reply), opt.deadline);
     if (s.ok() && reply.magic != kPeerMagic) s = errorf(rinaRemoteError, "wrong magic in reply");
-    if (!s.ok()) return s.prepend("rank " + std::to_string(opt.rank) + ": peer " + std::to_string(pend.peer) + " did not accept: ");
+    if (!s.ok()) return s.prepend(where(opt, pend.peer, "not accepted by"));
     pend.segment.unlink();  // both sides have it mapped (or it is unused)
-    RINA_TRY(makeConnection(opt, pend.peer, std::move(pend.fd), std::move(pend.segment),
-                            reply.usesShm != 0, out));
+    RINA_TRY(makeConnection(opt, pend, reply.usesShm != 0, out));
   }
   return {};
 }

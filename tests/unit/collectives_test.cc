@@ -20,10 +20,13 @@ const rinaRedOp_t kOps[] = {rinaSum, rinaProd, rinaMin, rinaMax, rinaAvg};
 struct Setup {
   int nranks;
   bool tcp;
+  int socketsPerPeer = 1;  // TCP only: several sockets stripe each slice
 };
 
 std::string setupName(const ::testing::TestParamInfo<Setup>& p) {
-  return std::to_string(p.param.nranks) + "ranks" + (p.param.tcp ? "Tcp" : "Shm");
+  std::string name = std::to_string(p.param.nranks) + "ranks" + (p.param.tcp ? "Tcp" : "Shm");
+  if (p.param.socketsPerPeer > 1) name += std::to_string(p.param.socketsPerPeer) + "Sockets";
+  return name;
 }
 
 class Collectives : public ::testing::TestWithParam<Setup> {
@@ -32,8 +35,10 @@ class Collectives : public ::testing::TestWithParam<Setup> {
     shm_ = std::make_unique<ScopedEnv>("RINA_SHM_DISABLE", GetParam().tcp ? "1" : "0");
     // Small slices so modest counts already run many pipelined slices.
     slice_ = std::make_unique<ScopedEnv>("RINA_SLICE_BYTES", "4K");
+    socks_ = std::make_unique<ScopedEnv>("RINA_SOCKET_NSOCKS",
+                                         std::to_string(GetParam().socketsPerPeer).c_str());
   }
-  std::unique_ptr<ScopedEnv> shm_, slice_;
+  std::unique_ptr<ScopedEnv> shm_, slice_, socks_;
 };
 
 // Every dtype x op x algorithm, counts 1, primes, not divisible by n,
@@ -165,7 +170,8 @@ INSTANTIATE_TEST_SUITE_P(Ranks, Collectives,
                          ::testing::Values(Setup{1, false}, Setup{2, false}, Setup{3, false},
                                            Setup{4, false}, Setup{5, false}, Setup{8, false},
                                            Setup{2, true}, Setup{3, true}, Setup{4, true},
-                                           Setup{7, true}),
+                                           Setup{7, true}, Setup{3, true, 3},
+                                           Setup{4, true, 2}),
                          setupName);
 
 // Processes: 64 MiB float32 through shared memory, in place and not.

@@ -94,6 +94,13 @@ TEST(InvalidArguments, BadEnvironmentValues) {
   ScopedEnv commId("RINA_COMM_ID", "no-port-here");
   EXPECT_EQ(rinaCommInitRank(&comm, 1, id, 0), rinaInvalidArgument);
   EXPECT_NE(std::string(rinaCommGetLastError(nullptr)).find("RINA_COMM_ID"), std::string::npos);
+  for (const char* bad : {"0", "9", "two", "2x"}) {
+    ScopedEnv nsocks("RINA_SOCKET_NSOCKS", bad);
+    ScopedEnv noCommId("RINA_COMM_ID", nullptr);
+    EXPECT_EQ(rinaCommInitRank(&comm, 1, id, 0), rinaInvalidArgument) << bad;
+    EXPECT_NE(std::string(rinaCommGetLastError(nullptr)).find("RINA_SOCKET_NSOCKS"),
+              std::string::npos) << bad;
+  }
 }
 
 // A peer killed between collectives: the survivors' next call fails with
@@ -123,6 +130,10 @@ void killedPeer(const char* shmDisable) {
 
 TEST(PeerFailure, KilledPeerGivesErrorNotHangShm) { killedPeer("0"); }
 TEST(PeerFailure, KilledPeerGivesErrorNotHangTcp) { killedPeer("1"); }
+TEST(PeerFailure, KilledPeerGivesErrorNotHangStripedTcp) {
+  ScopedEnv nsocks("RINA_SOCKET_NSOCKS", "3");
+  killedPeer("1");
+}
 
 TEST(PeerFailure, SilentPeerTimesOutWithContext) {
   ScopedEnv timeout("RINA_TIMEOUT_MS", "700");
