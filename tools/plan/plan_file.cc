@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "topo/topology_json.h"
+
 namespace rina::tools {
 namespace {
 
@@ -16,7 +18,7 @@ Status checkKeys(const json& obj, std::initializer_list<const char*> allowed,
   std::set<std::string> ok(allowed.begin(), allowed.end());
   for (auto it = obj.begin(); it != obj.end(); ++it) {
     if (!ok.count(it.key())) {
-      return errorf(rinaInvalidArgument, "%s: unknown key \"%s\"", where.c_str(), it.key().c_str());
+      return errorf(rinaInvalidArgument, "%s: unknown key '%s'", where.c_str(), it.key().c_str());
     }
   }
   return {};
@@ -64,77 +66,11 @@ Status parsePlanFile(const std::string& text, PlanFile* out) {
   if (doc.is_discarded()) return errorf(rinaInvalidArgument, "not valid JSON");
   RINA_TRY(checkKeys(doc, {"topology", "measured", "chunks", "grid"}, "file"));
   if (!doc.contains("topology")) return errorf(rinaInvalidArgument, "file: no \"topology\"");
-  const json& t = doc["topology"];
-  RINA_TRY(checkKeys(t, {"name", "spines", "spine_link_mbit", "racks"}, "topology"));
+  // The topology section is a topology file (lib/topo/topology_json.h).
   topo::TopologySpec spec;
-  if (t.contains("spines")) {
-    if (!t["spines"].is_number_integer() || t["spines"].get<int>() < 1 ||
-        t["spines"].get<int>() > 64) {
-      return errorf(rinaInvalidArgument, "topology.spines: must be a whole number from 1 to 64");
-    }
-    spec.spines = t["spines"].get<int>();
-  }
-  if (t.contains("spine_link_mbit"))
-    RINA_TRY(readMbit(t["spine_link_mbit"], "topology.spine_link_mbit", &spec.spineLinkMbit));
-  if (!t.contains("racks") || !t["racks"].is_array() || t["racks"].empty()) {
-    return errorf(rinaInvalidArgument, "topology.racks: must be a non-empty list");
-  }
-  std::vector<std::vector<double>> uplinks;  // per rack, per spine
-  std::vector<std::string> listedHosts;
+  RINA_TRY(topo::parseTopologyJson(doc["topology"].dump(), &spec));
   int countedRanks = 0;
-  for (size_t i = 0; i < t["racks"].size(); ++i) {
-    const json& r = t["racks"][i];
-    std::string where = "topology.racks[" + std::to_string(i) + "]";
-    RINA_TRY(checkKeys(
-        r, {"name", "ina", "hosts", "ranks", "switch", "host_link_mbit", "uplink_mbit"}, where));
-    topo::RackSpec rack;
-    rack.name = "r" + std::to_string(i);
-    if (r.contains("name")) RINA_TRY(readName(r["name"], where + ".name", &rack.name));
-    if (r.contains("ina")) {
-      if (!r["ina"].is_boolean())
-        return errorf(rinaInvalidArgument, "%s.ina: must be true or false", where.c_str());
-      rack.ina = r["ina"].get<bool>();
-    }
-    if (r.contains("host_link_mbit"))
-      RINA_TRY(readMbit(r["host_link_mbit"], where + ".host_link_mbit", &rack.hostLinkMbit));
-    std::vector<double> up(spec.spines, 0);
-    if (r.contains("uplink_mbit"))
-      RINA_TRY(readPerSpine(r["uplink_mbit"], spec.spines, where + ".uplink_mbit", &up));
-    rack.uplinkMbit = up.empty() ? 0 : up[0];
-    uplinks.push_back(up);
-    if (r.contains("hosts") == r.contains("ranks")) {
-      return errorf(rinaInvalidArgument, "%s: give either \"hosts\" or \"ranks\"", where.c_str());
-    }
-    if (r.contains("ranks")) {
-      if (!r["ranks"].is_number_integer() || r["ranks"].get<int>() < 1) {
-        return errorf(rinaInvalidArgument, "%s.ranks: must be a positive whole number",
-                      where.c_str());
-      }
-      rack.rankCount = r["ranks"].get<int>();
-      countedRanks += rack.rankCount;
-    } else {
-      if (!r["hosts"].is_array() || r["hosts"].empty()) {
-        return errorf(rinaInvalidArgument, "%s.hosts: must be a non-empty list", where.c_str());
-      }
-      for (size_t k = 0; k < r["hosts"].size(); ++k) {
-        const json& h = r["hosts"][k];
-        std::string hw = where + ".hosts[" + std::to_string(k) + "]";
-        topo::HostSpec host;
-        if (h.is_string()) {
-          RINA_TRY(readName(h, hw, &host.name));
-        } else {
-          RINA_TRY(checkKeys(h, {"name", "link_mbit", "addr"}, hw));
-          if (!h.contains("name"))
-            return errorf(rinaInvalidArgument, "%s: no \"name\"", hw.c_str());
-          RINA_TRY(readName(h["name"], hw + ".name", &host.name));
-          if (h.contains("link_mbit"))
-            RINA_TRY(readMbit(h["link_mbit"], hw + ".link_mbit", &host.linkMbit));
-        }
-        rack.hosts.push_back(host);
-      }
-    }
-    spec.racks.push_back(std::move(rack));
-  }
+  for (const auto& rack : spec.racks) countedRanks += rack.rankCount;
   // Counted racks take the first ranks; listed hosts follow in file order.
   std::vector<std::string> hostnames(countedRanks, "");
   for (const auto& rack : spec.racks) {
@@ -145,12 +81,8 @@ Status parsePlanFile(const std::string& text, PlanFile* out) {
   PlanFile pf;
   RINA_TRY(plan::networkFromTopology(spec, map, &pf.net));
   std::map<std::string, int> rackIndex, hostIndex;
-  for (size_t r = 0; r < pf.net.racks.size(); ++r) {
+  for (size_t r = 0; r < pf.net.racks.size(); ++r)
     rackIndex[pf.net.racks[r].name] = static_cast<int>(r);
-    for (size_t k = 0; k < spec.racks.size(); ++k) {
-      if (spec.racks[k].name == pf.net.racks[r].name) pf.net.racks[r].uplinkMbit = uplinks[k];
-    }
-  }
   for (size_t h = 0; h < pf.net.hosts.size(); ++h)
     hostIndex[pf.net.hosts[h].name] = static_cast<int>(h);
   auto host = [&](const json& v, const std::string& where, int* index) -> Status {

@@ -1,6 +1,5 @@
-// rina-plan's input: a topology (the RINA_TOPO_FILE schema: name, spines,
-// spine_link_mbit, racks with name, ina, hosts or ranks, host_link_mbit,
-// uplink_mbit), the rates measured since, and planning options:
+// rina-plan's input: a topology (a RINA_TOPO_FILE, read by
+// lib/topo/topology_json.h), the rates measured since, and planning options:
 //
 //   {"topology": {...},
 //    "measured": {"host_link_mbit": {"h0": 8000},
@@ -11,6 +10,8 @@
 //    "grid": {"ps": "h0", "rack_agg_mbit": {"r0": 400000}, "spine_agg_mbit": 0}}
 //
 // Only "topology" is required. Unknown keys are errors naming the key.
+// Per-spine uplink rates (the topology file has one per rack) go in
+// measured.uplink_mbit.
 #ifndef RINA_TOOLS_PLAN_PLAN_FILE_H_
 #define RINA_TOOLS_PLAN_PLAN_FILE_H_
 
