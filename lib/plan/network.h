@@ -60,7 +60,8 @@ struct Member {
   int agent() const { return hosts.front(); }
 };
 
-// INA racks as one member each, other hosts one each; ordered by first rank.
+// INA racks as one member each, other hosts one each (the rule of
+// topo::ringMembers, which works on a RackMap); ordered by first rank.
 std::vector<Member> ringMembers(const Network& net);
 
 // A member's own send (= receive) rate: its host link, or for an INA rack the
