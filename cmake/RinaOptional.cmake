@@ -59,6 +59,17 @@ if(NOT RINA_WITH_VERBS STREQUAL "OFF")
 endif()
 rina_resolve(VERBS _verbs_found)
 
+# GLPK (the GRID / InArt LPs in lib/plan): library and header.
+set(_glpk_found OFF)
+if(NOT RINA_WITH_GLPK STREQUAL "OFF")
+  find_library(GLPK_LIBRARY glpk)
+  find_path(GLPK_INCLUDE_DIR glpk.h)
+  if(GLPK_LIBRARY AND GLPK_INCLUDE_DIR)
+    set(_glpk_found ON)
+  endif()
+endif()
+rina_resolve(GLPK _glpk_found)
+
 # CUDA: a compiler is enough to build; whether a GPU exists is a run-time
 # question. Without a GPU, "native" architectures fail, so pick explicit ones.
 set(_cuda_found OFF)
@@ -87,6 +98,7 @@ function(rina_print_summary)
   message(STATUS "  MPI            : ${RINA_HAVE_MPI} ${MPI_C_VERSION}")
   message(STATUS "  hwloc          : ${RINA_HAVE_HWLOC} ${HWLOC_VERSION}")
   message(STATUS "  libibverbs     : ${RINA_HAVE_VERBS}")
+  message(STATUS "  GLPK           : ${RINA_HAVE_GLPK}")
   message(STATUS "  CUDA           : ${RINA_HAVE_CUDA} ${CUDAToolkit_VERSION} (archs ${CMAKE_CUDA_ARCHITECTURES})")
   message(STATUS "  tests          : ${RINA_BUILD_TESTS}")
 endfunction()

@@ -160,6 +160,29 @@ RINA_API rinaResult_t rinaAllGather(const void* sendbuff, void* recvbuff, size_t
 RINA_API rinaResult_t rinaBroadcast(const void* sendbuff, void* recvbuff, size_t count,
                            rinaDataType_t datatype, int root, rinaComm_t comm);
 
+/* Weighted average: recvbuff[i] = sum_r w_r sendbuff_r[i] / sum_r w_r, where
+ * w_r is the weight rank r passes (e.g. its batch size, so unequal batches
+ * still give the unbiased mean gradient). Floating types only (float16,
+ * bfloat16, float32, float64); each rank scales its input by w_r / sum w in
+ * working precision, then the scaled inputs are summed. A negative or
+ * non-finite weight on any rank, or weights summing to 0, make the call
+ * return rinaInvalidArgument on every rank. In place when equal. */
+RINA_API rinaResult_t rinaAllReduceWeighted(const void* sendbuff, void* recvbuff, size_t count,
+                                            rinaDataType_t datatype, double weight,
+                                            rinaComm_t comm);
+
+/* InGo batch-size advice (no communication): integer batchSizes[i] >= 0,
+ * summing to globalBatch, that minimise the iteration time
+ *   max_i (batchSizes[i] / computeRate[i] + commSeconds[i])
+ * where computeRate[i] is rank i's samples/s and commSeconds[i] its measured
+ * communication time per iteration (NULL: all 0). The result is within
+ * max_i 1/computeRate[i] seconds of the continuous optimum (water-filling;
+ * see README "Planning"). Rates must be finite and > 0, times finite and
+ * >= 0, globalBatch >= 0, nranks >= 1: else rinaInvalidArgument. */
+RINA_API rinaResult_t rinaSuggestBatchSizes(int64_t globalBatch, int nranks,
+                                            const double* computeRate,
+                                            const double* commSeconds, int64_t* batchSizes);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -6,11 +6,14 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <vector>
 
 #include "algo/collectives.h"
 #include "algo/communicator.h"
+#include "algo/weighted_allreduce.h"
 #include "bootstrap/bootstrap.h"
 #include "core/log.h"
+#include "plan/ingo.h"
 #include "reduce/reduce.h"
 #include "rina/rina.h"
 
@@ -204,6 +207,38 @@ rinaResult_t rinaAllReduce(const void* sendbuff, void* recvbuff, size_t count,
   if (!s.ok()) return fail(comm, s);
   if (count == 0) return rinaSuccess;
   return finish(comm, rina::algo::allReduce(*comm->impl, sendbuff, recvbuff, count, datatype, op));
+}
+
+rinaResult_t rinaAllReduceWeighted(const void* sendbuff, void* recvbuff, size_t count,
+                                   rinaDataType_t datatype, double weight, rinaComm_t comm) {
+  if (!comm) return fail(nullptr, errorf(rinaInvalidArgument, "rinaAllReduceWeighted: comm is NULL"));
+  size_t bytes = 0;
+  Status s = checkCollective(comm, "rinaAllReduceWeighted", sendbuff, recvbuff, count, datatype,
+                             rinaSum, false, 1, &bytes);
+  if (!s.ok()) return fail(comm, s);
+  if (count == 0) return rinaSuccess;
+  s = rina::algo::weightedAllReduce(*comm->impl, sendbuff, recvbuff, count, datatype, weight);
+  if (!s.ok()) s.prepend("rinaAllReduceWeighted: ");
+  return finish(comm, s);
+}
+
+rinaResult_t rinaSuggestBatchSizes(int64_t globalBatch, int nranks, const double* computeRate,
+                                   const double* commSeconds, int64_t* batchSizes) {
+  if (nranks < 1) {
+    return fail(nullptr, errorf(rinaInvalidArgument, "rinaSuggestBatchSizes: nranks %d < 1", nranks));
+  }
+  if (!computeRate || !batchSizes) {
+    return fail(nullptr, errorf(rinaInvalidArgument, "rinaSuggestBatchSizes: %s is NULL",
+                                computeRate ? "batchSizes" : "computeRate"));
+  }
+  std::vector<double> rate(computeRate, computeRate + nranks);
+  std::vector<double> comm = commSeconds ? std::vector<double>(commSeconds, commSeconds + nranks)
+                                         : std::vector<double>();
+  rina::plan::BatchAdvice advice;
+  Status s = rina::plan::suggestBatchSizes(globalBatch, rate, comm, &advice);
+  if (!s.ok()) return fail(nullptr, s.prepend("rinaSuggestBatchSizes: "));
+  std::memcpy(batchSizes, advice.batch.data(), sizeof(int64_t) * nranks);
+  return rinaSuccess;
 }
 
 rinaResult_t rinaReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,

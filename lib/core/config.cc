@@ -59,6 +59,10 @@ constexpr Knob kKnobs[] = {
     {"RINA_MPI_DISABLE", "0", "librina_mpi: 1 sends every call to the MPI library"},
     {"RINA_MPI_STATS", "0",
      "librina_mpi: 1 prints per-communicator counts (handled, delegated and why) at MPI_Finalize"},
+    {"RINA_PLAN_INTERVAL", "100",
+     "re-plan every N collectives (\"100\") or seconds (\"5s\"); 0 = only on rate changes"},
+    {"RINA_PLAN_THRESHOLD", "0.2",
+     "re-plan when a measured link rate moves by more than this fraction (0 = never)"},
 };
 
 struct Cache {
