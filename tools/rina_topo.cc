@@ -238,8 +238,7 @@ int run(int argc, char** argv) {
   if (!o.file.empty() && !o.racks.empty()) return usageError("give --file or --racks, not both");
   if (o.file.empty() && o.racks.empty()) {
     o.file = config::stringValue("RINA_TOPO_FILE");
-    // RINA_RACKS is read by the library's rack map code; the tool only shows it.
-    if (o.file.empty() && std::getenv("RINA_RACKS")) o.racks = std::getenv("RINA_RACKS");
+    if (o.file.empty()) o.racks = config::stringValue("RINA_RACKS");
   }
 
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
