@@ -41,6 +41,14 @@ constexpr Knob kKnobs[] = {
     {"RINA_SLICE_BYTES", "128K", "ring pipeline slice size"},
     {"RINA_SPIN_US", "50",
      "microseconds a blocked rank yields and retries before it sleeps on a futex or poll"},
+    {"RINA_IB_HCA", "",
+     "RDMA device[:port] for peers on other hosts (mlx5_0:1); unset: the first device, port 1"},
+    {"RINA_IB_GID_INDEX", "0", "GID table index of the RDMA port (RoCEv2 usually needs 1 or 3)"},
+    {"RINA_IB_TIMEOUT", "18",
+     "RC ack timeout exponent: 4.096 us x 2^value per retry (7 retries), 1-31"},
+    {"RINA_IB_DISABLE", "0", "1: never use RDMA, peers on other hosts talk over TCP"},
+    {"RINA_CUDA_STAGE_BYTES", "4M",
+     "GPU buffers: chunk copied through pinned host memory per pipelined allreduce step"},
 };
 
 struct Cache {
