@@ -51,6 +51,13 @@ TEST(VerbsSelect, NotBuiltOrDisabledUsesSockets) {
   ASSERT_TRUE(chooseTransport(p, "", false, &c).ok());
   EXPECT_FALSE(c.useVerbs);
   EXPECT_NE(c.why.find("without libibverbs"), std::string::npos);
+  // Asking for an adapter from a build without verbs is an error, not TCP.
+  Status s = chooseTransport(p, "mlx5_0", false, &c);
+  EXPECT_EQ(s.code(), rinaSystemError);
+  EXPECT_NE(s.message().find("RINA_IB_HCA=mlx5_0: no such RDMA device (librina was built without "
+                             "libibverbs)"),
+            std::string::npos)
+      << s.message();
 }
 
 TEST(VerbsSelect, FirstDeviceByDefaultOrTheNamedOne) {

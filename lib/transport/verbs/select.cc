@@ -30,10 +30,6 @@ Status chooseTransport(const DeviceProbe& probe, std::string_view hcaKnob, bool 
   *out = TransportChoice();
   HcaSpec spec;
   RINA_TRY(parseHcaSpec(hcaKnob, &spec));
-  if (!probe.built) {
-    out->why = "librina was built without libibverbs, using sockets";
-    return {};
-  }
   if (disabled) {
     out->why = "RDMA disabled by RINA_IB_DISABLE=1, using sockets";
     return {};
@@ -42,7 +38,7 @@ Status chooseTransport(const DeviceProbe& probe, std::string_view hcaKnob, bool 
   for (const std::string& n : probe.names) found += (found.empty() ? "" : ", ") + n;
   if (!spec.name.empty()) {
     for (const std::string& n : probe.names) {
-      if (n == spec.name) {
+      if (probe.built && n == spec.name) {
         out->useVerbs = true;
         out->device = n;
         out->port = spec.port;
@@ -50,7 +46,8 @@ Status chooseTransport(const DeviceProbe& probe, std::string_view hcaKnob, bool 
         return {};
       }
     }
-    std::string have = !probe.listOk ? std::string("ibv_get_device_list failed: ") +
+    std::string have = !probe.built ? std::string("librina was built without libibverbs")
+                       : !probe.listOk ? std::string("ibv_get_device_list failed: ") +
                                            std::strerror(probe.listErrno)
                        : found.empty() ? std::string("no RDMA devices")
                                        : "devices: " + found;
@@ -58,6 +55,10 @@ Status chooseTransport(const DeviceProbe& probe, std::string_view hcaKnob, bool 
                   "RINA_IB_HCA=%.*s: no such RDMA device (%s); unset RINA_IB_HCA or set "
                   "RINA_IB_DISABLE=1 to use sockets",
                   static_cast<int>(hcaKnob.size()), hcaKnob.data(), have.c_str());
+  }
+  if (!probe.built) {
+    out->why = "librina was built without libibverbs, using sockets";
+    return {};
   }
   if (!probe.listOk) {
     out->why = std::string("no RDMA device (ibv_get_device_list: ") +

@@ -1,12 +1,13 @@
 // Which transport a rank uses across hosts, as a pure function of what the
 // device probe found and the knobs, so every case is tested without a device.
 //
+//   RINA_IB_DISABLE=1                 -> sockets (whatever RINA_IB_HCA says)
 //   built without libibverbs          -> sockets ("built without libibverbs")
-//   RINA_IB_DISABLE=1                 -> sockets
 //   ibv_get_device_list NULL / empty  -> sockets, one INFO line naming why
 //   RINA_IB_HCA unset                 -> the first device, port 1
 //   RINA_IB_HCA=name[:port] found     -> that device and port
-//   RINA_IB_HCA names a missing device, or is malformed -> an error: the user
+//   RINA_IB_HCA names a missing device (or the build has no verbs), or is
+//     malformed -> an error: the user
 //     asked for a specific adapter, so silently using TCP would hide it.
 #ifndef RINA_LIB_TRANSPORT_VERBS_SELECT_H_
 #define RINA_LIB_TRANSPORT_VERBS_SELECT_H_
