@@ -72,10 +72,24 @@ inline const char* roceErrorName(RoceError e) {
 }
 
 namespace detail {
-inline void put16(uint8_t* p, uint16_t v) { v = htons(v); std::memcpy(p, &v, 2); }
-inline void put32(uint8_t* p, uint32_t v) { v = htonl(v); std::memcpy(p, &v, 4); }
-inline uint16_t get16(const uint8_t* p) { uint16_t v; std::memcpy(&v, p, 2); return ntohs(v); }
-inline uint32_t get32(const uint8_t* p) { uint32_t v; std::memcpy(&v, p, 4); return ntohl(v); }
+inline void put16(uint8_t* p, uint16_t v) {
+  v = htons(v);
+  std::memcpy(p, &v, 2);
+}
+inline void put32(uint8_t* p, uint32_t v) {
+  v = htonl(v);
+  std::memcpy(p, &v, 4);
+}
+inline uint16_t get16(const uint8_t* p) {
+  uint16_t v;
+  std::memcpy(&v, p, 2);
+  return ntohs(v);
+}
+inline uint32_t get32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return ntohl(v);
+}
 }  // namespace detail
 
 // Headers for h (h.elems payload values follow, then the ICRC) into
@@ -89,7 +103,7 @@ inline bool encodeHeaders(const Header& h, std::span<uint8_t> out) {
   detail::put32(p + 4, h.job);  // byte 4 reserved stays 0: job < 2^16
   detail::put32(p + 8, h.seq & 0xFFFFFFu);
   const uint16_t slot = static_cast<uint16_t>(h.slot | (h.shadow ? kShadowBit : 0));
-  detail::put32(p + 12, slot);  // VA high word
+  detail::put32(p + 12, slot);   // VA high word
   detail::put32(p + 16, h.seq);  // VA low word
   detail::put32(p + 20, h.token);
   detail::put32(p + 24, 4u * h.elems);

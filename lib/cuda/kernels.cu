@@ -76,18 +76,22 @@ template <class Op, class T>
 void launch(void* dst, const void* a, const void* b, size_t n, cudaStream_t s) {
   bool vec = aligned16(dst) && aligned16(a) && aligned16(b);
   size_t work = vec ? n / (16 / sizeof(T)) + 16 : n;
-  reduceKernel<Op, T><<<blocksFor(work), kThreads, 0, s>>>(static_cast<T*>(dst), static_cast<const T*>(a),
-                                                          static_cast<const T*>(b), n, vec);
+  reduceKernel<Op, T><<<blocksFor(work), kThreads, 0, s>>>(
+      static_cast<T*>(dst), static_cast<const T*>(a), static_cast<const T*>(b), n, vec);
 }
 
 template <class Ops>
 void launchOp(rinaRedOp_t op, void* dst, const void* a, const void* b, size_t n, cudaStream_t s) {
   using T = typename Ops::Storage;
   switch (op) {
-    case rinaProd: return launch<typename Ops::Prod, T>(dst, a, b, n, s);
-    case rinaMin: return launch<typename Ops::Min, T>(dst, a, b, n, s);
-    case rinaMax: return launch<typename Ops::Max, T>(dst, a, b, n, s);
-    default: return launch<typename Ops::Sum, T>(dst, a, b, n, s);  // sum, avg
+    case rinaProd:
+      return launch<typename Ops::Prod, T>(dst, a, b, n, s);
+    case rinaMin:
+      return launch<typename Ops::Min, T>(dst, a, b, n, s);
+    case rinaMax:
+      return launch<typename Ops::Max, T>(dst, a, b, n, s);
+    default:
+      return launch<typename Ops::Sum, T>(dst, a, b, n, s);  // sum, avg
   }
 }
 
@@ -105,17 +109,39 @@ Status reduceOnDevice(void* dst, const void* a, const void* b, size_t count, rin
   if (count == 0) return {};
   auto s = static_cast<cudaStream_t>(stream);
   switch (type) {
-    case rinaInt8: launchOp<OpsFor<rinaInt8>>(op, dst, a, b, count, s); break;
-    case rinaUint8: launchOp<OpsFor<rinaUint8>>(op, dst, a, b, count, s); break;
-    case rinaInt32: launchOp<OpsFor<rinaInt32>>(op, dst, a, b, count, s); break;
-    case rinaUint32: launchOp<OpsFor<rinaUint32>>(op, dst, a, b, count, s); break;
-    case rinaInt64: launchOp<OpsFor<rinaInt64>>(op, dst, a, b, count, s); break;
-    case rinaUint64: launchOp<OpsFor<rinaUint64>>(op, dst, a, b, count, s); break;
-    case rinaFloat16: launchOp<OpsFor<rinaFloat16>>(op, dst, a, b, count, s); break;
-    case rinaBfloat16: launchOp<OpsFor<rinaBfloat16>>(op, dst, a, b, count, s); break;
-    case rinaFloat32: launchOp<OpsFor<rinaFloat32>>(op, dst, a, b, count, s); break;
-    case rinaFloat64: launchOp<OpsFor<rinaFloat64>>(op, dst, a, b, count, s); break;
-    default: return errorf(rinaInvalidArgument, "reduceOnDevice: invalid datatype %d", static_cast<int>(type));
+    case rinaInt8:
+      launchOp<OpsFor<rinaInt8>>(op, dst, a, b, count, s);
+      break;
+    case rinaUint8:
+      launchOp<OpsFor<rinaUint8>>(op, dst, a, b, count, s);
+      break;
+    case rinaInt32:
+      launchOp<OpsFor<rinaInt32>>(op, dst, a, b, count, s);
+      break;
+    case rinaUint32:
+      launchOp<OpsFor<rinaUint32>>(op, dst, a, b, count, s);
+      break;
+    case rinaInt64:
+      launchOp<OpsFor<rinaInt64>>(op, dst, a, b, count, s);
+      break;
+    case rinaUint64:
+      launchOp<OpsFor<rinaUint64>>(op, dst, a, b, count, s);
+      break;
+    case rinaFloat16:
+      launchOp<OpsFor<rinaFloat16>>(op, dst, a, b, count, s);
+      break;
+    case rinaBfloat16:
+      launchOp<OpsFor<rinaBfloat16>>(op, dst, a, b, count, s);
+      break;
+    case rinaFloat32:
+      launchOp<OpsFor<rinaFloat32>>(op, dst, a, b, count, s);
+      break;
+    case rinaFloat64:
+      launchOp<OpsFor<rinaFloat64>>(op, dst, a, b, count, s);
+      break;
+    default:
+      return errorf(rinaInvalidArgument, "reduceOnDevice: invalid datatype %d",
+                    static_cast<int>(type));
   }
   return launched("reduceOnDevice");
 }
@@ -125,21 +151,43 @@ Status averageOnDevice(void* data, size_t count, rinaDataType_t type, int nranks
   auto s = static_cast<cudaStream_t>(stream);
   const unsigned blocks = blocksFor(count);
   switch (type) {
-    case rinaInt8: averageIntKernel<<<blocks, kThreads, 0, s>>>(static_cast<int8_t*>(data), count, nranks); break;
-    case rinaUint8: averageIntKernel<<<blocks, kThreads, 0, s>>>(static_cast<uint8_t*>(data), count, nranks); break;
-    case rinaInt32: averageIntKernel<<<blocks, kThreads, 0, s>>>(static_cast<int32_t*>(data), count, nranks); break;
-    case rinaUint32: averageIntKernel<<<blocks, kThreads, 0, s>>>(static_cast<uint32_t*>(data), count, nranks); break;
-    case rinaInt64: averageIntKernel<<<blocks, kThreads, 0, s>>>(static_cast<int64_t*>(data), count, nranks); break;
-    case rinaUint64: averageIntKernel<<<blocks, kThreads, 0, s>>>(static_cast<uint64_t*>(data), count, nranks); break;
+    case rinaInt8:
+      averageIntKernel<<<blocks, kThreads, 0, s>>>(static_cast<int8_t*>(data), count, nranks);
+      break;
+    case rinaUint8:
+      averageIntKernel<<<blocks, kThreads, 0, s>>>(static_cast<uint8_t*>(data), count, nranks);
+      break;
+    case rinaInt32:
+      averageIntKernel<<<blocks, kThreads, 0, s>>>(static_cast<int32_t*>(data), count, nranks);
+      break;
+    case rinaUint32:
+      averageIntKernel<<<blocks, kThreads, 0, s>>>(static_cast<uint32_t*>(data), count, nranks);
+      break;
+    case rinaInt64:
+      averageIntKernel<<<blocks, kThreads, 0, s>>>(static_cast<int64_t*>(data), count, nranks);
+      break;
+    case rinaUint64:
+      averageIntKernel<<<blocks, kThreads, 0, s>>>(static_cast<uint64_t*>(data), count, nranks);
+      break;
     case rinaFloat16:
-      averageNarrowKernel<HalfCodec><<<blocks, kThreads, 0, s>>>(static_cast<uint16_t*>(data), count, static_cast<float>(nranks));
+      averageNarrowKernel<HalfCodec><<<blocks, kThreads, 0, s>>>(static_cast<uint16_t*>(data),
+                                                                 count, static_cast<float>(nranks));
       break;
     case rinaBfloat16:
-      averageNarrowKernel<Bf16Codec><<<blocks, kThreads, 0, s>>>(static_cast<uint16_t*>(data), count, static_cast<float>(nranks));
+      averageNarrowKernel<Bf16Codec><<<blocks, kThreads, 0, s>>>(static_cast<uint16_t*>(data),
+                                                                 count, static_cast<float>(nranks));
       break;
-    case rinaFloat32: averageFloatKernel<<<blocks, kThreads, 0, s>>>(static_cast<float*>(data), count, static_cast<float>(nranks)); break;
-    case rinaFloat64: averageFloatKernel<<<blocks, kThreads, 0, s>>>(static_cast<double*>(data), count, static_cast<double>(nranks)); break;
-    default: return errorf(rinaInvalidArgument, "averageOnDevice: invalid datatype %d", static_cast<int>(type));
+    case rinaFloat32:
+      averageFloatKernel<<<blocks, kThreads, 0, s>>>(static_cast<float*>(data), count,
+                                                     static_cast<float>(nranks));
+      break;
+    case rinaFloat64:
+      averageFloatKernel<<<blocks, kThreads, 0, s>>>(static_cast<double*>(data), count,
+                                                     static_cast<double>(nranks));
+      break;
+    default:
+      return errorf(rinaInvalidArgument, "averageOnDevice: invalid datatype %d",
+                    static_cast<int>(type));
   }
   return launched("averageOnDevice");
 }

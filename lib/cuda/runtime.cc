@@ -25,7 +25,8 @@ const Probe& probe() {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess) {
-      r.why = std::string("cudaGetDeviceCount: ") + cudaGetErrorName(e) + ", " + cudaGetErrorString(e);
+      r.why =
+          std::string("cudaGetDeviceCount: ") + cudaGetErrorName(e) + ", " + cudaGetErrorString(e);
       (void)cudaGetLastError();
     } else if (n == 0) {
       r.why = "no CUDA device";
@@ -43,9 +44,9 @@ Status cudaFail(cudaError_t e, int rank, const char* what) {
                 cudaGetErrorString(e));
 }
 
-#define RINA_CUDA_TRY(call, rank, what)          \
-  do {                                           \
-    cudaError_t rina_e_ = (call);                \
+#define RINA_CUDA_TRY(call, rank, what)                               \
+  do {                                                                \
+    cudaError_t rina_e_ = (call);                                     \
     if (rina_e_ != cudaSuccess) return cudaFail(rina_e_, rank, what); \
   } while (0)
 
@@ -77,8 +78,10 @@ struct Staging {
   ~Staging() { reset(); }
   void reset() {
     if (host) cudaFreeHost(host);
-    for (cudaEvent_t& e : evIn) if (e) cudaEventDestroy(e), e = nullptr;
-    for (cudaEvent_t& e : evOut) if (e) cudaEventDestroy(e), e = nullptr;
+    for (cudaEvent_t& e : evIn)
+      if (e) cudaEventDestroy(e), e = nullptr;
+    for (cudaEvent_t& e : evOut)
+      if (e) cudaEventDestroy(e), e = nullptr;
     if (evUser) cudaEventDestroy(evUser);
     if (evDone) cudaEventDestroy(evDone);
     if (in) cudaStreamDestroy(in);
@@ -96,14 +99,20 @@ struct Staging {
     if (dev != device) {
       reset();
       device = dev;
-      RINA_CUDA_TRY(cudaStreamCreateWithFlags(&in, cudaStreamNonBlocking), rank, "cudaStreamCreate");
-      RINA_CUDA_TRY(cudaStreamCreateWithFlags(&out, cudaStreamNonBlocking), rank, "cudaStreamCreate");
+      RINA_CUDA_TRY(cudaStreamCreateWithFlags(&in, cudaStreamNonBlocking), rank,
+                    "cudaStreamCreate");
+      RINA_CUDA_TRY(cudaStreamCreateWithFlags(&out, cudaStreamNonBlocking), rank,
+                    "cudaStreamCreate");
       for (int i = 0; i < kSlots; ++i) {
-        RINA_CUDA_TRY(cudaEventCreateWithFlags(&evIn[i], cudaEventDisableTiming), rank, "cudaEventCreate");
-        RINA_CUDA_TRY(cudaEventCreateWithFlags(&evOut[i], cudaEventDisableTiming), rank, "cudaEventCreate");
+        RINA_CUDA_TRY(cudaEventCreateWithFlags(&evIn[i], cudaEventDisableTiming), rank,
+                      "cudaEventCreate");
+        RINA_CUDA_TRY(cudaEventCreateWithFlags(&evOut[i], cudaEventDisableTiming), rank,
+                      "cudaEventCreate");
       }
-      RINA_CUDA_TRY(cudaEventCreateWithFlags(&evUser, cudaEventDisableTiming), rank, "cudaEventCreate");
-      RINA_CUDA_TRY(cudaEventCreateWithFlags(&evDone, cudaEventDisableTiming), rank, "cudaEventCreate");
+      RINA_CUDA_TRY(cudaEventCreateWithFlags(&evUser, cudaEventDisableTiming), rank,
+                    "cudaEventCreate");
+      RINA_CUDA_TRY(cudaEventCreateWithFlags(&evDone, cudaEventDisableTiming), rank,
+                    "cudaEventCreate");
     }
     if (bytes > hostBytes) {
       if (host) cudaFreeHost(host);
@@ -180,7 +189,8 @@ Status isDevicePointer(const void* p, size_t bytes, const char* what, bool* devi
 
 Status synchronizeStream(void* stream, int rank) {
   std::string why;
-  if (!usable(&why)) return errorf(rinaSystemError, "rank %d: no usable GPU (%s)", rank, why.c_str());
+  if (!usable(&why))
+    return errorf(rinaSystemError, "rank %d: no usable GPU (%s)", rank, why.c_str());
   Staging& st = tlsStaging;
   RINA_TRY(st.prepare(0, rank));
   RINA_CUDA_TRY(cudaEventRecord(st.evUser, static_cast<cudaStream_t>(stream)), rank,
@@ -208,8 +218,9 @@ Status runStaged(const StagedBuffers& b, void* stream, int rank, const HostColle
   Deadline deadline = deadlineAfterMs();
   RINA_TRY(st.orderAfter(stream, rank));
   if (b.sendOnDevice) {
-    RINA_CUDA_TRY(cudaMemcpyAsync(const_cast<void*>(hs), b.send, b.sendBytes, cudaMemcpyDeviceToHost, st.in),
-                  rank, "copy of sendbuff to the host");
+    RINA_CUDA_TRY(
+        cudaMemcpyAsync(const_cast<void*>(hs), b.send, b.sendBytes, cudaMemcpyDeviceToHost, st.in),
+        rank, "copy of sendbuff to the host");
     RINA_CUDA_TRY(cudaEventRecord(st.evIn[0], st.in), rank, "cudaEventRecord");
     RINA_TRY(waitEvent(st.evIn[0], deadline, rank, "copy of sendbuff to the host", 0));
   }
@@ -247,7 +258,8 @@ Status runStagedPipelined(const StagedBuffers& b, size_t count, size_t elemSize,
       if (i + 1 < nchunks) {
         // The slot of chunk i+1 last held chunk i+1-kSlots: its copy back must be done.
         if (i + 1 >= kSlots && b.recvOnDevice) {
-          RINA_TRY(waitEvent(st.evOut[(i + 1) % kSlots], deadline, rank, "copy to the GPU", i + 1 - kSlots));
+          RINA_TRY(waitEvent(st.evOut[(i + 1) % kSlots], deadline, rank, "copy to the GPU",
+                             i + 1 - kSlots));
         }
         RINA_TRY(issueIn(i + 1));
       }
@@ -259,8 +271,8 @@ Status runStagedPipelined(const StagedBuffers& b, size_t count, size_t elemSize,
       void* hr = b.recvOnDevice ? slot(i) : static_cast<char*>(b.recv) + off;
       RINA_TRY(fn(hs, hr, i * chunkElems, elems(i)));
       if (b.recvOnDevice) {
-        RINA_CUDA_TRY(cudaMemcpyAsync(static_cast<char*>(b.recv) + off, slot(i), elems(i) * elemSize,
-                                      cudaMemcpyHostToDevice, st.out),
+        RINA_CUDA_TRY(cudaMemcpyAsync(static_cast<char*>(b.recv) + off, slot(i),
+                                      elems(i) * elemSize, cudaMemcpyHostToDevice, st.out),
                       rank, "copy of a recvbuff chunk to the GPU");
         RINA_CUDA_TRY(cudaEventRecord(st.evOut[i % kSlots], st.out), rank, "cudaEventRecord");
       }

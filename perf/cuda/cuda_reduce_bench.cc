@@ -18,13 +18,13 @@
 
 namespace {
 
-#define CHECK(call)                                                                 \
-  do {                                                                              \
-    cudaError_t e_ = (call);                                                        \
-    if (e_ != cudaSuccess) {                                                        \
-      std::fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e_));              \
-      std::exit(1);                                                                 \
-    }                                                                               \
+#define CHECK(call)                                                    \
+  do {                                                                 \
+    cudaError_t e_ = (call);                                           \
+    if (e_ != cudaSuccess) {                                           \
+      std::fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e_)); \
+      std::exit(1);                                                    \
+    }                                                                  \
   } while (0)
 
 template <class Fn>
@@ -83,7 +83,8 @@ int main(int argc, char** argv) {
   CHECK(cudaMalloc(&d, bytes));
   CHECK(cudaMemset(a, 0, bytes));
   CHECK(cudaMemset(b, 0, bytes));
-  const double copyMs = bestMs(iters, [&] { CHECK(cudaMemcpy(d, a, bytes, cudaMemcpyDeviceToDevice)); });
+  const double copyMs =
+      bestMs(iters, [&] { CHECK(cudaMemcpy(d, a, bytes, cudaMemcpyDeviceToDevice)); });
   const double copyGBs = 2.0 * bytes / (copyMs * 1e6);
   std::printf("device %s, %zu MiB per buffer, best of %d\n", prop.name, mib, iters);
   std::printf("%-10s %-5s %10s %10s %8s\n", "type", "op", "time(ms)", "GB/s", "of copy");

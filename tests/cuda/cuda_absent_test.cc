@@ -42,8 +42,8 @@ TEST(CudaAbsent, SharedLibraryLoadsAndAnswers) {
 
 TEST(CudaAbsent, MappedHostMemoryCheckAgreesWithMmap) {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  char* p = static_cast<char*>(mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE,
-                                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  char* p = static_cast<char*>(
+      mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   ASSERT_NE(p, MAP_FAILED);
   EXPECT_TRUE(cuda::isMappedHostMemory(p, 3 * page));
   EXPECT_TRUE(cuda::isMappedHostMemory(p + 10, page));
@@ -114,7 +114,8 @@ TEST(CudaAbsent, PointerThatIsNotHostMemoryIsSystemErrorForEveryCollective) {
     expectRefused(rinaBroadcast(bogus, bogus, 256, rinaFloat32, 0, comm), "sendbuff",
                   "rinaBroadcast");
     // The refusals are argument-level: the communicator still works.
-    ASSERT_EQ(rinaAllReduce(host.data(), host.data(), 256, rinaFloat32, rinaSum, comm), rinaSuccess);
+    ASSERT_EQ(rinaAllReduce(host.data(), host.data(), 256, rinaFloat32, rinaSum, comm),
+              rinaSuccess);
     EXPECT_EQ(host[0], 1.0f);
   });
 }

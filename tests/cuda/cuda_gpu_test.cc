@@ -18,17 +18,19 @@
 namespace rina::testing {
 namespace {
 
-#define SKIP_WITHOUT_GPU()                                                   \
-  do {                                                                       \
-    std::string why_;                                                        \
-    if (!cuda::usable(&why_)) GTEST_SKIP() << "no usable GPU: " << why_;     \
+#define SKIP_WITHOUT_GPU()                                               \
+  do {                                                                   \
+    std::string why_;                                                    \
+    if (!cuda::usable(&why_)) GTEST_SKIP() << "no usable GPU: " << why_; \
   } while (0)
 
 #define CUDA_OK(call) ASSERT_EQ((call), cudaSuccess) << #call
 
 template <class T>
 struct DeviceBuffer {
-  explicit DeviceBuffer(size_t n) : count(n) { EXPECT_EQ(cudaMalloc(&ptr, n * sizeof(T) + 16), cudaSuccess); }
+  explicit DeviceBuffer(size_t n) : count(n) {
+    EXPECT_EQ(cudaMalloc(&ptr, n * sizeof(T) + 16), cudaSuccess);
+  }
   ~DeviceBuffer() { cudaFree(ptr); }
   void upload(const std::vector<T>& v, size_t offsetBytes = 0) {
     EXPECT_EQ(cudaMemcpy(static_cast<char*>(ptr) + offsetBytes, v.data(), v.size() * sizeof(T),
@@ -49,10 +51,14 @@ struct DeviceBuffer {
 
 reduce::detail::KernelOp kernelOp(rinaRedOp_t op) {
   switch (op) {
-    case rinaProd: return reduce::detail::kKernelProd;
-    case rinaMin: return reduce::detail::kKernelMin;
-    case rinaMax: return reduce::detail::kKernelMax;
-    default: return reduce::detail::kKernelSum;
+    case rinaProd:
+      return reduce::detail::kKernelProd;
+    case rinaMin:
+      return reduce::detail::kKernelMin;
+    case rinaMax:
+      return reduce::detail::kKernelMax;
+    default:
+      return reduce::detail::kKernelSum;
   }
 }
 
@@ -74,7 +80,9 @@ void checkKernels() {
     da.upload(a, shift);
     db.upload(b, shift);
     for (rinaRedOp_t op : {rinaSum, rinaProd, rinaMin, rinaMax}) {
-      ASSERT_TRUE(cuda::reduceOnDevice(dd.at(shift), da.at(shift), db.at(shift), n, kType, op, nullptr).ok());
+      ASSERT_TRUE(
+          cuda::reduceOnDevice(dd.at(shift), da.at(shift), db.at(shift), n, kType, op, nullptr)
+              .ok());
       CUDA_OK(cudaDeviceSynchronize());
       std::vector<T> got = dd.download(n, shift);
       for (size_t i = 0; i < n; ++i) {
@@ -85,7 +93,9 @@ void checkKernels() {
       }
     }
     // In place (dst == a) gives the same as out of place.
-    ASSERT_TRUE(cuda::reduceOnDevice(da.at(shift), da.at(shift), db.at(shift), n, kType, rinaSum, nullptr).ok());
+    ASSERT_TRUE(
+        cuda::reduceOnDevice(da.at(shift), da.at(shift), db.at(shift), n, kType, rinaSum, nullptr)
+            .ok());
     std::vector<T> got = da.download(n, shift);
     for (size_t i = 0; i < n; i += 97) {
       ASSERT_EQ(Ref::bits(got[i]), Ref::bits(Ref::apply(reduce::detail::kKernelSum, a[i], b[i])));
@@ -101,33 +111,66 @@ void checkKernels() {
   }
 }
 
-TEST(CudaKernels, Int8) { SKIP_WITHOUT_GPU(); checkKernels<rinaInt8>(); }
-TEST(CudaKernels, Uint8) { SKIP_WITHOUT_GPU(); checkKernels<rinaUint8>(); }
-TEST(CudaKernels, Int32) { SKIP_WITHOUT_GPU(); checkKernels<rinaInt32>(); }
-TEST(CudaKernels, Uint32) { SKIP_WITHOUT_GPU(); checkKernels<rinaUint32>(); }
-TEST(CudaKernels, Int64) { SKIP_WITHOUT_GPU(); checkKernels<rinaInt64>(); }
-TEST(CudaKernels, Uint64) { SKIP_WITHOUT_GPU(); checkKernels<rinaUint64>(); }
-TEST(CudaKernels, Float16) { SKIP_WITHOUT_GPU(); checkKernels<rinaFloat16>(); }
-TEST(CudaKernels, Bfloat16) { SKIP_WITHOUT_GPU(); checkKernels<rinaBfloat16>(); }
-TEST(CudaKernels, Float32) { SKIP_WITHOUT_GPU(); checkKernels<rinaFloat32>(); }
-TEST(CudaKernels, Float64) { SKIP_WITHOUT_GPU(); checkKernels<rinaFloat64>(); }
+TEST(CudaKernels, Int8) {
+  SKIP_WITHOUT_GPU();
+  checkKernels<rinaInt8>();
+}
+TEST(CudaKernels, Uint8) {
+  SKIP_WITHOUT_GPU();
+  checkKernels<rinaUint8>();
+}
+TEST(CudaKernels, Int32) {
+  SKIP_WITHOUT_GPU();
+  checkKernels<rinaInt32>();
+}
+TEST(CudaKernels, Uint32) {
+  SKIP_WITHOUT_GPU();
+  checkKernels<rinaUint32>();
+}
+TEST(CudaKernels, Int64) {
+  SKIP_WITHOUT_GPU();
+  checkKernels<rinaInt64>();
+}
+TEST(CudaKernels, Uint64) {
+  SKIP_WITHOUT_GPU();
+  checkKernels<rinaUint64>();
+}
+TEST(CudaKernels, Float16) {
+  SKIP_WITHOUT_GPU();
+  checkKernels<rinaFloat16>();
+}
+TEST(CudaKernels, Bfloat16) {
+  SKIP_WITHOUT_GPU();
+  checkKernels<rinaBfloat16>();
+}
+TEST(CudaKernels, Float32) {
+  SKIP_WITHOUT_GPU();
+  checkKernels<rinaFloat32>();
+}
+TEST(CudaKernels, Float64) {
+  SKIP_WITHOUT_GPU();
+  checkKernels<rinaFloat64>();
+}
 
 TEST(CudaKernels, InvalidTypeIsRefused) {
   SKIP_WITHOUT_GPU();
-  EXPECT_EQ(cuda::reduceOnDevice(nullptr, nullptr, nullptr, 4, rinaNumTypes, rinaSum, nullptr).code(),
-            rinaInvalidArgument);
+  EXPECT_EQ(
+      cuda::reduceOnDevice(nullptr, nullptr, nullptr, 4, rinaNumTypes, rinaSum, nullptr).code(),
+      rinaInvalidArgument);
 }
 
 // Integer inputs make the expected sums exact whatever the order.
 std::vector<float> rankInput(int rank, size_t n) {
   std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>((i * 7 + static_cast<size_t>(rank) * 13) % 1000);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = static_cast<float>((i * 7 + static_cast<size_t>(rank) * 13) % 1000);
   return v;
 }
 
 float expectedSum(int nranks, size_t i) {
   float s = 0;
-  for (int r = 0; r < nranks; ++r) s += static_cast<float>((i * 7 + static_cast<size_t>(r) * 13) % 1000);
+  for (int r = 0; r < nranks; ++r)
+    s += static_cast<float>((i * 7 + static_cast<size_t>(r) * 13) % 1000);
   return s;
 }
 
@@ -155,7 +198,9 @@ void deviceAllReduce(Mode mode) {
         ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
         // Queued work the call must wait for: overwrite send on the stream.
         ASSERT_EQ(cudaMemsetAsync(send.ptr, 0, n * sizeof(float), stream), cudaSuccess);
-        ASSERT_EQ(cudaMemcpyAsync(send.ptr, in.data(), n * sizeof(float), cudaMemcpyHostToDevice, stream), cudaSuccess);
+        ASSERT_EQ(
+            cudaMemcpyAsync(send.ptr, in.data(), n * sizeof(float), cudaMemcpyHostToDevice, stream),
+            cudaSuccess);
         r = rinaAllReduceStream(send.ptr, recv.ptr, n, rinaFloat32, rinaSum, comm, stream);
         break;
       case Mode::kHostSendDeviceRecv:
@@ -172,10 +217,22 @@ void deviceAllReduce(Mode mode) {
   });
 }
 
-TEST(CudaCollectives, DeviceAllReduce) { SKIP_WITHOUT_GPU(); deviceAllReduce(Mode::kOutOfPlace); }
-TEST(CudaCollectives, DeviceAllReduceInPlace) { SKIP_WITHOUT_GPU(); deviceAllReduce(Mode::kInPlace); }
-TEST(CudaCollectives, DeviceAllReduceOnStream) { SKIP_WITHOUT_GPU(); deviceAllReduce(Mode::kStream); }
-TEST(CudaCollectives, HostSendDeviceRecv) { SKIP_WITHOUT_GPU(); deviceAllReduce(Mode::kHostSendDeviceRecv); }
+TEST(CudaCollectives, DeviceAllReduce) {
+  SKIP_WITHOUT_GPU();
+  deviceAllReduce(Mode::kOutOfPlace);
+}
+TEST(CudaCollectives, DeviceAllReduceInPlace) {
+  SKIP_WITHOUT_GPU();
+  deviceAllReduce(Mode::kInPlace);
+}
+TEST(CudaCollectives, DeviceAllReduceOnStream) {
+  SKIP_WITHOUT_GPU();
+  deviceAllReduce(Mode::kStream);
+}
+TEST(CudaCollectives, HostSendDeviceRecv) {
+  SKIP_WITHOUT_GPU();
+  deviceAllReduce(Mode::kHostSendDeviceRecv);
+}
 
 TEST(CudaCollectives, DeviceReduceScatterAllGatherBroadcast) {
   SKIP_WITHOUT_GPU();
@@ -193,8 +250,8 @@ TEST(CudaCollectives, DeviceReduceScatterAllGatherBroadcast) {
     }
     // AllGather in place: each rank's block already sits at its offset.
     all.upload(got, static_cast<size_t>(rank) * block * sizeof(float));
-    ASSERT_EQ(rinaAllGather(all.at(static_cast<size_t>(rank) * block * sizeof(float)), all.ptr, block,
-                            rinaFloat32, comm),
+    ASSERT_EQ(rinaAllGather(all.at(static_cast<size_t>(rank) * block * sizeof(float)), all.ptr,
+                            block, rinaFloat32, comm),
               rinaSuccess)
         << rinaCommGetLastError(comm);
     std::vector<float> full = all.download(block * nranks);

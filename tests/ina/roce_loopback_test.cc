@@ -85,14 +85,15 @@ TEST(InaRoceLoopback, SwitchdSumsRoceDatagramsFromSeveralWorkers) {
       std::vector<int32_t> got(elems);
       decodePayload(buf.data() + roce::kHeaderBytes, elems, got.data());
       for (uint32_t i = 0; i < elems; ++i) {
-        ASSERT_EQ(got[i], want[i])
-            << "worker " << w << " seq " << seq << " element " << i;
+        ASSERT_EQ(got[i], want[i]) << "worker " << w << " seq " << seq << " element " << i;
       }
     }
   }
   // A malformed RoCE datagram is dropped (no answer), the job goes on.
   buf[0] = 0x0B;
-  ASSERT_GT(sendto(workers[0].get(), buf.data(), 64, 0, reinterpret_cast<const sockaddr*>(&to), sizeof to), 0);
+  ASSERT_GT(sendto(workers[0].get(), buf.data(), 64, 0, reinterpret_cast<const sockaddr*>(&to),
+                   sizeof to),
+            0);
   pollfd p{workers[0].get(), POLLIN, 0};
   EXPECT_EQ(poll(&p, 1, 200), 0);
   ASSERT_TRUE(ctrl->release(job, token).ok());

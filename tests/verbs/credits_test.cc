@@ -2,13 +2,13 @@
 // receiver's ring has slots, slots are reused in ring order, credits come
 // back in batches, and the counters survive their 2^31 wrap. The reference
 // is a model ring that records which slot holds unconsumed data.
+#include "transport/verbs/credits.h"
+
 #include <gtest/gtest.h>
 
 #include <deque>
 #include <random>
 #include <vector>
-
-#include "transport/verbs/credits.h"
 
 namespace rina::transport::verbs {
 namespace {

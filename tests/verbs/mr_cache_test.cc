@@ -1,11 +1,11 @@
 // MrCache: hits by containment, merging of overlaps, LRU eviction, pins and
 // invalidation, against a fake registrar that records what is registered.
+#include "transport/verbs/mr_cache.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
 #include <vector>
-
-#include "transport/verbs/mr_cache.h"
 
 namespace rina::transport::verbs {
 namespace {
@@ -106,7 +106,7 @@ TEST(MrCache, ByteBudgetEvictsButNeverAPinnedEntry) {
   FakeDevice dev;
   MrCache c = dev.make(16, 8192);
   MrRegion big, other;
-  ASSERT_TRUE(c.acquire(at(0x100000), 8192, &big).ok());  // pinned, whole budget
+  ASSERT_TRUE(c.acquire(at(0x100000), 8192, &big).ok());    // pinned, whole budget
   ASSERT_TRUE(c.acquire(at(0x200000), 4096, &other).ok());  // over budget, pinned too
   EXPECT_EQ(c.entries(), 2u);
   ASSERT_TRUE(c.release(other.id).ok());  // now evictable: goes
@@ -122,7 +122,7 @@ TEST(MrCache, InvalidateDropsOverlapsAndDefersPinned) {
   ASSERT_TRUE(c.acquire(at(0x1000), 0x1000, &a).ok());
   ASSERT_TRUE(c.release(a.id).ok());
   ASSERT_TRUE(c.acquire(at(0x8000), 0x1000, &b).ok());  // pinned
-  c.invalidate(at(0x1fff), 1);                           // last byte of a
+  c.invalidate(at(0x1fff), 1);                          // last byte of a
   EXPECT_FALSE(dev.live.count(a.keys.handle));
   c.invalidate(at(0x8000), 0x1000);
   EXPECT_TRUE(dev.live.count(b.keys.handle));  // still in use

@@ -1,11 +1,12 @@
 // Transport selection for every case, the HCA knob's syntax, the completion
 // status table, and the connection-info record.
+#include "transport/verbs/select.h"
+
 #include <gtest/gtest.h>
 
 #include <cerrno>
 
 #include "transport/verbs/qp_info.h"
-#include "transport/verbs/select.h"
 #include "transport/verbs/wc_status.h"
 
 #ifdef RINA_TEST_HAVE_VERBS

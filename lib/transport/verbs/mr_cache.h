@@ -32,7 +32,7 @@ struct MrRegion {
   uintptr_t begin = 0;
   uintptr_t end = 0;  // exclusive
   MrKeys keys;
-  uint64_t id = 0;    // returned by acquire, given back to release
+  uint64_t id = 0;  // returned by acquire, given back to release
 };
 
 class MrCache {

@@ -73,7 +73,8 @@ Status decodeQpInfo(const QpInfoWire& wire, QpInfo* out) {
   if (magic == 0 && version == 0) {
     return errorf(rinaRemoteError, "the peer could not set up its RDMA side (see its log)");
   }
-  if (magic != kMagic) return errorf(rinaRemoteError, "RDMA connection info: wrong magic 0x%08x", magic);
+  if (magic != kMagic)
+    return errorf(rinaRemoteError, "RDMA connection info: wrong magic 0x%08x", magic);
   if (version != kVersion) {
     return errorf(rinaRemoteError, "RDMA connection info: version %u, this library speaks %u",
                   version, kVersion);
@@ -96,8 +97,8 @@ Status decodeQpInfo(const QpInfoWire& wire, QpInfo* out) {
                     : !validSlotCount(q.slots)     ? "ring slot count"
                     : q.slotBytes < 64 || q.slotBytes % 64 != 0 || q.slotBytes > (1u << 30)
                         ? "ring slot size"
-                    : q.ringAddr == 0 ? "ring address"
-                    : q.mtu < 1 || q.mtu > 5 ? "MTU"
+                    : q.ringAddr == 0              ? "ring address"
+                    : q.mtu < 1 || q.mtu > 5       ? "MTU"
                     : q.creditStart > kCounterMask ? "credit counter"
                                                    : nullptr;
   if (bad) return errorf(rinaRemoteError, "RDMA connection info: invalid %s", bad);

@@ -13,17 +13,17 @@
 namespace rina::transport::verbs {
 
 struct QpInfo {
-  uint32_t qpn = 0;        // 24 bits
-  uint16_t lid = 0;        // InfiniBand; 0 on RoCE
+  uint32_t qpn = 0;  // 24 bits
+  uint16_t lid = 0;  // InfiniBand; 0 on RoCE
   uint8_t port = 1;
   uint8_t gidIndex = 0;
   std::array<uint8_t, 16> gid{};
-  uint32_t psn = 0;        // 24 bits
-  uint32_t mtu = 0;        // enum ibv_mtu of the port
-  uint64_t ringAddr = 0;   // receive ring, written by the peer
+  uint32_t psn = 0;       // 24 bits
+  uint32_t mtu = 0;       // enum ibv_mtu of the port
+  uint64_t ringAddr = 0;  // receive ring, written by the peer
   uint32_t ringRkey = 0;
   uint32_t slotBytes = 0;
-  uint32_t slots = 0;      // power of two
+  uint32_t slots = 0;        // power of two
   uint32_t creditStart = 0;  // initial counter of both credit windows
 };
 

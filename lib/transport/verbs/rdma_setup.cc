@@ -18,7 +18,8 @@ Status RdmaSetup::init(int rank) {
   return {};
 }
 
-Status RdmaSetup::finish(const Deadline& deadline, std::map<int, std::unique_ptr<Connection>>* out) {
+Status RdmaSetup::finish(const Deadline& deadline,
+                         std::map<int, std::unique_ptr<Connection>>* out) {
   if (pairs_.empty()) return {};
   VerbsOptions vo;
   vo.rank = rank_;
@@ -33,14 +34,18 @@ Status RdmaSetup::finish(const Deadline& deadline, std::map<int, std::unique_ptr
     int fd = pairs_[i].fd.get();
     fds.push_back(fd);
     Status s = opened;
-    if (s.ok()) s = prepareVerbsConnection(ctx, pairs_[i].peer, std::move(pairs_[i].fd), &pending[i]);
+    if (s.ok())
+      s = prepareVerbsConnection(ctx, pairs_[i].peer, std::move(pairs_[i].fd), &pending[i]);
     // A side that cannot set up still sends a record (all zero), so its
     // peer fails at once with a message instead of waiting for the timeout.
     QpInfoWire wire{};
     if (s.ok()) wire = encodeQpInfo(pending[i]->localInfo());
     Status sent = sendAll(fd, wire.data(), wire.size(), deadline);
-    if (first.ok() && !s.ok()) first = s.prepend("RDMA setup with peer " + std::to_string(pairs_[i].peer) + ": ");
-    if (first.ok() && !sent.ok()) first = sent.prepend("rank " + std::to_string(rank_) + ": sending RDMA info to peer " + std::to_string(pairs_[i].peer) + ": ");
+    if (first.ok() && !s.ok())
+      first = s.prepend("RDMA setup with peer " + std::to_string(pairs_[i].peer) + ": ");
+    if (first.ok() && !sent.ok())
+      first = sent.prepend("rank " + std::to_string(rank_) + ": sending RDMA info to peer " +
+                           std::to_string(pairs_[i].peer) + ": ");
   }
   if (!first.ok()) return first;
   for (size_t i = 0; i < pairs_.size(); ++i) {
@@ -52,7 +57,8 @@ Status RdmaSetup::finish(const Deadline& deadline, std::map<int, std::unique_ptr
     if (s.ok()) s = pending[i]->connect(remote, &(*out)[peer]);
     if (!s.ok()) {
       out->erase(peer);
-      return s.prepend("rank " + std::to_string(rank_) + ": RDMA setup with peer " + std::to_string(peer) + ": ");
+      return s.prepend("rank " + std::to_string(rank_) + ": RDMA setup with peer " +
+                       std::to_string(peer) + ": ");
     }
   }
   pairs_.clear();

@@ -46,9 +46,9 @@ Status chooseTransport(const DeviceProbe& probe, std::string_view hcaKnob, bool 
         return {};
       }
     }
-    std::string have = !probe.built ? std::string("librina was built without libibverbs")
+    std::string have = !probe.built    ? std::string("librina was built without libibverbs")
                        : !probe.listOk ? std::string("ibv_get_device_list failed: ") +
-                                           std::strerror(probe.listErrno)
+                                             std::strerror(probe.listErrno)
                        : found.empty() ? std::string("no RDMA devices")
                                        : "devices: " + found;
     return errorf(rinaSystemError,

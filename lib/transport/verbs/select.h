@@ -21,9 +21,9 @@
 namespace rina::transport::verbs {
 
 struct DeviceProbe {
-  bool built = false;       // librina has the verbs transport
-  bool listOk = false;      // ibv_get_device_list returned non-NULL
-  int listErrno = 0;        // its errno when it returned NULL
+  bool built = false;   // librina has the verbs transport
+  bool listOk = false;  // ibv_get_device_list returned non-NULL
+  int listErrno = 0;    // its errno when it returned NULL
   std::vector<std::string> names;
 };
 

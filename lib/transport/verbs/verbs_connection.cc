@@ -76,7 +76,8 @@ DeviceProbe probeDevices() {
   return p;
 }
 
-Status openVerbsContext(const TransportChoice& choice, const VerbsOptions& opt, VerbsContextPtr* out) {
+Status openVerbsContext(const TransportChoice& choice, const VerbsOptions& opt,
+                        VerbsContextPtr* out) {
   auto c = std::make_shared<VerbsContext>();
   c->opt = opt;
   c->port = choice.port;
@@ -89,15 +90,19 @@ Status openVerbsContext(const TransportChoice& choice, const VerbsOptions& opt, 
   }
   int openErr = errno;
   ibv_free_device_list(list);
-  if (!c->ctx) return systemErrorf(openErr, "rank %d: cannot open RDMA device %s", opt.rank, c->name.c_str());
+  if (!c->ctx)
+    return systemErrorf(openErr, "rank %d: cannot open RDMA device %s", opt.rank, c->name.c_str());
   c->pd = ibv_alloc_pd(c->ctx);
   if (!c->pd) return systemErrorf(errno, "rank %d: ibv_alloc_pd on %s", opt.rank, c->name.c_str());
   if (ibv_query_port(c->ctx, static_cast<uint8_t>(c->port), &c->portAttr) != 0) {
-    return systemErrorf(errno, "rank %d: %s port %d does not exist", opt.rank, c->name.c_str(), c->port);
+    return systemErrorf(errno, "rank %d: %s port %d does not exist", opt.rank, c->name.c_str(),
+                        c->port);
   }
   if (c->portAttr.state != IBV_PORT_ACTIVE) {
-    return errorf(rinaSystemError, "rank %d: %s port %d is not active (state %d); pick another with RINA_IB_HCA=name:port",
-                  opt.rank, c->name.c_str(), c->port, static_cast<int>(c->portAttr.state));
+    return errorf(
+        rinaSystemError,
+        "rank %d: %s port %d is not active (state %d); pick another with RINA_IB_HCA=name:port",
+        opt.rank, c->name.c_str(), c->port, static_cast<int>(c->portAttr.state));
   }
   if (ibv_query_gid(c->ctx, static_cast<uint8_t>(c->port), opt.gidIndex, &c->gid) != 0) {
     return systemErrorf(errno, "rank %d: %s port %d has no GID at index %d (RINA_IB_GID_INDEX)",
@@ -117,7 +122,8 @@ Status openVerbsContext(const TransportChoice& choice, const VerbsOptions& opt, 
       },
       [](const MrKeys& k) { ibv_dereg_mr(reinterpret_cast<ibv_mr*>(k.handle)); });
   RINA_INFO("rank %d: RDMA device %s port %d, %s, GID index %d", opt.rank, c->name.c_str(), c->port,
-            c->portAttr.link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "InfiniBand", opt.gidIndex);
+            c->portAttr.link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "InfiniBand",
+            opt.gidIndex);
   *out = std::move(c);
   return {};
 }
@@ -195,7 +201,8 @@ Status VerbsConnection::setUp(QpInfo* local) {
   channel_ = ibv_create_comp_channel(ic);
   if (!channel_) return fail("ibv_create_comp_channel", errno);
   int fl = fcntl(channel_->fd, F_GETFL);
-  if (fl < 0 || fcntl(channel_->fd, F_SETFL, fl | O_NONBLOCK) != 0) return fail("fcntl on completion channel", errno);
+  if (fl < 0 || fcntl(channel_->fd, F_SETFL, fl | O_NONBLOCK) != 0)
+    return fail("fcntl on completion channel", errno);
   sendCq_ = ibv_create_cq(ic, kQueueDepth, nullptr, channel_, 0);
   recvCq_ = ibv_create_cq(ic, kQueueDepth, nullptr, channel_, 0);
   if (!sendCq_ || !recvCq_) return fail("ibv_create_cq", errno);
@@ -224,7 +231,8 @@ Status VerbsConnection::setUp(QpInfo* local) {
   a.pkey_index = 0;
   a.port_num = static_cast<uint8_t>(ctx_->port);
   a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-  int rc = ibv_modify_qp(qp_, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+  int rc =
+      ibv_modify_qp(qp_, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
   if (rc != 0) return fail("QP to INIT", rc);
   for (int i = 0; i < kQueueDepth; ++i) RINA_TRY(postRecv());
 
@@ -248,7 +256,8 @@ Status VerbsConnection::setUp(QpInfo* local) {
 Status VerbsConnection::connect(const QpInfo& remote) {
   remote_ = remote;
   if (remote.slots != kSlots || remote.slotBytes != kSlotBytes) {
-    return errorf(rinaInvalidUsage, "rank %d: peer %d has an RDMA ring of %u x %u bytes, this rank %u x %u",
+    return errorf(rinaInvalidUsage,
+                  "rank %d: peer %d has an RDMA ring of %u x %u bytes, this rank %u x %u",
                   ctx_->opt.rank, peer(), remote.slots, remote.slotBytes, kSlots, kSlotBytes);
   }
   window_ = CreditWindow(kSlots, remote.creditStart);
@@ -272,9 +281,10 @@ Status VerbsConnection::connect(const QpInfo& remote) {
     a.ah_attr.grh.hop_limit = 64;
   }
   int rc = ibv_modify_qp(qp_, &a,
-                         IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                             IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-  if (rc != 0) return fail("QP to RTR (check RINA_IB_GID_INDEX and that both ports share a fabric)", rc);
+                         IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                             IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+  if (rc != 0)
+    return fail("QP to RTR (check RINA_IB_GID_INDEX and that both ports share a fabric)", rc);
   a = ibv_qp_attr{};
   a.qp_state = IBV_QPS_RTS;
   a.timeout = static_cast<uint8_t>(std::clamp(ctx_->opt.timeout, 1, 31));
@@ -282,8 +292,9 @@ Status VerbsConnection::connect(const QpInfo& remote) {
   a.rnr_retry = 7;
   a.sq_psn = local_.psn;
   a.max_rd_atomic = 1;
-  rc = ibv_modify_qp(qp_, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                                  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+  rc = ibv_modify_qp(qp_, &a,
+                     IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                         IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
   if (rc != 0) return fail("QP to RTS", rc);
   RINA_INFO("rank %d: connected to rank %d over RDMA (%s, QPN %u -> %u)", ctx_->opt.rank, peer(),
             ctx_->name.c_str(), local_.qpn, remote.qpn);
@@ -331,10 +342,13 @@ Status VerbsConnection::handle(const ibv_wc& wc, bool recvSide) {
   uint32_t imm = ntohl(wc.imm_data);
   if (imm & kCreditFlag) {
     Status s = window_.update(imm & kCounterMask);
-    return s.ok() ? s : s.prepend("rank " + std::to_string(ctx_->opt.rank) + ": peer " + std::to_string(peer()) + ": ");
+    return s.ok() ? s
+                  : s.prepend("rank " + std::to_string(ctx_->opt.rank) + ": peer " +
+                              std::to_string(peer()) + ": ");
   }
   if (imm == 0 || imm > kSlotBytes || arrived_.size() >= kSlots) {
-    return errorf(rinaRemoteError, "rank %d: peer %d wrote %u bytes with %zu slots full: protocol error",
+    return errorf(rinaRemoteError,
+                  "rank %d: peer %d wrote %u bytes with %zu slots full: protocol error",
                   ctx_->opt.rank, peer(), imm, arrived_.size());
   }
   arrived_.push_back({arrivals_ % kSlots, imm, 0});

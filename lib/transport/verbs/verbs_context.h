@@ -18,8 +18,8 @@ namespace rina::transport::verbs {
 DeviceProbe probeDevices();
 
 struct VerbsOptions {
-  int gidIndex = 0;     // RINA_IB_GID_INDEX
-  int timeout = 18;     // RINA_IB_TIMEOUT: 4.096 us * 2^timeout per retry
+  int gidIndex = 0;  // RINA_IB_GID_INDEX
+  int timeout = 18;  // RINA_IB_TIMEOUT: 4.096 us * 2^timeout per retry
   int rank = 0;
 };
 

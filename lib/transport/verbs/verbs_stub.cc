@@ -11,7 +11,8 @@ Status openVerbsContext(const TransportChoice&, const VerbsOptions&, VerbsContex
   return errorf(rinaSystemError, "librina was built without libibverbs");
 }
 
-Status prepareVerbsConnection(const VerbsContextPtr&, int peer, Fd, std::unique_ptr<PendingVerbsConnection>*) {
+Status prepareVerbsConnection(const VerbsContextPtr&, int peer, Fd,
+                              std::unique_ptr<PendingVerbsConnection>*) {
   return errorf(rinaSystemError, "peer %d: librina was built without libibverbs", peer);
 }
 
