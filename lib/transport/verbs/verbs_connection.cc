@@ -24,6 +24,7 @@
 #include "transport/socket_connection.h"
 #include "transport/verbs/credits.h"
 #include "transport/verbs/mr_cache.h"
+#include "transport/verbs/ring_reader.h"
 #include "transport/verbs/verbs_context.h"
 #include "transport/verbs/wc_status.h"
 #include "transport/wait_set.h"
@@ -159,11 +160,6 @@ class VerbsConnection : public Connection {
   Status checkAlive() override;
 
  private:
-  struct Arrived {
-    uint32_t slot;
-    uint32_t len;
-    uint32_t pos;
-  };
   Status fail(const char* what, int err) const {
     return systemErrorf(err, "rank %d: RDMA to peer %d: %s", ctx_->opt.rank, peer(), what);
   }
@@ -187,11 +183,8 @@ class VerbsConnection : public Connection {
   CreditReturner returner_{kSlots};
   uint32_t sendsPosted_ = 0;  // data writes, for the local staging slots
   uint32_t sendsDone_ = 0;
-  uint32_t arrivals_ = 0;
-  std::deque<Arrived> arrived_;
+  std::unique_ptr<RingReader> reader_;
   std::vector<std::pair<ibv_wc, bool>> stash_;  // polled while arming
-  unsigned char carry_[8] = {};
-  size_t carryLen_ = 0;
 };
 
 Status VerbsConnection::setUp(QpInfo* local) {
@@ -262,7 +255,7 @@ Status VerbsConnection::connect(const QpInfo& remote) {
   }
   window_ = CreditWindow(kSlots, remote.creditStart);
   returner_ = CreditReturner(kSlots, local_.creditStart);
-  arrivals_ = local_.creditStart;
+  reader_ = std::make_unique<RingReader>(recvRing_.get(), kSlots, kSlotBytes, local_.creditStart);
   ibv_qp_attr a{};
   a.qp_state = IBV_QPS_RTR;
   a.path_mtu = static_cast<ibv_mtu>(std::min(local_.mtu, remote.mtu));
@@ -346,14 +339,10 @@ Status VerbsConnection::handle(const ibv_wc& wc, bool recvSide) {
                   : s.prepend("rank " + std::to_string(ctx_->opt.rank) + ": peer " +
                               std::to_string(peer()) + ": ");
   }
-  if (imm == 0 || imm > kSlotBytes || arrived_.size() >= kSlots) {
-    return errorf(rinaRemoteError,
-                  "rank %d: peer %d wrote %u bytes with %zu slots full: protocol error",
-                  ctx_->opt.rank, peer(), imm, arrived_.size());
-  }
-  arrived_.push_back({arrivals_ % kSlots, imm, 0});
-  arrivals_ = (arrivals_ + 1) & kCounterMask;
-  return {};
+  Status s = reader_->arrived(imm);
+  return s.ok() ? s
+                : s.prepend("rank " + std::to_string(ctx_->opt.rank) + ": peer " +
+                            std::to_string(peer()) + ": ");
 }
 
 Status VerbsConnection::progress() {
@@ -411,41 +400,12 @@ Status VerbsConnection::returnCredits(bool force) {
 Status VerbsConnection::tryRecv(void* dst, size_t len, const RecvReduce& r, size_t* moved) {
   *moved = 0;
   RINA_TRY(progress());
-  char* out = static_cast<char*>(dst);
-  const size_t es = r.fn ? r.elemSize : 1;
-  while (*moved < len && !arrived_.empty()) {
-    Arrived& s = arrived_.front();
-    const char* src = recvRing_.get() + size_t{s.slot} * kSlotBytes + s.pos;
-    size_t avail = s.len - s.pos;
-    size_t n;
-    if (!r.fn) {
-      n = std::min(avail, len - *moved);
-      std::memcpy(out + *moved, src, n);
-      *moved += n;
-    } else if (carryLen_ > 0 || avail < es) {
-      // An element split across two slots: gather it first.
-      n = std::min(es - carryLen_, avail);
-      std::memcpy(carry_ + carryLen_, src, n);
-      carryLen_ += n;
-      if (carryLen_ == es) {
-        r.fn(out + *moved, static_cast<const char*>(r.a) + *moved, carry_, 1);
-        carryLen_ = 0;
-        *moved += es;
-      }
-    } else {
-      n = std::min(avail, len - *moved) / es * es;
-      r.fn(out + *moved, static_cast<const char*>(r.a) + *moved, src, n / es);
-      *moved += n;
-    }
-    s.pos += static_cast<uint32_t>(n);
-    if (s.pos == s.len) {
-      arrived_.pop_front();
-      returner_.consumedOne();
-    }
-  }
+  uint32_t freed = 0;
+  reader_->read(dst, len, r, moved, &freed);
+  for (uint32_t i = 0; i < freed; ++i) returner_.consumedOne();
   // Everything here consumed: give all credits back, so a blocked writer
   // never waits on a batch that will not fill.
-  return returnCredits(arrived_.empty());
+  return returnCredits(reader_->pending() == 0);
 }
 
 void VerbsConnection::endMessage(Direction d) {
