@@ -56,7 +56,9 @@ void stream(const std::vector<char>& incoming, std::vector<char>* dst, const Rec
     if (rr.fn) rr.a = static_cast<const char*>(r.a) + readDone;
     h.reader.read(dst->data() + readDone, want, rr, &moved, &freed);
     ASSERT_LE(moved, want);
-    if (r.fn) ASSERT_EQ(moved % r.elemSize, 0u);
+    if (r.fn) {
+      ASSERT_EQ(moved % r.elemSize, 0u);
+    }
     ASSERT_LE(freed, h.inFlight);
     h.inFlight -= freed;
     readDone += moved;
