@@ -49,6 +49,8 @@ constexpr Knob kKnobs[] = {
     {"RINA_IB_DISABLE", "0", "1: never use RDMA, peers on other hosts talk over TCP"},
     {"RINA_CUDA_STAGE_BYTES", "4M",
      "GPU buffers: chunk copied through pinned host memory per pipelined allreduce step"},
+    {"RINA_TOPO_FILE", "",
+     "rack map: JSON file naming racks, their hosts or rank counts, INA, switch and link rates"},
 };
 
 struct Cache {

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# netlab_test.sh NETLAB SWITCHD SWITCHCTL PERF TOPO_TOOL TOPOLOGY ALGORITHMS
+# The emulated lab end to end: rina-netlab up (2 INA racks of 2 hosts, 2
+# autonomous hosts, 200 Mbit/s host links), both switches answer on the
+# addresses the resolved topology gives, rina-allreduce-perf under
+# `rina-netlab run` gets correct results for every algorithm in ALGORITHMS,
+# TCP across one shaped host link runs at 200 Mbit/s within 10%, and `down`
+# leaves no namespace, process or state behind. An `up` that fails half way
+# and a stray namespace are cleaned up too. Exits 77 (skipped) without root
+# or network namespaces.
+set -u
+netlab=$1 switchd=$2 switchctl=$3 perf=$4 topo_tool=$5 topology=$6 algorithms=$7
+here=$(cd "$(dirname "$0")" && pwd)
+rate_tool=$here/tcp_rate.py
+link_mbit=200
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "SKIP: the lab test needs root (network namespaces)"
+  exit 77
+fi
+probe=rnl-probe$$
+if ! ip netns add "$probe" 2>/dev/null; then
+  echo "SKIP: cannot create network namespaces here"
+  exit 77
+fi
+ip netns del "$probe"
+if ! command -v mpirun > /dev/null; then
+  echo "SKIP: no mpirun"
+  exit 77
+fi
+
+name=t$$
+work=$(mktemp -d)
+state=$work/state
+lab() { "$netlab" --name "$name" --state "$state" "$@"; }
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+cleanup() {
+  lab down > /dev/null 2>&1
+  for ns in $(ip netns list | awk -v p="rnl-$name-" 'index($1, p) == 1 {print $1}'); do
+    echo "cleanup: removing leftover namespace $ns" >&2
+    ip netns del "$ns"
+  done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+lab_namespaces() { ip netns list | awk -v p="rnl-$name-" 'index($1, p) == 1 {print $1}'; }
+
+# 1. An up that fails half way (a switch that exits at once) removes what it made.
+out=$(lab up "$topology" --switchd /bin/false 2>&1)
+rc=$?
+echo "$out"
+[ "$rc" -eq 2 ] || fail "up with a failing switch exited $rc, expected 2"
+grep -q "rina-switchd of rack a exited" <<< "$out" || fail "no message about the switch"
+[ -z "$(lab_namespaces)" ] || fail "a failed up left namespaces: $(lab_namespaces)"
+[ ! -e "$state" ] || fail "a failed up left its state folder"
+
+# 2. Up.
+lab up "$topology" --switchd "$switchd" || fail "up failed"
+resolved=$state/topology.json
+switch_pids=$(python3 -c 'import json,sys; print(" ".join(str(p["pid"]) for p in json.load(open(sys.argv[1]))["pids"]))' "$state/state.json")
+[ "$(wc -w <<< "$switch_pids")" -eq 2 ] || fail "expected 2 switch processes, got '$switch_pids'"
+lab status || fail "status says the lab is not healthy"
+lab up "$topology" --switchd "$switchd" > /dev/null 2>&1 && fail "a second up succeeded"
+
+# 3. The library reads the resolved file: one rank per host, in file order.
+ring=$("$topo_tool" --no-node --file "$resolved" | grep '^ring:')
+[ "$ring" = "ring: 4 members: a(0,1) b(2,3) rank4 rank5" ] || fail "rina-topo on $resolved: $ring"
+# Each INA rack's switch answers its CTRL at the address the resolved file names.
+for rack in a b; do
+  ctrl=$(python3 -c 'import json,sys; print([r for r in json.load(open(sys.argv[1]))["racks"] if r["name"] == sys.argv[2]][0]["switch"])' "$resolved" "$rack")
+  lab exec "${rack}0" -- "$switchctl" "$ctrl" STATS | grep -q '"received"' ||
+    fail "the switch of rack $rack does not answer at $ctrl"
+done
+
+# 4. Every algorithm gives correct results under mpirun across the lab.
+out=$(lab run --timeout 300 -- "$perf" -b 1K -e 1M -f 32 -n 3 -w 1 -c 1 -a "$algorithms" 2>&1)
+rc=$?
+echo "$out"
+[ "$rc" -eq 0 ] || fail "rina-allreduce-perf under rina-netlab run exited $rc"
+grep -q "^# nranks 6 on 6 host(s): a0,a1,b0,b1,c0,d-0$" <<< "$out" || fail "ranks not one per lab host"
+grep -Eq "^# Out of bounds values : 0 OK$" <<< "$out" || fail "wrong results"
+for algo in ${algorithms//,/ }; do
+  rows=$(awk -v a="$algo" '$1 ~ /^[0-9]+$/ && $5 == a' <<< "$out")
+  [ "$(wc -l <<< "$rows")" -eq 3 ] || fail "expected 3 sizes for $algo, got: $rows"
+  awk '$NF != 0 {exit 1}' <<< "$rows" || fail "$algo: #wrong is not 0: $rows"
+done
+
+# 5. Shaping works: TCP from a0 to a1 (a0's uplink, a1's downlink, both
+# 200 Mbit/s) runs at 200 Mbit/s within 10% (TCP goodput is ~95.6% of it).
+lab exec a1 -- "$rate_tool" serve 10.77.1.2 5201 > "$work/rate" 2>&1 &
+server=$!
+lab exec a0 -- "$rate_tool" send 10.77.1.2 5201 3 || fail "the TCP sender failed"
+wait "$server" || fail "the TCP receiver failed: $(cat "$work/rate")"
+cat "$work/rate"
+rate=$(sed -n 's/^rate_mbit=\([0-9.]*\).*/\1/p' "$work/rate")
+awk -v r="$rate" -v l="$link_mbit" 'BEGIN {exit !(r >= 0.9 * l && r <= 1.1 * l)}' ||
+  fail "TCP across a ${link_mbit} Mbit/s link ran at ${rate} Mbit/s"
+
+# 6. Down removes everything, also a namespace that only the name prefix finds.
+ip netns add "rnl-$name-stray"
+lab down || fail "down failed"
+[ -z "$(lab_namespaces)" ] || fail "namespaces left after down: $(lab_namespaces)"
+[ ! -e "$state" ] || fail "state folder left after down"
+# A zombie waiting for init to reap it no longer runs.
+running() { [ -e "/proc/$1" ] && ! awk '{exit $3 != "Z"}' "/proc/$1/stat" 2> /dev/null; }
+for pid in $switch_pids; do
+  ! running "$pid" || fail "switch process $pid still runs after down"
+done
+lab status > /dev/null 2>&1 && fail "status after down succeeded"
+echo "netlab test ok"

@@ -1,0 +1,27 @@
+#include "sim/planner.h"
+
+#include <numeric>
+
+namespace rina::sim {
+
+std::vector<int> DefaultPlanner::ringOrder(const SimTopology&,
+                                           const std::vector<RingMember>& members) {
+  std::vector<int> order(members.size());
+  std::iota(order.begin(), order.end(), 0);
+  return order;
+}
+
+std::vector<double> DefaultPlanner::portShares(const SimTopology&, const RingMember& member) {
+  return std::vector<double>(member.hosts.size(), 1.0 / member.hosts.size());
+}
+
+int DefaultPlanner::spineFor(const SimTopology& topo, int, int, int connection) {
+  return connection % topo.spines;
+}
+
+int DefaultPlanner::aggregationRack(const SimTopology& topo, int host) {
+  const int rack = topo.hosts[host].rack;
+  return topo.racks[rack].ina ? rack : -1;
+}
+
+}  // namespace rina::sim

@@ -1,0 +1,42 @@
+// The step schedules of lib/algo, summed per link: one allreduce becomes one
+// coupled flow whose weight on each link is the bytes the schedule puts
+// there per byte of the buffer (README "Modelling choices").
+#ifndef RINA_TOOLS_SIM_SCHEDULE_H_
+#define RINA_TOOLS_SIM_SCHEDULE_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/flow_engine.h"
+#include "sim/planner.h"
+#include "sim/topology.h"
+
+namespace rina::sim {
+
+enum class Algorithm { kRing, kHier, kRina, kPsIna };
+bool parseAlgorithm(std::string_view name, Algorithm* out);
+const char* algorithmName(Algorithm a);
+
+// What a job may use in each rack's switch: the engine link that models its
+// slot throughput there (SwitchParams::slotThroughput of its grant), or -1
+// when the job has no slots in that switch (or the ToR cannot aggregate):
+// those workers then take part as hosts.
+struct InaAccess {
+  std::vector<int> slotPipe;  // per rack
+  bool usable(int rack) const { return slotPipe[rack] >= 0; }
+};
+
+struct Collective {
+  std::vector<Usage> usages;  // link, bytes per byte of the buffer
+  int steps = 0;              // dependent steps: the latency term is steps x step latency
+  int members = 0;            // ring members (ring, hier, rina) or aggregation groups (ps-ina)
+};
+
+// One allreduce over `hosts` (worker indices, ascending).
+Collective planAllreduce(Algorithm algo, const SimTopology& topo, const std::vector<int>& hosts,
+                         const InaAccess& ina, Planner& planner);
+
+}  // namespace rina::sim
+
+#endif  // RINA_TOOLS_SIM_SCHEDULE_H_
