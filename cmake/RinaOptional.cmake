@@ -22,6 +22,18 @@ if(NOT RINA_WITH_MPI STREQUAL "OFF")
   endif()
 endif()
 rina_resolve(MPI _mpi_found)
+# Open MPI's mpirun needs flags to run more ranks than cores
+# (RINA_MPIEXEC_FLAGS, used by the tests). FindMPI leaves
+# MPI_C_LIBRARY_VERSION_STRING empty when it cannot run a probe, so ask mpirun.
+set(RINA_MPIEXEC_FLAGS "")
+if(RINA_HAVE_MPI AND MPIEXEC_EXECUTABLE)
+  execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE _mpiexec_version
+    ERROR_QUIET RESULT_VARIABLE _mpiexec_rc)
+  if(_mpiexec_rc EQUAL 0 AND _mpiexec_version MATCHES "Open MPI|OpenRTE")
+    # Ranks poll; on a small machine they must yield (shared/LAB-NOTES.md).
+    set(RINA_MPIEXEC_FLAGS --oversubscribe --mca mpi_yield_when_idle 1)
+  endif()
+endif()
 
 # hwloc through pkg-config.
 set(_hwloc_found OFF)
@@ -46,6 +58,17 @@ if(NOT RINA_WITH_VERBS STREQUAL "OFF")
   endif()
 endif()
 rina_resolve(VERBS _verbs_found)
+
+# GLPK (the GRID / InArt LPs in lib/plan): library and header.
+set(_glpk_found OFF)
+if(NOT RINA_WITH_GLPK STREQUAL "OFF")
+  find_library(GLPK_LIBRARY glpk)
+  find_path(GLPK_INCLUDE_DIR glpk.h)
+  if(GLPK_LIBRARY AND GLPK_INCLUDE_DIR)
+    set(_glpk_found ON)
+  endif()
+endif()
+rina_resolve(GLPK _glpk_found)
 
 # CUDA: a compiler is enough to build; whether a GPU exists is a run-time
 # question. Without a GPU, "native" architectures fail, so pick explicit ones.
@@ -80,6 +103,7 @@ function(rina_print_summary)
   message(STATUS "  MPI            : ${RINA_HAVE_MPI} ${MPI_C_VERSION}")
   message(STATUS "  hwloc          : ${RINA_HAVE_HWLOC} ${HWLOC_VERSION}")
   message(STATUS "  libibverbs     : ${RINA_HAVE_VERBS}")
+  message(STATUS "  GLPK           : ${RINA_HAVE_GLPK}")
   message(STATUS "  CUDA           : ${RINA_HAVE_CUDA} ${CUDAToolkit_VERSION} (archs ${CMAKE_CUDA_ARCHITECTURES})")
   message(STATUS "  tests          : ${RINA_BUILD_TESTS}")
 endfunction()

@@ -95,12 +95,42 @@ RINA_API rinaResult_t rinaCommAbort(rinaComm_t comm);
 RINA_API rinaResult_t rinaCommCount(const rinaComm_t comm, int* count);
 RINA_API rinaResult_t rinaCommUserRank(const rinaComm_t comm, int* rank);
 
-/* Names the algorithm for later collectives on comm: "auto" (default, or
- * RINA_ALGO), "ring" (pipelined ring, with the latency algorithm below
- * RINA_SMALL_MSG_BYTES), "rd" (recursive doubling, the latency algorithm, at
- * any size). Unknown names return rinaInvalidArgument. Must be set to the
- * same value on every rank. */
+/* Names the allreduce algorithm for later calls on comm: "auto" (default,
+ * or RINA_ALGO: rina when a rack has INA, else ring), "ring" (pipelined
+ * ring, with the latency algorithm below RINA_SMALL_MSG_BYTES), "rd"
+ * (recursive doubling, the latency algorithm, at any size), "hier" (reduce
+ * inside each rack, ring between racks, broadcast inside), "rina" (INA
+ * racks as ring members through their switch, other ranks as autonomous
+ * members), "ps-ina" (INA racks and a parameter server at rank 0). Racks
+ * come from RINA_RACKS (else one per host). Unknown names return
+ * rinaInvalidArgument. Must be set to the same value on every rank. */
 RINA_API rinaResult_t rinaCommSetAlgorithm(rinaComm_t comm, const char* algorithm);
+
+/* Counters of one communicator (this rank's view), for rinaCommGetStats.
+ * Forward compatible: set `size` to sizeof(rinaCommStats_t) before the
+ * call; the library writes only the fields that fit in `size` and reports
+ * its own layout in `version`. New fields are only ever appended. */
+#define RINA_COMM_STATS_VERSION 1
+typedef struct {
+  size_t size;      /* in: sizeof(rinaCommStats_t) of the caller */
+  uint32_t version; /* out: RINA_COMM_STATS_VERSION of the library */
+  uint32_t reserved;
+  /* allreduce calls by the algorithm that ran (auto resolved) */
+  uint64_t callsRing;
+  uint64_t callsRd;
+  uint64_t callsHier;
+  uint64_t callsRina;
+  uint64_t callsPsIna;
+  uint64_t inaFallbacks;       /* this rank's rack stopped using its switch (0 or 1) */
+  uint64_t inaCalls;           /* switch reductions and broadcasts this rank took part in */
+  uint64_t inaRetransmissions; /* INA datagrams this rank resent */
+  uint64_t inaHostSlices;      /* INA slices aggregated on the hosts instead */
+  uint64_t inaRegrants;        /* new slot grants after a preemption */
+} rinaCommStats_t;
+
+/* Fills stats (see rinaCommStats_t); rinaInvalidArgument when stats is NULL
+ * or stats->size is smaller than the fixed head (size, version, reserved). */
+RINA_API rinaResult_t rinaCommGetStats(const rinaComm_t comm, rinaCommStats_t* stats);
 
 /* A static string for a result code. */
 RINA_API const char* rinaGetErrorString(rinaResult_t result);
@@ -145,6 +175,29 @@ RINA_API rinaResult_t rinaBroadcast(const void* sendbuff, void* recvbuff, size_t
 RINA_API rinaResult_t rinaAllReduceStream(const void* sendbuff, void* recvbuff, size_t count,
                                           rinaDataType_t datatype, rinaRedOp_t op,
                                           rinaComm_t comm, void* stream);
+
+/* Weighted average: recvbuff[i] = sum_r w_r sendbuff_r[i] / sum_r w_r, where
+ * w_r is the weight rank r passes (e.g. its batch size, so unequal batches
+ * still give the unbiased mean gradient). Floating types only (float16,
+ * bfloat16, float32, float64); each rank scales its input by w_r / sum w in
+ * working precision, then the scaled inputs are summed. A negative or
+ * non-finite weight on any rank, or weights summing to 0, make the call
+ * return rinaInvalidArgument on every rank. In place when equal. */
+RINA_API rinaResult_t rinaAllReduceWeighted(const void* sendbuff, void* recvbuff, size_t count,
+                                            rinaDataType_t datatype, double weight,
+                                            rinaComm_t comm);
+
+/* InGo batch-size advice (no communication): integer batchSizes[i] >= 0,
+ * summing to globalBatch, that minimise the iteration time
+ *   max_i (batchSizes[i] / computeRate[i] + commSeconds[i])
+ * where computeRate[i] is rank i's samples/s and commSeconds[i] its measured
+ * communication time per iteration (NULL: all 0). The result is within
+ * max_i 1/computeRate[i] seconds of the continuous optimum (water-filling;
+ * see README "Planning"). Rates must be finite and > 0, times finite and
+ * >= 0, globalBatch >= 0, nranks >= 1: else rinaInvalidArgument. */
+RINA_API rinaResult_t rinaSuggestBatchSizes(int64_t globalBatch, int nranks,
+                                            const double* computeRate,
+                                            const double* commSeconds, int64_t* batchSizes);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -25,6 +25,22 @@ Status ringAllReduce(Communicator& comm, const void* send, void* recv, size_t co
 Status recursiveDoublingAllReduce(Communicator& comm, const void* send, void* recv, size_t count,
                                   rinaDataType_t type, rinaRedOp_t op);
 
+// Rack algorithms (rack_steps.h has the steps inside a member).
+// hier: reduce inside each rack to the chunk's port (shm/TCP), ring between
+// racks, broadcast inside each rack.
+Status hierAllReduce(Communicator& comm, const void* send, void* recv, size_t count,
+                     rinaDataType_t type, rinaRedOp_t op);
+// rina: INA racks are one ring member each, reducing through their switch
+// (the port adds the upstream partial) and broadcasting by switch
+// multicast; other ranks are autonomous ring members.
+Status rinaAllReduce(Communicator& comm, const void* send, void* recv, size_t count,
+                     rinaDataType_t type, rinaRedOp_t op);
+// ps-ina (ATP/SwitchML-style baseline): every member reduces to its agent
+// (through the switch in INA racks), the agents' sums meet at rank 0 (the
+// parameter server), which sends the result back to be broadcast.
+Status psInaAllReduce(Communicator& comm, const void* send, void* recv, size_t count,
+                      rinaDataType_t type, rinaRedOp_t op);
+
 Status ringReduceScatter(Communicator& comm, const void* send, void* recv, size_t recvCount,
                          rinaDataType_t type, rinaRedOp_t op);
 Status ringAllGather(Communicator& comm, const void* send, void* recv, size_t sendCount,

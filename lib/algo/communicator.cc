@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "algo/rack_ina.h"
 #include "bootstrap/bootstrap.h"
 #include "core/config.h"
 #include "core/log.h"
@@ -16,7 +17,10 @@ Status parseAlgorithm(const std::string& name, Algorithm* out) {
   if (name == "auto" || name.empty()) *out = Algorithm::kAuto;
   else if (name == "ring") *out = Algorithm::kRing;
   else if (name == "rd") *out = Algorithm::kRecursiveDoubling;
-  else return errorf(rinaInvalidArgument, "unknown algorithm '%s' (known: auto, ring, rd)", name.c_str());
+  else if (name == "hier") *out = Algorithm::kHier;
+  else if (name == "rina") *out = Algorithm::kRina;
+  else if (name == "ps-ina") *out = Algorithm::kPsIna;
+  else return errorf(rinaInvalidArgument, "unknown algorithm '%s' (known: auto, ring, rd, hier, rina, ps-ina)", name.c_str());
   return {};
 }
 
@@ -24,6 +28,9 @@ const char* algorithmName(Algorithm a) {
   switch (a) {
     case Algorithm::kRing: return "ring";
     case Algorithm::kRecursiveDoubling: return "rd";
+    case Algorithm::kHier: return "hier";
+    case Algorithm::kRina: return "rina";
+    case Algorithm::kPsIna: return "ps-ina";
     default: return "auto";
   }
 }
@@ -47,6 +54,23 @@ std::set<int> neighbourRanks(int rank, int n) {
   for (int mask = 1; mask < p; mask <<= 1) {
     int partner = newRank ^ mask;
     peers.insert(partner < rem ? partner * 2 + 1 : partner + rem);
+  }
+  peers.erase(rank);
+  return peers;
+}
+
+std::set<int> rackPeerRanks(int rank, const topo::RackMap& map) {
+  std::set<int> peers;
+  const int nr = static_cast<int>(map.racks.size());
+  const int mine = map.rackOf[rank];
+  for (int d : {-1, 0, 1}) {
+    const topo::Rack& rack = map.racks[((mine + d) % nr + nr) % nr];
+    peers.insert(rack.ranks.begin(), rack.ranks.end());
+  }
+  if (rank == 0) {
+    for (int r = 0; r < nr; ++r) peers.insert(map.agentOf(r));
+  } else if (map.agentOf(mine) == rank) {
+    peers.insert(0);
   }
   peers.erase(rank);
   return peers;
@@ -102,8 +126,12 @@ Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
   transport::MeshOptions mesh;
   mesh.rank = rank;
   mesh.commId = idData.commId;
-  mesh.table = std::move(table);
+  mesh.table = table;
+  std::vector<std::string> hostIds;
+  for (const bootstrap::PeerInfo& p : table) hostIds.emplace_back(p.host, strnlen(p.host, sizeof(p.host)));
+  RINA_TRY(topo::rackMapFromEnv(hostIds, &comm->racks_).prepend("rank " + std::to_string(rank) + ": "));
   mesh.peers = neighbourRanks(rank, nranks);
+  for (int p : rackPeerRanks(rank, comm->racks_)) mesh.peers.insert(p);
   mesh.listenFd = listen.get();
   mesh.shmEnabled = config::intValue("RINA_SHM_DISABLE") == 0;
   int64_t fifo = config::intValue("RINA_SHM_FIFO_BYTES");
@@ -117,18 +145,23 @@ Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
   mesh.abort = &comm->aborted_;
   RINA_TRY(transport::buildMesh(mesh, &comm->conns_));
 
+  RINA_TRY(RackIna::setup(*comm, idData.commId, &comm->rackIna_));
+
   std::string summary;
   for (auto& [peer, conn] : comm->conns_) {
     summary += " " + std::to_string(peer) + ":" + conn->kind();
   }
-  RINA_INFO("rank %d of %d ready on %s (%s); algorithm %s; peers%s", rank, nranks,
+  RINA_INFO("rank %d of %d ready on %s (%s); algorithm %s; racks %s; peers%s", rank, nranks,
             mine.listen.str().c_str(), ifname.c_str(), algorithmName(comm->algorithm_),
-            summary.empty() ? " none" : summary.c_str());
+            comm->racks_.describe().c_str(), summary.empty() ? " none" : summary.c_str());
   *out = std::move(comm);
   return {};
 }
 
-Communicator::~Communicator() { std::free(scratch_); }
+Communicator::~Communicator() {
+  rackIna_.reset();  // stops a local rina-switchd
+  std::free(scratch_);
+}
 
 transport::Connection* Communicator::peer(int r) const {
   auto it = conns_.find(r);

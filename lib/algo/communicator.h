@@ -13,11 +13,14 @@
 
 #include "core/status.h"
 #include "rina/rina.h"
+#include "topo/rack_map.h"
 #include "transport/connection.h"
 
 namespace rina::algo {
 
-enum class Algorithm { kAuto, kRing, kRecursiveDoubling };
+class RackIna;
+
+enum class Algorithm { kAuto, kRing, kRecursiveDoubling, kHier, kRina, kPsIna };
 Status parseAlgorithm(const std::string& name, Algorithm* out);
 const char* algorithmName(Algorithm a);
 
@@ -25,11 +28,34 @@ const char* algorithmName(Algorithm a);
 // doubling partners (including the fold pairs for non-powers of two).
 std::set<int> neighbourRanks(int rank, int nranks);
 
+// The peers of the rack algorithms (hier, rina, ps-ina): every rank of this
+// rank's rack and of the racks before and after it (in rack order, cyclic),
+// because ports rotate over a rack's workers by chunk and a ring member's
+// neighbours are always in the same or an adjacent rack; and for ps-ina
+// rank 0 (the parameter server) with every rack's agent. So a rank has
+// O(rack size) connections, not n - 1.
+std::set<int> rackPeerRanks(int rank, const topo::RackMap& map);
+
+// Counters behind rinaCommGetStats.
+struct CommStats {
+  uint64_t calls[6] = {};  // per Algorithm that actually ran (index = enum value)
+  uint64_t inaFallbacks = 0;
+  uint64_t inaCalls = 0;
+  uint64_t inaRetransmissions = 0;
+  uint64_t inaHostSlices = 0;
+  uint64_t inaRegrants = 0;
+};
+
 class Communicator {
  public:
   static Status create(int nranks, const rinaUniqueId& id, int rank,
                        std::unique_ptr<Communicator>* out);
   ~Communicator();
+
+  const topo::RackMap& racks() const { return racks_; }
+  // This rank's INA rack state; null outside an INA rack of two or more.
+  RackIna* rackIna() const { return rackIna_.get(); }
+  CommStats& stats() { return stats_; }
 
   int rank() const { return rank_; }
   int size() const { return nranks_; }
@@ -59,6 +85,9 @@ class Communicator {
   int rank_ = 0;
   int nranks_ = 1;
   std::map<int, std::unique_ptr<transport::Connection>> conns_;
+  topo::RackMap racks_;
+  std::unique_ptr<RackIna> rackIna_;
+  CommStats stats_;
   std::atomic<bool> aborted_{false};
   uint64_t seq_ = 0;
   Algorithm algorithm_ = Algorithm::kAuto;

@@ -82,14 +82,21 @@ Status allReduce(Communicator& comm, const void* send, void* recv, size_t count,
     return {};  // avg over one rank is the value itself
   }
   const size_t bytes = count * reduce::dataTypeSize(type);
-  switch (comm.algorithm()) {
+  Algorithm a = comm.algorithm();
+  if (a == Algorithm::kAuto) a = comm.racks().anyIna() ? Algorithm::kRina : Algorithm::kRing;
+  if (a == Algorithm::kRing && bytes < comm.smallMsgBytes()) a = Algorithm::kRecursiveDoubling;
+  comm.stats().calls[static_cast<int>(a)]++;
+  switch (a) {
     case Algorithm::kRecursiveDoubling:
       return recursiveDoublingAllReduce(comm, send, recv, count, type, op);
+    case Algorithm::kHier:
+      return hierAllReduce(comm, send, recv, count, type, op);
+    case Algorithm::kRina:
+      return rinaAllReduce(comm, send, recv, count, type, op);
+    case Algorithm::kPsIna:
+      return psInaAllReduce(comm, send, recv, count, type, op);
     case Algorithm::kRing:
     case Algorithm::kAuto:
-      if (bytes < comm.smallMsgBytes()) {
-        return recursiveDoublingAllReduce(comm, send, recv, count, type, op);
-      }
       return ringAllReduce(comm, send, recv, count, type, op);
   }
   return errorf(rinaInternalError, "unknown algorithm");

@@ -1,15 +1,20 @@
 // The C ABI: argument checks, error bookkeeping, and the hand-off to
 // lib/algo. Every function returns a rinaResult_t; the message behind a
 // failure is kept for rinaCommGetLastError.
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <vector>
 
 #include "algo/collectives.h"
 #include "algo/communicator.h"
+#include "algo/weighted_allreduce.h"
 #include "bootstrap/bootstrap.h"
 #include "core/log.h"
 #include "cuda/cuda_support.h"
+#include "plan/ingo.h"
 #include "reduce/reduce.h"
 #include "rina/rina.h"
 
@@ -162,6 +167,36 @@ rinaResult_t rinaCommSetAlgorithm(rinaComm_t comm, const char* algorithm) {
   return rinaSuccess;
 }
 
+rinaResult_t rinaCommGetStats(const rinaComm_t comm, rinaCommStats_t* stats) {
+  if (!comm || !stats) {
+    return fail(nullptr, errorf(rinaInvalidArgument, "rinaCommGetStats: %s is NULL",
+                                comm ? "stats" : "comm"));
+  }
+  constexpr size_t kHead = offsetof(rinaCommStats_t, callsRing);
+  if (stats->size < kHead) {
+    return fail(comm, errorf(rinaInvalidArgument,
+                             "rinaCommGetStats: stats->size %zu is smaller than %zu; set it to "
+                             "sizeof(rinaCommStats_t)", stats->size, kHead));
+  }
+  const rina::algo::CommStats& c = comm->impl->stats();
+  using rina::algo::Algorithm;
+  rinaCommStats_t full{};
+  full.size = std::min(stats->size, sizeof(rinaCommStats_t));
+  full.version = RINA_COMM_STATS_VERSION;
+  full.callsRing = c.calls[static_cast<int>(Algorithm::kRing)];
+  full.callsRd = c.calls[static_cast<int>(Algorithm::kRecursiveDoubling)];
+  full.callsHier = c.calls[static_cast<int>(Algorithm::kHier)];
+  full.callsRina = c.calls[static_cast<int>(Algorithm::kRina)];
+  full.callsPsIna = c.calls[static_cast<int>(Algorithm::kPsIna)];
+  full.inaFallbacks = c.inaFallbacks;
+  full.inaCalls = c.inaCalls;
+  full.inaRetransmissions = c.inaRetransmissions;
+  full.inaHostSlices = c.inaHostSlices;
+  full.inaRegrants = c.inaRegrants;
+  std::memcpy(stats, &full, full.size);
+  return rinaSuccess;
+}
+
 const char* rinaGetErrorString(rinaResult_t result) {
   switch (result) {
     case rinaSuccess: return "no error";
@@ -229,6 +264,38 @@ rinaResult_t rinaAllReduceStream(const void* sendbuff, void* recvbuff, size_t co
                           [&](const void* hs, void* hr, size_t, size_t n) {
                             return rina::algo::allReduce(c, hs, hr, n, datatype, op);
                           }));
+}
+
+rinaResult_t rinaAllReduceWeighted(const void* sendbuff, void* recvbuff, size_t count,
+                                   rinaDataType_t datatype, double weight, rinaComm_t comm) {
+  if (!comm) return fail(nullptr, errorf(rinaInvalidArgument, "rinaAllReduceWeighted: comm is NULL"));
+  size_t bytes = 0;
+  Status s = checkCollective(comm, "rinaAllReduceWeighted", sendbuff, recvbuff, count, datatype,
+                             rinaSum, false, 1, &bytes);
+  if (!s.ok()) return fail(comm, s);
+  if (count == 0) return rinaSuccess;
+  s = rina::algo::weightedAllReduce(*comm->impl, sendbuff, recvbuff, count, datatype, weight);
+  if (!s.ok()) s.prepend("rinaAllReduceWeighted: ");
+  return finish(comm, s);
+}
+
+rinaResult_t rinaSuggestBatchSizes(int64_t globalBatch, int nranks, const double* computeRate,
+                                   const double* commSeconds, int64_t* batchSizes) {
+  if (nranks < 1) {
+    return fail(nullptr, errorf(rinaInvalidArgument, "rinaSuggestBatchSizes: nranks %d < 1", nranks));
+  }
+  if (!computeRate || !batchSizes) {
+    return fail(nullptr, errorf(rinaInvalidArgument, "rinaSuggestBatchSizes: %s is NULL",
+                                computeRate ? "batchSizes" : "computeRate"));
+  }
+  std::vector<double> rate(computeRate, computeRate + nranks);
+  std::vector<double> comm = commSeconds ? std::vector<double>(commSeconds, commSeconds + nranks)
+                                         : std::vector<double>();
+  rina::plan::BatchAdvice advice;
+  Status s = rina::plan::suggestBatchSizes(globalBatch, rate, comm, &advice);
+  if (!s.ok()) return fail(nullptr, s.prepend("rinaSuggestBatchSizes: "));
+  std::memcpy(batchSizes, advice.batch.data(), sizeof(int64_t) * nranks);
+  return rinaSuccess;
 }
 
 rinaResult_t rinaReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,

@@ -35,7 +35,18 @@ constexpr Knob kKnobs[] = {
     {"RINA_SOCKET_BUF_BYTES", "4M", "SO_SNDBUF/SO_RCVBUF for peer sockets (0: kernel default)"},
     {"RINA_SOCKET_NSOCKS", "auto",
      "TCP sockets per peer on another host, 1-8; auto: one per 25 Gbit/s of the NIC, else 1"},
-    {"RINA_ALGO", "auto", "allreduce algorithm: auto, ring or rd (recursive doubling)"},
+    {"RINA_ALGO", "auto", "allreduce algorithm: auto, ring, rd, hier, rina or ps-ina"},
+    {"RINA_RACKS", "",
+     "rack map short form, racks in rank order: 3:ina,2,1 (count, :ina = the ToR aggregates); "
+     "unset: one rack per host"},
+    {"RINA_SWITCH", "auto",
+     "INA switch CTRL addresses, one per INA rack (ipv4:port,...), or auto: each INA rack's "
+     "agent starts a local rina-switchd"},
+    {"RINA_SWITCHD_PATH", "",
+     "rina-switchd binary for RINA_SWITCH=auto; unset: next to librina, then PATH"},
+    {"RINA_SWITCHD_ARGS", "", "extra flags for auto-started rina-switchd (--drop-rate 0.01)"},
+    {"RINA_INA_TIMEOUT_MS", "2000",
+     "switch silent this long: the rack falls back to host aggregation (hier)"},
     {"RINA_SMALL_MSG_BYTES", "128K",
      "allreduce below this size uses recursive doubling under auto and ring; 0 = never"},
     {"RINA_SLICE_BYTES", "128K", "ring pipeline slice size"},
@@ -51,6 +62,15 @@ constexpr Knob kKnobs[] = {
      "GPU buffers: chunk copied through pinned host memory per pipelined allreduce step"},
     {"RINA_TOPO_FILE", "",
      "rack map: JSON file naming racks, their hosts or rank counts, INA, switch and link rates"},
+    {"RINA_MPI_MIN_BYTES", "32K",
+     "librina_mpi: calls moving fewer bytes go to the MPI library (its small-message path)"},
+    {"RINA_MPI_DISABLE", "0", "librina_mpi: 1 sends every call to the MPI library"},
+    {"RINA_MPI_STATS", "0",
+     "librina_mpi: 1 prints per-communicator counts (handled, delegated and why) at MPI_Finalize"},
+    {"RINA_PLAN_INTERVAL", "100",
+     "re-plan every N collectives (\"100\") or seconds (\"5s\"); 0 = only on rate changes"},
+    {"RINA_PLAN_THRESHOLD", "0.2",
+     "re-plan when a measured link rate moves by more than this fraction (0 = never)"},
 };
 
 struct Cache {

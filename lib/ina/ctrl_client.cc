@@ -1,5 +1,6 @@
 #include "ina/ctrl_client.h"
 
+#include <cerrno>
 #include <cstring>
 
 namespace rina::ina {
@@ -77,8 +78,10 @@ Status CtrlClient::query(const std::string& line, std::string* reply) {
 }
 
 std::vector<PreemptNotice> CtrlClient::takeNotices() {
-  while (reader_.fill(fd_.get()) > 0) {
+  long n;
+  while ((n = reader_.fill(fd_.get())) > 0) {
   }
+  if (n == 0 || (n < 0 && n != -EAGAIN)) closed_ = true;
   std::string line;
   while (reader_.nextLine(&line)) keepNotice(line);
   return std::exchange(notices_, {});

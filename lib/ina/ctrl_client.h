@@ -27,6 +27,9 @@ class CtrlClient {
   Status query(const std::string& line, std::string* reply);
   // Notices received so far (reads what is already on the socket).
   std::vector<PreemptNotice> takeNotices();
+  // The controller closed the connection (seen by takeNotices): the switch
+  // is gone.
+  bool closed() const { return closed_; }
 
  private:
   CtrlClient(Fd fd, const Endpoint& controller, int timeoutMs)
@@ -40,6 +43,7 @@ class CtrlClient {
   int timeoutMs_;
   LineReader reader_;
   std::vector<PreemptNotice> notices_;
+  bool closed_ = false;
 };
 
 }  // namespace rina::ina

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 
 #include "core/log.h"
 #include "ina/quantize.h"
@@ -20,6 +21,8 @@ constexpr int kRxBatch = 64;
 // slices ahead, while one is outstanding mean it was lost: every worker
 // sends in seq order, so a switch thread completes its slots in order.
 constexpr int32_t kReorderSlices = 3;
+// Datagrams of later calls (switch broadcasts) kept while a call runs.
+constexpr size_t kMaxEarlyDatagrams = 4096;
 
 int64_t microsBetween(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration_cast<std::chrono::microseconds>(b - a).count();
@@ -50,6 +53,7 @@ struct InaClient::Call {
   bool quantized = false;
   bool toPortOnly = false;  // resultToPortOnly
   bool isPort = false;
+  bool bcast = false;  // BCAST slices of raw words (broadcast root)
   uint32_t P = 0;
   uint32_t slices = 0;
   uint32_t prologue = 0;
@@ -118,7 +122,11 @@ Status InaClient::setGrant(const Grant& grant) {
   window_ = options_.window ? std::min(options_.window, grant.length) : grant.length;
   deadSlots_.assign(window_, false);
   entries_.assign(window_, Entry{});
-  nextSeq_ = 1;
+  early_.clear();
+  // The sequence goes on across grants, so a datagram of an earlier grant
+  // still in a socket or in flight can never pass for one of this grant
+  // (same slot, same seq). Restart only far from the 32-bit wrap.
+  if (nextSeq_ >= (1u << 31)) nextSeq_ = 1;
   return Status();
 }
 
@@ -126,7 +134,7 @@ void InaClient::buildSlice(Call& c, uint32_t r, Entry& e) {
   const uint32_t t = c.base + r;
   const uint32_t w = t % window_;
   Header h;
-  h.type = Type::kData;
+  h.type = c.bcast ? Type::kBcast : Type::kData;
   h.flags = static_cast<uint8_t>((r + 1 == c.total ? kFlagLast : 0) |
                                  (c.toPortOnly && c.isPort ? kFlagToPort : 0));
   h.job = options_.job;
@@ -276,6 +284,7 @@ void InaClient::receive(Call& c) {
     if (got <= 0) return;
     for (int k = 0; k < got; ++k) {
       if (hdrs[k].msg_hdr.msg_flags & MSG_TRUNC) continue;
+      if (keepIfEarly(rxBuffers_[k].data(), hdrs[k].msg_len, c.base + c.total)) continue;
       onDatagram(c, rxBuffers_[k].data(), hdrs[k].msg_len);
     }
     if (got < kRxBatch) return;
@@ -329,6 +338,43 @@ Status InaClient::retransmit(Call& c) {
   return Status();
 }
 
+Status InaClient::runCall(Call& c) {
+  for (Entry& e : entries_) e.busy = false;
+  c.lastProgress = Clock::now();
+  c.nextTimeoutScan = c.lastProgress;
+
+  std::vector<Entry*> batch;
+  while (c.completed < c.total) {
+    batch.clear();
+    while (c.nextToSend < c.total) {
+      uint32_t r = c.nextToSend;
+      uint32_t w = (c.base + r) % window_;
+      if (entries_[w].busy) break;
+      c.nextToSend++;
+      if (deadSlots_[w]) {
+        if (c.isData(r)) c.host[r - c.prologue] = true;
+        c.completed++;
+        continue;
+      }
+      buildSlice(c, r, entries_[w]);
+      batch.push_back(&entries_[w]);
+    }
+    if (!batch.empty()) {
+      c.stats.datagramsSent += batch.size();
+      sendEntries(batch);
+      c.nextTimeoutScan =
+          std::min(c.nextTimeoutScan, Clock::now() + std::chrono::microseconds(rto_.rtoUs()));
+    }
+    if (c.completed == c.total) break;
+    int64_t waitUs = std::max<int64_t>(0, microsBetween(Clock::now(), c.nextTimeoutScan));
+    pollfd p{socket_.get(), POLLIN, 0};
+    ::poll(&p, 1, static_cast<int>(std::min<int64_t>(waitUs / 1000 + 1, 50)));
+    receive(c);
+    RINA_TRY(retransmit(c));
+  }
+  return Status();
+}
+
 Status InaClient::allreduce(void* buffer, size_t count, rinaDataType_t type,
                             const InaCallOptions& call, InaCallResult* result) {
   *result = InaCallResult{};
@@ -377,39 +423,7 @@ Status InaClient::allreduce(void* buffer, size_t count, rinaDataType_t type,
       c.localExp[i] = sliceExponent(c.scratch.data(), c.sliceLen(i));
     }
   }
-  for (Entry& e : entries_) e.busy = false;
-  c.lastProgress = Clock::now();
-  c.nextTimeoutScan = c.lastProgress;
-
-  std::vector<Entry*> batch;
-  while (c.completed < c.total) {
-    batch.clear();
-    while (c.nextToSend < c.total) {
-      uint32_t r = c.nextToSend;
-      uint32_t w = (c.base + r) % window_;
-      if (entries_[w].busy) break;
-      c.nextToSend++;
-      if (deadSlots_[w]) {
-        if (c.isData(r)) c.host[r - c.prologue] = true;
-        c.completed++;
-        continue;
-      }
-      buildSlice(c, r, entries_[w]);
-      batch.push_back(&entries_[w]);
-    }
-    if (!batch.empty()) {
-      c.stats.datagramsSent += batch.size();
-      sendEntries(batch);
-      c.nextTimeoutScan =
-          std::min(c.nextTimeoutScan, Clock::now() + std::chrono::microseconds(rto_.rtoUs()));
-    }
-    if (c.completed == c.total) break;
-    int64_t waitUs = std::max<int64_t>(0, microsBetween(Clock::now(), c.nextTimeoutScan));
-    pollfd p{socket_.get(), POLLIN, 0};
-    ::poll(&p, 1, static_cast<int>(std::min<int64_t>(waitUs / 1000 + 1, 50)));
-    receive(c);
-    RINA_TRY(retransmit(c));
-  }
+  RINA_TRY(runCall(c));
   for (uint32_t i = 0; i < c.slices; ++i) {
     if (c.host[i]) result->hostSlices.push_back(i);
   }
@@ -420,6 +434,135 @@ Status InaClient::allreduce(void* buffer, size_t count, rinaDataType_t type,
   }
   c.stats.rtoUs = rto_.rtoUs();
   result->stats = c.stats;
+  return Status();
+}
+
+Status InaClient::broadcast(void* buffer, size_t bytes, bool isRoot, int quietMs,
+                            InaBroadcastResult* result) {
+  *result = InaBroadcastResult{};
+  if (window_ == 0) {
+    return errorf(rinaInvalidUsage, "ina: worker %u job %u: broadcast before a slot grant",
+                  options_.worker, options_.job);
+  }
+  if (bytes == 0) return Status();
+  if (!buffer) return errorf(rinaInvalidArgument, "ina: null buffer");
+  const size_t sliceBytes = 4 * size_t{grant_.payloadElems};
+  if (sliceCount(bytes, sliceBytes) > (1u << 30)) {
+    return errorf(rinaInvalidArgument, "ina: buffer too large");
+  }
+  const uint32_t slices = static_cast<uint32_t>(sliceCount(bytes, sliceBytes));
+  if (uint64_t{nextSeq_} + slices >= (uint64_t{1} << 32)) {
+    return errorf(rinaInvalidUsage,
+                  "ina: worker %u job %u: slice sequence exhausted; REQUEST a fresh grant",
+                  options_.worker, options_.job);
+  }
+  const uint32_t base = nextSeq_;
+  nextSeq_ += slices;
+  return isRoot ? broadcastRoot(static_cast<const uint8_t*>(buffer), bytes, base, slices, result)
+                : broadcastReceive(static_cast<uint8_t*>(buffer), bytes, base, slices, quietMs,
+                                   result);
+}
+
+Status InaClient::broadcastRoot(const uint8_t* buffer, size_t bytes, uint32_t base,
+                                uint32_t slices, InaBroadcastResult* result) {
+  // The slices as padded words; the multicast copy that comes back to the
+  // root lands here too (the same bits), which is the root's acknowledgement.
+  std::vector<int32_t> words(size_t{slices} * grant_.payloadElems, 0);
+  std::memcpy(words.data(), buffer, bytes);
+  Call c;
+  c.buffer = words.data();
+  c.count = words.size();
+  c.type = rinaInt32;
+  c.bcast = true;
+  c.P = grant_.payloadElems;
+  c.slices = slices;
+  c.total = slices;
+  c.base = base;
+  c.host.assign(slices, false);
+  c.highestResult.assign(grant_.ports, 0);
+  c.ints.assign(c.P, 0);
+  c.stats.slices = slices;
+  RINA_TRY(runCall(c));
+  for (uint32_t i = 0; i < slices; ++i) {
+    if (c.host[i]) result->missingSlices.push_back(i);
+  }
+  c.stats.rtoUs = rto_.rtoUs();
+  result->stats = c.stats;
+  return Status();
+}
+
+bool InaClient::keepIfEarly(const uint8_t* data, size_t len, uint32_t end) {
+  Header h;
+  if (decode({data, len}, &h) != DecodeError::kOk || h.job != options_.job ||
+      h.token != options_.token || static_cast<int32_t>(h.seq - end) < 0) {
+    return false;
+  }
+  if (early_.size() < kMaxEarlyDatagrams) early_.emplace_back(data, data + len);
+  return true;
+}
+
+Status InaClient::broadcastReceive(uint8_t* buffer, size_t bytes, uint32_t base, uint32_t slices,
+                                   int quietMs, InaBroadcastResult* result) {
+  const size_t P = grant_.payloadElems;
+  std::vector<bool> got(slices, false);
+  std::vector<int32_t> words(P);
+  uint32_t have = 0;
+  Clock::time_point last = Clock::now();
+  auto handle = [&](const uint8_t* data, size_t len) {
+    Header h;
+    if (decode({data, len}, &h) != DecodeError::kOk || h.job != options_.job ||
+        h.token != options_.token || h.type != Type::kResult || h.elems != P) {
+      return;
+    }
+    uint32_t i = h.seq - base;
+    if (i >= slices || got[i] || h.slot != grant_.base + h.seq % window_) {
+      result->stats.staleResults++;
+      return;
+    }
+    decodePayload(data + kHeaderBytes, P, words.data());
+    size_t first = size_t{i} * 4 * P;
+    std::memcpy(buffer + first, words.data(), std::min(4 * P, bytes - first));
+    got[i] = true;
+    ++have;
+    result->stats.results++;
+    last = Clock::now();
+  };
+  // Slices multicast while this worker was still in an earlier call.
+  std::deque<std::vector<uint8_t>> early;
+  early.swap(early_);
+  for (const auto& d : early) {
+    if (!keepIfEarly(d.data(), d.size(), base + slices)) handle(d.data(), d.size());
+  }
+  mmsghdr hdrs[kRxBatch];
+  iovec iovs[kRxBatch];
+  while (have < slices) {
+    int limitMs = have == 0 ? options_.switchTimeoutMs : quietMs;
+    int64_t leftMs = limitMs - std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   Clock::now() - last).count();
+    if (leftMs <= 0) break;
+    pollfd p{socket_.get(), POLLIN, 0};
+    ::poll(&p, 1, static_cast<int>(std::min<int64_t>(leftMs, 50)));
+    for (int k = 0; k < kRxBatch; ++k) {
+      iovs[k] = {rxBuffers_[k].data(), rxBuffers_[k].size()};
+      hdrs[k] = {};
+      hdrs[k].msg_hdr.msg_iov = &iovs[k];
+      hdrs[k].msg_hdr.msg_iovlen = 1;
+    }
+    int n = ::recvmmsg(socket_.get(), hdrs, kRxBatch, MSG_DONTWAIT, nullptr);
+    for (int k = 0; k < n; ++k) {
+      if (hdrs[k].msg_hdr.msg_flags & MSG_TRUNC) continue;
+      if (keepIfEarly(rxBuffers_[k].data(), hdrs[k].msg_len, base + slices)) continue;
+      handle(rxBuffers_[k].data(), hdrs[k].msg_len);
+    }
+  }
+  result->stats.slices = slices;
+  for (uint32_t i = 0; i < slices; ++i) {
+    if (!got[i]) result->missingSlices.push_back(i);
+  }
+  if (have < slices) {
+    RINA_INFO("ina: worker %u job %u: broadcast seq %u..%u: %u of %u slices did not arrive",
+              options_.worker, options_.job, base, base + slices - 1, slices - have, slices);
+  }
   return Status();
 }
 

@@ -25,6 +25,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -79,6 +80,13 @@ struct InaCallResult {
   InaCallStats stats;
 };
 
+struct InaBroadcastResult {
+  // Slices this worker does not hold: NACKed at the root, or never arrived
+  // here. The caller sends them over the host connections.
+  std::vector<uint32_t> missingSlices;
+  InaCallStats stats;
+};
+
 class InaClient {
  public:
   static Status create(const InaClientOptions& options, std::unique_ptr<InaClient>* out);
@@ -87,8 +95,10 @@ class InaClient {
   // The UDP address to list as this worker's member address at registration.
   const Endpoint& localEndpoint() const { return local_; }
   // Slots to use, fresh from the controller (REGISTER / REQUEST reset the
-  // slots in the switch); restarts the slice sequence at 1. One grant serves
-  // 2^32 slices; then allreduce asks for a new one (rinaInvalidUsage).
+  // slots in the switch). The slice sequence continues from the previous
+  // grant (restarting at 1 only past 2^31), so late datagrams of an earlier
+  // grant are never mistaken for this one's; every worker of the rack must
+  // switch grants between the same two calls.
   Status setGrant(const Grant& grant);
   const Grant& grant() const { return grant_; }
 
@@ -102,6 +112,18 @@ class InaClient {
   // hostSlices). Types: int32, float32, float16, bfloat16.
   Status allreduce(void* buffer, size_t count, rinaDataType_t type, const InaCallOptions& call,
                    InaCallResult* result);
+
+  // Switch broadcast (BCAST): the root's bytes reach every worker of the
+  // rack bit for bit (any type: they travel as raw 32-bit words). Every
+  // worker of the rack calls it with the same size; exactly one is root.
+  // Slices of 4 x sliceElems() bytes. The root keeps a window in flight,
+  // paced by its own copy of each multicast, and resends on timeout (the
+  // switch multicasts its stored copy again); it returns rinaTimeout when
+  // the switch is silent for switchTimeoutMs. A receiver returns when it
+  // has every slice, or lists what is missing once nothing new came for
+  // quietMs (switchTimeoutMs before the first slice).
+  Status broadcast(void* buffer, size_t bytes, bool isRoot, int quietMs,
+                   InaBroadcastResult* result);
 
  private:
   struct Call;
@@ -125,6 +147,15 @@ class InaClient {
   // results for slices sent well after it came back; rinaTimeout when no
   // slice completed for switchTimeoutMs.
   Status retransmit(Call& c);
+  // Sends, receives and resends until every slice of c completed.
+  Status runCall(Call& c);
+  // A datagram of this job for seq >= end (a later call: a broadcast the
+  // root started while this worker was still busy) is kept for that call.
+  bool keepIfEarly(const uint8_t* data, size_t len, uint32_t end);
+  Status broadcastRoot(const uint8_t* buffer, size_t bytes, uint32_t base, uint32_t slices,
+                       InaBroadcastResult* result);
+  Status broadcastReceive(uint8_t* buffer, size_t bytes, uint32_t base, uint32_t slices,
+                          int quietMs, InaBroadcastResult* result);
 
   InaClientOptions options_;
   Fd socket_;
@@ -136,6 +167,7 @@ class InaClient {
   std::vector<Entry> entries_;   // per window index
   RtoEstimator rto_;
   std::vector<std::vector<uint8_t>> rxBuffers_;
+  std::deque<std::vector<uint8_t>> early_;
 };
 
 }  // namespace rina::ina

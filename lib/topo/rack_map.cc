@@ -4,6 +4,9 @@
 #include <map>
 #include <set>
 
+#include "core/config.h"
+#include "topo/topology_json.h"
+
 namespace rina::topo {
 
 Status parseRacksShortForm(std::string_view text, TopologySpec* out) {
@@ -67,7 +70,8 @@ Status resolveRackMap(const TopologySpec& spec, const std::vector<std::string>& 
   for (size_t i = 0; i < spec.racks.size(); ++i) {
     const RackSpec& rs = spec.racks[i];
     if (!rs.hosts.empty() && rs.rankCount > 0) {
-      return errorf(rinaInvalidUsage, "rack '%s' gives both hosts and a rank count", rs.name.c_str());
+      return errorf(rinaInvalidUsage, "rack '%s' gives both hosts and a rank count",
+                    rs.name.c_str());
     }
     racks[i] = Rack{rs.name, rs.ina, {}, rs.switchCtrl, rs.hostLinkMbit, rs.uplinkMbit};
     for (const HostSpec& h : rs.hosts) {
@@ -114,6 +118,37 @@ RackMap rackPerHost(const std::vector<std::string>& hostIds) {
     map.rackOf[r] = it->second;
   }
   return map;
+}
+
+}  // namespace rina::topo
+
+namespace rina::topo {
+
+std::string hostnameOf(const std::string& hostId) { return hostId.substr(0, hostId.find('/')); }
+
+Status rackMapFromEnv(const std::vector<std::string>& hostIds, RackMap* out) {
+  std::vector<std::string> names;
+  for (const std::string& id : hostIds) names.push_back(hostnameOf(id));
+  std::string file = config::stringValue("RINA_TOPO_FILE");
+  if (!file.empty()) {
+    TopologySpec spec;
+    RINA_TRY(loadTopologyFile(file, &spec).prepend("RINA_TOPO_FILE=" + file + ": "));
+    return resolveRackMap(spec, names, out).prepend("RINA_TOPO_FILE=" + file + ": ");
+  }
+  std::string racks = config::stringValue("RINA_RACKS");
+  if (racks.empty()) {
+    *out = rackPerHost(hostIds);
+    return {};
+  }
+  TopologySpec spec;
+  RINA_TRY(parseRacksShortForm(racks, &spec));
+  int total = 0;
+  for (const RackSpec& r : spec.racks) total += r.rankCount;
+  if (total != static_cast<int>(hostIds.size())) {
+    return errorf(rinaInvalidUsage, "RINA_RACKS=%s holds %d ranks but the communicator has %zu",
+                  racks.c_str(), total, hostIds.size());
+  }
+  return resolveRackMap(spec, names, out).prepend("RINA_RACKS: ");
 }
 
 }  // namespace rina::topo

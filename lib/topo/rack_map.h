@@ -75,6 +75,16 @@ Status resolveRackMap(const TopologySpec& spec, const std::vector<std::string>& 
 // One rack per distinct hostIds[r] (no INA), racks ordered by lowest rank.
 RackMap rackPerHost(const std::vector<std::string>& hostIds);
 
+// The hostname part of a bootstrap host identity ("name/boot-id/netns").
+std::string hostnameOf(const std::string& hostId);
+
+// The communicator's rack map, by the sources above: RINA_TOPO_FILE, else
+// RINA_RACKS, else one rack per host (hostIds[r] is rank r's
+// hostIdentity(), whose hostname part racks with host lists match). A
+// malformed or mismatching file or short form is rinaInvalidArgument /
+// rinaInvalidUsage naming the knob.
+Status rackMapFromEnv(const std::vector<std::string>& hostIds, RackMap* out);
+
 }  // namespace rina::topo
 
 #endif  // RINA_LIB_TOPO_RACK_MAP_H_

@@ -60,6 +60,7 @@ SwitchdProcess::~SwitchdProcess() { kill(); }
 
 void SwitchdProcess::kill() {
   if (pid_ <= 0) return;
+  ::kill(pid_, SIGCONT);  // a paused switch must run to see SIGTERM
   ::kill(pid_, SIGTERM);
   for (int i = 0; i < 200; ++i) {  // up to 2 s
     if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
@@ -71,6 +72,14 @@ void SwitchdProcess::kill() {
   ::kill(pid_, SIGKILL);
   waitpid(pid_, nullptr, 0);
   pid_ = -1;
+}
+
+void SwitchdProcess::pause() {
+  if (pid_ > 0) ::kill(pid_, SIGSTOP);
+}
+
+void SwitchdProcess::resume() {
+  if (pid_ > 0) ::kill(pid_, SIGCONT);
 }
 
 std::string SwitchdProcess::query(const std::string& line) const {
@@ -136,6 +145,20 @@ void Rack::allreduce(std::vector<std::vector<uint8_t>>& buffers, size_t count, r
       call.resultToPortOnly = port >= 0;
       call.isPort = static_cast<int>(w) == port;
       (*statuses)[w] = clients_[w]->allreduce(buffers[w].data(), count, type, call, &(*results)[w]);
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
+void Rack::broadcast(std::vector<std::vector<uint8_t>>& buffers, size_t bytes, int root,
+                     std::vector<Status>* statuses, std::vector<InaBroadcastResult>* results) {
+  statuses->assign(clients_.size(), Status());
+  results->assign(clients_.size(), InaBroadcastResult{});
+  std::vector<std::thread> threads;
+  for (size_t w = 0; w < clients_.size(); ++w) {
+    threads.emplace_back([&, w] {
+      (*statuses)[w] = clients_[w]->broadcast(buffers[w].data(), bytes, static_cast<int>(w) == root,
+                                              200, &(*results)[w]);
     });
   }
   for (auto& t : threads) t.join();

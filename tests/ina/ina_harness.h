@@ -27,6 +27,9 @@ class SwitchdProcess {
   // The RoCEv2-layout port (--roce-port); port 0 when switchd runs without it.
   const Endpoint& roce() const { return roce_; }
   void kill();
+  // SIGSTOP / SIGCONT: a switch that stops answering but keeps its sockets.
+  void pause();
+  void resume();
   // One CTRL query ("STATS", "ENTRIES job=7"); the JSON reply or "".
   std::string query(const std::string& line) const;
   // A numeric field of the STATS JSON ("preemptions", "injected_drops", ...).
@@ -64,6 +67,10 @@ class Rack {
   void allreduce(std::vector<std::vector<uint8_t>>& buffers, size_t count, rinaDataType_t type,
                  std::vector<Status>* statuses, std::vector<InaCallResult>* results,
                  const std::vector<const void*>& upstream = {}, int port = -1);
+  // Every worker calls InaClient::broadcast on its buffer (bytes long),
+  // worker root as the root, concurrently.
+  void broadcast(std::vector<std::vector<uint8_t>>& buffers, size_t bytes, int root,
+                 std::vector<Status>* statuses, std::vector<InaBroadcastResult>* results);
 
  private:
   std::unique_ptr<CtrlClient> ctrl_;

@@ -1,0 +1,15 @@
+// hier: every rack is one member of the member ring (rina.cc) and aggregates
+// on its hosts: each chunk is reduced to its port over shm/TCP, passed
+// around the ring of racks, and broadcast inside the rack. It is also what
+// an INA rack runs after it lost its switch.
+#include "algo/rack_steps.h"
+
+namespace rina::algo {
+
+Status hierAllReduce(Communicator& comm, const void* send, void* recv, size_t count,
+                     rinaDataType_t type, rinaRedOp_t op) {
+  const uint64_t seq = comm.nextSeq();
+  return memberRingAllReduce(comm, hierMembers(comm.racks()), send, recv, count, type, op, seq);
+}
+
+}  // namespace rina::algo

@@ -1,0 +1,61 @@
+// ps-ina, the ATP/SwitchML-style baseline rina is compared with: every
+// member reduces the whole buffer to its agent (through the switch in an INA
+// rack), the agents send their sums to the parameter server (rank 0, the
+// agent of the first member), which adds them and sends the result back;
+// each agent then broadcasts it in its member (switch multicast in an INA
+// rack). The parameter server's link carries every member's full buffer.
+#include <cstring>
+
+#include "algo/rack_ina.h"
+#include "algo/rack_steps.h"
+#include "reduce/reduce.h"
+
+namespace rina::algo {
+
+Status psInaAllReduce(Communicator& comm, const void* sendv, void* recvv, size_t count,
+                      rinaDataType_t type, rinaRedOp_t op) {
+  const uint64_t seq = comm.nextSeq();
+  const std::vector<Member> members = rinaMembers(comm.racks());
+  const int r = comm.rank();
+  const Member& me = members[memberIndexOf(members, r)];
+  const int agent = me.ranks.front();
+  const int server = members.front().ranks.front();
+  const size_t es = reduce::dataTypeSize(type);
+  const size_t bytes = count * es;
+  char* recv = static_cast<char*>(recvv);
+  if (sendv != recvv) std::memcpy(recv, sendv, bytes);
+  RackCall call{comm, seq, type, op, 4};
+  RINA_TRY(checkCallsMatch(call, members, count));
+  if (me.inaRack && comm.rackIna() && comm.rackIna()->active()) {
+    RINA_TRY(comm.rackIna()->beginCollective(comm, seq));
+  }
+  RINA_TRY(rackReduce(call, me, agent, recv, count, nullptr, 1));
+  if (r == server) {
+    const reduce::ReduceFn fn = reduce::reduceFunction(type, op);
+    std::vector<RecvItem> recvs;
+    for (size_t i = 1; i < members.size(); ++i) {
+      recvs.push_back(RecvItem{comm.peer(members[i].ranks.front()),
+                               recv,
+                               bytes,
+                               transport::RecvReduce{fn, recv, es},
+                               -1,
+                               2,
+                               static_cast<int>(i),
+                               {}});
+    }
+    RINA_TRY(runStep(call, {}, std::move(recvs)));
+    if (op == rinaAvg) reduce::finishAverage(recv, count, type, comm.size());
+    std::vector<SendItem> sends;
+    for (size_t i = 1; i < members.size(); ++i) {
+      sends.push_back(
+          SendItem{comm.peer(members[i].ranks.front()), recv, bytes, -1, 3, static_cast<int>(i)});
+    }
+    RINA_TRY(runStep(call, std::move(sends), {}));
+  } else if (r == agent) {
+    RINA_TRY(runStep(call, {SendItem{comm.peer(server), recv, bytes, -1, 2, 0}}, {}));
+    RINA_TRY(runStep(call, {}, {RecvItem{comm.peer(server), recv, bytes, {}, -1, 3, 0, {}}}));
+  }
+  return rackBroadcast(call, me, agent, recv, count, 4);
+}
+
+}  // namespace rina::algo

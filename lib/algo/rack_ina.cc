@@ -1,0 +1,337 @@
+#include "algo/rack_ina.h"
+
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "algo/engine.h"
+#include "core/config.h"
+#include "core/log.h"
+#include "rina/ina_wire.h"
+
+namespace rina::algo {
+namespace {
+
+constexpr uint32_t kSetupMagic = 0x52494e41;  // "RINA"
+constexpr uint32_t kSlotsWanted = 64;
+constexpr uint8_t kPriority = 1;
+
+// Agent <-> worker: the worker's UDP address (to the agent), then the
+// rack's mode and grant (to the workers), at setup and at the start of each
+// collective that uses the switch.
+struct RackSetupMsg {
+  uint32_t magic = kSetupMagic;
+  uint32_t addr = 0;
+  uint16_t port = 0;
+  uint8_t active = 0;
+  uint8_t regrant = 0;
+  uint32_t base = 0;
+  uint32_t length = 0;
+  uint32_t payload = 0;
+  uint16_t dataPort = 0;
+  uint16_t ports = 0;
+  uint16_t job = 0;
+  uint16_t pad = 0;
+};
+static_assert(sizeof(RackSetupMsg) == 32);
+
+void putGrant(const ina::Grant& g, RackSetupMsg* m) {
+  m->base = g.base;
+  m->length = g.length;
+  m->payload = g.payloadElems;
+  m->dataPort = g.port;
+  m->ports = g.ports;
+  m->job = g.job;
+}
+
+ina::Grant grantOf(const RackSetupMsg& m) {
+  ina::Grant g;
+  g.job = m.job;
+  g.base = m.base;
+  g.length = m.length;
+  g.payloadElems = m.payload;
+  g.port = m.dataPort;
+  g.ports = m.ports;
+  return g;
+}
+
+// The local IPv4 address the kernel would use to reach addr.
+uint32_t localAddressTowards(uint32_t addr) {
+  if ((addr >> 24) == 127) return 0x7F000001;
+  int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return 0;
+  sockaddr_in to = ina::Endpoint{addr, 9}.toSockaddr();
+  sockaddr_in me{};
+  socklen_t len = sizeof me;
+  uint32_t out = 0;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&me), &len) == 0) {
+    out = ntohl(me.sin_addr.s_addr);
+  }
+  ::close(fd);
+  return out;
+}
+
+Status exchange(Communicator& comm, const char* what, std::vector<SendItem> sends,
+                std::vector<RecvItem> recvs, uint64_t seq) {
+  EngineContext ctx{comm.rank(), what, seq, 1, comm.timeoutMs(), comm.abortFlag(), comm.spinUs()};
+  Engine e(ctx);
+  e.sends() = std::move(sends);
+  e.recvs() = std::move(recvs);
+  return e.run();
+}
+
+Status checkSetup(const RackSetupMsg& m, int rank, int peer) {
+  if (m.magic != kSetupMagic) {
+    return errorf(rinaInternalError, "rank %d: rank %d sent a corrupt INA rack message", rank,
+                  peer);
+  }
+  return {};
+}
+
+}  // namespace
+
+Status parseSwitchList(const std::string& text, int inaRacks, std::vector<ina::Endpoint>* out) {
+  out->clear();
+  if (text == "auto" || text.empty()) return {};
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    if (comma == std::string::npos) comma = text.size();
+    std::string item = text.substr(pos, comma - pos);
+    ina::Endpoint e;
+    if (!ina::parseEndpoint(item, &e) || e.port == 0) {
+      return errorf(rinaInvalidArgument,
+                    "RINA_SWITCH=%s: entry %zu '%s' is not ipv4:port (or use 'auto')", text.c_str(),
+                    out->size(), item.c_str());
+    }
+    out->push_back(e);
+    pos = comma + 1;
+  }
+  if (static_cast<int>(out->size()) != inaRacks) {
+    return errorf(rinaInvalidArgument,
+                  "RINA_SWITCH=%s lists %zu switch(es) but the rack map has %d INA rack(s); give "
+                  "one CTRL address per INA rack, in rack order, or 'auto'",
+                  text.c_str(), out->size(), inaRacks);
+  }
+  return {};
+}
+
+Status RackIna::setup(Communicator& comm, uint64_t commId, std::unique_ptr<RackIna>* out) {
+  const topo::RackMap& map = comm.racks();
+  int inaRacks = 0, ordinal = -1;
+  const int rackIndex = map.rackOf[comm.rank()];
+  for (int i = 0; i < static_cast<int>(map.racks.size()); ++i) {
+    if (!map.racks[i].ina) continue;
+    if (i == rackIndex) ordinal = inaRacks;
+    ++inaRacks;
+  }
+  std::vector<ina::Endpoint> switches;
+  RINA_TRY(parseSwitchList(config::stringValue("RINA_SWITCH"), inaRacks, &switches));
+  const topo::Rack& rack = map.racks[rackIndex];
+  if (!rack.ina || rack.ranks.size() < 2) return {};
+  const int k = static_cast<int>(rack.ranks.size());
+  if (k > static_cast<int>(ina::kMaxFanIn)) {
+    return errorf(rinaInvalidUsage, "rack %s has %d ranks; an INA rack holds at most %u",
+                  rack.name.c_str(), k, ina::kMaxFanIn);
+  }
+  std::unique_ptr<RackIna> ri(new RackIna());
+  ri->rack_ = &rack;
+  ri->rackIndex_ = rackIndex;
+  for (int w = 0; w < k; ++w) {
+    if (rack.ranks[w] == comm.rank()) ri->worker_ = w;
+  }
+  ri->timeoutMs_ = static_cast<int>(std::max<int64_t>(1, config::intValue("RINA_INA_TIMEOUT_MS")));
+  bool autoSwitch = false;
+  if (!rack.switchCtrl.empty()) {
+    if (!ina::parseEndpoint(rack.switchCtrl, &ri->controller_)) {
+      return errorf(rinaInvalidArgument, "rack %s: switch '%s' is not ipv4:port", rack.name.c_str(),
+                    rack.switchCtrl.c_str());
+    }
+  } else if (!switches.empty()) {
+    ri->controller_ = switches[ordinal];
+  } else {
+    autoSwitch = true;
+    ri->controller_ = ina::Endpoint{0x7F000001, 0};
+  }
+  // Job ids and tokens differ per communicator and rack (two jobs may share a switch).
+  uint64_t mix = (commId ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(rackIndex + 1))) *
+                 0xBF58476D1CE4E5B9ull;
+  ri->job_ = static_cast<uint16_t>(1 + (mix >> 20) % 65535);
+  ri->token_ = static_cast<uint32_t>(mix >> 32) | 1;
+
+  ina::InaClientOptions o;
+  o.switchAddr = ri->controller_.addr;
+  o.local = ina::Endpoint{localAddressTowards(o.switchAddr), 0};
+  o.job = ri->job_;
+  o.token = ri->token_;
+  o.worker = static_cast<uint8_t>(ri->worker_);
+  o.fanIn = static_cast<uint8_t>(k);
+  o.switchTimeoutMs = ri->timeoutMs_;
+  RINA_TRY(ina::InaClient::create(o, &ri->client_)
+               .prepend("rank " + std::to_string(comm.rank()) + ": "));
+
+  const int agent = rack.ranks.front();
+  RackSetupMsg mine{};
+  mine.addr = ri->client_->localEndpoint().addr;
+  mine.port = ri->client_->localEndpoint().port;
+  if (comm.rank() == agent) {
+    std::vector<RackSetupMsg> in(k);
+    in[0] = mine;
+    std::vector<RecvItem> recvs;
+    for (int w = 1; w < k; ++w) {
+      recvs.push_back(RecvItem{comm.peer(rack.ranks[w]),
+                               reinterpret_cast<char*>(&in[w]),
+                               sizeof(RackSetupMsg),
+                               {},
+                               -1,
+                               1,
+                               w,
+                               {}});
+    }
+    RINA_TRY(exchange(comm, "INA setup", {}, std::move(recvs), 0));
+    std::vector<ina::Endpoint> members;
+    for (int w = 0; w < k; ++w) {
+      RINA_TRY(checkSetup(in[w], comm.rank(), rack.ranks[w]));
+      members.push_back(ina::Endpoint{in[w].addr, in[w].port});
+    }
+    ina::Grant grant;
+    std::string why;
+    Status s = ri->registerJob(comm, members, autoSwitch, &grant, &why);
+    RackSetupMsg reply{};
+    if (s.ok() && why.empty()) {
+      reply.active = 1;
+      putGrant(grant, &reply);
+      RINA_TRY(ri->client_->setGrant(grant));
+      ri->active_ = true;
+      RINA_INFO("rank %d: rack %s: INA job %u on switch %s: %u slots from %u, payload %u",
+                comm.rank(), rack.name.c_str(), ri->job_, ri->controller_.toString().c_str(),
+                grant.length, grant.base, grant.payloadElems);
+    } else {
+      ri->active_ = true;  // so that fallBack logs and counts it
+      ri->fallBack(comm, s.ok() ? why : s.message(), true);
+    }
+    std::vector<SendItem> sends;
+    for (int w = 1; w < k; ++w) {
+      sends.push_back(SendItem{comm.peer(rack.ranks[w]), reinterpret_cast<char*>(&reply),
+                               sizeof reply, -1, 2, w});
+    }
+    RINA_TRY(exchange(comm, "INA setup", std::move(sends), {}, 0));
+  } else {
+    RackSetupMsg reply{};
+    RINA_TRY(exchange(
+        comm, "INA setup",
+        {SendItem{comm.peer(agent), reinterpret_cast<char*>(&mine), sizeof mine, -1, 1, 0}},
+        {RecvItem{
+            comm.peer(agent), reinterpret_cast<char*>(&reply), sizeof reply, {}, -1, 2, 0, {}}},
+        0));
+    RINA_TRY(checkSetup(reply, comm.rank(), agent));
+    if (reply.active) {
+      RINA_TRY(ri->client_->setGrant(grantOf(reply)));
+      ri->active_ = true;
+    } else {
+      ri->active_ = true;
+      ri->fallBack(comm, "the agent could not get switch slots", false);
+    }
+  }
+  *out = std::move(ri);
+  return {};
+}
+
+Status RackIna::registerJob(Communicator& comm, const std::vector<ina::Endpoint>& members,
+                            bool autoSwitch, ina::Grant* grant, std::string* why) {
+  if (autoSwitch) {
+    std::string path;
+    RINA_TRY(ina::findSwitchd(&path));
+    RINA_TRY(ina::LocalSwitchd::start(path,
+                                      ina::splitArgs(config::stringValue("RINA_SWITCHD_ARGS")),
+                                      timeoutMs_ + 5000, &switchd_));
+    controller_ = switchd_->control();
+    RINA_INFO("rank %d: rack %s: started %s (pid %d), control %s", comm.rank(), rack_->name.c_str(),
+              path.c_str(), static_cast<int>(switchd_->pid()), controller_.toString().c_str());
+  }
+  RINA_TRY(ina::CtrlClient::connect(controller_, timeoutMs_, &ctrl_));
+  ina::CtrlRequest reg;
+  reg.verb = ina::CtrlVerb::kRegister;
+  reg.job = job_;
+  reg.token = token_;
+  reg.fanIn = static_cast<uint8_t>(members.size());
+  reg.priority = kPriority;
+  reg.slots = kSlotsWanted;
+  reg.members = members;
+  RINA_TRY(ctrl_->registerJob(reg, grant));
+  if (grant->length == 0) *why = "the switch has no free slots for the job (REGISTER granted 0)";
+  return {};
+}
+
+RackIna::~RackIna() {
+  if (ctrl_ && active_) (void)ctrl_->release(job_, token_);
+}
+
+Status RackIna::beginCollective(Communicator& comm, uint64_t seq) {
+  const int agent = rack_->ranks.front();
+  const int k = static_cast<int>(rack_->ranks.size());
+  RackSetupMsg msg{};
+  if (comm.rank() == agent) {
+    bool preempted = false;
+    for (const ina::PreemptNotice& n : ctrl_->takeNotices()) preempted |= n.job == job_;
+    if (ctrl_->closed() && active_) {
+      fallBack(comm, "the switch closed its CTRL connection (" + controller_.toString() + ")",
+               true);
+    }
+    if (preempted && active_) {
+      ina::Grant g;
+      Status s = ctrl_->requestSlots(job_, token_, kSlotsWanted, &g);
+      if (s.ok() && g.length == 0)
+        s = errorf(rinaTimeout, "REQUEST after a preemption granted no slots");
+      if (s.ok()) s = client_->setGrant(g);
+      if (s.ok()) {
+        msg.regrant = 1;
+        putGrant(g, &msg);
+        comm.stats().inaRegrants++;
+        RINA_INFO("rank %d: rack %s: slots preempted; new grant of %u slots from %u", comm.rank(),
+                  rack_->name.c_str(), g.length, g.base);
+      } else {
+        fallBack(comm, s.message(), true);
+      }
+    }
+    msg.active = active_ ? 1 : 0;
+    std::vector<SendItem> sends;
+    for (int w = 1; w < k; ++w) {
+      sends.push_back(SendItem{comm.peer(rack_->ranks[w]), reinterpret_cast<char*>(&msg),
+                               sizeof msg, -1, 0, w});
+    }
+    return exchange(comm, "allreduce (INA rack start)", std::move(sends), {}, seq);
+  }
+  RINA_TRY(exchange(
+      comm, "allreduce (INA rack start)", {},
+      {RecvItem{comm.peer(agent), reinterpret_cast<char*>(&msg), sizeof msg, {}, -1, 0, 0, {}}},
+      seq));
+  RINA_TRY(checkSetup(msg, comm.rank(), agent));
+  if (!msg.active) {
+    fallBack(comm, "the agent lost the switch", false);
+  } else if (msg.regrant) {
+    RINA_TRY(client_->setGrant(grantOf(msg)));
+    comm.stats().inaRegrants++;
+  }
+  return {};
+}
+
+void RackIna::fallBack(Communicator& comm, const std::string& why, bool seenHere) {
+  if (!active_) return;
+  active_ = false;
+  comm.stats().inaFallbacks++;
+  if (seenHere) {
+    RINA_WARN(
+        "rank %d: rack %s: falling back to host aggregation (hier) for this and later "
+        "collectives: %s",
+        comm.rank(), rack_->name.c_str(), why.c_str());
+  } else {
+    RINA_INFO("rank %d: rack %s: falling back to host aggregation (hier): %s", comm.rank(),
+              rack_->name.c_str(), why.c_str());
+  }
+}
+
+}  // namespace rina::algo

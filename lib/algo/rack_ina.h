@@ -1,0 +1,77 @@
+// The INA side of one rack, as each of its workers holds it: the worker's
+// InaClient (its UDP member address), the rack's mode (switch or host
+// aggregation), and on the rack's agent (its lowest rank) the CTRL
+// connection, the job's grant and, under RINA_SWITCH=auto, a local
+// rina-switchd it started.
+//
+// The agent registers the job, hands the grant to the workers over the
+// communicator's connections, reads the CTRL connection at the start of
+// every collective that uses the switch (a NOTICE PREEMPT makes it REQUEST
+// slots again and hand the new grant to every worker), and on a lost switch
+// or refused slots the rack falls back to host aggregation (hier) for the
+// rest of that collective and every later one. Each worker learns a fallback
+// from the rank that saw it (rack_steps.cc), so the rack's workers always
+// agree on the mode.
+#ifndef RINA_LIB_ALGO_RACK_INA_H_
+#define RINA_LIB_ALGO_RACK_INA_H_
+
+#include <memory>
+#include <string>
+
+#include "algo/communicator.h"
+#include "ina/ctrl_client.h"
+#include "ina/ina_client.h"
+#include "ina/local_switchd.h"
+
+namespace rina::algo {
+
+// RINA_SWITCH: "auto" (empty list) or one ipv4:port per INA rack in rack
+// order. rinaInvalidArgument naming the bad entry or the count mismatch.
+Status parseSwitchList(const std::string& text, int inaRacks, std::vector<ina::Endpoint>* out);
+
+class RackIna {
+ public:
+  // Collective over the communicator, after its connections exist: every
+  // rank calls it; *out stays null outside an INA rack of two or more.
+  static Status setup(Communicator& comm, uint64_t commId, std::unique_ptr<RackIna>* out);
+  ~RackIna();
+
+  const topo::Rack& rack() const { return *rack_; }
+  int rackIndex() const { return rackIndex_; }
+  int worker() const { return worker_; }
+  bool active() const { return active_; }
+  ina::InaClient& client() { return *client_; }
+  int inaTimeoutMs() const { return timeoutMs_; }
+
+  // At the start of a collective that uses the switch (every worker of the
+  // rack calls it): the agent applies pushed notices and tells every worker
+  // the mode and, after a re-grant, the new grant.
+  Status beginCollective(Communicator& comm, uint64_t seq);
+  // This rack stops using the switch. The rank that saw the failure logs it
+  // at WARN; every worker counts it.
+  void fallBack(Communicator& comm, const std::string& why, bool seenHere);
+
+ private:
+  RackIna() = default;
+  // Agent: starts a local switch when autoSwitch, connects CTRL, REGISTERs.
+  // A refused grant sets *why (the rack then falls back).
+  Status registerJob(Communicator& comm, const std::vector<ina::Endpoint>& members, bool autoSwitch,
+                     ina::Grant* grant, std::string* why);
+
+  const topo::Rack* rack_ = nullptr;
+  int rackIndex_ = 0;
+  int worker_ = 0;
+  bool active_ = false;
+  int timeoutMs_ = 2000;
+  uint16_t job_ = 0;
+  uint32_t token_ = 0;
+  ina::Endpoint controller_;
+  std::unique_ptr<ina::InaClient> client_;
+  // Agent only.
+  std::unique_ptr<ina::LocalSwitchd> switchd_;
+  std::unique_ptr<ina::CtrlClient> ctrl_;
+};
+
+}  // namespace rina::algo
+
+#endif  // RINA_LIB_ALGO_RACK_INA_H_

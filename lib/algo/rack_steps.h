@@ -1,0 +1,71 @@
+// The rack algorithms (hier, rina, ps-ina) are rings (or a star) of
+// *members*: an INA rack, a rack that aggregates on its hosts, or one
+// autonomous worker. These are the steps inside one member: reduce a chunk
+// of every worker's buffer to the chunk's port (through the switch, the port
+// adding the upstream partial, or over shm/TCP), and broadcast a chunk from
+// its port to the member's workers (switch multicast, or shm/TCP). Ports
+// rotate over a member's workers by chunk.
+#ifndef RINA_LIB_ALGO_RACK_STEPS_H_
+#define RINA_LIB_ALGO_RACK_STEPS_H_
+
+#include <vector>
+
+#include "algo/collectives.h"
+
+namespace rina::algo {
+
+struct Member {
+  std::vector<int> ranks;  // ascending; ranks.front() is the agent
+  bool inaRack = false;    // an INA rack of two or more (its mode: comm.rackIna())
+  // Ports rotate over the member's ranks by chunk (topo::portOf's rule).
+  int portFor(size_t chunk) const { return ranks[chunk % ranks.size()]; }
+};
+
+// hier: every rack is one member.
+std::vector<Member> hierMembers(const topo::RackMap& map);
+// rina / ps-ina: topo::ringMembers: an INA rack is one member (switch
+// aggregation when it has two or more ranks); every rank of a rack without
+// INA is an autonomous member.
+std::vector<Member> rinaMembers(const topo::RackMap& map);
+int memberIndexOf(const std::vector<Member>& members, int rank);
+
+// One collective's settings for the steps.
+struct RackCall {
+  Communicator& comm;
+  uint64_t seq;
+  rinaDataType_t type;
+  rinaRedOp_t op;
+  int steps;  // for error messages
+};
+
+// Whether the switch can sum this type and op (int32, float32, float16,
+// bfloat16; sum and avg).
+bool inaReducible(rinaDataType_t type, rinaRedOp_t op);
+
+// The collective headers (engine.h) of this call, checked across members:
+// every worker with its member's agent, and each agent with the agents of
+// the members before and after it, so calls that differ anywhere are
+// rinaInvalidUsage naming both sides.
+Status checkCallsMatch(RackCall& call, const std::vector<Member>& members, size_t count);
+
+// Runs one engine over the items (step names the phase in errors).
+Status runStep(RackCall& call, std::vector<SendItem> sends, std::vector<RecvItem> recvs);
+
+// Every worker of m calls it for the same chunk: afterwards the port's data
+// holds the op over the member's workers of their data, plus upstream (the
+// port's, may be null). Other workers' data is unchanged.
+Status rackReduce(RackCall& call, const Member& m, int port, char* data, size_t count,
+                  const char* upstream, int step);
+// Every worker of m calls it: the port's data (count elements) reaches every
+// worker's data, bit for bit.
+Status rackBroadcast(RackCall& call, const Member& m, int port, char* data, size_t count, int step);
+
+// The member ring of hier and rina (rina.cc): allreduce over members, seq
+// already taken from comm.
+Status memberRingAllReduce(Communicator& comm, const std::vector<Member>& members, const void* send,
+                           void* recv, size_t count, rinaDataType_t type, rinaRedOp_t op,
+                           uint64_t seq);
+
+}  // namespace rina::algo
+
+#endif  // RINA_LIB_ALGO_RACK_STEPS_H_

@@ -1,0 +1,138 @@
+#include "ina/local_switchd.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+#include "core/config.h"
+#include "core/log.h"
+#include "ina/net.h"
+
+namespace rina::ina {
+namespace {
+
+bool executable(const std::string& path) { return access(path.c_str(), X_OK) == 0; }
+
+std::string folderOf(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+}  // namespace
+
+std::vector<std::string> splitArgs(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string word;
+  while (in >> word) out.push_back(word);
+  return out;
+}
+
+Status findSwitchd(std::string* path) {
+  std::string configured = config::stringValue("RINA_SWITCHD_PATH");
+  if (!configured.empty()) {
+    if (!executable(configured)) {
+      return errorf(rinaInvalidUsage, "RINA_SWITCHD_PATH=%s is not an executable file",
+                    configured.c_str());
+    }
+    *path = configured;
+    return {};
+  }
+  std::vector<std::string> folders;
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&findSwitchd), &info) && info.dli_fname) {
+    folders.push_back(folderOf(info.dli_fname));
+  }
+  char exe[4096] = {0};
+  if (readlink("/proc/self/exe", exe, sizeof(exe) - 1) > 0) folders.push_back(folderOf(exe));
+  for (const std::string& f : folders) {
+    for (const char* rel : {"/rina-switchd", "/../bin/rina-switchd", "/../p4_agent/rina-switchd"}) {
+      if (executable(f + rel)) {
+        *path = f + rel;
+        return {};
+      }
+    }
+  }
+  const char* env = std::getenv("PATH");
+  std::istringstream dirs(env ? env : "");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    if (!dir.empty() && executable(dir + "/rina-switchd")) {
+      *path = dir + "/rina-switchd";
+      return {};
+    }
+  }
+  return errorf(rinaInvalidUsage,
+                "RINA_SWITCH=auto: no rina-switchd next to librina or on PATH; set "
+                "RINA_SWITCHD_PATH or list switch addresses in RINA_SWITCH");
+}
+
+Status LocalSwitchd::start(const std::string& path, const std::vector<std::string>& extraArgs,
+                           int timeoutMs, std::unique_ptr<LocalSwitchd>* out) {
+  // A software switch on loopback is not bound by a Tofino's 32-64 element
+  // payload: larger datagrams cut its per-datagram cost (RINA_SWITCHD_ARGS
+  // comes after, so --payload there wins).
+  std::vector<std::string> args = {path,          "--listen",  "127.0.0.1:0", "--control",
+                                   "127.0.0.1:0", "--payload", "1024"};
+  args.insert(args.end(), extraArgs.begin(), extraArgs.end());
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int pipeFds[2];
+  if (pipe2(pipeFds, O_CLOEXEC) != 0) return systemErrorf(errno, "rina-switchd: pipe");
+  Fd reader(pipeFds[0]);
+  // Its final stats go to stderr: shown from RINA_DEBUG=INFO on.
+  Fd devNull(logLevel() >= LogLevel::kInfo ? -1 : open("/dev/null", O_WRONLY | O_CLOEXEC));
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(pipeFds[1]);
+    return systemErrorf(errno, "rina-switchd: fork");
+  }
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the rank that started it
+    dup2(pipeFds[1], STDOUT_FILENO);
+    if (devNull.valid()) dup2(devNull.get(), STDERR_FILENO);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  close(pipeFds[1]);
+  std::unique_ptr<LocalSwitchd> sw(new LocalSwitchd());
+  sw->pid_ = pid;
+  fcntl(reader.get(), F_SETFL, O_NONBLOCK);
+  LineReader lines;
+  std::string line;
+  Status s = readLine(reader.get(), lines, timeoutMs, &line);
+  if (!s.ok()) return s.prepend("rina-switchd (" + path + ") did not start: ");
+  // "rina-switchd ready data=A:P ports=N control=A:P slots=.. payload=.."
+  size_t at = line.find(" control=");
+  std::string control = at == std::string::npos ? "" : line.substr(at + 9);
+  control = control.substr(0, control.find(' '));
+  if (line.rfind("rina-switchd ready", 0) != 0 || !parseEndpoint(control, &sw->control_)) {
+    return errorf(rinaSystemError, "rina-switchd (%s) printed '%s' instead of its ready line",
+                  path.c_str(), line.c_str());
+  }
+  sw->stdout_ = std::move(reader);  // kept open: a later write must not raise SIGPIPE
+  *out = std::move(sw);
+  return {};
+}
+
+LocalSwitchd::~LocalSwitchd() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGTERM);
+  for (int i = 0; i < 200; ++i) {  // up to 2 s
+    if (waitpid(pid_, nullptr, WNOHANG) == pid_) return;
+    poll(nullptr, 0, 10);
+  }
+  ::kill(pid_, SIGKILL);
+  waitpid(pid_, nullptr, 0);
+}
+
+}  // namespace rina::ina

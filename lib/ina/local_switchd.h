@@ -1,0 +1,56 @@
+// A rina-switchd child process on loopback, for RINA_SWITCH=auto: the agent
+// of an INA rack with no configured switch starts one and stops it when the
+// communicator is destroyed.
+//
+// The child gets SIGKILL when the thread that started it ends
+// (PR_SET_PDEATHSIG), so a crashed rank leaves no switch behind; create and
+// destroy a communicator on a thread that lives as long as it.
+//
+// The binary: RINA_SWITCHD_PATH if set; else rina-switchd next to the
+// library or program that contains rina (same folder, ../bin, or the build
+// tree's ../p4_agent); else the first rina-switchd on PATH.
+#ifndef RINA_LIB_INA_LOCAL_SWITCHD_H_
+#define RINA_LIB_INA_LOCAL_SWITCHD_H_
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/socket.h"
+#include "core/status.h"
+#include "ina/endpoint.h"
+
+namespace rina::ina {
+
+// Where rina-switchd is, by the rules above; rinaInvalidUsage if nowhere.
+Status findSwitchd(std::string* path);
+
+class LocalSwitchd {
+ public:
+  // Starts `path --listen 127.0.0.1:0 --control 127.0.0.1:0 --payload 1024
+  // extraArgs...`
+  // and waits (timeoutMs) for its "ready" line.
+  static Status start(const std::string& path, const std::vector<std::string>& extraArgs,
+                      int timeoutMs, std::unique_ptr<LocalSwitchd>* out);
+  ~LocalSwitchd();  // SIGTERM, then SIGKILL after 2 s
+  LocalSwitchd(const LocalSwitchd&) = delete;
+  LocalSwitchd& operator=(const LocalSwitchd&) = delete;
+
+  const Endpoint& control() const { return control_; }
+  pid_t pid() const { return pid_; }
+
+ private:
+  LocalSwitchd() = default;
+  pid_t pid_ = -1;
+  Endpoint control_;
+  Fd stdout_;
+};
+
+// Splits RINA_SWITCHD_ARGS-style text at blanks.
+std::vector<std::string> splitArgs(const std::string& text);
+
+}  // namespace rina::ina
+
+#endif  // RINA_LIB_INA_LOCAL_SWITCHD_H_

@@ -1,0 +1,198 @@
+#include "mpi/call_filter.h"
+
+#include <mutex>
+#include <vector>
+
+#include "core/config.h"
+
+namespace rina::mpi {
+namespace {
+
+enum class Kind { kSigned, kUnsigned, kFloat };
+
+struct TypeEntry {
+  MPI_Datatype mpi;
+  rinaDataType_t rina;
+};
+
+// The C and Fortran names of integers and floats rina reduces. The rina type
+// follows from kind and MPI's size for the type, so MPI_LONG and MPI_INTEGER
+// land on the right width whatever the platform or compiler flags.
+std::vector<TypeEntry> buildTypeTable() {
+  const struct {
+    MPI_Datatype type;
+    Kind kind;
+  } candidates[] = {
+      {MPI_SIGNED_CHAR, Kind::kSigned},
+      {MPI_UNSIGNED_CHAR, Kind::kUnsigned},
+      {MPI_INT, Kind::kSigned},
+      {MPI_UNSIGNED, Kind::kUnsigned},
+      {MPI_LONG, Kind::kSigned},
+      {MPI_UNSIGNED_LONG, Kind::kUnsigned},
+      {MPI_LONG_LONG_INT, Kind::kSigned},
+      {MPI_LONG_LONG, Kind::kSigned},
+      {MPI_UNSIGNED_LONG_LONG, Kind::kUnsigned},
+      {MPI_INT8_T, Kind::kSigned},
+      {MPI_UINT8_T, Kind::kUnsigned},
+      {MPI_INT32_T, Kind::kSigned},
+      {MPI_UINT32_T, Kind::kUnsigned},
+      {MPI_INT64_T, Kind::kSigned},
+      {MPI_UINT64_T, Kind::kUnsigned},
+      {MPI_AINT, Kind::kSigned},
+      {MPI_OFFSET, Kind::kSigned},
+      {MPI_COUNT, Kind::kSigned},
+      {MPI_FLOAT, Kind::kFloat},
+      {MPI_DOUBLE, Kind::kFloat},
+      {MPI_INTEGER, Kind::kSigned},
+      {MPI_INTEGER1, Kind::kSigned},
+      {MPI_INTEGER4, Kind::kSigned},
+      {MPI_INTEGER8, Kind::kSigned},
+      {MPI_REAL, Kind::kFloat},
+      {MPI_REAL4, Kind::kFloat},
+      {MPI_REAL8, Kind::kFloat},
+      {MPI_DOUBLE_PRECISION, Kind::kFloat},
+  };
+  std::vector<TypeEntry> table;
+  for (const auto& c : candidates) {
+    int size = 0;
+    // A Fortran type the MPI library was built without is not committed
+    // or has size 0: skip it rather than guess.
+    if (c.type == MPI_DATATYPE_NULL || PMPI_Type_size(c.type, &size) != MPI_SUCCESS) continue;
+    std::optional<rinaDataType_t> rina;
+    switch (c.kind) {
+      case Kind::kSigned:
+        if (size == 1) rina = rinaInt8;
+        if (size == 4) rina = rinaInt32;
+        if (size == 8) rina = rinaInt64;
+        break;
+      case Kind::kUnsigned:
+        if (size == 1) rina = rinaUint8;
+        if (size == 4) rina = rinaUint32;
+        if (size == 8) rina = rinaUint64;
+        break;
+      case Kind::kFloat:
+        if (size == 4) rina = rinaFloat32;
+        if (size == 8) rina = rinaFloat64;
+        break;
+    }
+    if (rina) table.push_back({c.type, *rina});
+  }
+  return table;
+}
+
+const std::vector<TypeEntry>& typeTable() {
+  // Built on first use: MPI is initialized by then (PMPI_Type_size).
+  static const std::vector<TypeEntry> table = buildTypeTable();
+  return table;
+}
+
+bool isPredefinedOp(MPI_Op op) {
+  const MPI_Op predefined[] = {MPI_MAX,    MPI_MIN,    MPI_SUM,     MPI_PROD, MPI_LAND,
+                               MPI_BAND,   MPI_LOR,    MPI_BOR,     MPI_LXOR, MPI_BXOR,
+                               MPI_MINLOC, MPI_MAXLOC, MPI_REPLACE, MPI_NO_OP};
+  for (MPI_Op p : predefined) {
+    if (op == p) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+size_t rinaTypeBytes(rinaDataType_t type) {
+  switch (type) {
+    case rinaInt8:
+    case rinaUint8:
+      return 1;
+    case rinaFloat16:
+    case rinaBfloat16:
+      return 2;
+    case rinaInt32:
+    case rinaUint32:
+    case rinaFloat32:
+      return 4;
+    default:
+      return 8;
+  }
+}
+
+std::optional<rinaDataType_t> rinaTypeOf(MPI_Datatype type) {
+  for (const TypeEntry& e : typeTable()) {
+    if (e.mpi == type) return e.rina;
+  }
+  return std::nullopt;
+}
+
+bool isContiguousPredefined(MPI_Datatype type, size_t* bytes) {
+  if (type == MPI_DATATYPE_NULL) return false;
+  int integers = 0, addresses = 0, datatypes = 0, combiner = 0;
+  if (PMPI_Type_get_envelope(type, &integers, &addresses, &datatypes, &combiner) != MPI_SUCCESS ||
+      combiner != MPI_COMBINER_NAMED) {
+    return false;
+  }
+  int size = 0;
+  MPI_Aint lb = 0, extent = 0;
+  if (PMPI_Type_size(type, &size) != MPI_SUCCESS ||
+      PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS) {
+    return false;
+  }
+  // Pair types such as MPI_DOUBLE_INT have padding: size < extent.
+  if (size <= 0 || lb != 0 || extent != size) return false;
+  *bytes = static_cast<size_t>(size);
+  return true;
+}
+
+ReductionPlan planReduction(size_t elements, MPI_Datatype type, MPI_Op op) {
+  ReductionPlan plan;
+  int typeSize = 0;
+  if (type != MPI_DATATYPE_NULL && PMPI_Type_size(type, &typeSize) == MPI_SUCCESS && typeSize > 0) {
+    plan.bytes = elements * static_cast<size_t>(typeSize);  // for the counters
+  }
+  if (disabled()) {
+    plan.delegate = rinaMpiDisabled;
+    return plan;
+  }
+  if (elements == 0) {
+    plan.delegate = rinaMpiCountZero;
+    return plan;
+  }
+  std::optional<rinaDataType_t> rina = rinaTypeOf(type);
+  if (!rina) {
+    plan.delegate = rinaMpiDatatype;
+    return plan;
+  }
+  if (op == MPI_SUM) {
+    plan.op = rinaSum;
+  } else if (op == MPI_PROD) {
+    plan.op = rinaProd;
+  } else if (op == MPI_MIN) {
+    plan.op = rinaMin;
+  } else if (op == MPI_MAX) {
+    plan.op = rinaMax;
+  } else {
+    plan.delegate = isPredefinedOp(op) ? rinaMpiOp : rinaMpiUserOp;
+    return plan;
+  }
+  plan.type = *rina;
+  if (plan.bytes < minBytes()) plan.delegate = rinaMpiBelowThreshold;
+  return plan;
+}
+
+size_t minBytes() {
+  static const size_t value = [] {
+    int64_t v = config::intValue("RINA_MPI_MIN_BYTES");
+    return v < 0 ? size_t{0} : static_cast<size_t>(v);
+  }();
+  return value;
+}
+
+bool disabled() {
+  static const bool value = config::intValue("RINA_MPI_DISABLE") != 0;
+  return value;
+}
+
+bool statsEnabled() {
+  static const bool value = config::intValue("RINA_MPI_STATS") != 0;
+  return value;
+}
+
+}  // namespace rina::mpi

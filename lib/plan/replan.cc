@@ -1,0 +1,96 @@
+#include "plan/replan.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+#include "core/config.h"
+
+namespace rina::plan {
+namespace {
+
+// A whole non-negative decimal number, optionally with a fraction.
+bool parseNumber(std::string_view text, double* out) {
+  if (text.empty() || text.size() > 32) return false;
+  std::string s(text);
+  if (!(s[0] >= '0' && s[0] <= '9')) return false;  // no sign, no "inf"/"nan"
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || !std::isfinite(v)) return false;
+  *out = v;
+  return true;
+}
+
+}  // namespace
+
+Status ReplanPolicy::parse(std::string_view interval, std::string_view threshold,
+                           ReplanPolicy* out) {
+  ReplanPolicy p;
+  double v = 0;
+  if (!interval.empty() && interval.back() == 's') {
+    if (!parseNumber(interval.substr(0, interval.size() - 1), &v)) {
+      return errorf(rinaInvalidArgument, "RINA_PLAN_INTERVAL=%.*s: expected N or Ns (seconds)",
+                    static_cast<int>(interval.size()), interval.data());
+    }
+    p.everySeconds_ = v;
+  } else {
+    if (!parseNumber(interval, &v) || v != std::floor(v) || v > 1e18) {
+      return errorf(rinaInvalidArgument,
+                    "RINA_PLAN_INTERVAL=%.*s: expected a whole number of collectives or Ns",
+                    static_cast<int>(interval.size()), interval.data());
+    }
+    p.everyCollectives_ = static_cast<uint64_t>(v);
+  }
+  if (!parseNumber(threshold, &p.threshold_)) {
+    return errorf(rinaInvalidArgument, "RINA_PLAN_THRESHOLD=%.*s: expected a number >= 0",
+                  static_cast<int>(threshold.size()), threshold.data());
+  }
+  *out = p;
+  return {};
+}
+
+Status ReplanPolicy::fromConfig(ReplanPolicy* out) {
+  return parse(config::stringValue("RINA_PLAN_INTERVAL"),
+               config::stringValue("RINA_PLAN_THRESHOLD"), out);
+}
+
+ReplanPolicy::Decision ReplanPolicy::decide(uint64_t collectives, double seconds,
+                                            const std::vector<double>& ratesAtPlan,
+                                            const std::vector<double>& ratesNow) const {
+  if (ratesAtPlan.size() != ratesNow.size()) {
+    return {true, "the measured links changed (" + std::to_string(ratesAtPlan.size()) + " -> " +
+                      std::to_string(ratesNow.size()) + ")"};
+  }
+  if (threshold_ > 0) {
+    // The largest relative move decides, so the reason names the worst link.
+    double worst = 0;
+    size_t which = 0;
+    for (size_t i = 0; i < ratesNow.size(); ++i) {
+      double then = ratesAtPlan[i], now = ratesNow[i];
+      double move = then > 0 ? std::fabs(now - then) / then : (now > 0 ? INFINITY : 0);
+      if (move > worst) worst = move, which = i;
+    }
+    if (worst > threshold_) {
+      char buf[160];
+      std::snprintf(
+          buf, sizeof buf, "link %zu moved %.0f -> %.0f Mbit/s (%+.0f%%, threshold %.0f%%)", which,
+          ratesAtPlan[which], ratesNow[which],
+          ratesAtPlan[which] > 0 ? 100.0 * (ratesNow[which] / ratesAtPlan[which] - 1) : 100.0,
+          100.0 * threshold_);
+      return {true, buf};
+    }
+  }
+  if (everyCollectives_ > 0 && collectives >= everyCollectives_) {
+    return {true, std::to_string(collectives) + " collectives since the last plan (interval " +
+                      std::to_string(everyCollectives_) + ")"};
+  }
+  if (everySeconds_ > 0 && seconds >= everySeconds_) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%.1f s since the last plan (interval %gs)", seconds,
+                  everySeconds_);
+    return {true, buf};
+  }
+  return {};
+}
+
+}  // namespace rina::plan

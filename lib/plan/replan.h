@@ -1,0 +1,49 @@
+// When rank 0 re-plans: every RINA_PLAN_INTERVAL collectives ("100") or
+// seconds ("5s"; "0" = never on a schedule), and whenever a measured link
+// rate moved by more than RINA_PLAN_THRESHOLD (a fraction; 0.2 = 20%, 0 =
+// off) relative to the rate the current plan was made from. A pure decision:
+// the caller counts collectives, keeps the clock and the rates.
+#ifndef RINA_LIB_PLAN_REPLAN_H_
+#define RINA_LIB_PLAN_REPLAN_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+
+namespace rina::plan {
+
+class ReplanPolicy {
+ public:
+  struct Decision {
+    bool replan = false;
+    std::string reason;  // for the plan's reason and the INFO line
+  };
+
+  // interval: "N" (collectives), "Ns" / "N.5s" (seconds), "0" (never);
+  // threshold: a number >= 0. Anything else is rinaInvalidArgument.
+  static Status parse(std::string_view interval, std::string_view threshold, ReplanPolicy* out);
+  // From RINA_PLAN_INTERVAL and RINA_PLAN_THRESHOLD.
+  static Status fromConfig(ReplanPolicy* out);
+
+  // collectives / seconds: since the current plan was made. ratesAtPlan /
+  // ratesNow: the same links in the same order (a different length means
+  // the set of links changed, which is a reason by itself).
+  Decision decide(uint64_t collectives, double seconds, const std::vector<double>& ratesAtPlan,
+                  const std::vector<double>& ratesNow) const;
+
+  uint64_t everyCollectives() const { return everyCollectives_; }
+  double everySeconds() const { return everySeconds_; }
+  double threshold() const { return threshold_; }
+
+ private:
+  uint64_t everyCollectives_ = 0;  // 0: not by count
+  double everySeconds_ = 0;        // 0: not by time
+  double threshold_ = 0;           // 0: rates never trigger
+};
+
+}  // namespace rina::plan
+
+#endif  // RINA_LIB_PLAN_REPLAN_H_
