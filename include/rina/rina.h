@@ -160,6 +160,22 @@ RINA_API rinaResult_t rinaAllGather(const void* sendbuff, void* recvbuff, size_t
 RINA_API rinaResult_t rinaBroadcast(const void* sendbuff, void* recvbuff, size_t count,
                            rinaDataType_t datatype, int root, rinaComm_t comm);
 
+/* Buffers of the collectives above may be CUDA device memory when librina
+ * is built with CUDA: they are detected (cudaPointerGetAttributes) and
+ * copied through pinned host buffers, pipelined in RINA_CUDA_STAGE_BYTES
+ * chunks. Such a call is ordered after work queued on the legacy default
+ * stream, like cudaMemcpy. Without a usable GPU, a pointer that is not host
+ * memory gives rinaSystemError. */
+
+/* rinaAllReduce ordered on a CUDA stream (a cudaStream_t; NULL = the legacy
+ * default stream), as NCCL's: it starts after the work already queued on
+ * stream and work queued later sees the result. Buffers may be device or
+ * host memory. The call returns when the result is in recvbuff. Without
+ * CUDA or a usable GPU: rinaSystemError, and comm stays usable. */
+RINA_API rinaResult_t rinaAllReduceStream(const void* sendbuff, void* recvbuff, size_t count,
+                                          rinaDataType_t datatype, rinaRedOp_t op,
+                                          rinaComm_t comm, void* stream);
+
 /* Weighted average: recvbuff[i] = sum_r w_r sendbuff_r[i] / sum_r w_r, where
  * w_r is the weight rank r passes (e.g. its batch size, so unequal batches
  * still give the unbiased mean gradient). Floating types only (float16,

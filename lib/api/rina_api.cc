@@ -13,6 +13,7 @@
 #include "algo/weighted_allreduce.h"
 #include "bootstrap/bootstrap.h"
 #include "core/log.h"
+#include "cuda/cuda_support.h"
 #include "plan/ingo.h"
 #include "reduce/reduce.h"
 #include "rina/rina.h"
@@ -71,6 +72,21 @@ Status checkCollective(rinaComm* comm, const char* name, const void* send, const
   }
   return {};
 }
+
+// Which buffers are GPU memory (staged through pinned host memory).
+Status locateBuffers(Communicator& c, const char* name, const void* send, size_t sendBytes,
+                     void* recv, size_t recvBytes, rina::cuda::StagedBuffers* b) {
+  b->send = send;
+  b->sendBytes = sendBytes;
+  b->recv = recv;
+  b->recvBytes = recvBytes;
+  Status s = rina::cuda::isDevicePointer(send, sendBytes, "sendbuff", &b->sendOnDevice);
+  if (s.ok()) s = rina::cuda::isDevicePointer(recv, recvBytes, "recvbuff", &b->recvOnDevice);
+  if (!s.ok()) s.prepend(std::string(name) + ": rank " + std::to_string(c.rank()) + ": ");
+  return s;
+}
+
+bool onDevice(const rina::cuda::StagedBuffers& b) { return b.sendOnDevice || b.recvOnDevice; }
 
 rinaResult_t finish(rinaComm* comm, Status s) {
   if (s.ok()) return rinaSuccess;
@@ -206,7 +222,48 @@ rinaResult_t rinaAllReduce(const void* sendbuff, void* recvbuff, size_t count,
   Status s = checkCollective(comm, "rinaAllReduce", sendbuff, recvbuff, count, datatype, op, true, 1, &bytes);
   if (!s.ok()) return fail(comm, s);
   if (count == 0) return rinaSuccess;
-  return finish(comm, rina::algo::allReduce(*comm->impl, sendbuff, recvbuff, count, datatype, op));
+  Communicator& c = *comm->impl;
+  rina::cuda::StagedBuffers b;
+  s = locateBuffers(c, "rinaAllReduce", sendbuff, bytes, recvbuff, bytes, &b);
+  if (!s.ok()) return fail(comm, s);
+  if (onDevice(b)) {
+    return finish(comm, rina::cuda::runStagedPipelined(
+                            b, count, bytes / count, nullptr, c.rank(),
+                            [&](const void* hs, void* hr, size_t, size_t n) {
+                              return rina::algo::allReduce(c, hs, hr, n, datatype, op);
+                            }));
+  }
+  return finish(comm, rina::algo::allReduce(c, sendbuff, recvbuff, count, datatype, op));
+}
+
+rinaResult_t rinaAllReduceStream(const void* sendbuff, void* recvbuff, size_t count,
+                                 rinaDataType_t datatype, rinaRedOp_t op, rinaComm_t comm,
+                                 void* stream) {
+  if (!comm) return fail(nullptr, errorf(rinaInvalidArgument, "rinaAllReduceStream: comm is NULL"));
+  size_t bytes = 0;
+  Status s = checkCollective(comm, "rinaAllReduceStream", sendbuff, recvbuff, count, datatype, op,
+                             true, 1, &bytes);
+  if (!s.ok()) return fail(comm, s);
+  Communicator& c = *comm->impl;
+  std::string why;
+  if (!rina::cuda::usable(&why)) {
+    return fail(comm, errorf(rinaSystemError, "rinaAllReduceStream: rank %d: no usable GPU (%s)",
+                             c.rank(), why.c_str()));
+  }
+  if (count == 0) return rinaSuccess;
+  rina::cuda::StagedBuffers b;
+  s = locateBuffers(c, "rinaAllReduceStream", sendbuff, bytes, recvbuff, bytes, &b);
+  if (!s.ok()) return fail(comm, s);
+  if (!onDevice(b)) {
+    s = rina::cuda::synchronizeStream(stream, c.rank());
+    if (!s.ok()) return fail(comm, s.prepend("rinaAllReduceStream: "));
+    return finish(comm, rina::algo::allReduce(c, sendbuff, recvbuff, count, datatype, op));
+  }
+  return finish(comm, rina::cuda::runStagedPipelined(
+                          b, count, bytes / count, stream, c.rank(),
+                          [&](const void* hs, void* hr, size_t, size_t n) {
+                            return rina::algo::allReduce(c, hs, hr, n, datatype, op);
+                          }));
 }
 
 rinaResult_t rinaAllReduceWeighted(const void* sendbuff, void* recvbuff, size_t count,
@@ -250,11 +307,18 @@ rinaResult_t rinaReduceScatter(const void* sendbuff, void* recvbuff, size_t recv
   if (!s.ok()) return fail(comm, s);
   if (recvcount == 0) return rinaSuccess;
   Communicator& c = *comm->impl;
-  if (c.size() == 1) {
-    if (sendbuff != recvbuff) std::memcpy(recvbuff, sendbuff, bytes);
-    return rinaSuccess;
-  }
-  return finish(comm, rina::algo::ringReduceScatter(c, sendbuff, recvbuff, recvcount, datatype, op));
+  rina::cuda::StagedBuffers b;
+  s = locateBuffers(c, "rinaReduceScatter", sendbuff, bytes * c.size(), recvbuff, bytes, &b);
+  if (!s.ok()) return fail(comm, s);
+  auto run = [&](const void* send, void* recv) -> Status {
+    if (c.size() == 1) {
+      if (send != recv) std::memcpy(recv, send, bytes);
+      return {};
+    }
+    return rina::algo::ringReduceScatter(c, send, recv, recvcount, datatype, op);
+  };
+  if (onDevice(b)) return finish(comm, rina::cuda::runStaged(b, nullptr, c.rank(), run));
+  return finish(comm, run(sendbuff, recvbuff));
 }
 
 rinaResult_t rinaAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
@@ -265,7 +329,15 @@ rinaResult_t rinaAllGather(const void* sendbuff, void* recvbuff, size_t sendcoun
                              false, static_cast<size_t>(comm->impl->size()), &bytes);
   if (!s.ok()) return fail(comm, s);
   if (sendcount == 0) return rinaSuccess;
-  return finish(comm, rina::algo::ringAllGather(*comm->impl, sendbuff, recvbuff, sendcount, datatype));
+  Communicator& c = *comm->impl;
+  rina::cuda::StagedBuffers b;
+  s = locateBuffers(c, "rinaAllGather", sendbuff, bytes, recvbuff, bytes * c.size(), &b);
+  if (!s.ok()) return fail(comm, s);
+  auto run = [&](const void* send, void* recv) {
+    return rina::algo::ringAllGather(c, send, recv, sendcount, datatype);
+  };
+  if (onDevice(b)) return finish(comm, rina::cuda::runStaged(b, nullptr, c.rank(), run));
+  return finish(comm, run(sendbuff, recvbuff));
 }
 
 rinaResult_t rinaBroadcast(const void* sendbuff, void* recvbuff, size_t count,
@@ -282,7 +354,15 @@ rinaResult_t rinaBroadcast(const void* sendbuff, void* recvbuff, size_t count,
                              1, &bytes);
   if (!s.ok()) return fail(comm, s);
   if (count == 0) return rinaSuccess;
-  return finish(comm, rina::algo::chainBroadcast(*comm->impl, sendbuff, recvbuff, count, datatype, root));
+  Communicator& c = *comm->impl;
+  rina::cuda::StagedBuffers b;
+  s = locateBuffers(c, "rinaBroadcast", send, bytes, recvbuff, bytes, &b);
+  if (!s.ok()) return fail(comm, s);
+  auto run = [&](const void* hs, void* hr) {
+    return rina::algo::chainBroadcast(c, hs, hr, count, datatype, root);
+  };
+  if (onDevice(b)) return finish(comm, rina::cuda::runStaged(b, nullptr, c.rank(), run));
+  return finish(comm, run(send, recvbuff));
 }
 
 }  // extern "C"

@@ -8,9 +8,17 @@
 #include <bit>
 #include <cstdint>
 
+// The same conversions serve the CUDA kernels (lib/cuda), so host and
+// device agree bit for bit by construction.
+#if defined(__CUDACC__)
+#define RINA_HOST_DEVICE __host__ __device__
+#else
+#define RINA_HOST_DEVICE
+#endif
+
 namespace rina::reduce::detail {
 
-inline float halfBitsToFloat(uint16_t h) {
+RINA_HOST_DEVICE inline float halfBitsToFloat(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   const uint32_t exponent = (h >> 10) & 0x1fu;
   const uint32_t mantissa = h & 0x3ffu;
@@ -25,7 +33,7 @@ inline float halfBitsToFloat(uint16_t h) {
   return std::bit_cast<float>(sign | ((exponent + 112u) << 23) | (mantissa << 13));
 }
 
-inline uint16_t floatToHalfBits(float value) {
+RINA_HOST_DEVICE inline uint16_t floatToHalfBits(float value) {
   const uint32_t bits = std::bit_cast<uint32_t>(value);
   const auto sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
   const uint32_t magnitude = bits & 0x7fffffffu;
@@ -52,13 +60,13 @@ inline uint16_t floatToHalfBits(float value) {
   return static_cast<uint16_t>(sign | units);  // 0x400 (2^-14) encodes itself
 }
 
-inline float bf16BitsToFloat(uint16_t h) {
+RINA_HOST_DEVICE inline float bf16BitsToFloat(uint16_t h) {
   uint32_t bits = static_cast<uint32_t>(h) << 16;
   if ((bits & 0x7fffffffu) > 0x7f800000u) bits |= 0x00400000u;  // quiet a NaN
   return std::bit_cast<float>(bits);
 }
 
-inline uint16_t floatToBf16Bits(float value) {
+RINA_HOST_DEVICE inline uint16_t floatToBf16Bits(float value) {
   const uint32_t bits = std::bit_cast<uint32_t>(value);
   // A NaN must not go through the rounding below: a payload only in the low
   // half would truncate to Inf, and 0x7fffffff would carry into the sign.

@@ -20,7 +20,7 @@ using UnsignedOf = std::make_unsigned_t<T>;
 
 template <class T>
 struct IntSum {
-  static T apply(T a, T b) {
+  RINA_HOST_DEVICE static T apply(T a, T b) {
     // 0u + x promotes to at least unsigned int, so narrow types cannot
     // overflow a signed int on the way.
     return static_cast<T>(0u + static_cast<UnsignedOf<T>>(a) + static_cast<UnsignedOf<T>>(b));
@@ -29,19 +29,19 @@ struct IntSum {
 
 template <class T>
 struct IntProd {
-  static T apply(T a, T b) {
+  RINA_HOST_DEVICE static T apply(T a, T b) {
     return static_cast<T>((0u + static_cast<UnsignedOf<T>>(a)) * static_cast<UnsignedOf<T>>(b));
   }
 };
 
 template <class T>
 struct IntMin {
-  static T apply(T a, T b) { return b < a ? b : a; }
+  RINA_HOST_DEVICE static T apply(T a, T b) { return b < a ? b : a; }
 };
 
 template <class T>
 struct IntMax {
-  static T apply(T a, T b) { return a < b ? b : a; }
+  RINA_HOST_DEVICE static T apply(T a, T b) { return a < b ? b : a; }
 };
 
 // ---- float / double: NaN results are canonical (see reduce.h) ----
@@ -60,30 +60,30 @@ struct FloatBits<double> {
 };
 
 template <class F>
-inline F canonicalNan() {
+RINA_HOST_DEVICE inline F canonicalNan() {
   return std::bit_cast<F>(FloatBits<F>::kCanonicalNan);
 }
 
 template <class F>
-inline F canonicalizeNan(F value) {
+RINA_HOST_DEVICE inline F canonicalizeNan(F value) {
   return value != value ? canonicalNan<F>() : value;
 }
 
 template <class F>
 struct FloatSum {
-  static F apply(F a, F b) { return canonicalizeNan(a + b); }
+  RINA_HOST_DEVICE static F apply(F a, F b) { return canonicalizeNan(a + b); }
 };
 
 template <class F>
 struct FloatProd {
-  static F apply(F a, F b) { return canonicalizeNan(a * b); }
+  RINA_HOST_DEVICE static F apply(F a, F b) { return canonicalizeNan(a * b); }
 };
 
 // IEEE 754-2019 minimum: NaN if either is NaN, and -0 < +0. Equal operands
 // are OR-ed bitwise, which picks -0 out of {-0, +0} in either order.
 template <class F>
 struct FloatMin {
-  static F apply(F a, F b) {
+  RINA_HOST_DEVICE static F apply(F a, F b) {
     using Bits = typename FloatBits<F>::Bits;
     if (a != a || b != b) return canonicalNan<F>();
     if (a < b) return a;
@@ -95,7 +95,7 @@ struct FloatMin {
 // maximum: as FloatMin, with AND picking +0.
 template <class F>
 struct FloatMax {
-  static F apply(F a, F b) {
+  RINA_HOST_DEVICE static F apply(F a, F b) {
     using Bits = typename FloatBits<F>::Bits;
     if (a != a || b != b) return canonicalNan<F>();
     if (a < b) return b;
@@ -107,18 +107,18 @@ struct FloatMax {
 // ---- float16 / bfloat16: widen, combine in float, round once ----
 
 struct HalfCodec {
-  static float widen(uint16_t bits) { return halfBitsToFloat(bits); }
-  static uint16_t narrow(float value) { return floatToHalfBits(value); }
+  RINA_HOST_DEVICE static float widen(uint16_t bits) { return halfBitsToFloat(bits); }
+  RINA_HOST_DEVICE static uint16_t narrow(float value) { return floatToHalfBits(value); }
 };
 
 struct Bf16Codec {
-  static float widen(uint16_t bits) { return bf16BitsToFloat(bits); }
-  static uint16_t narrow(float value) { return floatToBf16Bits(value); }
+  RINA_HOST_DEVICE static float widen(uint16_t bits) { return bf16BitsToFloat(bits); }
+  RINA_HOST_DEVICE static uint16_t narrow(float value) { return floatToBf16Bits(value); }
 };
 
 template <class Codec, class FloatOp>
 struct Narrowed {
-  static uint16_t apply(uint16_t a, uint16_t b) {
+  RINA_HOST_DEVICE static uint16_t apply(uint16_t a, uint16_t b) {
     return Codec::narrow(FloatOp::apply(Codec::widen(a), Codec::widen(b)));
   }
 };
@@ -178,7 +178,7 @@ struct OpsFor<rinaFloat64> : FloatOps<double> {};
 // ---- finishAverage, one element ----
 
 template <class T>
-inline T averageInteger(T value, int nranks) {
+RINA_HOST_DEVICE inline T averageInteger(T value, int nranks) {
   // Both signed and unsigned go through a type that holds every T and every
   // positive int, so the division truncates toward zero as C does.
   if constexpr (std::is_signed_v<T>) {
@@ -189,7 +189,7 @@ inline T averageInteger(T value, int nranks) {
 }
 
 template <class F>
-inline F averageFloat(F value, F divisor) {
+RINA_HOST_DEVICE inline F averageFloat(F value, F divisor) {
   return canonicalizeNan(value / divisor);
 }
 

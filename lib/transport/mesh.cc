@@ -10,6 +10,7 @@
 #include "transport/shm_connection.h"
 #include "transport/socket_connection.h"
 #include "transport/striped_connection.h"
+#include "transport/verbs/rdma_setup.h"
 
 namespace rina::transport {
 namespace {
@@ -27,11 +28,13 @@ struct PeerHello {
   uint16_t sockIndex;  // this socket's place among the pair's sockets
   uint16_t nsocks;     // sockets the connecting side opens to this peer
   uint32_t stripeBytes;
+  uint32_t rdmaOffered;  // the connecting side has an RDMA device
 };
 
 struct PeerReply {
   uint32_t magic;
   int32_t usesShm;
+  int32_t usesRdma;  // both offered and no shared memory: verbs::RdmaSetup
 };
 
 struct Pending {
@@ -76,6 +79,8 @@ std::string where(const MeshOptions& opt, int peer, const char* what) {
 }  // namespace
 
 Status buildMesh(const MeshOptions& opt, std::map<int, std::unique_ptr<Connection>>* out) {
+  verbs::RdmaSetup rdma;
+  RINA_TRY(rdma.init(opt.rank));
   std::vector<Pending> outgoing;
   std::set<int> expected;
   for (int p : opt.peers) {
@@ -89,7 +94,7 @@ Status buildMesh(const MeshOptions& opt, std::map<int, std::unique_ptr<Connectio
     Status s = connectTo(opt.table[p].listen, opt.deadline, &pend.fds[0]);
     if (!s.ok()) return s.prepend(where(opt, p, "connecting to"));
     tuneSocket(pend.fds[0].get(), opt.socketBufBytes);
-    PeerHello hello{kPeerMagic, opt.rank, p, 0, opt.commId, {}, 0, 1, 0};
+    PeerHello hello{kPeerMagic, opt.rank, p, 0, opt.commId, {}, 0, 1, 0, 0};
     if (opt.shmEnabled && sameHost(opt, p)) {
       std::snprintf(hello.shmName, sizeof(hello.shmName), "/rina-%d-%016" PRIx64 "-%d-%d", getpid(),
                     opt.commId, opt.rank, p);
@@ -109,6 +114,7 @@ Status buildMesh(const MeshOptions& opt, std::map<int, std::unique_ptr<Connectio
       hello.stripeBytes = static_cast<uint32_t>(std::clamp<size_t>(stripe, 256, 1 << 20));
       pend.stripeBytes = hello.stripeBytes;
     }
+    hello.rdmaOffered = hello.fifoBytes == 0 && rdma.offered() ? 1 : 0;
     for (uint16_t i = 0; i < hello.nsocks; ++i) {
       if (i > 0) {
         pend.fds.emplace_back();
@@ -127,6 +133,7 @@ Status buildMesh(const MeshOptions& opt, std::map<int, std::unique_ptr<Connectio
   // decides shared memory and gets the reply.
   std::map<int, Pending> incoming;
   std::map<int, bool> incomingShm;
+  std::map<int, bool> incomingRdma;
   while (!expected.empty()) {
     Fd fd;
     Status s = acceptFrom(opt.listenFd, opt.deadline, opt.abort, &fd);
@@ -178,15 +185,20 @@ Status buildMesh(const MeshOptions& opt, std::map<int, std::unique_ptr<Connectio
         }
       }
       incomingShm[hello.from] = useShm;
+      incomingRdma[hello.from] = !useShm && hello.rdmaOffered != 0 && rdma.offered();
     }
     bool complete = std::all_of(pend.fds.begin(), pend.fds.end(),
                                 [](const Fd& f) { return f.get() >= 0; });
     if (!complete) continue;
-    PeerReply reply{kPeerMagic, incomingShm[hello.from] ? 1 : 0};
+    PeerReply reply{kPeerMagic, incomingShm[hello.from] ? 1 : 0, incomingRdma[hello.from] ? 1 : 0};
     s = sendAll(pend.fds[0].get(), &reply, sizeof(reply), opt.deadline);
     if (!s.ok()) return s.prepend(where(opt, hello.from, "reply to"));
     expected.erase(hello.from);
-    RINA_TRY(makeConnection(opt, pend, incomingShm[hello.from], out));
+    if (reply.usesRdma) {
+      rdma.add(hello.from, std::move(pend.fds[0]));
+    } else {
+      RINA_TRY(makeConnection(opt, pend, incomingShm[hello.from], out));
+    }
     incoming.erase(hello.from);
   }
 
@@ -196,9 +208,13 @@ Status buildMesh(const MeshOptions& opt, std::map<int, std::unique_ptr<Connectio
     if (s.ok() && reply.magic != kPeerMagic) s = errorf(rinaRemoteError, "wrong magic in reply");
     if (!s.ok()) return s.prepend(where(opt, pend.peer, "not accepted by"));
     pend.segment.unlink();  // both sides have it mapped (or it is unused)
-    RINA_TRY(makeConnection(opt, pend, reply.usesShm != 0, out));
+    if (reply.usesRdma) {
+      rdma.add(pend.peer, std::move(pend.fds[0]));
+    } else {
+      RINA_TRY(makeConnection(opt, pend, reply.usesShm != 0, out));
+    }
   }
-  return {};
+  return rdma.finish(opt.deadline, out);
 }
 
 }  // namespace rina::transport

@@ -88,6 +88,46 @@ header ina_h {
     bit<32> token;
 }
 
+/* The RoCEv2 layout of the same datagram (include/rina/ina_roce.h): a UC
+ * RDMA WRITE Only with Immediate to UDP 4791, INA fields in BTH/RETH/ImmDt. */
+const bit<16> ROCE_UDP_PORT = 4791;
+const bit<8>  ROCE_OP_UC_WRITE_IMM = 0x2B;
+const bit<16> ROCE_PKEY = 0xFFFF;
+const bit<16> ROCE_HEADER_BYTES = 32;  /* BTH 12 + RETH 16 + ImmDt 4 */
+const bit<16> ROCE_ICRC_BYTES = 4;      /* trailer, left in the packet body */
+
+header roce_bth_h {
+    bit<8>  opcode;
+    bit<1>  solicited;
+    bit<1>  mig_req;
+    bit<2>  pad_count;
+    bit<4>  tver;
+    bit<16> pkey;
+    bit<8>  reserved0;
+    bit<8>  dst_qp_hi;   /* 0 */
+    bit<16> dst_qp;      /* = job */
+    bit<1>  ack_req;
+    bit<7>  reserved1;
+    bit<24> psn;         /* = seq mod 2^24 */
+}
+
+header roce_reth_h {
+    bit<16> va_zero;
+    bit<1>  va_shadow;
+    bit<15> va_slot;
+    bit<32> va_seq;
+    bit<32> rkey;        /* = job token */
+    bit<32> dma_len;     /* = 4 x elems */
+}
+
+header roce_imm_h {
+    bit<4>  type;
+    bit<4>  flags;
+    bit<8>  worker;
+    bit<8>  fan_in;
+    bit<8>  exponent;
+}
+
 header ina_payload_h {
     RINA_FOR_EACH_ELEM(RINA_DECLARE_ELEM_FIELD)
 }

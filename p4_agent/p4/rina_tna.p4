@@ -15,7 +15,13 @@
  * - overflow is flagged conservatively: a sum that sits at INT32_MAX/MIN
  *   after a saturating add is reported as OVERFLOW (hosts then aggregate
  *   that slice themselves, which is always correct);
- * - seq 0 marks an unused set (hosts start at seq 1).
+ * - seq 0 marks an unused set (hosts start at seq 1);
+ * - the RoCEv2 layout (UDP 4791, include/rina/ina_roce.h) is parsed into
+ *   BTH/RETH/ImmDt and turned into the native ina header at the start of
+ *   ingress, so one pipeline serves both; bridged.roce makes egress turn the
+ *   answer back. The ICRC trailer is carried through unchanged: a deployment
+ *   with real RDMA NICs must recompute it in egress (CRC32 over the masked
+ *   IP/UDP/BTH and the payload), which this program does not do yet.
  * Stage fit has not been checked with bf-p4c.
  */
 #include <core.p4>
@@ -35,7 +41,8 @@ const bit<8> SEQ_STALE = 2;
 header bridged_h {
     bit<16> job;
     bit<8>  port_worker;
-    bit<7>  pad;
+    bit<6>  pad;
+    bit<1>  roce;       /* the job's datagram came in the RoCEv2 layout */
     bit<1>  to_port;
 }
 
@@ -45,6 +52,9 @@ struct headers_t {
     ipv4_h        ipv4;
     udp_h         udp;
     ina_h         ina;
+    roce_bth_h    bth;
+    roce_reth_h   reth;
+    roce_imm_h    imm;
     ina_payload_h payload;
 }
 
@@ -89,6 +99,18 @@ parser RinaIngressParser(packet_in pkt, out headers_t hdr, out ig_metadata_t ig_
         pkt.extract(hdr.udp);
         transition select(hdr.udp.dst_port) {
             INA_UDP_PORT: parse_ina;
+            ROCE_UDP_PORT: parse_roce;
+            default: accept;
+        }
+    }
+    state parse_roce {
+        pkt.extract(hdr.bth);
+        pkt.extract(hdr.reth);
+        pkt.extract(hdr.imm);
+        /* UC write-with-immediate, default partition, payload RINA_ELEMS:
+         * else no payload, and ingress counts it as bad shape. */
+        transition select(hdr.bth.opcode, hdr.bth.pkey, hdr.reth.dma_len) {
+            (ROCE_OP_UC_WRITE_IMM, ROCE_PKEY, (bit<32>)RINA_ELEMS * 4): parse_payload;
             default: accept;
         }
     }
@@ -252,12 +274,48 @@ control RinaIngress(inout headers_t hdr, inout ig_metadata_t ig_md,
         verdicts.count(V_NACK);
     }
 
+    /* RoCEv2 -> native: the mapping of include/rina/ina_roce.h. */
+    action roce_to_ina() {
+        hdr.ina.setValid();
+        hdr.ina.magic = INA_MAGIC;
+        hdr.ina.version = INA_VERSION;
+        hdr.ina.type = hdr.imm.type;
+        hdr.ina.flags = hdr.imm.flags;
+        hdr.ina.job = hdr.bth.dst_qp;
+        hdr.ina.shadow = hdr.reth.va_shadow;
+        hdr.ina.slot = hdr.reth.va_slot;
+        hdr.ina.worker = hdr.imm.worker;
+        hdr.ina.fan_in = hdr.imm.fan_in;
+        hdr.ina.seq = hdr.reth.va_seq;
+        hdr.ina.exponent = hdr.imm.exponent;
+        hdr.ina.pad = 0;
+        hdr.ina.elems = hdr.reth.dma_len[17:2];
+        hdr.ina.token = hdr.reth.rkey;
+        hdr.bridged.roce = 1;
+        /* The native checks below see native lengths; the ICRC stays in the body. */
+        hdr.udp.length = hdr.udp.length - (ROCE_HEADER_BYTES - INA_HEADER_BYTES) - ROCE_ICRC_BYTES;
+        hdr.ipv4.total_len = hdr.ipv4.total_len - (ROCE_HEADER_BYTES - INA_HEADER_BYTES) - ROCE_ICRC_BYTES;
+        hdr.bth.setInvalid();
+        hdr.reth.setInvalid();
+        hdr.imm.setInvalid();
+    }
+
     apply {
         hdr.bridged.setValid();
         hdr.bridged.job = 0;
         hdr.bridged.to_port = 0;
         hdr.bridged.port_worker = 0;
+        hdr.bridged.roce = 0;
         hdr.bridged.pad = 0;
+        if (hdr.bth.isValid()) {
+            if (hdr.bth.solicited != 0 || hdr.bth.mig_req != 0 || hdr.bth.pad_count != 0 ||
+                hdr.bth.tver != 0 || hdr.bth.dst_qp_hi != 0 || hdr.reth.va_zero != 0 ||
+                hdr.bth.psn != hdr.reth.va_seq[23:0]) {
+                drop_with(V_MALFORMED);
+                exit;
+            }
+            roce_to_ina();
+        }
         if (!hdr.ina.isValid()) {
             ig_dprsr_md.drop_ctl = 1;   /* this program only aggregates */
             exit;
@@ -421,9 +479,47 @@ control RinaEgress(inout headers_t hdr, inout eg_metadata_t eg_md,
         default_action = NoAction();
         size = 8192;
     }
+    /* Native -> RoCEv2 for jobs that speak it: the answer goes to the
+     * member's RDMA port. The ICRC trailer is still in the packet body. */
+    action ina_to_roce() {
+        hdr.bth.setValid();
+        hdr.bth.opcode = ROCE_OP_UC_WRITE_IMM;
+        hdr.bth.solicited = 0;
+        hdr.bth.mig_req = 0;
+        hdr.bth.pad_count = 0;
+        hdr.bth.tver = 0;
+        hdr.bth.pkey = ROCE_PKEY;
+        hdr.bth.reserved0 = 0;
+        hdr.bth.dst_qp_hi = 0;
+        hdr.bth.dst_qp = hdr.ina.job;
+        hdr.bth.ack_req = 0;
+        hdr.bth.reserved1 = 0;
+        hdr.bth.psn = hdr.ina.seq[23:0];
+        hdr.reth.setValid();
+        hdr.reth.va_zero = 0;
+        hdr.reth.va_shadow = hdr.ina.shadow;
+        hdr.reth.va_slot = hdr.ina.slot;
+        hdr.reth.va_seq = hdr.ina.seq;
+        hdr.reth.rkey = hdr.ina.token;
+        hdr.reth.dma_len = (bit<32>)hdr.ina.elems << 2;
+        hdr.imm.setValid();
+        hdr.imm.type = hdr.ina.type;
+        hdr.imm.flags = hdr.ina.flags;
+        hdr.imm.worker = hdr.ina.worker;
+        hdr.imm.fan_in = hdr.ina.fan_in;
+        hdr.imm.exponent = hdr.ina.exponent;
+        hdr.ina.setInvalid();
+        hdr.udp.dst_port = ROCE_UDP_PORT;
+        hdr.udp.length = hdr.udp.length + (ROCE_HEADER_BYTES - INA_HEADER_BYTES) + ROCE_ICRC_BYTES;
+        hdr.ipv4.total_len = hdr.ipv4.total_len + (ROCE_HEADER_BYTES - INA_HEADER_BYTES) + ROCE_ICRC_BYTES;
+    }
+
     apply {
         if (hdr.bridged.job != 0) {
             member_table.apply();
+        }
+        if (hdr.bridged.roce == 1) {
+            ina_to_roce();
         }
         hdr.bridged.setInvalid();
     }

@@ -12,6 +12,8 @@
 #include <random>
 #include <vector>
 
+#include "rina/ina_roce.h"
+
 namespace rina::switchd {
 namespace {
 
@@ -25,8 +27,10 @@ uint64_t nowMs() {
 
 }  // namespace
 
-DataThread::DataThread(Fd socket, const PipelineConfig& config, const DataThreadOptions& options)
+DataThread::DataThread(Fd socket, const PipelineConfig& config, const DataThreadOptions& options,
+                       Fd roceSocket)
     : socket_(std::move(socket)),
+      roceSocket_(std::move(roceSocket)),
       wakeup_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
       pipeline_(config),
       options_(options),
@@ -66,8 +70,7 @@ void DataThread::drainCommands() {
   done_.notify_all();
 }
 
-void DataThread::sendAll() {
-  const auto& msgs = output_.messages();
+void DataThread::sendAll(const std::vector<OutMessage>& msgs, const Output& arena, int fd) {
   mmsghdr hdrs[kBatch];
   iovec iovs[kBatch];
   sockaddr_in addrs[kBatch];
@@ -78,17 +81,17 @@ void DataThread::sendAll() {
     for (size_t i = 0; i < n; ++i) {
       const OutMessage& m = msgs[next + i];
       addrs[i] = m.to.toSockaddr();
-      iovs[i] = {const_cast<uint8_t*>(output_.bytes(m)), m.length};
+      iovs[i] = {const_cast<uint8_t*>(arena.bytes(m)), m.length};
       hdrs[i] = {};
       hdrs[i].msg_hdr.msg_name = &addrs[i];
       hdrs[i].msg_hdr.msg_namelen = sizeof(sockaddr_in);
       hdrs[i].msg_hdr.msg_iov = &iovs[i];
       hdrs[i].msg_hdr.msg_iovlen = 1;
     }
-    int sent = ::sendmmsg(socket_.get(), hdrs, static_cast<unsigned>(n), 0);
+    int sent = ::sendmmsg(fd, hdrs, static_cast<unsigned>(n), 0);
     if (sent < 0) {
       if ((errno == EAGAIN || errno == ENOBUFS) && stalls++ < 100) {
-        pollfd p{socket_.get(), POLLOUT, 0};
+        pollfd p{fd, POLLOUT, 0};
         ::poll(&p, 1, 1);
         continue;
       }
@@ -100,7 +103,98 @@ void DataThread::sendAll() {
     }
     next += static_cast<size_t>(sent);
   }
+}
+
+// Answers of jobs that speak the RoCEv2 layout are translated and leave
+// through the RoCE socket; the rest go out unchanged.
+void DataThread::flush() {
+  if (output_.messages().empty()) return;
+  if (roceJobs_.empty()) {
+    sendAll(output_.messages(), output_, socket_.get());
+    output_.clear();
+    return;
+  }
+  plain_.clear();
+  roceOut_.clear();
+  for (const OutMessage& m : output_.messages()) {
+    const uint8_t* b = output_.bytes(m);
+    const uint16_t job = m.length >= ina::kHeaderBytes ? static_cast<uint16_t>(b[2] << 8 | b[3]) : 0;
+    if (!roceJobs_.count(job)) {
+      plain_.push_back(m);
+      continue;
+    }
+    uint32_t offset = 0;
+    std::span<uint8_t> buf = roceOut_.reserve(m.length + ina::roce::kOverheadBytes, &offset);
+    size_t n = ina::roce::fromNative({b, m.length}, buf);
+    if (n == 0) {
+      sendErrors_.add();
+      continue;
+    }
+    roceOut_.add(m.to, offset, static_cast<uint32_t>(n));
+  }
+  sendAll(plain_, output_, socket_.get());
+  sendAll(roceOut_.messages(), roceOut_, roceSocket_.get());
   output_.clear();
+  roceOut_.clear();
+}
+
+void DataThread::receive(int fd, bool roce) {
+  mmsghdr hdrs[kBatch];
+  iovec iovs[kBatch];
+  sockaddr_in from[kBatch];
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  const double burst = std::max(64.0, options_.capacityPps / 100.0);
+  // A bounded number of batches before looking at commands again.
+  for (int round = 0; round < 64; ++round) {
+    for (int i = 0; i < kBatch; ++i) {
+      iovs[i] = {buffers_[i].data(), buffers_[i].size()};
+      hdrs[i] = {};
+      hdrs[i].msg_hdr.msg_name = &from[i];
+      hdrs[i].msg_hdr.msg_namelen = sizeof(sockaddr_in);
+      hdrs[i].msg_hdr.msg_iov = &iovs[i];
+      hdrs[i].msg_hdr.msg_iovlen = 1;
+    }
+    int got = ::recvmmsg(fd, hdrs, kBatch, MSG_DONTWAIT, nullptr);
+    if (got <= 0) break;
+    received_.add(static_cast<uint64_t>(got));
+    if (roce) roceReceived_.add(static_cast<uint64_t>(got));
+    uint64_t now = nowMs();
+    if (options_.capacityPps > 0) {
+      auto t = std::chrono::steady_clock::now();
+      tokens_ = std::min(burst, tokens_ + options_.capacityPps *
+                                              std::chrono::duration<double>(t - lastRefill_).count());
+      lastRefill_ = t;
+    }
+    for (int i = 0; i < got; ++i) {
+      if (options_.dropRate > 0 && uniform(rng_) < options_.dropRate) {
+        injectedDrops_.add();
+        continue;
+      }
+      if (options_.capacityPps > 0) {
+        if (tokens_ < 1.0) {
+          capacityDrops_.add();
+          continue;
+        }
+        tokens_ -= 1.0;
+      }
+      size_t len = hdrs[i].msg_len;
+      if (hdrs[i].msg_hdr.msg_flags & MSG_TRUNC) len = buffers_[i].size();  // decoder rejects it
+      const uint8_t* data = buffers_[i].data();
+      if (roce) {
+        ina::roce::RoceError err;
+        len = ina::roce::toNative({data, len}, scratch_, &err);
+        if (len == 0) {
+          roceMalformed_.add();
+          continue;
+        }
+        data = scratch_.data();
+        roceJobs_.insert(static_cast<uint16_t>(data[2] << 8 | data[3]));
+      }
+      pipeline_.process({data, len}, ina::Endpoint::fromSockaddr(from[i]), now, &output_);
+    }
+    flush();
+    if (got < kBatch) break;
+  }
 }
 
 void DataThread::loop() {
@@ -110,21 +204,17 @@ void DataThread::loop() {
     CPU_SET(options_.cpu, &set);
     pthread_setaffinity_np(pthread_self(), sizeof set, &set);
   }
-  std::mt19937_64 rng(options_.seed);
-  std::uniform_real_distribution<double> uniform(0.0, 1.0);
-  double tokens = 0;
-  auto lastRefill = std::chrono::steady_clock::now();
-  const double burst = std::max(64.0, options_.capacityPps / 100.0);
-
-  std::vector<std::vector<uint8_t>> buffers(kBatch,
-                                            std::vector<uint8_t>(ina::kMaxDatagramBytes + 4));
-  std::vector<mmsghdr> hdrs(kBatch);
-  std::vector<iovec> iovs(kBatch);
-  std::vector<sockaddr_in> from(kBatch);
-  pollfd fds[2] = {{socket_.get(), POLLIN, 0}, {wakeup_.get(), POLLIN, 0}};
+  rng_.seed(options_.seed);
+  lastRefill_ = std::chrono::steady_clock::now();
+  buffers_.assign(kBatch, std::vector<uint8_t>(ina::roce::kMaxDatagramBytes + 4));
+  scratch_.resize(ina::kMaxDatagramBytes);
+  // poll ignores a negative fd: no RoCE socket, no entry.
+  pollfd fds[3] = {{socket_.get(), POLLIN, 0},
+                   {wakeup_.get(), POLLIN, 0},
+                   {roceSocket_.get(), POLLIN, 0}};
 
   while (!stop_.load(std::memory_order_relaxed)) {
-    int r = ::poll(fds, 2, 100);
+    int r = ::poll(fds, 3, 100);
     if (r < 0 && errno != EINTR) break;
     if (fds[1].revents & POLLIN) {
       uint64_t v;
@@ -133,47 +223,8 @@ void DataThread::loop() {
       }
     }
     drainCommands();
-    // A bounded number of batches before looking at commands again.
-    for (int round = 0; round < 64; ++round) {
-      for (int i = 0; i < kBatch; ++i) {
-        iovs[i] = {buffers[i].data(), buffers[i].size()};
-        hdrs[i] = {};
-        hdrs[i].msg_hdr.msg_name = &from[i];
-        hdrs[i].msg_hdr.msg_namelen = sizeof(sockaddr_in);
-        hdrs[i].msg_hdr.msg_iov = &iovs[i];
-        hdrs[i].msg_hdr.msg_iovlen = 1;
-      }
-      int got = ::recvmmsg(socket_.get(), hdrs.data(), kBatch, MSG_DONTWAIT, nullptr);
-      if (got <= 0) break;
-      received_.add(static_cast<uint64_t>(got));
-      uint64_t now = nowMs();
-      if (options_.capacityPps > 0) {
-        auto t = std::chrono::steady_clock::now();
-        tokens =
-            std::min(burst, tokens + options_.capacityPps *
-                                         std::chrono::duration<double>(t - lastRefill).count());
-        lastRefill = t;
-      }
-      for (int i = 0; i < got; ++i) {
-        if (options_.dropRate > 0 && uniform(rng) < options_.dropRate) {
-          injectedDrops_.add();
-          continue;
-        }
-        if (options_.capacityPps > 0) {
-          if (tokens < 1.0) {
-            capacityDrops_.add();
-            continue;
-          }
-          tokens -= 1.0;
-        }
-        size_t len = hdrs[i].msg_len;
-        if (hdrs[i].msg_hdr.msg_flags & MSG_TRUNC) len = buffers[i].size();  // decoder rejects it
-        pipeline_.process({buffers[i].data(), len}, ina::Endpoint::fromSockaddr(from[i]), now,
-                          &output_);
-      }
-      if (!output_.messages().empty()) sendAll();
-      if (got < kBatch) break;
-    }
+    receive(socket_.get(), false);
+    if (roceSocket_.valid()) receive(roceSocket_.get(), true);
   }
   drainCommands();  // release anyone waiting
 }

@@ -7,6 +7,8 @@
 #define RINA_P4_AGENT_SWITCHD_DATA_THREAD_H_
 
 #include <atomic>
+#include <chrono>
+#include <random>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -14,6 +16,8 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <unordered_set>
+#include <vector>
 
 #include "ina/net.h"
 #include "switchd/pipeline.h"
@@ -29,8 +33,11 @@ struct DataThreadOptions {
 
 class DataThread {
  public:
-  // Takes a bound UDP socket.
-  DataThread(Fd socket, const PipelineConfig& config, const DataThreadOptions& options);
+  // Takes a bound UDP socket for the native layout (ina_wire.h) and,
+  // optionally, one for the RoCEv2 layout (ina_roce.h). A job whose
+  // datagrams arrive in the RoCEv2 layout is answered in it.
+  DataThread(Fd socket, const PipelineConfig& config, const DataThreadOptions& options,
+             Fd roceSocket = Fd());
   ~DataThread();
   DataThread(const DataThread&) = delete;
   DataThread& operator=(const DataThread&) = delete;
@@ -43,13 +50,20 @@ class DataThread {
   uint64_t capacityDrops() const { return capacityDrops_.get(); }
   uint64_t received() const { return received_.get(); }
   uint64_t sendErrors() const { return sendErrors_.get(); }
+  uint64_t roceReceived() const { return roceReceived_.get(); }
+  uint64_t roceMalformed() const { return roceMalformed_.get(); }
 
  private:
   void loop();
   void drainCommands();
-  void sendAll();
+  // Receives and processes up to 64 batches from fd; false when the socket
+  // had nothing.
+  void receive(int fd, bool roce);
+  void flush();
+  void sendAll(const std::vector<OutMessage>& msgs, const Output& arena, int fd);
 
   Fd socket_;
+  Fd roceSocket_;
   Fd wakeup_;  // eventfd
   Pipeline pipeline_;
   Output output_;
@@ -63,6 +77,16 @@ class DataThread {
   uint64_t applied_ = 0;  // guarded by mu_
 
   Counter injectedDrops_, capacityDrops_, received_, sendErrors_;
+  Counter roceReceived_, roceMalformed_;
+  // Data-thread state of the receive loop and the RoCEv2 translation.
+  std::mt19937_64 rng_;
+  double tokens_ = 0;
+  std::chrono::steady_clock::time_point lastRefill_;
+  std::vector<std::vector<uint8_t>> buffers_;
+  std::vector<uint8_t> scratch_;
+  std::unordered_set<uint16_t> roceJobs_;
+  std::vector<OutMessage> plain_;
+  Output roceOut_;
   std::thread thread_;  // last: starts after every member above exists
 };
 

@@ -16,6 +16,7 @@
 
 #include "switchd/control.h"
 #include "switchd/ctrl_server.h"
+#include "rina/ina_roce.h"
 #include "switchd/data_thread.h"
 
 namespace rina::switchd {
@@ -35,6 +36,8 @@ struct Flags {
   uint32_t threads = 1;
   std::vector<int> cores;
   uint64_t idleMs = 2000;
+  int rocePort = ina::roce::kUdpPort;  // -1: off
+  bool rocePortGiven = false;
 };
 
 void usage() {
@@ -53,7 +56,9 @@ void usage() {
           "  --stats-interval  seconds between stats lines on stderr, 0 = off     [0]\n"
           "  --threads       aggregation threads (slot s goes to thread s %% N)    [1]\n"
           "  --cores         one aggregation thread per listed core, pinned\n"
-          "  --idle-ms       ESA: a job idle this long may be preempted        [2000]\n");
+          "  --idle-ms       ESA: a job idle this long may be preempted        [2000]\n"
+          "  --roce-port     UDP port for the RoCEv2 layout (include/rina/ina_roce.h),\n"
+          "                  thread i uses PORT+i; 0 = a free block, off = none  [4791]\n");
 }
 
 template <typename T>
@@ -90,6 +95,13 @@ bool parseFlags(int argc, char** argv, Flags* f) {
       ok = parseNumber(v, &f->statsInterval) && f->statsInterval >= 0;
     } else if (name == "--threads") {
       ok = parseNumber(v, &f->threads) && f->threads >= 1 && f->threads <= 64;
+    } else if (name == "--roce-port") {
+      f->rocePortGiven = true;
+      if (v == "off") {
+        f->rocePort = -1;
+      } else {
+        ok = parseNumber(v, &f->rocePort) && f->rocePort >= 0 && f->rocePort <= 65535;
+      }
     } else if (name == "--idle-ms") {
       ok = parseNumber(v, &f->idleMs);
     } else if (name == "--cores") {
@@ -229,6 +241,19 @@ int run(int argc, char** argv) {
   std::vector<Fd> sockets;
   uint16_t basePort = 0;
   if (!bindDataSockets(flags, &sockets, &basePort)) return 1;
+  // The RoCEv2 layout: the default port may be taken (another switchd, a
+  // test); only an explicit --roce-port makes that fatal.
+  std::vector<Fd> roceSockets;
+  uint16_t rocePort = 0;
+  if (flags.rocePort >= 0) {
+    Flags roceFlags = flags;
+    roceFlags.listen.port = static_cast<uint16_t>(flags.rocePort);
+    if (!bindDataSockets(roceFlags, &roceSockets, &rocePort)) {
+      if (flags.rocePortGiven) return 1;
+      fprintf(stderr, "rina-switchd: RoCEv2 layout off: UDP port %d is not free\n", flags.rocePort);
+      roceSockets.clear();
+    }
+  }
   Fd listener;
   ina::Endpoint control;
   if (Status s = ina::listenTcp(flags.control, &listener, &control); !s.ok()) {
@@ -244,15 +269,18 @@ int run(int argc, char** argv) {
     to.seed = flags.seed + i;
     to.capacityPps = flags.capacityPps / flags.threads;
     to.cpu = flags.cores.empty() ? -1 : flags.cores[i];
-    threads.push_back(std::make_unique<DataThread>(std::move(sockets[i]), pc, to));
+    threads.push_back(std::make_unique<DataThread>(std::move(sockets[i]), pc, to,
+                                                   roceSockets.empty() ? Fd() : std::move(roceSockets[i])));
   }
   ShardedDataPlane dataPlane(threads);
   ControllerOptions co{flags.slots, flags.payload, basePort, static_cast<uint16_t>(flags.threads),
                        flags.idleMs};
   Controller controller(co, dataPlane);
-  printf("rina-switchd ready data=%s ports=%u control=%s slots=%u payload=%u\n",
+  std::string roce = roceSockets.empty() ? std::string("off")
+                                         : ina::Endpoint{flags.listen.addr, rocePort}.toString();
+  printf("rina-switchd ready data=%s ports=%u control=%s slots=%u payload=%u roce=%s\n",
          ina::Endpoint{flags.listen.addr, basePort}.toString().c_str(), flags.threads,
-         control.toString().c_str(), flags.slots, flags.payload);
+         control.toString().c_str(), flags.slots, flags.payload, roce.c_str());
   fflush(stdout);
 
   CtrlServer server(std::move(listener), controller);

@@ -47,6 +47,13 @@ SwitchdProcess::SwitchdProcess(const std::vector<std::string>& flags) {
     return;
   }
   ready_ = parseEndpoint(data, &data_) && parseEndpoint(control, &control_);
+  size_t roce = line.find(" roce=");
+  if (roce != std::string::npos) {
+    char roceText[64];
+    if (sscanf(line.c_str() + roce, " roce=%63s", roceText) == 1 && std::string(roceText) != "off") {
+      ready_ = ready_ && parseEndpoint(roceText, &roce_);
+    }
+  }
 }
 
 SwitchdProcess::~SwitchdProcess() { kill(); }

@@ -24,6 +24,8 @@ class SwitchdProcess {
   bool ready() const { return ready_; }
   const Endpoint& data() const { return data_; }
   const Endpoint& control() const { return control_; }
+  // The RoCEv2-layout port (--roce-port); port 0 when switchd runs without it.
+  const Endpoint& roce() const { return roce_; }
   void kill();
   // SIGSTOP / SIGCONT: a switch that stops answering but keeps its sockets.
   void pause();
@@ -36,7 +38,7 @@ class SwitchdProcess {
  private:
   pid_t pid_ = -1;
   bool ready_ = false;
-  Endpoint data_, control_;
+  Endpoint data_, control_, roce_;
 };
 
 struct RackOptions {

@@ -1,0 +1,68 @@
+#include "transport/verbs/rdma_setup.h"
+
+#include <mutex>
+
+#include "core/config.h"
+#include "core/log.h"
+
+namespace rina::transport::verbs {
+
+Status RdmaSetup::init(int rank) {
+  rank_ = rank;
+  bool disabled = config::intValue("RINA_IB_DISABLE") != 0;
+  DeviceProbe probe = disabled ? DeviceProbe{true, false, 0, {}} : probeDevices();
+  Status s = chooseTransport(probe, config::stringValue("RINA_IB_HCA"), disabled, &choice_);
+  if (!s.ok()) return s.prepend("rank " + std::to_string(rank) + ": ");
+  static std::once_flag logged;
+  std::call_once(logged, [&] { RINA_INFO("%s", choice_.why.c_str()); });
+  return {};
+}
+
+Status RdmaSetup::finish(const Deadline& deadline,
+                         std::map<int, std::unique_ptr<Connection>>* out) {
+  if (pairs_.empty()) return {};
+  VerbsOptions vo;
+  vo.rank = rank_;
+  vo.gidIndex = static_cast<int>(config::intValue("RINA_IB_GID_INDEX"));
+  vo.timeout = static_cast<int>(config::intValue("RINA_IB_TIMEOUT"));
+  VerbsContextPtr ctx;
+  Status opened = openVerbsContext(choice_, vo, &ctx);
+  std::vector<std::unique_ptr<PendingVerbsConnection>> pending(pairs_.size());
+  std::vector<int> fds;
+  Status first;
+  for (size_t i = 0; i < pairs_.size(); ++i) {
+    int fd = pairs_[i].fd.get();
+    fds.push_back(fd);
+    Status s = opened;
+    if (s.ok())
+      s = prepareVerbsConnection(ctx, pairs_[i].peer, std::move(pairs_[i].fd), &pending[i]);
+    // A side that cannot set up still sends a record (all zero), so its
+    // peer fails at once with a message instead of waiting for the timeout.
+    QpInfoWire wire{};
+    if (s.ok()) wire = encodeQpInfo(pending[i]->localInfo());
+    Status sent = sendAll(fd, wire.data(), wire.size(), deadline);
+    if (first.ok() && !s.ok())
+      first = s.prepend("RDMA setup with peer " + std::to_string(pairs_[i].peer) + ": ");
+    if (first.ok() && !sent.ok())
+      first = sent.prepend("rank " + std::to_string(rank_) + ": sending RDMA info to peer " +
+                           std::to_string(pairs_[i].peer) + ": ");
+  }
+  if (!first.ok()) return first;
+  for (size_t i = 0; i < pairs_.size(); ++i) {
+    const int peer = pairs_[i].peer;
+    QpInfoWire wire{};
+    QpInfo remote;
+    Status s = recvAll(fds[i], wire.data(), wire.size(), deadline);
+    if (s.ok()) s = decodeQpInfo(wire, &remote);
+    if (s.ok()) s = pending[i]->connect(remote, &(*out)[peer]);
+    if (!s.ok()) {
+      out->erase(peer);
+      return s.prepend("rank " + std::to_string(rank_) + ": RDMA setup with peer " +
+                       std::to_string(peer) + ": ");
+    }
+  }
+  pairs_.clear();
+  return {};
+}
+
+}  // namespace rina::transport::verbs

@@ -1,0 +1,42 @@
+// The part of connection setup (mesh.cc) that concerns RDMA: decide once
+// whether this rank offers verbs (select.h), and, for the pairs where both
+// sides offered it and no shared memory is used, exchange QpInfo records
+// over the pair's TCP socket and bring the RC queue pairs up. All records
+// are sent before any is awaited, so no pair waits on another.
+#ifndef RINA_LIB_TRANSPORT_VERBS_RDMA_SETUP_H_
+#define RINA_LIB_TRANSPORT_VERBS_RDMA_SETUP_H_
+
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "core/socket.h"
+#include "transport/connection.h"
+#include "transport/verbs/verbs_context.h"
+
+namespace rina::transport::verbs {
+
+class RdmaSetup {
+ public:
+  // Reads RINA_IB_* and probes devices; logs the choice once per process.
+  Status init(int rank);
+  bool offered() const { return choice_.useVerbs; }
+  const TransportChoice& choice() const { return choice_; }
+
+  // This pair goes over RDMA; fd is its first TCP socket (kept for liveness).
+  void add(int peer, Fd fd) { pairs_.push_back({peer, std::move(fd)}); }
+  Status finish(const Deadline& deadline, std::map<int, std::unique_ptr<Connection>>* out);
+
+ private:
+  struct Pair {
+    int peer;
+    Fd fd;
+  };
+  int rank_ = 0;
+  TransportChoice choice_;
+  std::vector<Pair> pairs_;
+};
+
+}  // namespace rina::transport::verbs
+
+#endif  // RINA_LIB_TRANSPORT_VERBS_RDMA_SETUP_H_
