@@ -140,7 +140,8 @@ RINA_API rinaResult_t rinaCommGetStats(const rinaComm_t comm, rinaCommStats_t* s
 /* One connection of this rank, as measured (rinaCommGetLinkStats). Busy
  * time runs from the first to the last byte of each transfer on the link
  * (waiting for the peer to start one is not busy); rates are bytes per
- * busy second, smoothed over recent transfers (newest weighs 1/4). recvRate
+ * busy second over recent transfers (older busy time decays with a time
+ * constant of 100 ms). recvRate
  * is the achieved rate of the hop peer -> this rank, what the planner uses;
  * sendRate is how fast the transport took bytes (buffers make it high). */
 typedef struct {

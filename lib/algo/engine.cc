@@ -4,6 +4,7 @@
 #include <sched.h>
 
 #include <chrono>
+#include <cmath>
 
 #include "core/socket.h"
 #include "reduce/reduce.h"
@@ -25,8 +26,9 @@ const char* collectiveName(uint8_t kind) {
 namespace {
 constexpr uint32_t kHeaderMagic = 0x52484452;  // "RHDR"
 constexpr int kWaitSliceMs = 100;              // abort and liveness are checked this often
-// Weight of the newest busy run in a link's smoothed rate.
-constexpr double kRateSmoothing = 0.25;
+// A link's smoothed rate forgets older busy time with this time constant
+// (in busy time, so many short transfers do not wash out a long one).
+constexpr double kRateWindowNs = 100e6;
 }  // namespace
 
 void addHeaderExchange(Engine& e, const CollHeader& mine, CollHeader* theirs,
@@ -114,10 +116,9 @@ void Engine::closeBusy(Clock::time_point now, bool all) {
     const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now - b.start).count();
     const double bytes = static_cast<double>(k.bytes[b.dir] - b.bytesAtStart);
     k.busyNs[b.dir] += ns;
-    const bool first = k.smoothNs[b.dir] == 0;
-    const double w = first ? 1.0 : kRateSmoothing;
-    k.smoothBytes[b.dir] = (1 - w) * k.smoothBytes[b.dir] + w * bytes;
-    k.smoothNs[b.dir] = (1 - w) * k.smoothNs[b.dir] + w * static_cast<double>(ns);
+    const double keep = std::exp(-static_cast<double>(ns) / kRateWindowNs);
+    k.smoothBytes[b.dir] = keep * k.smoothBytes[b.dir] + bytes;
+    k.smoothNs[b.dir] = keep * k.smoothNs[b.dir] + static_cast<double>(ns);
     busy_[i] = busy_.back();
     busy_.pop_back();
   }

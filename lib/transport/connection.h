@@ -31,8 +31,8 @@ enum class Direction { kSend, kRecv };
 // transport does not. bytes: payload bytes moved by trySend / tryRecv
 // (alignment padding excluded). busyNs: the engine's busy time, from the
 // first to the last byte of each transfer (see engine.h). smoothBytes /
-// smoothNs: exponentially decayed sums over busy runs; their ratio is the
-// smoothed achieved rate.
+// smoothNs: sums over busy runs, decayed with a time constant of 100 ms of
+// busy time; their ratio is the smoothed achieved rate.
 struct LinkCounters {
   uint64_t bytes[2] = {};
   int64_t busyNs[2] = {};

@@ -40,8 +40,10 @@ int checkRingTraffic(int rank, rinaComm_t comm) {
   EXPECT_EQ(rinaCommSetAlgorithm(comm, "ring"), rinaSuccess);
   std::vector<float> in(kBytes / 4, 1.0f), out(kBytes / 4);
   const std::map<int, rinaLinkStats_t> before = linksOf(comm);
+  const auto t0 = std::chrono::steady_clock::now();
   EXPECT_EQ(rinaAllReduce(in.data(), out.data(), in.size(), rinaFloat32, rinaSum, comm), rinaSuccess)
       << rinaCommGetLastError(comm);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(out[0], static_cast<float>(n));
   const std::map<int, rinaLinkStats_t> after = linksOf(comm);
   EXPECT_EQ(before.size(), after.size());
@@ -52,6 +54,9 @@ int checkRingTraffic(int rank, rinaComm_t comm) {
     const uint64_t sent = a.bytesSent - b.bytesSent, recvd = a.bytesReceived - b.bytesReceived;
     EXPECT_EQ(sent, peer == next ? data + kHeaderBytes : 0) << "rank " << rank << " -> " << peer;
     EXPECT_EQ(recvd, peer == prev ? data + kHeaderBytes : 0) << "rank " << rank << " <- " << peer;
+    // Busy time lies inside the call.
+    EXPECT_LE(a.busyRecvSec - b.busyRecvSec, wall);
+    EXPECT_LE(a.busySendSec - b.busySendSec, wall);
     if (peer == prev) {
       EXPECT_GT(a.busyRecvSec, b.busyRecvSec);
       EXPECT_GT(a.recvRate, 0.0);
