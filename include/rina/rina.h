@@ -110,7 +110,7 @@ RINA_API rinaResult_t rinaCommSetAlgorithm(rinaComm_t comm, const char* algorith
  * Forward compatible: set `size` to sizeof(rinaCommStats_t) before the
  * call; the library writes only the fields that fit in `size` and reports
  * its own layout in `version`. New fields are only ever appended. */
-#define RINA_COMM_STATS_VERSION 1
+#define RINA_COMM_STATS_VERSION 2
 typedef struct {
   size_t size;      /* in: sizeof(rinaCommStats_t) of the caller */
   uint32_t version; /* out: RINA_COMM_STATS_VERSION of the library */
@@ -126,11 +126,42 @@ typedef struct {
   uint64_t inaRetransmissions; /* INA datagrams this rank resent */
   uint64_t inaHostSlices;      /* INA slices aggregated on the hosts instead */
   uint64_t inaRegrants;        /* new slot grants after a preemption */
+  /* version 2: traffic on this rank's connections (per link:
+   * rinaCommGetLinkStats); payload bytes, creation probe included */
+  uint64_t links;         /* connections to other ranks */
+  uint64_t bytesSent;     /* over all connections */
+  uint64_t bytesReceived; /* over all connections */
 } rinaCommStats_t;
 
 /* Fills stats (see rinaCommStats_t); rinaInvalidArgument when stats is NULL
  * or stats->size is smaller than the fixed head (size, version, reserved). */
 RINA_API rinaResult_t rinaCommGetStats(const rinaComm_t comm, rinaCommStats_t* stats);
+
+/* One connection of this rank, as measured (rinaCommGetLinkStats). Busy
+ * time runs from the first to the last byte of each transfer on the link
+ * (waiting for the peer to start one is not busy); rates are bytes per
+ * busy second over recent transfers (older busy time decays with a time
+ * constant of 100 ms). recvRate
+ * is the achieved rate of the hop peer -> this rank, what the planner uses;
+ * sendRate is how fast the transport took bytes (buffers make it high). */
+typedef struct {
+  int peer;              /* the other rank */
+  char transport[12];    /* "socket" or "shm" */
+  uint64_t bytesSent;    /* payload bytes since creation, probe included */
+  uint64_t bytesReceived;
+  double busySendSec;
+  double busyRecvSec;
+  double sendRate; /* bytes/s, 0 before anything moved */
+  double recvRate; /* bytes/s, 0 before anything arrived */
+} rinaLinkStats_t;
+
+/* Writes this rank's links, by peer ascending, to links[0 .. min(maxLinks,
+ * n) - 1] and their number to *nLinks (so maxLinks 0 with links NULL asks
+ * for the count). Read between collectives, from the thread that calls
+ * them. rinaInvalidArgument for a NULL comm or nLinks, maxLinks < 0, or
+ * links NULL with maxLinks > 0. */
+RINA_API rinaResult_t rinaCommGetLinkStats(const rinaComm_t comm, rinaLinkStats_t* links,
+                                           int maxLinks, int* nLinks);
 
 /* A static string for a result code. */
 RINA_API const char* rinaGetErrorString(rinaResult_t result);

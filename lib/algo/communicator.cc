@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "algo/link_stats.h"
 #include "algo/rack_ina.h"
 #include "bootstrap/bootstrap.h"
 #include "core/config.h"
@@ -145,6 +146,7 @@ Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
   mesh.abort = &comm->aborted_;
   RINA_TRY(transport::buildMesh(mesh, &comm->conns_));
 
+  RINA_TRY(probeLinksFromConfig(*comm));
   RINA_TRY(RackIna::setup(*comm, idData.commId, &comm->rackIna_));
 
   std::string summary;

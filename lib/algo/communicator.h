@@ -60,6 +60,10 @@ class Communicator {
   int rank() const { return rank_; }
   int size() const { return nranks_; }
   transport::Connection* peer(int r) const;
+  // Every connection of this rank, by peer rank (ascending).
+  const std::map<int, std::unique_ptr<transport::Connection>>& connections() const {
+    return conns_;
+  }
 
   const std::atomic<bool>* abortFlag() const { return &aborted_; }
   void abort() { aborted_ = true; }

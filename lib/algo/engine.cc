@@ -4,6 +4,7 @@
 #include <sched.h>
 
 #include <chrono>
+#include <cmath>
 
 #include "core/socket.h"
 #include "reduce/reduce.h"
@@ -17,6 +18,7 @@ const char* collectiveName(uint8_t kind) {
     case kReduceScatter: return "reduce-scatter";
     case kAllGather: return "allgather";
     case kBroadcast: return "broadcast";
+    case kGatherLinkRates: return "gather link rates";
     default: return "unknown collective";
   }
 }
@@ -24,6 +26,9 @@ const char* collectiveName(uint8_t kind) {
 namespace {
 constexpr uint32_t kHeaderMagic = 0x52484452;  // "RHDR"
 constexpr int kWaitSliceMs = 100;              // abort and liveness are checked this often
+// A link's smoothed rate forgets older busy time with this time constant
+// (in busy time, so many short transfers do not wash out a long one).
+constexpr double kRateWindowNs = 100e6;
 }  // namespace
 
 void addHeaderExchange(Engine& e, const CollHeader& mine, CollHeader* theirs,
@@ -58,7 +63,8 @@ void addHeaderExchange(Engine& e, const CollHeader& mine, CollHeader* theirs,
   e.recvs().push_back(std::move(item));
 }
 
-Status Engine::stalled(int64_t waitedMs, size_t si, size_t sdone, size_t ri, size_t rdone) const {
+Status Engine::stalled(int64_t waitedMs, size_t si, size_t sdone, size_t ri, size_t rdone,
+                       const char* why) const {
   std::string what;
   char buf[256];
   if (ri < recvs_.size()) {
@@ -74,17 +80,70 @@ Status Engine::stalled(int64_t waitedMs, size_t si, size_t sdone, size_t ri, siz
     if (!what.empty()) what += "; ";
     what += buf;
   }
+  if (why) {
+    return errorf(rinaTimeout, "rank %d: %s #%llu: %s while %s", ctx_.rank, ctx_.collective,
+                  static_cast<unsigned long long>(ctx_.seq), why, what.c_str());
+  }
   return errorf(rinaTimeout, "rank %d: %s #%llu: no progress for %lld ms (RINA_TIMEOUT_MS) while %s",
                 ctx_.rank, ctx_.collective, static_cast<unsigned long long>(ctx_.seq),
                 static_cast<long long>(waitedMs), what.c_str());
 }
 
+void Engine::beginBusy(transport::Connection* c, int dir, Clock::time_point now) {
+  for (BusyRun& b : busy_) {
+    if (b.conn == c && b.dir == dir) {
+      b.ending = false;
+      return;
+    }
+  }
+  busy_.push_back(BusyRun{c, dir, now, c->counters().bytes[dir], false});
+}
+
+void Engine::endBusy(transport::Connection* c, int dir) {
+  for (BusyRun& b : busy_) {
+    if (b.conn == c && b.dir == dir) b.ending = true;
+  }
+}
+
+void Engine::closeBusy(Clock::time_point now, bool all) {
+  for (size_t i = 0; i < busy_.size();) {
+    BusyRun& b = busy_[i];
+    if (!all && !b.ending) {
+      ++i;
+      continue;
+    }
+    transport::LinkCounters& k = b.conn->counters();
+    const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now - b.start).count();
+    const double bytes = static_cast<double>(k.bytes[b.dir] - b.bytesAtStart);
+    k.busyNs[b.dir] += ns;
+    const double keep = std::exp(-static_cast<double>(ns) / kRateWindowNs);
+    k.smoothBytes[b.dir] = keep * k.smoothBytes[b.dir] + bytes;
+    k.smoothNs[b.dir] = keep * k.smoothNs[b.dir] + static_cast<double>(ns);
+    busy_[i] = busy_.back();
+    busy_.pop_back();
+  }
+}
+
 Status Engine::run() {
+  Status st = runLoop();
+  closeBusy(Clock::now(), true);
+  return st;
+}
+
+Status Engine::runLoop() {
+  constexpr int kSend = static_cast<int>(transport::Direction::kSend);
+  constexpr int kRecv = static_cast<int>(transport::Direction::kRecv);
   size_t si = 0, sdone = 0, ri = 0, rdone = 0;
   transport::WaitSet ws;
   auto lastProgress = Clock::now();
   bool peerGone = false;  // one more try after a hang-up: data may still be queued
   while (si < sends_.size() || ri < recvs_.size()) {
+    const auto now = Clock::now();  // the one clock read of this pass
+    if (!busy_.empty()) closeBusy(now, false);
+    if (now >= deadline_) {
+      const std::string why = std::string("out of time (") + deadlineKnob_ + ")";
+      return stalled(0, si, sdone, ri, rdone, why.c_str());
+    }
     bool progressed = false;
     bool sendBlocked = false, recvBlocked = false;
     while (si < sends_.size()) {
@@ -97,13 +156,18 @@ Status Engine::run() {
           return st.prepend("rank " + std::to_string(ctx_.rank) + ": " + ctx_.collective + " #" +
                             std::to_string(ctx_.seq) + " step " + std::to_string(s.step) + ": ");
         }
+        if (moved > 0) {
+          if (sdone == 0) beginBusy(s.conn, kSend, now);
+          s.conn->counters().bytes[kSend] += moved;
+          progressed = true;
+        }
         sdone += moved;
-        progressed |= moved > 0;
       }
       if (sdone < s.len) {
         sendBlocked = true;
         break;
       }
+      if (s.len > 0) endBusy(s.conn, kSend);
       s.conn->endMessage(transport::Direction::kSend);
       ++si;
       sdone = 0;
@@ -121,13 +185,18 @@ Status Engine::run() {
           return st.prepend("rank " + std::to_string(ctx_.rank) + ": " + ctx_.collective + " #" +
                             std::to_string(ctx_.seq) + " step " + std::to_string(r.step) + ": ");
         }
+        if (moved > 0) {
+          if (rdone == 0) beginBusy(r.conn, kRecv, now);
+          r.conn->counters().bytes[kRecv] += moved;
+          progressed = true;
+        }
         rdone += moved;
-        progressed |= moved > 0;
       }
       if (rdone < r.len) {
         recvBlocked = true;
         break;
       }
+      if (r.len > 0) endBusy(r.conn, kRecv);
       r.conn->endMessage(transport::Direction::kRecv);
       if (r.onDone) RINA_TRY(r.onDone());
       ++ri;
@@ -135,7 +204,7 @@ Status Engine::run() {
       progressed = true;
     }
     if (progressed) {
-      lastProgress = Clock::now();
+      lastProgress = now;
       peerGone = false;
       continue;
     }
@@ -143,7 +212,7 @@ Status Engine::run() {
       return errorf(rinaAborted, "rank %d: %s #%llu aborted by rinaCommAbort", ctx_.rank,
                     ctx_.collective, static_cast<unsigned long long>(ctx_.seq));
     }
-    int64_t waited = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - lastProgress).count();
+    int64_t waited = std::chrono::duration_cast<std::chrono::milliseconds>(now - lastProgress).count();
     if (waited >= ctx_.timeoutMs) return stalled(waited, si, sdone, ri, rdone);
     if (peerGone) {
       Status st = sendBlocked ? sends_[si].conn->checkAlive() : recvs_[ri].conn->checkAlive();
@@ -161,7 +230,7 @@ Status Engine::run() {
     // peer we wait for is often runnable, and a futex sleep + wake costs more
     // than the wait itself for small messages. Bounded by RINA_SPIN_US.
     if (spinUs_ > 0) {
-      auto spun = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - lastProgress).count();
+      auto spun = std::chrono::duration_cast<std::chrono::microseconds>(now - lastProgress).count();
       if (spun < spinUs_) {
         sched_yield();
         continue;

@@ -13,6 +13,7 @@
 #include <functional>
 #include <vector>
 
+#include "core/socket.h"
 #include "core/status.h"
 #include "transport/connection.h"
 
@@ -49,22 +50,51 @@ struct EngineContext {
   int64_t spinUs = 0;  // yield-spin this long before sleeping
 };
 
+// Link accounting (transport::LinkCounters of each connection): every byte
+// an item moves is counted on its connection. A connection-direction is
+// busy from the start of the loop pass in which the first bytes of an item
+// on it moved until the start of the pass after its last bytes moved; runs
+// of items back to back merge. Waiting for the peer to begin an item is not
+// busy; a partly moved item waiting for more is (the link is the limit).
+// Busy runs of different connections overlap in time. The clock is read
+// once per loop pass.
 class Engine {
  public:
   explicit Engine(const EngineContext& ctx) : ctx_(ctx), spinUs_(ctx.spinUs) {}
 
   std::vector<SendItem>& sends() { return sends_; }
   std::vector<RecvItem>& recvs() { return recvs_; }
+  // A hard end besides the per-wait timeout (the link probe's budget).
+  void setDeadline(Deadline d, const char* knob) {
+    deadline_ = d;
+    deadlineKnob_ = knob;
+  }
 
   Status run();
 
  private:
-  Status stalled(int64_t waitedMs, size_t si, size_t sdone, size_t ri, size_t rdone) const;
+  struct BusyRun {
+    transport::Connection* conn;
+    int dir;
+    Clock::time_point start;
+    uint64_t bytesAtStart;
+    bool ending;  // its item finished; closes at the next pass unless continued
+  };
+  Status runLoop();
+  void beginBusy(transport::Connection* c, int dir, Clock::time_point now);
+  void endBusy(transport::Connection* c, int dir);
+  void closeBusy(Clock::time_point now, bool all);
+  // why: "no progress for N ms (RINA_TIMEOUT_MS)" unless given.
+  Status stalled(int64_t waitedMs, size_t si, size_t sdone, size_t ri, size_t rdone,
+                 const char* why = nullptr) const;
 
   EngineContext ctx_;
   int64_t spinUs_;
   std::vector<SendItem> sends_;
   std::vector<RecvItem> recvs_;
+  std::vector<BusyRun> busy_;
+  Deadline deadline_ = Deadline::max();
+  const char* deadlineKnob_ = "";
 };
 
 // The first message of each collective between two ranks: both sides check
@@ -82,7 +112,7 @@ struct CollHeader {
 };
 static_assert(sizeof(CollHeader) == 32);
 
-enum CollKind : uint8_t { kAllReduce = 1, kReduceScatter, kAllGather, kBroadcast };
+enum CollKind : uint8_t { kAllReduce = 1, kReduceScatter, kAllGather, kBroadcast, kGatherLinkRates };
 const char* collectiveName(uint8_t kind);
 
 // Adds a header send to `to` and a header receive from `from` (as the next

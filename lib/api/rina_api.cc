@@ -10,7 +10,9 @@
 
 #include "algo/collectives.h"
 #include "algo/communicator.h"
+#include "algo/link_stats.h"
 #include "algo/weighted_allreduce.h"
+#include "api/handle.h"
 #include "bootstrap/bootstrap.h"
 #include "core/log.h"
 #include "cuda/cuda_support.h"
@@ -28,6 +30,8 @@ struct rinaComm {
   // stream, so later calls would only misread it.
   rinaResult_t broken = rinaSuccess;
 };
+
+Communicator* rina::api::communicatorOf(rinaComm_t comm) { return comm ? comm->impl.get() : nullptr; }
 
 namespace {
 
@@ -193,7 +197,42 @@ rinaResult_t rinaCommGetStats(const rinaComm_t comm, rinaCommStats_t* stats) {
   full.inaRetransmissions = c.inaRetransmissions;
   full.inaHostSlices = c.inaHostSlices;
   full.inaRegrants = c.inaRegrants;
+  for (const rina::algo::LinkRate& l : rina::algo::localLinkRates(*comm->impl)) {
+    ++full.links;
+    full.bytesSent += l.bytesSent;
+    full.bytesReceived += l.bytesRecv;
+  }
   std::memcpy(stats, &full, full.size);
+  return rinaSuccess;
+}
+
+rinaResult_t rinaCommGetLinkStats(const rinaComm_t comm, rinaLinkStats_t* links, int maxLinks,
+                                  int* nLinks) {
+  if (!comm || !nLinks) {
+    return fail(comm, errorf(rinaInvalidArgument, "rinaCommGetLinkStats: %s is NULL",
+                             comm ? "nLinks" : "comm"));
+  }
+  if (maxLinks < 0 || (!links && maxLinks > 0)) {
+    return fail(comm, errorf(rinaInvalidArgument,
+                             "rinaCommGetLinkStats: maxLinks %d with links %s; expected "
+                             "maxLinks >= 0 and links non-NULL when maxLinks > 0",
+                             maxLinks, links ? "set" : "NULL"));
+  }
+  const std::vector<rina::algo::LinkRate> rows = rina::algo::localLinkRates(*comm->impl);
+  *nLinks = static_cast<int>(rows.size());
+  for (size_t i = 0; i < rows.size() && i < static_cast<size_t>(maxLinks); ++i) {
+    const rina::algo::LinkRate& l = rows[i];
+    rinaLinkStats_t out{};
+    out.peer = l.peer;
+    std::memcpy(out.transport, l.kind, std::min(sizeof(out.transport) - 1, sizeof(l.kind)));
+    out.bytesSent = l.bytesSent;
+    out.bytesReceived = l.bytesRecv;
+    out.busySendSec = static_cast<double>(l.sendBusyNs) / 1e9;
+    out.busyRecvSec = static_cast<double>(l.recvBusyNs) / 1e9;
+    out.sendRate = l.sendRate;
+    out.recvRate = l.recvRate;
+    links[i] = out;
+  }
   return rinaSuccess;
 }
 

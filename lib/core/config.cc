@@ -50,6 +50,10 @@ constexpr Knob kKnobs[] = {
     {"RINA_SMALL_MSG_BYTES", "128K",
      "allreduce below this size uses recursive doubling under auto and ring; 0 = never"},
     {"RINA_SLICE_BYTES", "128K", "ring pipeline slice size"},
+    {"RINA_PROBE_BYTES", "0",
+     "bytes each rank sends every connected peer at communicator creation to seed the link "
+     "rates (0 = no probe; at most 64M; same value on every rank)"},
+    {"RINA_PROBE_TIMEOUT_MS", "5000", "time limit of the whole link probe at creation"},
     {"RINA_SPIN_US", "50",
      "microseconds a blocked rank yields and retries before it sleeps on a futex or poll"},
     {"RINA_IB_HCA", "",

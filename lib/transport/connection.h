@@ -7,6 +7,7 @@
 #define RINA_LIB_TRANSPORT_CONNECTION_H_
 
 #include <cstddef>
+#include <cstdint>
 
 #include "core/status.h"
 #include "reduce/reduce.h"
@@ -25,6 +26,26 @@ struct RecvReduce {
 
 enum class Direction { kSend, kRecv };
 
+// What moved on a connection, per Direction (index 0 = send, 1 = receive).
+// The step engine (lib/algo/engine.h) is the only mover and keeps these; a
+// transport does not. bytes: payload bytes moved by trySend / tryRecv
+// (alignment padding excluded). busyNs: the engine's busy time, from the
+// first to the last byte of each transfer (see engine.h). smoothBytes /
+// smoothNs: sums over busy runs, decayed with a time constant of 100 ms of
+// busy time; their ratio is the smoothed achieved rate.
+struct LinkCounters {
+  uint64_t bytes[2] = {};
+  int64_t busyNs[2] = {};
+  double smoothBytes[2] = {};
+  double smoothNs[2] = {};
+
+  // Smoothed bytes per second in direction d; 0 before anything moved.
+  double rate(Direction d) const {
+    const int i = static_cast<int>(d);
+    return smoothNs[i] > 0 ? smoothBytes[i] * 1e9 / smoothNs[i] : 0.0;
+  }
+};
+
 class Connection {
  public:
   explicit Connection(int peer) : peer_(peer) {}
@@ -33,6 +54,8 @@ class Connection {
   Connection& operator=(const Connection&) = delete;
 
   int peer() const { return peer_; }
+  LinkCounters& counters() { return counters_; }
+  const LinkCounters& counters() const { return counters_; }
   virtual const char* kind() const = 0;  // "socket", "shm"
 
   // Moves up to len bytes; *moved = 0 when it would block.
@@ -48,6 +71,7 @@ class Connection {
 
  private:
   int peer_;
+  LinkCounters counters_;
 };
 
 }  // namespace rina::transport

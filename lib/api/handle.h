@@ -1,0 +1,16 @@
+// The C++ communicator behind a C handle, for tests and tools inside the
+// build that call lib/algo directly (e.g. algo::gatherLinkRates).
+#ifndef RINA_LIB_API_HANDLE_H_
+#define RINA_LIB_API_HANDLE_H_
+
+#include "algo/communicator.h"
+#include "rina/rina.h"
+
+namespace rina::api {
+
+// Null for a null handle.
+algo::Communicator* communicatorOf(rinaComm_t comm);
+
+}  // namespace rina::api
+
+#endif  // RINA_LIB_API_HANDLE_H_
