@@ -277,6 +277,9 @@ Status RackIna::beginCollective(Communicator& comm, uint64_t seq) {
   if (comm.rank() == agent) {
     bool preempted = false;
     for (const ina::PreemptNotice& n : ctrl_->takeNotices()) preempted |= n.job == job_;
+    // NACKs prove a preemption too; the notice is best effort and may come
+    // after a collective that went fast (all slices on the hosts).
+    preempted |= client_->lostSlots();
     if (ctrl_->closed() && active_) {
       fallBack(comm, "the switch closed its CTRL connection (" + controller_.toString() + ")",
                true);
