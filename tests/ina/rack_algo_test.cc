@@ -394,6 +394,22 @@ TEST(RackInit, BadRacksOrSwitchIsAClearError) {
     ScopedEnv algo("RINA_ALGO", "flat");
     expectInitFails(2, "RINA_ALGO");
   }
+  {
+    ScopedEnv racks("RINA_RACKS", "2:ina");
+    ScopedEnv slots("RINA_INA_SLOTS", "0");
+    expectInitFails(2, "RINA_INA_SLOTS");
+  }
+}
+
+// RINA_INA_SLOTS: fewer slots than the default still give exact int32 sums
+// and float32 within the bound (a buffer of many windows).
+TEST(RackInit, FewSlotsStillCorrect) {
+  ScopedEnv switchd("RINA_SWITCHD_PATH", RINA_SWITCHD_PATH);
+  ScopedEnv sw("RINA_SWITCH", "auto");
+  ScopedEnv args("RINA_SWITCHD_ARGS", "--payload 64");
+  ScopedEnv slots("RINA_INA_SLOTS", "4");
+  checkAllreduce(Case{"3:ina", "rina"}, 9001, rinaInt32, rinaSum, false);
+  checkAllreduce(Case{"2:ina,2:ina", "rina"}, 9001, rinaFloat32, rinaSum, true);
 }
 
 rinaCommStats_t statsOf(rinaComm_t comm) {
