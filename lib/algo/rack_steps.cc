@@ -296,14 +296,19 @@ Status inaBroadcast(RackCall& call, RackIna& ina, const std::vector<int>& others
 // ranges are summed on the hosts from the saved inputs and sent from the
 // agent, so every worker ends with the same bits.
 Status inaAllReduce(RackCall& call, RackIna& ina, const Member& m, char* data, size_t count,
-                    int step) {
+                    const char* input, int step) {
   Communicator& comm = call.comm;
   const int me = comm.rank();
   const int agent = m.ranks.front();
   const std::vector<int> others = othersOf(m, agent);
   const size_t es = reduce::dataTypeSize(call.type);
   const size_t P = ina.client().sliceElems();
-  std::vector<char> saved(data, data + count * es);
+  // The inputs of host slices: the caller's send buffer, or a copy when in place.
+  std::vector<char> saved;
+  if (!input) {
+    saved.assign(data, data + count * es);
+    input = saved.data();
+  }
   ina::InaCallResult res;
   Status st = ina.client().allreduce(data, count, call.type, ina::InaCallOptions{}, &res);
   RackMsg report{};
@@ -403,7 +408,7 @@ Status inaAllReduce(RackCall& call, RackIna& ina, const Member& m, char* data, s
       done.fallback ? std::vector<Range>{Range{0, count}} : rangesOf(slices, P, count);
   if (ranges.empty()) return {};
   for (const Range& r : ranges)
-    std::memcpy(data + r.begin * es, saved.data() + r.begin * es, (r.end - r.begin) * es);
+    std::memcpy(data + r.begin * es, input + r.begin * es, (r.end - r.begin) * es);
   RINA_TRY(hostReduce(call, others, agent, data, nullptr, ranges, step));
   std::vector<SendItem> sends;
   std::vector<RecvItem> recvs;
@@ -426,9 +431,10 @@ bool rackAllReduceOnSwitch(RackCall& call, const Member& m) {
   return ina && ina->active() && inaReducible(call.type, call.op);
 }
 
-Status rackAllReduce(RackCall& call, const Member& m, char* data, size_t count, int step) {
+Status rackAllReduce(RackCall& call, const Member& m, char* data, size_t count, const char* input,
+                     int step) {
   if (count == 0) return {};
-  return inaAllReduce(call, *call.comm.rackIna(), m, data, count, step);
+  return inaAllReduce(call, *call.comm.rackIna(), m, data, count, input, step);
 }
 
 std::vector<Member> hierMembers(const topo::RackMap& map) {

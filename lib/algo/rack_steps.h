@@ -66,8 +66,10 @@ bool rackAllReduceOnSwitch(RackCall& call, const Member& m);
 // Every worker of m calls it (only when rackAllReduceOnSwitch): afterwards
 // every worker's data holds the sum over the member's workers, bit for bit
 // the same on each (the member is the whole ring: no port, no broadcast).
-// Uses steps step and step + 1.
-Status rackAllReduce(RackCall& call, const Member& m, char* data, size_t count, int step);
+// input: the worker's unchanged input when it is not data (out of place),
+// else null (a copy is kept). Uses steps step and step + 1.
+Status rackAllReduce(RackCall& call, const Member& m, char* data, size_t count, const char* input,
+                     int step);
 
 // The member ring of hier and rina (rina.cc): allreduce over members, seq
 // already taken from comm.

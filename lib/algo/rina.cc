@@ -53,7 +53,8 @@ Status memberRingAllReduce(Communicator& comm, const std::vector<Member>& member
     // One INA rack is the whole ring: the switch returns the sum to every
     // worker, S up and S down each (reduce to a port and multicast would put
     // 2S on the port's uplink).
-    RINA_TRY(rackAllReduce(call, me, recv, count, 1));
+    const char* input = sendv != recvv ? static_cast<const char*>(sendv) : nullptr;
+    RINA_TRY(rackAllReduce(call, me, recv, count, input, 1));
     if (op == rinaAvg) reduce::finishAverage(recv, count, type, comm.size());
     return {};
   }

@@ -510,12 +510,16 @@ TEST(RackOneRack, SwitchSumsToEveryWorkerInOneCallPerAllreduce) {
   std::vector<rinaCommStats_t> stats(4);
   runThreads(4, [&](int rank, rinaComm_t comm) {
     ASSERT_EQ(rinaCommSetAlgorithm(comm, "rina"), rinaSuccess);
-    std::vector<int32_t> buf(10000);
+    std::vector<int32_t> buf(10000), in(buf.size());
     for (int k = 0; k < kCalls; ++k) {
-      // Elements 640..767 (slices 10 and 11) overflow: 4 x 2^30.
+      // Elements 640..767 (slices 10 and 11) overflow: 4 x 2^30. Call 1 is
+      // out of place (host slices start from the send buffer).
       for (size_t i = 0; i < buf.size(); ++i)
         buf[i] = (i / 128 == 5) ? (1 << 30) : intInput(rank + k, i);
-      ASSERT_EQ(rinaAllReduce(buf.data(), buf.data(), buf.size(), rinaInt32, rinaSum, comm),
+      in = buf;
+      if (k == 1) std::fill(buf.begin(), buf.end(), -7);
+      const int32_t* send = k == 1 ? in.data() : buf.data();
+      ASSERT_EQ(rinaAllReduce(send, buf.data(), buf.size(), rinaInt32, rinaSum, comm),
                 rinaSuccess)
           << "rank " << rank << " call " << k << ": " << rinaCommGetLastError(comm);
       for (size_t i = 0; i < buf.size(); ++i) {
