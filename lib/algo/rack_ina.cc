@@ -15,7 +15,6 @@ namespace rina::algo {
 namespace {
 
 constexpr uint32_t kSetupMagic = 0x52494e41;  // "RINA"
-constexpr uint32_t kSlotsWanted = 64;
 constexpr uint8_t kPriority = 1;
 
 // Agent <-> worker: the worker's UDP address (to the agent), then the
@@ -144,6 +143,12 @@ Status RackIna::setup(Communicator& comm, uint64_t commId, std::unique_ptr<RackI
     if (rack.ranks[w] == comm.rank()) ri->worker_ = w;
   }
   ri->timeoutMs_ = static_cast<int>(std::max<int64_t>(1, config::intValue("RINA_INA_TIMEOUT_MS")));
+  const int64_t slots = config::intValue("RINA_INA_SLOTS");
+  if (slots < 1 || slots > 16384) {
+    return errorf(rinaInvalidArgument, "RINA_INA_SLOTS=%lld: give 1 to 16384 slots",
+                  static_cast<long long>(slots));
+  }
+  ri->slotsWanted_ = static_cast<uint32_t>(slots);
   bool autoSwitch = false;
   if (!rack.switchCtrl.empty()) {
     if (!ina::parseEndpoint(rack.switchCtrl, &ri->controller_)) {
@@ -259,7 +264,7 @@ Status RackIna::registerJob(Communicator& comm, const std::vector<ina::Endpoint>
   reg.token = token_;
   reg.fanIn = static_cast<uint8_t>(members.size());
   reg.priority = kPriority;
-  reg.slots = kSlotsWanted;
+  reg.slots = slotsWanted_;
   reg.members = members;
   RINA_TRY(ctrl_->registerJob(reg, grant));
   if (grant->length == 0) *why = "the switch has no free slots for the job (REGISTER granted 0)";
@@ -277,13 +282,16 @@ Status RackIna::beginCollective(Communicator& comm, uint64_t seq) {
   if (comm.rank() == agent) {
     bool preempted = false;
     for (const ina::PreemptNotice& n : ctrl_->takeNotices()) preempted |= n.job == job_;
+    // NACKs prove a preemption too; the notice is best effort and may come
+    // after a collective that went fast (all slices on the hosts).
+    preempted |= client_->lostSlots();
     if (ctrl_->closed() && active_) {
       fallBack(comm, "the switch closed its CTRL connection (" + controller_.toString() + ")",
                true);
     }
     if (preempted && active_) {
       ina::Grant g;
-      Status s = ctrl_->requestSlots(job_, token_, kSlotsWanted, &g);
+      Status s = ctrl_->requestSlots(job_, token_, slotsWanted_, &g);
       if (s.ok() && g.length == 0)
         s = errorf(rinaTimeout, "REQUEST after a preemption granted no slots");
       if (s.ok()) s = client_->setGrant(g);

@@ -63,6 +63,7 @@ class RackIna {
   int worker_ = 0;
   bool active_ = false;
   int timeoutMs_ = 2000;
+  uint32_t slotsWanted_ = 64;  // RINA_INA_SLOTS
   uint16_t job_ = 0;
   uint32_t token_ = 0;
   ina::Endpoint controller_;

@@ -1,6 +1,8 @@
 #include "algo/rack_steps.h"
 
+#include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "algo/rack_ina.h"
 #include "core/log.h"
@@ -286,7 +288,154 @@ Status inaBroadcast(RackCall& call, RackIna& ina, const std::vector<int>& others
   return runStep(call, {}, std::move(recvs));
 }
 
+// A member that is the whole ring (one INA rack, no other member): every
+// worker needs the rack sum, so the switch sends it to every worker (S up
+// and S down per worker) instead of reducing to a port and multicasting it
+// back (2S up on the port). Workers may disagree on host slices (NACKs,
+// overflow) or on losing the switch: the agent takes the union, and those
+// ranges are summed on the hosts from the saved inputs and sent from the
+// agent, so every worker ends with the same bits.
+Status inaAllReduce(RackCall& call, RackIna& ina, const Member& m, char* data, size_t count,
+                    const char* input, int step) {
+  Communicator& comm = call.comm;
+  const int me = comm.rank();
+  const int agent = m.ranks.front();
+  const std::vector<int> others = othersOf(m, agent);
+  const size_t es = reduce::dataTypeSize(call.type);
+  const size_t P = ina.client().sliceElems();
+  // The inputs of host slices: the caller's send buffer, or a copy when in place.
+  std::vector<char> saved;
+  if (!input) {
+    saved.assign(data, data + count * es);
+    input = saved.data();
+  }
+  ina::InaCallResult res;
+  Status st = ina.client().allreduce(data, count, call.type, ina::InaCallOptions{}, &res);
+  RackMsg report{};
+  report.kind = kReport;
+  report.fallback = st.ok() ? 0 : 1;
+  report.count = st.ok() ? static_cast<uint32_t>(res.hostSlices.size()) : 0;
+  std::vector<uint32_t> slices;  // union over the rack (on every worker after the exchange)
+  RackMsg done{};
+  done.kind = kDone;
+  if (me == agent) {
+    std::vector<RackMsg> reports(others.size());
+    std::vector<RecvItem> recvs;
+    for (size_t i = 0; i < others.size(); ++i) {
+      recvs.push_back(RecvItem{comm.peer(others[i]),
+                               reinterpret_cast<char*>(&reports[i]),
+                               sizeof(RackMsg),
+                               {},
+                               -1,
+                               step,
+                               0,
+                               {}});
+    }
+    RINA_TRY(runStep(call, {}, std::move(recvs)));
+    std::vector<std::vector<uint32_t>> lists(others.size());
+    recvs.clear();
+    std::string lostBy;
+    for (size_t i = 0; i < others.size(); ++i) {
+      RINA_TRY(checkMsg(call, reports[i], kReport, others[i]));
+      if (reports[i].fallback && lostBy.empty()) lostBy = std::to_string(others[i]);
+      lists[i].resize(reports[i].count);
+      if (reports[i].count) {
+        recvs.push_back(RecvItem{comm.peer(others[i]),
+                                 reinterpret_cast<char*>(lists[i].data()),
+                                 4 * lists[i].size(),
+                                 {},
+                                 -1,
+                                 step,
+                                 0,
+                                 {}});
+      }
+    }
+    RINA_TRY(runStep(call, {}, std::move(recvs)));
+    if (!st.ok() || !lostBy.empty()) {
+      done.fallback = 1;
+      ina.fallBack(comm,
+                   !st.ok() ? st.message() : "rank " + lostBy + " got no answer from the switch",
+                   true);
+    } else {
+      slices = res.hostSlices;
+      for (const auto& l : lists) slices.insert(slices.end(), l.begin(), l.end());
+      std::sort(slices.begin(), slices.end());
+      slices.erase(std::unique(slices.begin(), slices.end()), slices.end());
+      done.count = static_cast<uint32_t>(slices.size());
+    }
+    countCall(comm, res.stats,
+              done.fallback ? ina::InaClient::sliceCount(count, P) : slices.size());
+    std::vector<SendItem> sends;
+    for (int q : others) {
+      sends.push_back(
+          SendItem{comm.peer(q), reinterpret_cast<char*>(&done), sizeof done, -1, step, 0});
+      if (done.count) {
+        sends.push_back(SendItem{comm.peer(q), reinterpret_cast<const char*>(slices.data()),
+                                 4 * slices.size(), -1, step, 0});
+      }
+    }
+    RINA_TRY(runStep(call, std::move(sends), {}));
+  } else {
+    if (!st.ok()) RINA_INFO("rank %d: %s (the agent decides)", me, st.message().c_str());
+    countCall(comm, res.stats, 0);
+    std::vector<SendItem> sends{
+        SendItem{comm.peer(agent), reinterpret_cast<char*>(&report), sizeof report, -1, step, 0}};
+    if (report.count) {
+      sends.push_back(SendItem{comm.peer(agent),
+                               reinterpret_cast<const char*>(res.hostSlices.data()),
+                               4 * res.hostSlices.size(), -1, step, 0});
+    }
+    RINA_TRY(runStep(
+        call, std::move(sends),
+        {RecvItem{
+            comm.peer(agent), reinterpret_cast<char*>(&done), sizeof done, {}, -1, step, 0, {}}}));
+    RINA_TRY(checkMsg(call, done, kDone, agent));
+    if (done.fallback) ina.fallBack(comm, "a worker of the rack lost the switch", false);
+    slices.resize(done.count);
+    if (done.count) {
+      RINA_TRY(runStep(call, {},
+                       {RecvItem{comm.peer(agent),
+                                 reinterpret_cast<char*>(slices.data()),
+                                 4 * slices.size(),
+                                 {},
+                                 -1,
+                                 step,
+                                 0,
+                                 {}}}));
+    }
+  }
+  std::vector<Range> ranges =
+      done.fallback ? std::vector<Range>{Range{0, count}} : rangesOf(slices, P, count);
+  if (ranges.empty()) return {};
+  for (const Range& r : ranges)
+    std::memcpy(data + r.begin * es, input + r.begin * es, (r.end - r.begin) * es);
+  RINA_TRY(hostReduce(call, others, agent, data, nullptr, ranges, step));
+  std::vector<SendItem> sends;
+  std::vector<RecvItem> recvs;
+  for (const Range& r : ranges) {
+    char* at = data + r.begin * es;
+    const size_t bytes = (r.end - r.begin) * es;
+    if (me == agent) {
+      for (int q : others) sends.push_back(SendItem{comm.peer(q), at, bytes, -1, step + 1, 0});
+    } else {
+      recvs.push_back(RecvItem{comm.peer(agent), at, bytes, {}, -1, step + 1, 0, {}});
+    }
+  }
+  return runStep(call, std::move(sends), std::move(recvs));
+}
+
 }  // namespace
+
+bool rackAllReduceOnSwitch(RackCall& call, const Member& m) {
+  RackIna* ina = m.inaRack ? call.comm.rackIna() : nullptr;
+  return ina && ina->active() && inaReducible(call.type, call.op);
+}
+
+Status rackAllReduce(RackCall& call, const Member& m, char* data, size_t count, const char* input,
+                     int step) {
+  if (count == 0) return {};
+  return inaAllReduce(call, *call.comm.rackIna(), m, data, count, input, step);
+}
 
 std::vector<Member> hierMembers(const topo::RackMap& map) {
   std::vector<Member> out;

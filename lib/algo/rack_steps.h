@@ -60,6 +60,17 @@ Status rackReduce(RackCall& call, const Member& m, int port, char* data, size_t 
 // worker's data, bit for bit.
 Status rackBroadcast(RackCall& call, const Member& m, int port, char* data, size_t count, int step);
 
+// Whether rackAllReduce can run for this call: m is an INA rack with its
+// switch in use and the switch sums call's type and op.
+bool rackAllReduceOnSwitch(RackCall& call, const Member& m);
+// Every worker of m calls it (only when rackAllReduceOnSwitch): afterwards
+// every worker's data holds the sum over the member's workers, bit for bit
+// the same on each (the member is the whole ring: no port, no broadcast).
+// input: the worker's unchanged input when it is not data (out of place),
+// else null (a copy is kept). Uses steps step and step + 1.
+Status rackAllReduce(RackCall& call, const Member& m, char* data, size_t count, const char* input,
+                     int step);
+
 // The member ring of hier and rina (rina.cc): allreduce over members, seq
 // already taken from comm.
 Status memberRingAllReduce(Communicator& comm, const std::vector<Member>& members, const void* send,

@@ -49,6 +49,15 @@ Status memberRingAllReduce(Communicator& comm, const std::vector<Member>& member
   if (me.inaRack && comm.rackIna() && comm.rackIna()->active()) {
     RINA_TRY(comm.rackIna()->beginCollective(comm, seq));
   }
+  if (R == 1 && rackAllReduceOnSwitch(call, me)) {
+    // One INA rack is the whole ring: the switch returns the sum to every
+    // worker, S up and S down each (reduce to a port and multicast would put
+    // 2S on the port's uplink).
+    const char* input = sendv != recvv ? static_cast<const char*>(sendv) : nullptr;
+    RINA_TRY(rackAllReduce(call, me, recv, count, input, 1));
+    if (op == rinaAvg) reduce::finishAverage(recv, count, type, comm.size());
+    return {};
+  }
   auto chunkAt = [&](int c) { return recv + chunks.begin(c) * es; };
 
   for (int j = 0; j < R; ++j) {

@@ -45,6 +45,8 @@ constexpr Knob kKnobs[] = {
     {"RINA_SWITCHD_PATH", "",
      "rina-switchd binary for RINA_SWITCH=auto; unset: next to librina, then PATH"},
     {"RINA_SWITCHD_ARGS", "", "extra flags for auto-started rina-switchd (--drop-rate 0.01)"},
+    {"RINA_INA_SLOTS", "64",
+     "aggregator slots an INA rack asks its switch for (slices in flight per worker)"},
     {"RINA_INA_TIMEOUT_MS", "2000",
      "switch silent this long: the rack falls back to host aggregation (hier)"},
     {"RINA_SMALL_MSG_BYTES", "128K",

@@ -23,6 +23,7 @@
 #ifndef RINA_LIB_INA_INA_CLIENT_H_
 #define RINA_LIB_INA_INA_CLIENT_H_
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -101,6 +102,10 @@ class InaClient {
   // switch grants between the same two calls.
   Status setGrant(const Grant& grant);
   const Grant& grant() const { return grant_; }
+  // Whether the switch NACKed a slot of this grant (preempted under us).
+  bool lostSlots() const {
+    return std::find(deadSlots_.begin(), deadSlots_.end(), true) != deadSlots_.end();
+  }
 
   // Elements per slice (the switch's payload size) and slice i's range.
   size_t sliceElems() const { return grant_.payloadElems; }

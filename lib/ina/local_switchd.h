@@ -29,7 +29,7 @@ Status findSwitchd(std::string* path);
 
 class LocalSwitchd {
  public:
-  // Starts `path --listen 127.0.0.1:0 --control 127.0.0.1:0 --payload 1024
+  // Starts `path --listen 127.0.0.1:0 --control 127.0.0.1:0 --payload 2048
   // extraArgs...`
   // and waits (timeoutMs) for its "ready" line.
   static Status start(const std::string& path, const std::vector<std::string>& extraArgs,

@@ -21,9 +21,13 @@ Status openUdpSocket(const Endpoint& local, int bufferBytes, Fd* out) {
   Fd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!fd.valid()) return systemErrorf(errno, "UDP socket");
   if (bufferBytes > 0) {
-    // Best effort: the kernel caps these at rmem_max / wmem_max.
-    setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUF, &bufferBytes, sizeof bufferBytes);
-    setsockopt(fd.get(), SOL_SOCKET, SO_SNDBUF, &bufferBytes, sizeof bufferBytes);
+    // Best effort: the kernel caps these at rmem_max / wmem_max, except the
+    // FORCE forms (CAP_NET_ADMIN: root in the lab). Fragmented datagrams
+    // cost several times their size in receive buffer.
+    if (setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUFFORCE, &bufferBytes, sizeof bufferBytes) != 0)
+      setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUF, &bufferBytes, sizeof bufferBytes);
+    if (setsockopt(fd.get(), SOL_SOCKET, SO_SNDBUFFORCE, &bufferBytes, sizeof bufferBytes) != 0)
+      setsockopt(fd.get(), SOL_SOCKET, SO_SNDBUF, &bufferBytes, sizeof bufferBytes);
   }
   sockaddr_in sa = local.toSockaddr();
   if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {

@@ -394,6 +394,22 @@ TEST(RackInit, BadRacksOrSwitchIsAClearError) {
     ScopedEnv algo("RINA_ALGO", "flat");
     expectInitFails(2, "RINA_ALGO");
   }
+  {
+    ScopedEnv racks("RINA_RACKS", "2:ina");
+    ScopedEnv slots("RINA_INA_SLOTS", "0");
+    expectInitFails(2, "RINA_INA_SLOTS");
+  }
+}
+
+// RINA_INA_SLOTS: fewer slots than the default still give exact int32 sums
+// and float32 within the bound (a buffer of many windows).
+TEST(RackInit, FewSlotsStillCorrect) {
+  ScopedEnv switchd("RINA_SWITCHD_PATH", RINA_SWITCHD_PATH);
+  ScopedEnv sw("RINA_SWITCH", "auto");
+  ScopedEnv args("RINA_SWITCHD_ARGS", "--payload 64");
+  ScopedEnv slots("RINA_INA_SLOTS", "4");
+  checkAllreduce(Case{"3:ina", "rina"}, 9001, rinaInt32, rinaSum, false);
+  checkAllreduce(Case{"2:ina,2:ina", "rina"}, 9001, rinaFloat32, rinaSum, true);
 }
 
 rinaCommStats_t statsOf(rinaComm_t comm) {
@@ -472,6 +488,56 @@ TEST(RackHostSlices, Int32OverflowIsSummedOnTheHosts) {
     EXPECT_EQ(s.inaFallbacks, 0u);
   });
   EXPECT_GT(hostSlices.load(), 0u);
+}
+
+// One INA rack is the whole ring: the switch returns the sum to every
+// worker, one switch call per allreduce on each (no reduce to a port and
+// multicast back). A small payload spreads the buffer over many slices with
+// different exponents, injected loss makes the client resend, and int32
+// sums that overflow in the switch come back as host slices in the middle
+// of switch slices. Results: within the bound (checkAllreduce), identical
+// on every rank, int32 exact.
+TEST(RackOneRack, SwitchSumsToEveryWorkerInOneCallPerAllreduce) {
+  ScopedEnv switchd("RINA_SWITCHD_PATH", RINA_SWITCHD_PATH);
+  ScopedEnv sw("RINA_SWITCH", "auto");
+  ScopedEnv args("RINA_SWITCHD_ARGS", "--payload 64 --drop-rate 0.01 --seed 5");
+  checkAllreduce(Case{"4:ina", "rina"}, 30001, rinaFloat32, rinaSum, false);
+  checkAllreduce(Case{"4:ina", "rina"}, 20011, rinaInt32, rinaSum, true, 2);
+  checkAllreduce(Case{"4:ina", "rina"}, 5003, rinaFloat32, rinaAvg, true);
+  ScopedEnv racks("RINA_RACKS", "4:ina");
+  constexpr int kCalls = 3;
+  std::vector<std::vector<int32_t>> results(4);
+  std::vector<rinaCommStats_t> stats(4);
+  runThreads(4, [&](int rank, rinaComm_t comm) {
+    ASSERT_EQ(rinaCommSetAlgorithm(comm, "rina"), rinaSuccess);
+    std::vector<int32_t> buf(10000), in(buf.size());
+    for (int k = 0; k < kCalls; ++k) {
+      // Elements 640..767 (slices 10 and 11) overflow: 4 x 2^30. Call 1 is
+      // out of place (host slices start from the send buffer).
+      for (size_t i = 0; i < buf.size(); ++i)
+        buf[i] = (i / 128 == 5) ? (1 << 30) : intInput(rank + k, i);
+      in = buf;
+      if (k == 1) std::fill(buf.begin(), buf.end(), -7);
+      const int32_t* send = k == 1 ? in.data() : buf.data();
+      ASSERT_EQ(rinaAllReduce(send, buf.data(), buf.size(), rinaInt32, rinaSum, comm),
+                rinaSuccess)
+          << "rank " << rank << " call " << k << ": " << rinaCommGetLastError(comm);
+      for (size_t i = 0; i < buf.size(); ++i) {
+        int64_t want = 0;
+        for (int r = 0; r < 4; ++r) want += (i / 128 == 5) ? (1 << 30) : intInput(r + k, i);
+        ASSERT_EQ(buf[i], static_cast<int32_t>(static_cast<uint32_t>(want)))
+            << "rank " << rank << " call " << k << " elem " << i;
+      }
+    }
+    results[rank] = buf;
+    stats[rank] = statsOf(comm);
+  });
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_EQ(results[r], results[0]) << "rank " << r;
+    EXPECT_EQ(stats[r].inaCalls, static_cast<uint64_t>(kCalls)) << "rank " << r;
+    EXPECT_EQ(stats[r].inaFallbacks, 0u) << "rank " << r;
+  }
+  EXPECT_GE(stats[0].inaHostSlices, 2u * kCalls);  // the agent counts the rack's union
 }
 
 TEST(RackFallback, MissingSwitchdBinaryFallsBackToHosts) {
