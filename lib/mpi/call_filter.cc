@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "reduce/reduce.h"
 
 namespace rina::mpi {
 namespace {
@@ -98,22 +99,7 @@ bool isPredefinedOp(MPI_Op op) {
 
 }  // namespace
 
-size_t rinaTypeBytes(rinaDataType_t type) {
-  switch (type) {
-    case rinaInt8:
-    case rinaUint8:
-      return 1;
-    case rinaFloat16:
-    case rinaBfloat16:
-      return 2;
-    case rinaInt32:
-    case rinaUint32:
-    case rinaFloat32:
-      return 4;
-    default:
-      return 8;
-  }
-}
+size_t rinaTypeBytes(rinaDataType_t type) { return reduce::dataTypeSize(type); }
 
 std::optional<rinaDataType_t> rinaTypeOf(MPI_Datatype type) {
   for (const TypeEntry& e : typeTable()) {
