@@ -10,7 +10,7 @@ SAN=OFF
 if [ "${RINA_SANITIZE:-0}" = "1" ]; then BUILD=build-asan; SAN=ON; fi
 # CUDA is detected and reported by CMake; its code builds whenever nvcc is
 # there (no GPU is needed to compile).
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINA_WERROR=ON \
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINA_WERROR=ON -DRINA_BUILD_TESTS=ON \
   -DRINA_SANITIZE="$SAN" -DCMAKE_CUDA_ARCHITECTURES="${CMAKE_CUDA_ARCHITECTURES:-80;90}"
 cmake --build "$BUILD" -j"$(nproc)"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
