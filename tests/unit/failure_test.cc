@@ -59,7 +59,7 @@ TEST(InvalidArguments, EveryCallRejectsBadInput) {
   EXPECT_EQ(rinaReduceScatter(x, nullptr, 1, rinaFloat32, rinaSum, comm), rinaInvalidArgument);
   EXPECT_EQ(rinaReduceScatter(x, x, 1, rinaFloat32, rinaNumOps, comm), rinaInvalidArgument);
   EXPECT_EQ(rinaAllGather(nullptr, x, 1, rinaFloat32, comm), rinaInvalidArgument);
-  EXPECT_EQ(rinaAllGather(x, x, 1, static_cast<rinaDataType_t>(99), comm), rinaInvalidArgument);
+  EXPECT_EQ(rinaAllGather(x, x, 1, static_cast<rinaDataType_t>(15), comm), rinaInvalidArgument);
   EXPECT_EQ(rinaBroadcast(x, x, 4, rinaFloat32, 1, comm), rinaInvalidArgument);
   EXPECT_NE(std::string(rinaCommGetLastError(comm)).find("root 1"), std::string::npos);
   EXPECT_EQ(rinaBroadcast(x, x, 4, rinaFloat32, -1, comm), rinaInvalidArgument);
