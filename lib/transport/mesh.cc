@@ -42,6 +42,8 @@ struct Pending {
   std::vector<Fd> fds;  // fds[0] carries the hello reply and liveness
   ShmSegment segment;   // offered to the peer, when on one host
   uint32_t stripeBytes = 0;
+  bool useShm = false;   // accepting side: decided by socket 0's hello
+  bool useRdma = false;
 };
 
 bool sameHost(const MeshOptions& opt, int peer) {
@@ -132,8 +134,6 @@ Status buildMesh(const MeshOptions& opt, std::map<int, std::unique_ptr<Connectio
   // A peer is complete when all its sockets are in; socket 0's hello
   // decides shared memory and gets the reply.
   std::map<int, Pending> incoming;
-  std::map<int, bool> incomingShm;
-  std::map<int, bool> incomingRdma;
   while (!expected.empty()) {
     Fd fd;
     Status s = acceptFrom(opt.listenFd, opt.deadline, opt.abort, &fd);
@@ -174,30 +174,28 @@ Status buildMesh(const MeshOptions& opt, std::map<int, std::unique_ptr<Connectio
     pend.fds[hello.sockIndex] = std::move(fd);
     if (hello.sockIndex == 0) {
       hello.shmName[sizeof(hello.shmName) - 1] = '\0';
-      bool useShm = false;
       if (hello.fifoBytes != 0) {
         Status o = ShmSegment::open(hello.shmName, &pend.segment);
         if (o.ok()) {
-          useShm = true;
+          pend.useShm = true;
         } else {
           RINA_WARN("rank %d: cannot map rank %d's shared memory, using TCP: %s", opt.rank,
                     hello.from, o.message().c_str());
         }
       }
-      incomingShm[hello.from] = useShm;
-      incomingRdma[hello.from] = !useShm && hello.rdmaOffered != 0 && rdma.offered();
+      pend.useRdma = !pend.useShm && hello.rdmaOffered != 0 && rdma.offered();
     }
     bool complete = std::all_of(pend.fds.begin(), pend.fds.end(),
                                 [](const Fd& f) { return f.get() >= 0; });
     if (!complete) continue;
-    PeerReply reply{kPeerMagic, incomingShm[hello.from] ? 1 : 0, incomingRdma[hello.from] ? 1 : 0};
+    PeerReply reply{kPeerMagic, pend.useShm ? 1 : 0, pend.useRdma ? 1 : 0};
     s = sendAll(pend.fds[0].get(), &reply, sizeof(reply), opt.deadline);
     if (!s.ok()) return s.prepend(where(opt, hello.from, "reply to"));
     expected.erase(hello.from);
     if (reply.usesRdma) {
       rdma.add(hello.from, std::move(pend.fds[0]));
     } else {
-      RINA_TRY(makeConnection(opt, pend, incomingShm[hello.from], out));
+      RINA_TRY(makeConnection(opt, pend, pend.useShm, out));
     }
     incoming.erase(hello.from);
   }
