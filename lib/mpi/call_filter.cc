@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "core/config.h"
-#include "reduce/reduce.h"
 
 namespace rina::mpi {
 namespace {
@@ -98,8 +97,6 @@ bool isPredefinedOp(MPI_Op op) {
 }
 
 }  // namespace
-
-size_t rinaTypeBytes(rinaDataType_t type) { return reduce::dataTypeSize(type); }
 
 std::optional<rinaDataType_t> rinaTypeOf(MPI_Datatype type) {
   for (const TypeEntry& e : typeTable()) {

@@ -18,7 +18,6 @@ namespace rina::mpi {
 // The rina type of a predefined MPI type with the same representation
 // (MPI_INT -> int32, MPI_REAL8 -> float64, ...); nothing for the rest.
 std::optional<rinaDataType_t> rinaTypeOf(MPI_Datatype type);
-size_t rinaTypeBytes(rinaDataType_t type);
 
 // A predefined type whose elements are contiguous bytes with no gaps
 // (allgather moves them as bytes); its size in *bytes.

@@ -7,6 +7,7 @@
 #include "mpi/call_filter.h"
 #include "mpi/comm_registry.h"
 #include "mpi/stats.h"
+#include "reduce/reduce.h"
 
 namespace rina::mpi {
 namespace {
@@ -100,7 +101,7 @@ int reduceScatterBlock(const void* sendbuf, void* recvbuf, int recvcount, MPI_Da
   if (sendbuf == MPI_IN_PLACE) {
     // MPI: the input is the whole receive buffer and the result goes to its
     // start; rina reduces in place into this rank's block, moved afterwards.
-    const size_t blockBytes = block * rinaTypeBytes(plan.type);
+    const size_t blockBytes = block * reduce::dataTypeSize(plan.type);
     char* whole = static_cast<char*>(recvbuf);
     char* mine = whole + static_cast<size_t>(state->rank) * blockBytes;
     result = rinaReduceScatter(whole, mine, block, plan.type, plan.op, state->rina);
