@@ -57,8 +57,11 @@ grep -q "rina-switchd of rack a exited" <<< "$out" || fail "no message about the
 [ -z "$(lab_namespaces)" ] || fail "a failed up left namespaces: $(lab_namespaces)"
 [ ! -e "$state" ] || fail "a failed up left its state folder"
 
-# 2. Up.
-lab up "$topology" --switchd "$switchd" || fail "up failed"
+# 2. Up, with jumbo frames (every link and bridge gets the MTU).
+lab up "$topology" --switchd "$switchd" --mtu 9000 || fail "up failed"
+mtu=$(lab exec a0 -- cat /sys/class/net/eth0/mtu)
+[ "$mtu" = "9000" ] || fail "host a0's eth0 has MTU '$mtu', expected 9000"
+lab status | grep -q "MTU 9000" || fail "status does not report MTU 9000"
 resolved=$state/topology.json
 switch_pids=$(python3 -c 'import json,sys; print(" ".join(str(p["pid"]) for p in json.load(open(sys.argv[1]))["pids"]))' "$state/state.json")
 [ "$(wc -w <<< "$switch_pids")" -eq 2 ] || fail "expected 2 switch processes, got '$switch_pids'"
