@@ -288,34 +288,25 @@ Status inaBroadcast(RackCall& call, RackIna& ina, const std::vector<int>& others
   return runStep(call, {}, std::move(recvs));
 }
 
-// A member that is the whole ring (one INA rack, no other member): every
-// worker needs the rack sum, so the switch sends it to every worker (S up
-// and S down per worker) instead of reducing to a port and multicasting it
-// back (2S up on the port). Workers may disagree on host slices (NACKs,
-// overflow) or on losing the switch: the agent takes the union, and those
-// ranges are summed on the hosts from the saved inputs and sent from the
-// agent, so every worker ends with the same bits.
-Status inaAllReduce(RackCall& call, RackIna& ina, const Member& m, char* data, size_t count,
-                    const char* input, int step) {
+// After a switch call in which every worker of m took part: the agent
+// collects each worker's host slices and whether it lost the switch, and
+// tells every worker the union (ascending) or, when anyone lost the switch,
+// that the rack falls back (*fallback; the slice list is then empty).
+// Workers may disagree (one got a result before a preemption, another did
+// not), so only the union is safe to redo on the hosts.
+Status agreeOnHostSlices(RackCall& call, RackIna& ina, const Member& m, const Status& st,
+                         const ina::InaCallResult& res, size_t count, int step,
+                         std::vector<uint32_t>* slices, bool* fallback) {
   Communicator& comm = call.comm;
   const int me = comm.rank();
   const int agent = m.ranks.front();
   const std::vector<int> others = othersOf(m, agent);
-  const size_t es = reduce::dataTypeSize(call.type);
   const size_t P = ina.client().sliceElems();
-  // The inputs of host slices: the caller's send buffer, or a copy when in place.
-  std::vector<char> saved;
-  if (!input) {
-    saved.assign(data, data + count * es);
-    input = saved.data();
-  }
-  ina::InaCallResult res;
-  Status st = ina.client().allreduce(data, count, call.type, ina::InaCallOptions{}, &res);
   RackMsg report{};
   report.kind = kReport;
   report.fallback = st.ok() ? 0 : 1;
   report.count = st.ok() ? static_cast<uint32_t>(res.hostSlices.size()) : 0;
-  std::vector<uint32_t> slices;  // union over the rack (on every worker after the exchange)
+  slices->clear();
   RackMsg done{};
   done.kind = kDone;
   if (me == agent) {
@@ -357,21 +348,21 @@ Status inaAllReduce(RackCall& call, RackIna& ina, const Member& m, char* data, s
                    !st.ok() ? st.message() : "rank " + lostBy + " got no answer from the switch",
                    true);
     } else {
-      slices = res.hostSlices;
-      for (const auto& l : lists) slices.insert(slices.end(), l.begin(), l.end());
-      std::sort(slices.begin(), slices.end());
-      slices.erase(std::unique(slices.begin(), slices.end()), slices.end());
-      done.count = static_cast<uint32_t>(slices.size());
+      *slices = res.hostSlices;
+      for (const auto& l : lists) slices->insert(slices->end(), l.begin(), l.end());
+      std::sort(slices->begin(), slices->end());
+      slices->erase(std::unique(slices->begin(), slices->end()), slices->end());
+      done.count = static_cast<uint32_t>(slices->size());
     }
     countCall(comm, res.stats,
-              done.fallback ? ina::InaClient::sliceCount(count, P) : slices.size());
+              done.fallback ? ina::InaClient::sliceCount(count, P) : slices->size());
     std::vector<SendItem> sends;
     for (int q : others) {
       sends.push_back(
           SendItem{comm.peer(q), reinterpret_cast<char*>(&done), sizeof done, -1, step, 0});
       if (done.count) {
-        sends.push_back(SendItem{comm.peer(q), reinterpret_cast<const char*>(slices.data()),
-                                 4 * slices.size(), -1, step, 0});
+        sends.push_back(SendItem{comm.peer(q), reinterpret_cast<const char*>(slices->data()),
+                                 4 * slices->size(), -1, step, 0});
       }
     }
     RINA_TRY(runStep(call, std::move(sends), {}));
@@ -391,12 +382,12 @@ Status inaAllReduce(RackCall& call, RackIna& ina, const Member& m, char* data, s
             comm.peer(agent), reinterpret_cast<char*>(&done), sizeof done, {}, -1, step, 0, {}}}));
     RINA_TRY(checkMsg(call, done, kDone, agent));
     if (done.fallback) ina.fallBack(comm, "a worker of the rack lost the switch", false);
-    slices.resize(done.count);
+    slices->resize(done.count);
     if (done.count) {
       RINA_TRY(runStep(call, {},
                        {RecvItem{comm.peer(agent),
-                                 reinterpret_cast<char*>(slices.data()),
-                                 4 * slices.size(),
+                                 reinterpret_cast<char*>(slices->data()),
+                                 4 * slices->size(),
                                  {},
                                  -1,
                                  step,
@@ -404,8 +395,37 @@ Status inaAllReduce(RackCall& call, RackIna& ina, const Member& m, char* data, s
                                  {}}}));
     }
   }
+  *fallback = done.fallback != 0;
+  return {};
+}
+
+// A member that is the whole ring (one INA rack, no other member): every
+// worker needs the rack sum, so the switch sends it to every worker (S up
+// and S down per worker) instead of reducing to a port and multicasting it
+// back (2S up on the port). Host slices (the union over the rack) or, after
+// a lost switch, everything are summed on the hosts from the saved inputs
+// and sent from the agent, so every worker ends with the same bits.
+Status inaAllReduce(RackCall& call, RackIna& ina, const Member& m, char* data, size_t count,
+                    const char* input, int step) {
+  Communicator& comm = call.comm;
+  const int me = comm.rank();
+  const int agent = m.ranks.front();
+  const std::vector<int> others = othersOf(m, agent);
+  const size_t es = reduce::dataTypeSize(call.type);
+  const size_t P = ina.client().sliceElems();
+  // The inputs of host slices: the caller's send buffer, or a copy when in place.
+  std::vector<char> saved;
+  if (!input) {
+    saved.assign(data, data + count * es);
+    input = saved.data();
+  }
+  ina::InaCallResult res;
+  Status st = ina.client().allreduce(data, count, call.type, ina::InaCallOptions{}, &res);
+  std::vector<uint32_t> slices;
+  bool fallback = false;
+  RINA_TRY(agreeOnHostSlices(call, ina, m, st, res, count, step, &slices, &fallback));
   std::vector<Range> ranges =
-      done.fallback ? std::vector<Range>{Range{0, count}} : rangesOf(slices, P, count);
+      fallback ? std::vector<Range>{Range{0, count}} : rangesOf(slices, P, count);
   if (ranges.empty()) return {};
   for (const Range& r : ranges)
     std::memcpy(data + r.begin * es, input + r.begin * es, (r.end - r.begin) * es);
@@ -424,6 +444,92 @@ Status inaAllReduce(RackCall& call, RackIna& ina, const Member& m, char* data, s
   return runStep(call, std::move(sends), std::move(recvs));
 }
 
+// The pieces of ranges (elements) as they fall into parts, each piece with
+// its part's port.
+std::vector<PortRange> piecesOf(const std::vector<Range>& ranges,
+                                const std::vector<PortRange>& parts) {
+  std::vector<PortRange> out;
+  for (const Range& r : ranges) {
+    for (const PortRange& p : parts) {
+      size_t b = std::max(r.begin, p.begin), e = std::min(r.end, p.end);
+      if (b < e) out.push_back(PortRange{b, e, p.port});
+    }
+  }
+  return out;
+}
+
+// Host aggregation to several ports in one engine run: each piece's port
+// receives the piece from every other worker and reduces it into its data.
+// Pieces go in order, and each port takes a piece from the others in rank
+// order, so every connection carries its messages in the same order on both
+// sides.
+Status hostReduceToPorts(RackCall& call, const Member& m, char* data,
+                         const std::vector<PortRange>& pieces, int step) {
+  Communicator& comm = call.comm;
+  const int me = comm.rank();
+  const size_t es = reduce::dataTypeSize(call.type);
+  const reduce::ReduceFn fn = reduce::reduceFunction(call.type, call.op);
+  std::vector<SendItem> sends;
+  std::vector<RecvItem> recvs;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const PortRange& p = pieces[i];
+    char* at = data + p.begin * es;
+    const size_t bytes = (p.end - p.begin) * es;
+    if (me == p.port) {
+      for (int q : m.ranks) {
+        if (q == me) continue;
+        recvs.push_back(RecvItem{comm.peer(q),
+                                 at,
+                                 bytes,
+                                 transport::RecvReduce{fn, at, es},
+                                 -1,
+                                 step,
+                                 static_cast<int>(i),
+                                 {}});
+      }
+    } else {
+      sends.push_back(SendItem{comm.peer(p.port), at, bytes, -1, step, static_cast<int>(i)});
+    }
+  }
+  return runStep(call, std::move(sends), std::move(recvs));
+}
+
+// A reduce-scatter through the switch: each slice's sum goes to its port
+// only (slices that straddle two ports' parts to every worker), S up and
+// about S/n down per worker. Host slices (the union over the rack) or, after
+// a lost switch, everything are then reduced on the hosts from the saved
+// inputs.
+Status inaReduceScatter(RackCall& call, RackIna& ina, const Member& m, char* data, size_t count,
+                        const std::vector<PortRange>& parts, int step) {
+  const int me = call.comm.rank();
+  const size_t es = reduce::dataTypeSize(call.type);
+  const size_t P = ina.client().sliceElems();
+  const size_t nslices = ina::InaClient::sliceCount(count, P);
+  std::vector<uint8_t> roles(nslices, ina::kSliceAll);
+  size_t part = 0;
+  for (size_t i = 0; i < nslices; ++i) {
+    const size_t b = i * P, e = std::min(count, b + P);
+    while (parts[part].end <= b) ++part;
+    if (parts[part].end >= e)
+      roles[i] = parts[part].port == me ? ina::kSlicePort : ina::kSliceOther;
+  }
+  std::vector<char> saved(data, data + count * es);
+  ina::InaCallOptions o;
+  o.resultToPortOnly = true;
+  o.sliceRoles = &roles;
+  ina::InaCallResult res;
+  Status st = ina.client().allreduce(data, count, call.type, o, &res);
+  std::vector<uint32_t> slices;
+  bool fallback = false;
+  RINA_TRY(agreeOnHostSlices(call, ina, m, st, res, count, step, &slices, &fallback));
+  std::vector<Range> ranges =
+      fallback ? std::vector<Range>{Range{0, count}} : rangesOf(slices, P, count);
+  if (ranges.empty()) return {};
+  for (const Range& r : ranges)
+    std::memcpy(data + r.begin * es, saved.data() + r.begin * es, (r.end - r.begin) * es);
+  return hostReduceToPorts(call, m, data, piecesOf(ranges, parts), step);
+}
+
 }  // namespace
 
 bool rackAllReduceOnSwitch(RackCall& call, const Member& m) {
@@ -435,6 +541,15 @@ Status rackAllReduce(RackCall& call, const Member& m, char* data, size_t count, 
                      int step) {
   if (count == 0) return {};
   return inaAllReduce(call, *call.comm.rackIna(), m, data, count, input, step);
+}
+
+Status rackReduceScatter(RackCall& call, const Member& m, char* data, size_t count,
+                         const std::vector<PortRange>& parts, int step) {
+  if (count == 0 || m.ranks.size() < 2) return {};
+  if (rackAllReduceOnSwitch(call, m)) {
+    return inaReduceScatter(call, *call.comm.rackIna(), m, data, count, parts, step);
+  }
+  return hostReduceToPorts(call, m, data, parts, step);
 }
 
 std::vector<Member> hierMembers(const topo::RackMap& map) {

@@ -53,6 +53,8 @@ struct InaClient::Call {
   bool quantized = false;
   bool toPortOnly = false;  // resultToPortOnly
   bool isPort = false;
+  const std::vector<uint8_t>* roles = nullptr;  // InaCallOptions::sliceRoles
+  uint8_t worker = 0;
   bool bcast = false;  // BCAST slices of raw words (broadcast root)
   uint32_t P = 0;
   uint32_t slices = 0;
@@ -73,6 +75,18 @@ struct InaClient::Call {
   Clock::time_point nextTimeoutScan;
   InaCallStats stats;
 
+  // Whether this worker flags packet r TO_PORT: the port of a data slice;
+  // for exponent-only packets (nobody needs their zero payload) worker 0.
+  bool flagsToPort(uint32_t r) const {
+    if (!toPortOnly) return false;
+    if (!roles) return isPort;
+    return isData(r) ? (*roles)[r - prologue] == kSlicePort : worker == 0;
+  }
+  // Whether data slice i's sum comes to this worker (else an acknowledgement).
+  bool getsSum(uint32_t i) const {
+    if (!toPortOnly) return true;
+    return roles ? (*roles)[i] != kSliceOther : isPort;
+  }
   size_t sliceFirst(uint32_t i) const { return size_t{i} * P; }
   size_t sliceLen(uint32_t i) const { return std::min<size_t>(P, count - sliceFirst(i)); }
   bool isData(uint32_t r) const { return r >= prologue; }
@@ -136,7 +150,7 @@ void InaClient::buildSlice(Call& c, uint32_t r, Entry& e) {
   Header h;
   h.type = c.bcast ? Type::kBcast : Type::kData;
   h.flags = static_cast<uint8_t>((r + 1 == c.total ? kFlagLast : 0) |
-                                 (c.toPortOnly && c.isPort ? kFlagToPort : 0));
+                                 (c.flagsToPort(r) ? kFlagToPort : 0));
   h.job = options_.job;
   h.slot = static_cast<uint16_t>(grant_.base + w);
   h.shadow = (t / window_) % 2 == 1;
@@ -250,7 +264,7 @@ void InaClient::onDatagram(Call& c, const uint8_t* data, size_t len) {
   uint32_t ahead = r + window_ - c.prologue;
   if (c.quantized && ahead < c.slices) c.sharedExp[ahead] = h.exponent;
   if (!isData || c.host[i]) return;
-  if (c.toPortOnly && !c.isPort && h.elems == 0) return;  // acknowledged: the sum went to the port
+  if (!c.getsSum(i) && h.elems == 0) return;  // acknowledged: the sum went to the port
   if ((h.flags & kFlagOverflow) || h.elems != c.P) {
     c.host[i] = true;
     return;
@@ -393,6 +407,8 @@ Status InaClient::allreduce(void* buffer, size_t count, rinaDataType_t type,
   c.upstream = call.upstreamPartial;
   c.toPortOnly = call.resultToPortOnly;
   c.isPort = call.isPort;
+  c.roles = call.resultToPortOnly ? call.sliceRoles : nullptr;
+  c.worker = options_.worker;
   c.count = count;
   c.type = type;
   c.quantized = type != rinaInt32;
@@ -400,6 +416,12 @@ Status InaClient::allreduce(void* buffer, size_t count, rinaDataType_t type,
   if (sliceCount(count, c.P) > (1u << 30))
     return errorf(rinaInvalidArgument, "ina: buffer too large");
   c.slices = static_cast<uint32_t>(sliceCount(count, c.P));
+  if (c.roles && (c.roles->size() != c.slices || c.upstream)) {
+    return errorf(
+        rinaInvalidArgument, "ina: worker %u job %u: %zu slice roles for %u slices%s",
+        options_.worker, options_.job, c.roles->size(), c.slices,
+        c.upstream ? " (and an upstream partial, which a reduce-scatter cannot take)" : "");
+  }
   c.prologue = c.quantized ? window_ : 0;
   c.total = c.prologue + c.slices;
   if (uint64_t{nextSeq_} + c.total >= (uint64_t{1} << 32)) {
@@ -463,8 +485,8 @@ Status InaClient::broadcast(void* buffer, size_t bytes, bool isRoot, int quietMs
                                    result);
 }
 
-Status InaClient::broadcastRoot(const uint8_t* buffer, size_t bytes, uint32_t base,
-                                uint32_t slices, InaBroadcastResult* result) {
+Status InaClient::broadcastRoot(const uint8_t* buffer, size_t bytes, uint32_t base, uint32_t slices,
+                                InaBroadcastResult* result) {
   // The slices as padded words; the multicast copy that comes back to the
   // root lands here too (the same bits), which is the root's acknowledgement.
   std::vector<int32_t> words(size_t{slices} * grant_.payloadElems, 0);
@@ -537,8 +559,9 @@ Status InaClient::broadcastReceive(uint8_t* buffer, size_t bytes, uint32_t base,
   iovec iovs[kRxBatch];
   while (have < slices) {
     int limitMs = have == 0 ? options_.switchTimeoutMs : quietMs;
-    int64_t leftMs = limitMs - std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   Clock::now() - last).count();
+    int64_t leftMs =
+        limitMs -
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - last).count();
     if (leftMs <= 0) break;
     pollfd p{socket_.get(), POLLIN, 0};
     ::poll(&p, 1, static_cast<int>(std::min<int64_t>(leftMs, 50)));

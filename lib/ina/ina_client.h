@@ -63,7 +63,17 @@ struct InaCallOptions {
   // resultToPortOnly, and exactly one sets isPort.
   bool resultToPortOnly = false;
   bool isPort = false;
+  // A reduce-scatter (with resultToPortOnly; replaces isPort): per data
+  // slice, who gets the sum. kSlicePort: this worker, the slice's only
+  // port; kSliceOther: another worker (this one gets a bare acknowledgement
+  // and keeps its input); kSliceAll: every worker (a slice that straddles
+  // two ports' ranges). The rack's workers must agree: each slice has one
+  // port or is kSliceAll everywhere. Not with upstreamPartial.
+  const std::vector<uint8_t>* sliceRoles = nullptr;
 };
+inline constexpr uint8_t kSliceOther = 0;
+inline constexpr uint8_t kSlicePort = 1;
+inline constexpr uint8_t kSliceAll = 2;
 
 struct InaCallStats {
   uint64_t slices = 0;           // data slices of the call

@@ -150,6 +150,23 @@ void Rack::allreduce(std::vector<std::vector<uint8_t>>& buffers, size_t count, r
   for (auto& t : threads) t.join();
 }
 
+void Rack::reduceScatter(std::vector<std::vector<uint8_t>>& buffers, size_t count,
+                         rinaDataType_t type, const std::vector<std::vector<uint8_t>>& roles,
+                         std::vector<Status>* statuses, std::vector<InaCallResult>* results) {
+  statuses->assign(clients_.size(), Status());
+  results->assign(clients_.size(), InaCallResult{});
+  std::vector<std::thread> threads;
+  for (size_t w = 0; w < clients_.size(); ++w) {
+    threads.emplace_back([&, w] {
+      InaCallOptions call;
+      call.resultToPortOnly = true;
+      call.sliceRoles = &roles[w];
+      (*statuses)[w] = clients_[w]->allreduce(buffers[w].data(), count, type, call, &(*results)[w]);
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
 void Rack::broadcast(std::vector<std::vector<uint8_t>>& buffers, size_t bytes, int root,
                      std::vector<Status>* statuses, std::vector<InaBroadcastResult>* results) {
   statuses->assign(clients_.size(), Status());

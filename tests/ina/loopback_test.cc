@@ -239,6 +239,91 @@ TEST(InaLoopback, ReduceToPortLeavesOthersWithTheirInput) {
   EXPECT_GT(sw.statsField("completed"), 0);
 }
 
+// Per-slice ports: each slice's sum reaches its port only (the others keep
+// their input there), and a kSliceAll slice reaches every worker. Float32 on
+// small integers, so quantized sums are exact and compared as int32.
+TEST(InaLoopback, ReduceScatterSendsEachSliceToItsPort) {
+  SwitchdProcess sw({"--slots", "64", "--drop-rate", "0.02"});
+  ASSERT_TRUE(sw.ready());
+  RackOptions ro;
+  ro.slots = 16;
+  std::unique_ptr<Rack> rack;
+  ASSERT_TRUE(Rack::create(sw, 3, ro, &rack).ok());
+  const size_t P = rack->grant().payloadElems;
+  const size_t count = 5 * P + P / 2;  // 6 slices, the last one short
+  // Slice owners: 0, 0, all, 1, 2, 2.
+  const int owner[6] = {0, 0, -1, 1, 2, 2};
+  std::vector<std::vector<uint8_t>> roles(3, std::vector<uint8_t>(6));
+  for (int w = 0; w < 3; ++w) {
+    for (int i = 0; i < 6; ++i) {
+      roles[w][i] = owner[i] < 0 ? kSliceAll : owner[i] == w ? kSlicePort : kSliceOther;
+    }
+  }
+  for (rinaDataType_t type : {rinaInt32, rinaFloat32}) {
+    std::vector<std::vector<uint8_t>> in(3, std::vector<uint8_t>(count * 4));
+    for (int w = 0; w < 3; ++w) {
+      for (size_t i = 0; i < count; ++i) {
+        int32_t v = static_cast<int32_t>((i * 7 + static_cast<size_t>(w) * 1000) % 4096) - 2048;
+        if (type == rinaFloat32) {
+          float f = static_cast<float>(v);
+          std::memcpy(in[w].data() + 4 * i, &f, 4);
+        } else {
+          std::memcpy(in[w].data() + 4 * i, &v, 4);
+        }
+      }
+    }
+    auto buf = in;
+    std::vector<Status> st;
+    std::vector<InaCallResult> res;
+    rack->reduceScatter(buf, count, type, roles, &st, &res);
+    expectAllOk(st, res);
+    auto valueAt = [&](const std::vector<uint8_t>& b, size_t i) -> int64_t {
+      if (type == rinaInt32) return int32At(b, i);
+      float f;
+      std::memcpy(&f, b.data() + 4 * i, 4);
+      return static_cast<int64_t>(f);
+    };
+    for (size_t i = 0; i < count; ++i) {
+      int64_t sum = 0;
+      for (int w = 0; w < 3; ++w) sum += valueAt(in[w], i);
+      const int o = owner[i / P];
+      for (int w = 0; w < 3; ++w) {
+        const int64_t want = o < 0 || o == w ? sum : valueAt(in[w], i);
+        ASSERT_EQ(valueAt(buf[w], i), want) << "type " << type << " worker " << w << " elem " << i;
+      }
+    }
+  }
+}
+
+TEST(InaLoopback, ReduceScatterRejectsRolesThatDoNotFit) {
+  SwitchdProcess sw({"--slots", "64"});
+  ASSERT_TRUE(sw.ready());
+  std::unique_ptr<Rack> rack;
+  ASSERT_TRUE(Rack::create(sw, 1, RackOptions{}, &rack).ok());
+  InaClientOptions o;
+  o.switchAddr = sw.data().addr;
+  o.job = 1;
+  o.token = 42;
+  std::unique_ptr<InaClient> c;
+  ASSERT_TRUE(InaClient::create(o, &c).ok());
+  ASSERT_TRUE(c->setGrant(rack->grant()).ok());
+  const size_t P = rack->grant().payloadElems;
+  std::vector<int32_t> buf(2 * P, 1), up(2 * P, 1);
+  std::vector<uint8_t> roles(3, kSlicePort);  // 2 slices
+  InaCallOptions call;
+  call.resultToPortOnly = true;
+  call.sliceRoles = &roles;
+  InaCallResult res;
+  Status s = c->allreduce(buf.data(), buf.size(), rinaInt32, call, &res);
+  EXPECT_EQ(s.code(), rinaInvalidArgument);
+  EXPECT_NE(s.message().find("3 slice roles for 2 slices"), std::string::npos) << s.message();
+  roles.resize(2);
+  call.upstreamPartial = up.data();
+  s = c->allreduce(buf.data(), buf.size(), rinaInt32, call, &res);
+  EXPECT_EQ(s.code(), rinaInvalidArgument);
+  EXPECT_NE(s.message().find("upstream"), std::string::npos) << s.message();
+}
+
 TEST(InaLoopback, Int32OverflowIsReportedAsHostSlice) {
   SwitchdProcess sw({"--slots", "64"});
   ASSERT_TRUE(sw.ready());

@@ -7,11 +7,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <barrier>
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -217,8 +219,10 @@ TEST(RackAlgoEveryType, EqualsReferenceOnEveryRank) {
   });
 }
 
-// Processes whose executable is this build's rina-switchd.
-int switchdProcesses() {
+// Processes whose executable is this build's rina-switchd and whose command
+// line holds `mark` (so switches of tests running beside this one do not
+// count).
+int switchdProcesses(const std::string& mark) {
   int n = 0;
   DIR* proc = opendir("/proc");
   if (!proc) return -1;
@@ -226,7 +230,11 @@ int switchdProcesses() {
     char exe[4096] = {0};
     std::string path = std::string("/proc/") + d->d_name + "/exe";
     ssize_t len = readlink(path.c_str(), exe, sizeof exe - 1);
-    if (len > 0 && std::string(exe, len) == RINA_SWITCHD_PATH) ++n;
+    if (len <= 0 || std::string(exe, len) != RINA_SWITCHD_PATH) continue;
+    std::ifstream f(std::string("/proc/") + d->d_name + "/cmdline");
+    std::string cmdline((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (cmdline.find(mark) != std::string::npos) ++n;
   }
   closedir(proc);
   return n;
@@ -238,7 +246,10 @@ TEST(RackProcesses, RinaAcrossProcessesStopsItsSwitches) {
   ScopedEnv switchd("RINA_SWITCHD_PATH", RINA_SWITCHD_PATH);
   ScopedEnv racks("RINA_RACKS", "2:ina,1,3:ina");
   ScopedEnv sw("RINA_SWITCH", "auto");
-  const int before = switchdProcesses();
+  // This test's switches carry a seed no other test uses.
+  const std::string mark = "--seed " + std::to_string(900000 + getpid() % 100000);
+  ScopedEnv args("RINA_SWITCHD_ARGS", mark.c_str());
+  ASSERT_EQ(switchdProcesses(mark), 0);
   std::vector<int> codes = runProcesses(
       6,
       [](int rank, rinaComm_t comm) {
@@ -266,7 +277,7 @@ TEST(RackProcesses, RinaAcrossProcessesStopsItsSwitches) {
       },
       60);
   for (int r = 0; r < 6; ++r) EXPECT_EQ(codes[r], 0) << "rank " << r;
-  EXPECT_EQ(switchdProcesses(), before);
+  EXPECT_EQ(switchdProcesses(mark), 0);
 }
 
 TEST(RackMap, RacksFromEnvAndBadValues) {
@@ -567,10 +578,11 @@ TEST(RackFallback, LossyLinkStillExactWithRetransmissions) {
   checkAllreduce(Case{"3:ina,2:ina", "rina"}, 20000, rinaInt32, rinaSum, false, 2);
   ScopedEnv racks("RINA_RACKS", "3:ina,2:ina");
   runThreads(5, [&](int rank, rinaComm_t comm) {
-    std::vector<int32_t> buf(20000, rank);
+    // About 500 datagrams up (2048 elements each): 2% loss drops some.
+    std::vector<int32_t> buf(200000, rank);
     ASSERT_EQ(rinaAllReduce(buf.data(), buf.data(), buf.size(), rinaInt32, rinaSum, comm),
               rinaSuccess);
-    ASSERT_EQ(buf[19999], 10);
+    for (size_t i = 0; i < buf.size(); ++i) ASSERT_EQ(buf[i], 10) << i;
     resent += statsOf(comm).inaRetransmissions;
     EXPECT_EQ(statsOf(comm).inaFallbacks, 0u);
   });
@@ -634,7 +646,8 @@ void switchLostMidRun(bool pause) {
     EXPECT_EQ(stats[r].inaFallbacks, r < 2 ? 1u : 0u) << "rank " << r;
     EXPECT_EQ(stats[r].callsRina, static_cast<uint64_t>(kCalls));
   }
-  EXPECT_GT(stats[3].inaCalls, static_cast<uint64_t>(kCalls));  // rack 1 kept its switch
+  // Rack 1 kept its switch: one switch reduce-scatter per collective.
+  EXPECT_EQ(stats[3].inaCalls, static_cast<uint64_t>(kCalls));
 }
 
 // A call that differs on one rank is rinaInvalidUsage (naming both sides)
