@@ -1,8 +1,8 @@
 #include "algo/engine.h"
 
-#include <algorithm>
 #include <sched.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -14,12 +14,18 @@ namespace rina::algo {
 
 const char* collectiveName(uint8_t kind) {
   switch (kind) {
-    case kAllReduce: return "allreduce";
-    case kReduceScatter: return "reduce-scatter";
-    case kAllGather: return "allgather";
-    case kBroadcast: return "broadcast";
-    case kGatherLinkRates: return "gather link rates";
-    default: return "unknown collective";
+    case kAllReduce:
+      return "allreduce";
+    case kReduceScatter:
+      return "reduce-scatter";
+    case kAllGather:
+      return "allgather";
+    case kBroadcast:
+      return "broadcast";
+    case kGatherLinkRates:
+      return "gather link rates";
+    default:
+      return "unknown collective";
   }
 }
 
@@ -34,7 +40,8 @@ constexpr double kRateWindowNs = 100e6;
 void addHeaderExchange(Engine& e, const CollHeader& mine, CollHeader* theirs,
                        transport::Connection* to, transport::Connection* from, int rank) {
   static_assert(sizeof(CollHeader) % 8 == 0);
-  if (to) e.sends().push_back(SendItem{to, reinterpret_cast<const char*>(&mine), sizeof(mine), -1, 0, 0});
+  if (to)
+    e.sends().push_back(SendItem{to, reinterpret_cast<const char*>(&mine), sizeof(mine), -1, 0, 0});
   if (!from) return;
   RecvItem item{from, reinterpret_cast<char*>(theirs), sizeof(*theirs), {}, -1, 0, 0, {}};
   item.onDone = [&mine, theirs, rank, peer = from->peer()]() -> Status {
@@ -43,8 +50,8 @@ void addHeaderExchange(Engine& e, const CollHeader& mine, CollHeader* theirs,
                     peer);
     }
     if (theirs->collective != mine.collective || theirs->seq != mine.seq ||
-        theirs->count != mine.count || theirs->datatype != mine.datatype ||
-        theirs->op != mine.op || theirs->root != mine.root) {
+        theirs->count != mine.count || theirs->datatype != mine.datatype || theirs->op != mine.op ||
+        theirs->root != mine.root) {
       return errorf(rinaInvalidUsage,
                     "rank %d: calls do not match: peer %d is in %s #%llu (count %llu, %s, %s, "
                     "root %d) while this rank is in %s #%llu (count %llu, %s, %s, root %d)",
@@ -63,29 +70,43 @@ void addHeaderExchange(Engine& e, const CollHeader& mine, CollHeader* theirs,
   e.recvs().push_back(std::move(item));
 }
 
-Status Engine::stalled(int64_t waitedMs, size_t si, size_t sdone, size_t ri, size_t rdone,
-                       const char* why) const {
+std::string Engine::waitingFor() const {
   std::string what;
   char buf[256];
-  if (ri < recvs_.size()) {
-    const RecvItem& r = recvs_[ri];
-    std::snprintf(buf, sizeof(buf), "receiving from rank %d (step %d of %d, slice %d, %zu of %zu bytes)",
-                  r.conn->peer(), r.step, ctx_.steps, r.slice, rdone, r.len);
+  if (ri_ < recvs_.size()) {
+    const RecvItem& r = recvs_[ri_];
+    std::snprintf(buf, sizeof(buf),
+                  "receiving from rank %d (step %d of %d, slice %d, %zu of %zu bytes%s)",
+                  r.conn->peer(), r.step, ctx_.steps, r.slice, rdone_, r.len,
+                  recvGated_ ? ", not yet ready" : "");
     what = buf;
   }
-  if (si < sends_.size()) {
-    const SendItem& s = sends_[si];
-    std::snprintf(buf, sizeof(buf), "sending to rank %d (step %d of %d, slice %d, %zu of %zu bytes)",
-                  s.conn->peer(), s.step, ctx_.steps, s.slice, sdone, s.len);
+  if (si_ < sends_.size()) {
+    const SendItem& s = sends_[si_];
+    std::snprintf(buf, sizeof(buf),
+                  "sending to rank %d (step %d of %d, slice %d, %zu of %zu bytes%s)",
+                  s.conn->peer(), s.step, ctx_.steps, s.slice, sdone_, s.len,
+                  sendGated_ ? ", not yet ready" : "");
     if (!what.empty()) what += "; ";
     what += buf;
   }
+  for (const EngineTask* t : tasks_) {
+    if (t->done()) continue;
+    if (!what.empty()) what += "; ";
+    what += t->describe();
+  }
+  return what;
+}
+
+Status Engine::stalled(int64_t waitedMs, const char* why) const {
+  const std::string what = waitingFor();
   if (why) {
     return errorf(rinaTimeout, "rank %d: %s #%llu: %s while %s", ctx_.rank, ctx_.collective,
                   static_cast<unsigned long long>(ctx_.seq), why, what.c_str());
   }
-  return errorf(rinaTimeout, "rank %d: %s #%llu: no progress for %lld ms (RINA_TIMEOUT_MS) while %s",
-                ctx_.rank, ctx_.collective, static_cast<unsigned long long>(ctx_.seq),
+  return errorf(rinaTimeout,
+                "rank %d: %s #%llu: no progress for %lld ms (RINA_TIMEOUT_MS) while %s", ctx_.rank,
+                ctx_.collective, static_cast<unsigned long long>(ctx_.seq),
                 static_cast<long long>(waitedMs), what.c_str());
 }
 
@@ -130,78 +151,132 @@ Status Engine::run() {
   return st;
 }
 
-Status Engine::runLoop() {
+bool Engine::tasksDone() const {
+  for (const EngineTask* t : tasks_) {
+    if (!t->done()) return false;
+  }
+  return true;
+}
+
+Status Engine::pass(Clock::time_point now, bool* progressed) {
   constexpr int kSend = static_cast<int>(transport::Direction::kSend);
   constexpr int kRecv = static_cast<int>(transport::Direction::kRecv);
-  size_t si = 0, sdone = 0, ri = 0, rdone = 0;
-  transport::WaitSet ws;
+  sendBlocked_ = recvBlocked_ = sendGated_ = recvGated_ = false;
+  while (si_ < sends_.size()) {
+    const SendItem& s = sends_[si_];
+    if (s.afterRecv >= 0 && ri_ <= static_cast<size_t>(s.afterRecv)) break;
+    if (sdone_ == 0 && s.ready && !s.ready()) {
+      sendGated_ = true;
+      break;
+    }
+    if (sdone_ < s.len) {
+      size_t moved = 0;
+      Status st = s.conn->trySend(s.data + sdone_, s.len - sdone_, &moved);
+      if (!st.ok()) {
+        return st.prepend("rank " + std::to_string(ctx_.rank) + ": " + ctx_.collective + " #" +
+                          std::to_string(ctx_.seq) + " step " + std::to_string(s.step) + ": ");
+      }
+      if (moved > 0) {
+        if (sdone_ == 0) beginBusy(s.conn, kSend, now);
+        s.conn->counters().bytes[kSend] += moved;
+        *progressed = true;
+      }
+      sdone_ += moved;
+    }
+    if (sdone_ < s.len) {
+      sendBlocked_ = true;
+      break;
+    }
+    if (s.len > 0) endBusy(s.conn, kSend);
+    s.conn->endMessage(transport::Direction::kSend);
+    ++si_;
+    sdone_ = 0;
+    *progressed = true;
+  }
+  while (ri_ < recvs_.size()) {
+    RecvItem& r = recvs_[ri_];
+    if (r.afterSend >= 0 && si_ <= static_cast<size_t>(r.afterSend)) break;
+    if (rdone_ == 0 && r.ready && !r.ready()) {
+      recvGated_ = true;
+      break;
+    }
+    if (rdone_ < r.len) {
+      transport::RecvReduce red = r.reduce;
+      if (red.fn) red.a = static_cast<const char*>(red.a) + rdone_;
+      size_t moved = 0;
+      Status st = r.conn->tryRecv(r.dst + rdone_, r.len - rdone_, red, &moved);
+      if (!st.ok()) {
+        return st.prepend("rank " + std::to_string(ctx_.rank) + ": " + ctx_.collective + " #" +
+                          std::to_string(ctx_.seq) + " step " + std::to_string(r.step) + ": ");
+      }
+      if (moved > 0) {
+        if (rdone_ == 0) beginBusy(r.conn, kRecv, now);
+        r.conn->counters().bytes[kRecv] += moved;
+        *progressed = true;
+      }
+      rdone_ += moved;
+    }
+    if (rdone_ < r.len) {
+      recvBlocked_ = true;
+      break;
+    }
+    if (r.len > 0) endBusy(r.conn, kRecv);
+    r.conn->endMessage(transport::Direction::kRecv);
+    if (r.onDone) RINA_TRY(r.onDone());
+    ++ri_;
+    rdone_ = 0;
+    *progressed = true;
+  }
+  return {};
+}
+
+Status Engine::poll(bool* progressed) {
+  *progressed = false;
+  const auto now = Clock::now();
+  if (!busy_.empty()) closeBusy(now, false);
+  RINA_TRY(pass(now, progressed));
+  if (finished()) closeBusy(now, true);
+  return {};
+}
+
+void Engine::arm(transport::WaitSet& ws) const {
+  if (sendBlocked_ && recvBlocked_ && sends_[si_].conn == recvs_[ri_].conn) {
+    sends_[si_].conn->armWait(ws, true, true);
+    return;
+  }
+  if (sendBlocked_) sends_[si_].conn->armWait(ws, true, false);
+  if (recvBlocked_) recvs_[ri_].conn->armWait(ws, false, true);
+}
+
+Status Engine::checkAlive() const {
+  Status st = sendBlocked_ ? sends_[si_].conn->checkAlive() : Status();
+  if (st.ok() && recvBlocked_) st = recvs_[ri_].conn->checkAlive();
+  return st;
+}
+
+Status Engine::runLoop() {
   auto lastProgress = Clock::now();
   bool peerGone = false;  // one more try after a hang-up: data may still be queued
-  while (si < sends_.size() || ri < recvs_.size()) {
+  auto prefixed = [&](Status st) {
+    return st.prepend("rank " + std::to_string(ctx_.rank) + ": " + ctx_.collective + " #" +
+                      std::to_string(ctx_.seq) + ": ");
+  };
+  while (!finished() || !tasksDone()) {
     const auto now = Clock::now();  // the one clock read of this pass
     if (!busy_.empty()) closeBusy(now, false);
     if (now >= deadline_) {
       const std::string why = std::string("out of time (") + deadlineKnob_ + ")";
-      return stalled(0, si, sdone, ri, rdone, why.c_str());
+      return stalled(0, why.c_str());
     }
     bool progressed = false;
-    bool sendBlocked = false, recvBlocked = false;
-    while (si < sends_.size()) {
-      const SendItem& s = sends_[si];
-      if (s.afterRecv >= 0 && ri <= static_cast<size_t>(s.afterRecv)) break;
-      if (sdone < s.len) {
-        size_t moved = 0;
-        Status st = s.conn->trySend(s.data + sdone, s.len - sdone, &moved);
-        if (!st.ok()) {
-          return st.prepend("rank " + std::to_string(ctx_.rank) + ": " + ctx_.collective + " #" +
-                            std::to_string(ctx_.seq) + " step " + std::to_string(s.step) + ": ");
-        }
-        if (moved > 0) {
-          if (sdone == 0) beginBusy(s.conn, kSend, now);
-          s.conn->counters().bytes[kSend] += moved;
-          progressed = true;
-        }
-        sdone += moved;
-      }
-      if (sdone < s.len) {
-        sendBlocked = true;
-        break;
-      }
-      if (s.len > 0) endBusy(s.conn, kSend);
-      s.conn->endMessage(transport::Direction::kSend);
-      ++si;
-      sdone = 0;
-      progressed = true;
-    }
-    while (ri < recvs_.size()) {
-      RecvItem& r = recvs_[ri];
-      if (r.afterSend >= 0 && si <= static_cast<size_t>(r.afterSend)) break;
-      if (rdone < r.len) {
-        transport::RecvReduce red = r.reduce;
-        if (red.fn) red.a = static_cast<const char*>(red.a) + rdone;
-        size_t moved = 0;
-        Status st = r.conn->tryRecv(r.dst + rdone, r.len - rdone, red, &moved);
-        if (!st.ok()) {
-          return st.prepend("rank " + std::to_string(ctx_.rank) + ": " + ctx_.collective + " #" +
-                            std::to_string(ctx_.seq) + " step " + std::to_string(r.step) + ": ");
-        }
-        if (moved > 0) {
-          if (rdone == 0) beginBusy(r.conn, kRecv, now);
-          r.conn->counters().bytes[kRecv] += moved;
-          progressed = true;
-        }
-        rdone += moved;
-      }
-      if (rdone < r.len) {
-        recvBlocked = true;
-        break;
-      }
-      if (r.len > 0) endBusy(r.conn, kRecv);
-      r.conn->endMessage(transport::Direction::kRecv);
-      if (r.onDone) RINA_TRY(r.onDone());
-      ++ri;
-      rdone = 0;
-      progressed = true;
+    RINA_TRY(pass(now, &progressed));
+    bool tasksPending = false;
+    for (EngineTask* t : tasks_) {
+      if (t->done()) continue;
+      bool moved = false;
+      RINA_TRY(t->progress(&moved));
+      progressed |= moved;
+      tasksPending |= !t->done();
     }
     if (progressed) {
       lastProgress = now;
@@ -212,19 +287,20 @@ Status Engine::runLoop() {
       return errorf(rinaAborted, "rank %d: %s #%llu aborted by rinaCommAbort", ctx_.rank,
                     ctx_.collective, static_cast<unsigned long long>(ctx_.seq));
     }
-    int64_t waited = std::chrono::duration_cast<std::chrono::milliseconds>(now - lastProgress).count();
-    if (waited >= ctx_.timeoutMs) return stalled(waited, si, sdone, ri, rdone);
+    int64_t waited =
+        std::chrono::duration_cast<std::chrono::milliseconds>(now - lastProgress).count();
+    if (waited >= ctx_.timeoutMs) return stalled(waited);
     if (peerGone) {
-      Status st = sendBlocked ? sends_[si].conn->checkAlive() : recvs_[ri].conn->checkAlive();
-      if (st.ok() && sendBlocked && recvBlocked) st = recvs_[ri].conn->checkAlive();
-      if (!st.ok()) {
-        return st.prepend("rank " + std::to_string(ctx_.rank) + ": " + ctx_.collective + " #" +
-                          std::to_string(ctx_.seq) + ": ");
+      Status st = checkAlive();
+      for (EngineTask* t : tasks_) {
+        if (st.ok() && !t->done()) st = t->checkAlive();
       }
+      if (!st.ok()) return prefixed(st);
     }
-    if (!sendBlocked && !recvBlocked) {
+    if (!sendBlocked_ && !recvBlocked_ && !tasksPending) {
       return errorf(rinaInternalError, "rank %d: %s #%llu: schedule deadlock at send %zu, recv %zu",
-                    ctx_.rank, ctx_.collective, static_cast<unsigned long long>(ctx_.seq), si, ri);
+                    ctx_.rank, ctx_.collective, static_cast<unsigned long long>(ctx_.seq), si_,
+                    ri_);
     }
     // A short spin that yields the core first: on an oversubscribed host the
     // peer we wait for is often runnable, and a futex sleep + wake costs more
@@ -236,17 +312,18 @@ Status Engine::runLoop() {
         continue;
       }
     }
-    ws.clear();
-    if (sendBlocked && recvBlocked && sends_[si].conn == recvs_[ri].conn) {
-      sends_[si].conn->armWait(ws, true, true);
-    } else {
-      if (sendBlocked) sends_[si].conn->armWait(ws, true, false);
-      if (recvBlocked) recvs_[ri].conn->armWait(ws, false, true);
+    transport::WaitSet ws;
+    arm(ws);
+    int timeoutMs = static_cast<int>(std::min<int64_t>(kWaitSliceMs, ctx_.timeoutMs - waited));
+    for (EngineTask* t : tasks_) {
+      if (!t->done()) t->arm(ws, &timeoutMs);
     }
-    ws.wait(static_cast<int>(std::min<int64_t>(kWaitSliceMs, ctx_.timeoutMs - waited)));
+    ws.wait(timeoutMs);
     // Liveness: a peer that died never wakes us; look after every quiet wait.
-    Status alive = sendBlocked ? sends_[si].conn->checkAlive() : Status();
-    if (alive.ok() && recvBlocked) alive = recvs_[ri].conn->checkAlive();
+    Status alive = checkAlive();
+    for (EngineTask* t : tasks_) {
+      if (alive.ok() && !t->done()) alive = t->checkAlive();
+    }
     if (!alive.ok()) peerGone = true;
   }
   return {};

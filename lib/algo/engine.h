@@ -5,17 +5,24 @@
 // non-blockingly, so sends, receives and reductions of different slices
 // overlap, and sleeps in a WaitSet when nothing can move. It owns every
 // failure path: abort, per-wait timeout, dead peers, mismatched calls.
+//
+// Work that is not a byte stream on a connection (a switch call over UDP)
+// joins the same loop as an EngineTask, and an item can wait for it through
+// its `ready` gate: the loop drives tasks and items together and sleeps on
+// both, so the switch and the host connections overlap in one thread.
 #ifndef RINA_LIB_ALGO_ENGINE_H_
 #define RINA_LIB_ALGO_ENGINE_H_
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "core/socket.h"
 #include "core/status.h"
 #include "transport/connection.h"
+#include "transport/wait_set.h"
 
 namespace rina::algo {
 
@@ -26,6 +33,7 @@ struct SendItem {
   int afterRecv = -1;  // index of the receive that must complete first
   int step = 0;        // for messages: the algorithm's step and slice
   int slice = 0;
+  std::function<bool()> ready = {};  // also wait for this (a task's progress)
 };
 
 struct RecvItem {
@@ -36,7 +44,23 @@ struct RecvItem {
   int afterSend = -1;            // index of the send that must complete first
   int step = 0;
   int slice = 0;
-  std::function<Status()> onDone;  // runs once the bytes are all in
+  std::function<Status()> onDone;    // runs once the bytes are all in
+  std::function<bool()> ready = {};  // also wait for this before the first byte
+};
+
+// Work the engine drives beside its items: progress() never blocks; arm()
+// adds what to wake on (and may shorten *timeoutMs for a timer). An item's
+// `ready` gate usually asks a task how far it got.
+class EngineTask {
+ public:
+  virtual ~EngineTask() = default;
+  virtual Status progress(bool* moved) = 0;
+  virtual bool done() const = 0;
+  virtual void arm(transport::WaitSet& ws, int* timeoutMs) = 0;
+  // Connections it waits on that may have died (after a quiet wait).
+  virtual Status checkAlive() { return {}; }
+  // For timeout messages: "switch reduce-scatter: 12 of 40 slices".
+  virtual std::string describe() const = 0;
 };
 
 // Names the operation in error messages.
@@ -69,8 +93,22 @@ class Engine {
     deadline_ = d;
     deadlineKnob_ = knob;
   }
+  // Driven until done() along with the items; not owned.
+  void addTask(EngineTask* t) { tasks_.push_back(t); }
 
+  // Until every item and task is done, or an error.
   Status run();
+
+  // The same loop one pass at a time, for a task that drives an engine of
+  // its own inside another engine's loop: poll() moves what it can without
+  // blocking; arm() adds what a quiet pass waits on; checkAlive() looks at
+  // the peers it is blocked on. Tasks of a polled engine are not driven.
+  Status poll(bool* progressed);
+  bool finished() const { return si_ == sends_.size() && ri_ == recvs_.size(); }
+  void arm(transport::WaitSet& ws) const;
+  Status checkAlive() const;
+  // "sending to rank 3 (step 2 of 6, ...)" for whatever it waits on.
+  std::string waitingFor() const;
 
  private:
   struct BusyRun {
@@ -81,18 +119,25 @@ class Engine {
     bool ending;  // its item finished; closes at the next pass unless continued
   };
   Status runLoop();
+  // One pass over the items: moves bytes, sets the blocked/gated flags.
+  Status pass(Clock::time_point now, bool* progressed);
+  bool tasksDone() const;
   void beginBusy(transport::Connection* c, int dir, Clock::time_point now);
   void endBusy(transport::Connection* c, int dir);
   void closeBusy(Clock::time_point now, bool all);
   // why: "no progress for N ms (RINA_TIMEOUT_MS)" unless given.
-  Status stalled(int64_t waitedMs, size_t si, size_t sdone, size_t ri, size_t rdone,
-                 const char* why = nullptr) const;
+  Status stalled(int64_t waitedMs, const char* why = nullptr) const;
 
   EngineContext ctx_;
   int64_t spinUs_;
   std::vector<SendItem> sends_;
   std::vector<RecvItem> recvs_;
   std::vector<BusyRun> busy_;
+  std::vector<EngineTask*> tasks_;
+  // Where the passes are: the next item of each list and the bytes of it moved.
+  size_t si_ = 0, sdone_ = 0, ri_ = 0, rdone_ = 0;
+  bool sendBlocked_ = false, recvBlocked_ = false;  // on a connection
+  bool sendGated_ = false, recvGated_ = false;      // on a ready gate
   Deadline deadline_ = Deadline::max();
   const char* deadlineKnob_ = "";
 };
@@ -112,7 +157,13 @@ struct CollHeader {
 };
 static_assert(sizeof(CollHeader) == 32);
 
-enum CollKind : uint8_t { kAllReduce = 1, kReduceScatter, kAllGather, kBroadcast, kGatherLinkRates };
+enum CollKind : uint8_t {
+  kAllReduce = 1,
+  kReduceScatter,
+  kAllGather,
+  kBroadcast,
+  kGatherLinkRates
+};
 const char* collectiveName(uint8_t kind);
 
 // Adds a header send to `to` and a header receive from `from` (as the next

@@ -7,6 +7,7 @@
 // the member. Between steps the ports of neighbouring members move data in
 // one engine run (a classic ring step), so no send waits on a later step.
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <utility>
 
@@ -157,6 +158,7 @@ Status rinaSubRingAllReduce(Communicator& comm, const std::vector<Member>& membe
   if (me.inaRack && comm.rackIna() && comm.rackIna()->active()) {
     RINA_TRY(comm.rackIna()->beginCollective(comm, seq));
   }
+  const Clock::time_point t0 = Clock::now();
   // (1)
   if (me.ranks.size() > 1) {
     std::vector<PortRange> parts;
@@ -165,6 +167,7 @@ Status rinaSubRingAllReduce(Communicator& comm, const std::vector<Member>& membe
     }
     RINA_TRY(rackReduceScatter(call, me, recv, count, parts, 1));
   }
+  const Clock::time_point t1 = Clock::now();
   // (2) and (3) in one engine run. Items go in (step, sub-ring, slice) order
   // on every rank, so each connection carries its messages in the same
   // order on both ends. A slice of a port's segment is final after the last
@@ -242,6 +245,11 @@ Status rinaSubRingAllReduce(Communicator& comm, const std::vector<Member>& membe
   }
   rackGather(steps - 1);
   RINA_TRY(e.run());
+  RINA_TRACE("rina: rank %d allreduce #%llu: rack reduce-scatter %.1f ms, sub-rings and rack "
+             "all-gather %.1f ms",
+             r, static_cast<unsigned long long>(seq),
+             std::chrono::duration<double, std::milli>(t1 - t0).count(),
+             std::chrono::duration<double, std::milli>(Clock::now() - t1).count());
   // Every rank holds the same sums bit for bit, so each divides alike.
   if (op == rinaAvg) reduce::finishAverage(recv, count, type, comm.size());
   return {};
