@@ -105,6 +105,8 @@ class Engine {
   // the peers it is blocked on. Tasks of a polled engine are not driven.
   Status poll(bool* progressed);
   bool finished() const { return si_ == sends_.size() && ri_ == recvs_.size(); }
+  // Receives completed so far (they complete in list order).
+  size_t recvsDone() const { return ri_; }
   void arm(transport::WaitSet& ws) const;
   Status checkAlive() const;
   // "sending to rank 3 (step 2 of 6, ...)" for whatever it waits on.

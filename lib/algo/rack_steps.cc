@@ -444,92 +444,6 @@ Status inaAllReduce(RackCall& call, RackIna& ina, const Member& m, char* data, s
   return runStep(call, std::move(sends), std::move(recvs));
 }
 
-// The pieces of ranges (elements) as they fall into parts, each piece with
-// its part's port.
-std::vector<PortRange> piecesOf(const std::vector<Range>& ranges,
-                                const std::vector<PortRange>& parts) {
-  std::vector<PortRange> out;
-  for (const Range& r : ranges) {
-    for (const PortRange& p : parts) {
-      size_t b = std::max(r.begin, p.begin), e = std::min(r.end, p.end);
-      if (b < e) out.push_back(PortRange{b, e, p.port});
-    }
-  }
-  return out;
-}
-
-// Host aggregation to several ports in one engine run: each piece's port
-// receives the piece from every other worker and reduces it into its data.
-// Pieces go in order, and each port takes a piece from the others in rank
-// order, so every connection carries its messages in the same order on both
-// sides.
-Status hostReduceToPorts(RackCall& call, const Member& m, char* data,
-                         const std::vector<PortRange>& pieces, int step) {
-  Communicator& comm = call.comm;
-  const int me = comm.rank();
-  const size_t es = reduce::dataTypeSize(call.type);
-  const reduce::ReduceFn fn = reduce::reduceFunction(call.type, call.op);
-  std::vector<SendItem> sends;
-  std::vector<RecvItem> recvs;
-  for (size_t i = 0; i < pieces.size(); ++i) {
-    const PortRange& p = pieces[i];
-    char* at = data + p.begin * es;
-    const size_t bytes = (p.end - p.begin) * es;
-    if (me == p.port) {
-      for (int q : m.ranks) {
-        if (q == me) continue;
-        recvs.push_back(RecvItem{comm.peer(q),
-                                 at,
-                                 bytes,
-                                 transport::RecvReduce{fn, at, es},
-                                 -1,
-                                 step,
-                                 static_cast<int>(i),
-                                 {}});
-      }
-    } else {
-      sends.push_back(SendItem{comm.peer(p.port), at, bytes, -1, step, static_cast<int>(i)});
-    }
-  }
-  return runStep(call, std::move(sends), std::move(recvs));
-}
-
-// A reduce-scatter through the switch: each slice's sum goes to its port
-// only (slices that straddle two ports' parts to every worker), S up and
-// about S/n down per worker. Host slices (the union over the rack) or, after
-// a lost switch, everything are then reduced on the hosts from the saved
-// inputs.
-Status inaReduceScatter(RackCall& call, RackIna& ina, const Member& m, char* data, size_t count,
-                        const std::vector<PortRange>& parts, int step) {
-  const int me = call.comm.rank();
-  const size_t es = reduce::dataTypeSize(call.type);
-  const size_t P = ina.client().sliceElems();
-  const size_t nslices = ina::InaClient::sliceCount(count, P);
-  std::vector<uint8_t> roles(nslices, ina::kSliceAll);
-  size_t part = 0;
-  for (size_t i = 0; i < nslices; ++i) {
-    const size_t b = i * P, e = std::min(count, b + P);
-    while (parts[part].end <= b) ++part;
-    if (parts[part].end >= e)
-      roles[i] = parts[part].port == me ? ina::kSlicePort : ina::kSliceOther;
-  }
-  std::vector<char> saved(data, data + count * es);
-  ina::InaCallOptions o;
-  o.resultToPortOnly = true;
-  o.sliceRoles = &roles;
-  ina::InaCallResult res;
-  Status st = ina.client().allreduce(data, count, call.type, o, &res);
-  std::vector<uint32_t> slices;
-  bool fallback = false;
-  RINA_TRY(agreeOnHostSlices(call, ina, m, st, res, count, step, &slices, &fallback));
-  std::vector<Range> ranges =
-      fallback ? std::vector<Range>{Range{0, count}} : rangesOf(slices, P, count);
-  if (ranges.empty()) return {};
-  for (const Range& r : ranges)
-    std::memcpy(data + r.begin * es, saved.data() + r.begin * es, (r.end - r.begin) * es);
-  return hostReduceToPorts(call, m, data, piecesOf(ranges, parts), step);
-}
-
 }  // namespace
 
 bool rackAllReduceOnSwitch(RackCall& call, const Member& m) {
@@ -541,15 +455,6 @@ Status rackAllReduce(RackCall& call, const Member& m, char* data, size_t count, 
                      int step) {
   if (count == 0) return {};
   return inaAllReduce(call, *call.comm.rackIna(), m, data, count, input, step);
-}
-
-Status rackReduceScatter(RackCall& call, const Member& m, char* data, size_t count,
-                         const std::vector<PortRange>& parts, int step) {
-  if (count == 0 || m.ranks.size() < 2) return {};
-  if (rackAllReduceOnSwitch(call, m)) {
-    return inaReduceScatter(call, *call.comm.rackIna(), m, data, count, parts, step);
-  }
-  return hostReduceToPorts(call, m, data, parts, step);
 }
 
 std::vector<Member> hierMembers(const topo::RackMap& map) {

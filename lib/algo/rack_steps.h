@@ -71,20 +71,6 @@ bool rackAllReduceOnSwitch(RackCall& call, const Member& m);
 Status rackAllReduce(RackCall& call, const Member& m, char* data, size_t count, const char* input,
                      int step);
 
-// A part of a buffer (elements [begin, end)) and the rank it goes to.
-struct PortRange {
-  size_t begin, end;
-  int port;
-};
-
-// Every worker of m calls it with the same parts (ascending, covering
-// [0, count), ports among m's ranks): afterwards each port's data holds, over
-// its parts, the op over the member's workers' data; what other workers hold
-// there is unspecified. Through the switch when rackAllReduceOnSwitch (S up
-// and about S/n down per worker), else over shm/TCP. Uses step step.
-Status rackReduceScatter(RackCall& call, const Member& m, char* data, size_t count,
-                         const std::vector<PortRange>& parts, int step);
-
 // The member ring of hier and rina (rina.cc): allreduce over members, seq
 // already taken from comm.
 Status memberRingAllReduce(Communicator& comm, const std::vector<Member>& members, const void* send,

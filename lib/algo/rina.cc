@@ -9,10 +9,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <utility>
 
 #include "algo/rack_ina.h"
 #include "algo/rack_steps.h"
+#include "algo/rack_task.h"
 #include "core/log.h"
 #include "reduce/reduce.h"
 
@@ -131,14 +133,19 @@ int subRingCount(const std::vector<Member>& members) {
 // rina over two or more members (DESIGN.md, "Rina data flow"). The buffer is
 // cut into K segments, one sub-ring each; a member's port for segment k is
 // portFor(k), so each INA rack spreads its inter-member traffic over all its
-// workers. (1) Each INA rack reduce-scatters through its switch: segment
-// k's rack sum lands on its port (S up, about S/n down per worker). (2) The
-// K sub-rings run a sliced, pipelined ring allreduce over the members'
-// ports, all in one engine run: R - 1 reduce-scatter and R - 1 all-gather
-// steps, every element reduced once. (3) Each rack all-gathers its
-// segments from their ports over shm/TCP ((n-1)/n S each way per worker,
-// less than a switch multicast's S down). Autonomous members take part in
-// (2) only. A rack whose switch is lost or refused does (1) on its hosts.
+// workers. Everything runs in one engine loop:
+//  - each INA rack's RackTask sends every worker's buffer through the switch
+//    as a reduce-scatter (a piece's sum to its port only: S up, S/n down
+//    per worker), in the order the ring consumes the sums;
+//  - the K sub-rings run a sliced ring allreduce over the members' ports
+//    (R - 1 reduce-scatter and R - 1 all-gather steps, every element
+//    reduced once); a ring item waits only for the slices of the rack sum
+//    it reads, so the ring starts while the switch is still summing;
+//  - each final piece goes from its port through the switch's multicast to
+//    the rest of the rack as soon as it is final (S/n up, S down).
+// Per INA worker that is S (1 + 1/n + 2 (R-1) / (R n)) up; a flat ring over
+// N workers sends 2 (N-1)/N S. Autonomous members are plain ring members. A
+// rack without its switch does the same over shm/TCP (RackTask).
 Status rinaSubRingAllReduce(Communicator& comm, const std::vector<Member>& members,
                             const void* sendv, void* recvv, size_t count, rinaDataType_t type,
                             rinaRedOp_t op, uint64_t seq) {
@@ -158,22 +165,6 @@ Status rinaSubRingAllReduce(Communicator& comm, const std::vector<Member>& membe
   if (me.inaRack && comm.rackIna() && comm.rackIna()->active()) {
     RINA_TRY(comm.rackIna()->beginCollective(comm, seq));
   }
-  const Clock::time_point t0 = Clock::now();
-  // (1)
-  if (me.ranks.size() > 1) {
-    std::vector<PortRange> parts;
-    for (int k = 0; k < K; ++k) {
-      parts.push_back(PortRange{segments.begin(k), segments.begin(k + 1), me.portFor(k)});
-    }
-    RINA_TRY(rackReduceScatter(call, me, recv, count, parts, 1));
-  }
-  const Clock::time_point t1 = Clock::now();
-  // (2) and (3) in one engine run. Items go in (step, sub-ring, slice) order
-  // on every rank, so each connection carries its messages in the same
-  // order on both ends. A slice of a port's segment is final after the last
-  // reduce-scatter receive (chunk m + 1) or an all-gather receive; the port
-  // sends it on to the rest of its rack one step later, so the rack's
-  // all-gather overlaps the member ring.
   const reduce::ReduceFn fn = reduce::reduceFunction(type, op == rinaAvg ? rinaSum : op);
   const size_t sliceElems = std::max<size_t>(1, comm.sliceBytes() / es);
   std::vector<int> mine;  // the sub-rings this rank is a port of
@@ -184,72 +175,107 @@ Status rinaSubRingAllReduce(Communicator& comm, const std::vector<Member>& membe
   const int nslices =
       static_cast<int>(std::max<size_t>(1, (maxChunk + sliceElems - 1) / sliceElems));
   const int steps = 2 * (R - 1);
-  // Slice j of chunk c of segment k: element offset and count.
-  auto sliceOf = [&](int k, int c, int j) {
+  // Chunk c of segment k (a piece): its element offset and count.
+  auto pieceOf = [&](int k, int c) {
     const MemberChunks chunks{segments.size(k), R};
-    const size_t b = std::min(chunks.size(c), sliceElems * j);
-    const size_t n = std::min(chunks.size(c) - b, sliceElems);
-    return std::pair<size_t, size_t>{segments.begin(k) + chunks.begin(c) + b, n};
+    return std::pair<size_t, size_t>{segments.begin(k) + chunks.begin(c), chunks.size(c)};
   };
-  // The chunk whose slices become final at step s (s >= R - 2).
-  auto finalAt = [&](int s) { return s == R - 2 ? mod(m + 1, R) : mod(m - (s - (R - 1)), R); };
   Engine e(contextFor(comm, kAllReduce, seq, 2 * R));
   // recvAt[(s * mine.size() + i) * nslices + j]: index of that receive.
-  std::vector<int> recvAt;
-  // (3) for the slices that became final at step s.
-  auto rackGather = [&](int s) {
-    if (me.ranks.size() < 2 || s < R - 2) return;
-    const int c = finalAt(s);
-    for (size_t i = 0; i < mine.size(); ++i) {
-      for (int j = 0; j < nslices; ++j) {
-        const auto [at, n] = sliceOf(mine[i], c, j);
-        const int after = recvAt[(s * mine.size() + i) * nslices + j];
-        for (int q : me.ranks) {
-          if (q != r) {
-            e.sends().push_back(SendItem{comm.peer(q), recv + at * es, n * es, after, 2 * R, j});
-          }
+  std::vector<int> recvAt(static_cast<size_t>(steps) * mine.size() * nslices, -1);
+  // The rack's own work (switch reduce-scatter and all-gather, or their
+  // host forms) runs as a task of the same engine; the ring's items wait
+  // only for the slices they read.
+  std::unique_ptr<RackTask> rack;
+  // Slice j of chunk c of segment k (a grain): its element offset and count.
+  auto grainOf = [&](int k, int c, int j) {
+    const auto [at, n] = pieceOf(k, c);
+    const size_t b = std::min(n, sliceElems * j);
+    return std::pair<size_t, size_t>{at + b, std::min(n - b, sliceElems)};
+  };
+  // Grain (j, t, k): slice j of the t-th chunk in the rack's order, segment
+  // k. Both rack orders go by diagonals d = j + t, as the ring's wavefront
+  // reaches them (below); grainAt[(j * R + t) * K + k] is its place there.
+  std::vector<size_t> grainAt(static_cast<size_t>(nslices) * R * K);
+  std::vector<int> gatherSliceOf, gatherChunkOf, gatherRingOf;  // by place
+  if (me.ranks.size() > 1) {
+    // The ring needs the rack sums of chunks m, m - 1, ..., m + 1 (t = 0:
+    // the one it sends first; t: the one reduce-scatter step t - 1 adds
+    // to), and chunks become final at the ports in the order m + 1, m, ...,
+    // m + 2 (t = 0 at the last reduce-scatter step, t at all-gather step
+    // t - 1).
+    std::vector<RackPiece> reduceOrder, gatherOrder;
+    for (int d = 0; d < nslices + R - 1; ++d) {
+      for (int t = std::max(0, d - nslices + 1); t < R && t <= d; ++t) {
+        const int j = d - t;
+        for (int k = 0; k < K; ++k) {
+          grainAt[(static_cast<size_t>(j) * R + t) * K + k] = reduceOrder.size();
+          const auto [at, n] = grainOf(k, mod(m - t, R), j);
+          reduceOrder.push_back(RackPiece{at, n, me.portFor(k)});
+          const auto [gat, gn] = grainOf(k, mod(m + 1 - t, R), j);
+          gatherOrder.push_back(RackPiece{gat, gn, me.portFor(k)});
+          gatherSliceOf.push_back(j);
+          gatherChunkOf.push_back(t);
+          gatherRingOf.push_back(k);
         }
       }
     }
-    for (int k = 0; k < K; ++k) {
-      const int port = me.portFor(k);
-      if (port == r) continue;
-      for (int j = 0; j < nslices; ++j) {
-        const auto [at, n] = sliceOf(k, c, j);
-        e.recvs().push_back(
-            RecvItem{comm.peer(port), recv + at * es, n * es, {}, -1, 2 * R, j, {}});
-      }
-    }
+    auto isFinal = [&, R](size_t i, size_t end) {
+      if (end == 0) return true;
+      const int j = gatherSliceOf[i], t = gatherChunkOf[i];
+      const size_t mi = std::find(mine.begin(), mine.end(), gatherRingOf[i]) - mine.begin();
+      const int s = t == 0 ? R - 2 : R - 1 + t - 1;
+      return e.recvsDone() > static_cast<size_t>(recvAt[(s * mine.size() + mi) * nslices + j]);
+    };
+    rack = std::make_unique<RackTask>(call, me, recv, std::move(reduceOrder),
+                                      std::move(gatherOrder), isFinal);
+    RINA_TRY(rack->start());
+    e.addTask(rack.get());
+  }
+  auto grainIndex = [&](int j, int t, int k) {
+    return grainAt[(static_cast<size_t>(j) * R + t) * K + k];
   };
-  for (int s = 0; s < steps; ++s) {
-    const bool gather = s >= R - 1;
-    const int t = gather ? s - (R - 1) : s;
-    const int sc = gather ? mod(m + 1 - t, R) : mod(m - t, R);
-    const int rc = gather ? mod(m - t, R) : mod(m - t - 1, R);
-    for (size_t i = 0; i < mine.size(); ++i) {
-      const int k = mine[i];
-      transport::Connection* to = comm.peer(next.portFor(k));
-      transport::Connection* from = comm.peer(prev.portFor(k));
-      for (int j = 0; j < nslices; ++j) {
-        const auto [outAt, outN] = sliceOf(k, sc, j);
-        const auto [inAt, inN] = sliceOf(k, rc, j);
+  // The member ring, as a wavefront: items go by diagonals d = s + j (step
+  // s of slice j only needs step s - 1 of slice j), so a slice runs through
+  // every step while later slices are still in the switch. Every rank lists
+  // them in the same (d, s, sub-ring) order, so each connection carries its
+  // messages in the same order on both ends.
+  for (int d = 0; d < steps + nslices - 1; ++d) {
+    for (int s = std::max(0, d - nslices + 1); s < steps && s <= d; ++s) {
+      const int j = d - s;
+      const bool gather = s >= R - 1;
+      const int t = gather ? s - (R - 1) : s;
+      const int sc = gather ? mod(m + 1 - t, R) : mod(m - t, R);
+      const int rc = gather ? mod(m - t, R) : mod(m - t - 1, R);
+      for (size_t i = 0; i < mine.size(); ++i) {
+        const int k = mine[i];
+        transport::Connection* to = comm.peer(next.portFor(k));
+        transport::Connection* from = comm.peer(prev.portFor(k));
+        const auto [outAt, on] = grainOf(k, sc, j);
+        const auto [inAt, in] = grainOf(k, rc, j);
         const int after = s == 0 ? -1 : recvAt[((s - 1) * mine.size() + i) * nslices + j];
-        e.sends().push_back(SendItem{to, recv + outAt * es, outN * es, after, 2 + s, j});
-        RecvItem item{from, recv + inAt * es, inN * es, {}, -1, 2 + s, j, {}};
-        if (!gather) item.reduce = transport::RecvReduce{fn, recv + inAt * es, es};
-        recvAt.push_back(static_cast<int>(e.recvs().size()));
+        SendItem out{to, recv + outAt * es, on * es, after, 2 + s, j};
+        // The rack's sum of what goes first and of what each reduce-scatter
+        // step adds to must be in place.
+        if (rack && s == 0) {
+          out.ready = [&rack, g = grainIndex(j, 0, k), on] { return rack->reduced(g, 0, on); };
+        }
+        e.sends().push_back(std::move(out));
+        RecvItem item{from, recv + inAt * es, in * es, {}, -1, 2 + s, j, {}};
+        if (!gather) {
+          item.reduce = transport::RecvReduce{fn, recv + inAt * es, es};
+          if (rack) {
+            item.ready = [&rack, g = grainIndex(j, t + 1, k), in] {
+              return rack->reduced(g, 0, in);
+            };
+          }
+        }
+        recvAt[(s * mine.size() + i) * nslices + j] = static_cast<int>(e.recvs().size());
         e.recvs().push_back(std::move(item));
       }
     }
-    if (s > 0) rackGather(s - 1);
   }
-  rackGather(steps - 1);
   RINA_TRY(e.run());
-  RINA_TRACE("rina: rank %d allreduce #%llu: rack reduce-scatter %.1f ms, sub-rings and rack "
-             "all-gather %.1f ms",
-             r, static_cast<unsigned long long>(seq),
-             std::chrono::duration<double, std::milli>(t1 - t0).count(),
-             std::chrono::duration<double, std::milli>(Clock::now() - t1).count());
   // Every rank holds the same sums bit for bit, so each divides alike.
   if (op == rinaAvg) reduce::finishAverage(recv, count, type, comm.size());
   return {};

@@ -9,6 +9,7 @@
 #include <deque>
 
 #include "core/log.h"
+#include "ina/gather_call.h"
 #include "ina/quantize.h"
 #include "rina/ina_wire.h"
 
@@ -62,13 +63,19 @@ struct InaClient::Call {
   uint32_t total = 0;
   uint32_t base = 0;
   uint32_t nextToSend = 0;  // relative index
+  // This call's part of the window: slots slot0 .. slot0 + win - 1 (indices
+  // into entries_ / deadSlots_); seq t uses slot0 + t % win, set (t / win) % 2.
+  uint32_t slot0 = 0;
+  uint32_t win = 0;
   uint32_t completed = 0;
   // Per switch port (thread): absolute seq of the newest result, 0 = none yet.
   std::vector<uint32_t> highestResult;
-  bool newResults = false;        // since the last retransmit scan
-  std::vector<int8_t> localExp;   // per data slice
-  std::vector<int8_t> sharedExp;  // per data slice, from the switch
-  std::vector<bool> host;         // per data slice
+  bool newResults = false;                        // since the last retransmit scan
+  std::vector<int8_t> localExp;                   // per data slice
+  std::vector<int8_t> sharedExp;                  // per data slice, from the switch
+  std::vector<bool> host;                         // per data slice
+  std::vector<bool> final;                        // per data slice: result, ack or host
+  const std::vector<SliceSpan>* spans = nullptr;  // InaCallOptions::spans
   std::vector<float> scratch;
   std::vector<int32_t> ints;
   Clock::time_point lastProgress;
@@ -87,8 +94,11 @@ struct InaClient::Call {
     if (!toPortOnly) return true;
     return roles ? (*roles)[i] != kSliceOther : isPort;
   }
-  size_t sliceFirst(uint32_t i) const { return size_t{i} * P; }
-  size_t sliceLen(uint32_t i) const { return std::min<size_t>(P, count - sliceFirst(i)); }
+  uint32_t slotIndex(uint32_t seq) const { return slot0 + seq % win; }
+  size_t sliceFirst(uint32_t i) const { return spans ? (*spans)[i].first : size_t{i} * P; }
+  size_t sliceLen(uint32_t i) const {
+    return spans ? (*spans)[i].len : std::min<size_t>(P, count - sliceFirst(i));
+  }
   bool isData(uint32_t r) const { return r >= prologue; }
   // Data slice i as float (plus the upstream partial) into scratch[0, n).
   void loadFloats(uint32_t i) {
@@ -146,21 +156,21 @@ Status InaClient::setGrant(const Grant& grant) {
 
 void InaClient::buildSlice(Call& c, uint32_t r, Entry& e) {
   const uint32_t t = c.base + r;
-  const uint32_t w = t % window_;
+  const uint32_t w = c.slotIndex(t);
   Header h;
   h.type = c.bcast ? Type::kBcast : Type::kData;
   h.flags = static_cast<uint8_t>((r + 1 == c.total ? kFlagLast : 0) |
                                  (c.flagsToPort(r) ? kFlagToPort : 0));
   h.job = options_.job;
   h.slot = static_cast<uint16_t>(grant_.base + w);
-  h.shadow = (t / window_) % 2 == 1;
+  h.shadow = (t / c.win) % 2 == 1;
   h.worker = options_.worker;
   h.fanIn = options_.fanIn;
   h.seq = t;
   h.elems = static_cast<uint16_t>(c.P);
   h.token = options_.token;
   // The exponent rides one window ahead: packet r announces data slice r + W - prologue.
-  uint32_t ahead = r + window_ - c.prologue;
+  uint32_t ahead = r + c.win - c.prologue;
   h.exponent = c.quantized ? (ahead < c.slices ? c.localExp[ahead] : kExponentZero) : 0;
   std::fill(c.ints.begin(), c.ints.end(), 0);
   if (c.isData(r)) {
@@ -190,6 +200,7 @@ void InaClient::buildSlice(Call& c, uint32_t r, Entry& e) {
   e.bytes.resize(kHeaderBytes + 4 * size_t{c.P});
   encode(h, c.ints, e.bytes);
   e.seq = t;
+  e.slot = w;
   e.busy = true;
   e.retransmitted = false;
   e.fastResent = false;
@@ -204,7 +215,7 @@ void InaClient::sendEntries(const std::vector<Entry*>& batch) {
     sockaddr_in to[kRxBatch];
     for (size_t k = 0; k < n; ++k) {
       Entry* e = batch[next + k];
-      to[k] = Endpoint{options_.switchAddr, static_cast<uint16_t>(grant_.port + portIndex(e->seq))}
+      to[k] = Endpoint{options_.switchAddr, static_cast<uint16_t>(grant_.port + slotPort(e->slot))}
                   .toSockaddr();
       iovs[k] = {e->bytes.data(), e->bytes.size()};
       hdrs[k] = {};
@@ -235,7 +246,7 @@ void InaClient::onDatagram(Call& c, const uint8_t* data, size_t len) {
     return;
   }
   uint32_t r = h.seq - c.base;
-  uint32_t w = h.seq % window_;
+  uint32_t w = c.slotIndex(h.seq);
   Entry& e = entries_[w];
   if (r >= c.total || !e.busy || e.seq != h.seq || h.slot != grant_.base + w) {
     c.stats.staleResults++;
@@ -247,6 +258,7 @@ void InaClient::onDatagram(Call& c, const uint8_t* data, size_t len) {
   c.lastProgress = now;
   bool isData = c.isData(r);
   uint32_t i = isData ? r - c.prologue : 0;
+  if (isData) c.final[i] = true;
   if (h.type == Type::kNack) {
     // Preempted: this slot is gone for the rest of the grant.
     c.stats.nacks++;
@@ -256,12 +268,12 @@ void InaClient::onDatagram(Call& c, const uint8_t* data, size_t len) {
   }
   c.stats.results++;
   if (!e.retransmitted) rto_.sample(microsBetween(e.sentAt, now));
-  uint32_t& highest = c.highestResult[portIndex(h.seq)];
+  uint32_t& highest = c.highestResult[slotPort(w)];
   if (highest == 0 || static_cast<int32_t>(h.seq - highest) > 0) {
     highest = h.seq;
     c.newResults = true;
   }
-  uint32_t ahead = r + window_ - c.prologue;
+  uint32_t ahead = r + c.win - c.prologue;
   if (c.quantized && ahead < c.slices) c.sharedExp[ahead] = h.exponent;
   if (!isData || c.host[i]) return;
   if (!c.getsSum(i) && h.elems == 0) return;  // acknowledged: the sum went to the port
@@ -284,7 +296,13 @@ void InaClient::onDatagram(Call& c, const uint8_t* data, size_t len) {
   storeFromFloat(c.scratch.data(), n, c.type, first, c.buffer);
 }
 
-void InaClient::receive(Call& c) {
+void InaClient::receive(Call* c) {
+  GatherCall* g = gather_.get();
+  // Datagrams past both calls belong to a later one (a broadcast a rack-mate
+  // started early) and are kept for it.
+  uint32_t end = 0;
+  if (c) end = c->base + c->total;
+  if (g && (!c || static_cast<int32_t>(gatherEnd(*g) - end) > 0)) end = gatherEnd(*g);
   mmsghdr hdrs[kRxBatch];
   iovec iovs[kRxBatch];
   for (;;) {
@@ -298,8 +316,14 @@ void InaClient::receive(Call& c) {
     if (got <= 0) return;
     for (int k = 0; k < got; ++k) {
       if (hdrs[k].msg_hdr.msg_flags & MSG_TRUNC) continue;
-      if (keepIfEarly(rxBuffers_[k].data(), hdrs[k].msg_len, c.base + c.total)) continue;
-      onDatagram(c, rxBuffers_[k].data(), hdrs[k].msg_len);
+      const uint8_t* data = rxBuffers_[k].data();
+      const size_t len = hdrs[k].msg_len;
+      if (keepIfEarly(data, len, end)) continue;
+      if (g && inGather(*g, data, len)) {
+        onGatherDatagram(*g, data, len);
+      } else if (c) {
+        onDatagram(*c, data, len);
+      }
     }
     if (got < kRxBatch) return;
   }
@@ -314,12 +338,13 @@ Status InaClient::retransmit(Call& c) {
   size_t timedOut = 0;
   Clock::time_point earliest = now + rto;
   const Entry* oldest = nullptr;
-  for (Entry& e : entries_) {
+  for (uint32_t w = c.slot0; w < c.slot0 + c.win; ++w) {
+    Entry& e = entries_[w];
     if (!e.busy) continue;
     if (!oldest || static_cast<int32_t>(e.seq - oldest->seq) < 0) oldest = &e;
     bool late = now - e.sentAt >= rto;
     // Only slots of the same switch thread (port) complete in order.
-    uint32_t highest = c.highestResult[portIndex(e.seq)];
+    uint32_t highest = c.highestResult[slotPort(w)];
     bool overtaken = !e.fastResent && highest != 0 &&
                      static_cast<int32_t>(highest - e.seq) > kReorderSlices * grant_.ports;
     if (late || overtaken) {
@@ -335,7 +360,7 @@ Status InaClient::retransmit(Call& c) {
     }
   }
   if (oldest && now - c.lastProgress > std::chrono::milliseconds(options_.switchTimeoutMs)) {
-    uint32_t w = oldest->seq % window_;
+    uint32_t w = c.slotIndex(oldest->seq);
     return errorf(rinaTimeout,
                   "ina: worker %u job %u: no answer from the switch for %d ms, waiting for slot %u "
                   "seq %u (%u of %u slices done, %llu retransmissions)",
@@ -352,39 +377,50 @@ Status InaClient::retransmit(Call& c) {
   return Status();
 }
 
+Status InaClient::pump(Call& c, bool* moved) {
+  const uint32_t completedBefore = c.completed;
+  std::vector<Entry*> batch;
+  while (c.nextToSend < c.total) {
+    uint32_t r = c.nextToSend;
+    uint32_t w = c.slotIndex(c.base + r);
+    if (entries_[w].busy) break;
+    c.nextToSend++;
+    if (deadSlots_[w]) {
+      if (c.isData(r)) {
+        c.host[r - c.prologue] = true;
+        c.final[r - c.prologue] = true;
+      }
+      c.completed++;
+      continue;
+    }
+    buildSlice(c, r, entries_[w]);
+    batch.push_back(&entries_[w]);
+  }
+  if (!batch.empty()) {
+    c.stats.datagramsSent += batch.size();
+    sendEntries(batch);
+    c.nextTimeoutScan =
+        std::min(c.nextTimeoutScan, Clock::now() + std::chrono::microseconds(rto_.rtoUs()));
+  }
+  if (c.completed < c.total) {
+    receive(&c);
+    RINA_TRY(retransmit(c));
+  }
+  *moved = !batch.empty() || c.completed != completedBefore;
+  return Status();
+}
+
 Status InaClient::runCall(Call& c) {
-  for (Entry& e : entries_) e.busy = false;
+  for (uint32_t w = c.slot0; w < c.slot0 + c.win; ++w) entries_[w].busy = false;
   c.lastProgress = Clock::now();
   c.nextTimeoutScan = c.lastProgress;
-
-  std::vector<Entry*> batch;
   while (c.completed < c.total) {
-    batch.clear();
-    while (c.nextToSend < c.total) {
-      uint32_t r = c.nextToSend;
-      uint32_t w = (c.base + r) % window_;
-      if (entries_[w].busy) break;
-      c.nextToSend++;
-      if (deadSlots_[w]) {
-        if (c.isData(r)) c.host[r - c.prologue] = true;
-        c.completed++;
-        continue;
-      }
-      buildSlice(c, r, entries_[w]);
-      batch.push_back(&entries_[w]);
-    }
-    if (!batch.empty()) {
-      c.stats.datagramsSent += batch.size();
-      sendEntries(batch);
-      c.nextTimeoutScan =
-          std::min(c.nextTimeoutScan, Clock::now() + std::chrono::microseconds(rto_.rtoUs()));
-    }
-    if (c.completed == c.total) break;
+    bool moved = false;
+    RINA_TRY(pump(c, &moved));
+    if (c.completed == c.total || moved) continue;
     int64_t waitUs = std::max<int64_t>(0, microsBetween(Clock::now(), c.nextTimeoutScan));
     pollfd p{socket_.get(), POLLIN, 0};
     ::poll(&p, 1, static_cast<int>(std::min<int64_t>(waitUs / 1000 + 1, 50)));
-    receive(c);
-    RINA_TRY(retransmit(c));
   }
   return Status();
 }
@@ -392,6 +428,23 @@ Status InaClient::runCall(Call& c) {
 Status InaClient::allreduce(void* buffer, size_t count, rinaDataType_t type,
                             const InaCallOptions& call, InaCallResult* result) {
   *result = InaCallResult{};
+  RINA_TRY(start(buffer, count, type, call));
+  if (!active_) return Status();  // nothing to do
+  activeStatus_ = runCall(*active_);
+  return finish(result);
+}
+
+void InaClient::endCalls() {
+  active_.reset();
+  gather_.reset();
+  activeStatus_ = Status();
+  gatherStatus_ = Status();
+}
+
+Status InaClient::start(void* buffer, size_t count, rinaDataType_t type,
+                        const InaCallOptions& call) {
+  active_.reset();
+  activeStatus_ = Status();
   if (window_ == 0) {
     return errorf(rinaInvalidUsage, "ina: worker %u job %u: allreduce before a slot grant",
                   options_.worker, options_.job);
@@ -402,27 +455,53 @@ Status InaClient::allreduce(void* buffer, size_t count, rinaDataType_t type,
   }
   if (count == 0) return Status();
   if (!buffer) return errorf(rinaInvalidArgument, "ina: null buffer");
-  Call c;
+  auto owned = std::make_unique<Call>();
+  Call& c = *owned;
   c.buffer = buffer;
   c.upstream = call.upstreamPartial;
   c.toPortOnly = call.resultToPortOnly;
   c.isPort = call.isPort;
   c.roles = call.resultToPortOnly ? call.sliceRoles : nullptr;
+  c.spans = call.spans;
   c.worker = options_.worker;
   c.count = count;
   c.type = type;
   c.quantized = type != rinaInt32;
   c.P = grant_.payloadElems;
-  if (sliceCount(count, c.P) > (1u << 30))
-    return errorf(rinaInvalidArgument, "ina: buffer too large");
-  c.slices = static_cast<uint32_t>(sliceCount(count, c.P));
+  const size_t slices = c.spans ? c.spans->size() : sliceCount(count, c.P);
+  if (slices > (1u << 30)) return errorf(rinaInvalidArgument, "ina: buffer too large");
+  c.slices = static_cast<uint32_t>(slices);
+  if (c.spans) {
+    for (size_t i = 0; i < c.spans->size(); ++i) {
+      const SliceSpan& sp = (*c.spans)[i];
+      if (sp.len == 0 || sp.len > c.P || sp.first > count || count - sp.first < sp.len) {
+        return errorf(rinaInvalidArgument,
+                      "ina: worker %u job %u: slice %zu (elements %zu + %u) is empty, longer than "
+                      "%u or outside the %zu-element buffer",
+                      options_.worker, options_.job, i, sp.first, sp.len, c.P, count);
+      }
+    }
+  }
   if (c.roles && (c.roles->size() != c.slices || c.upstream)) {
     return errorf(
         rinaInvalidArgument, "ina: worker %u job %u: %zu slice roles for %u slices%s",
         options_.worker, options_.job, c.roles->size(), c.slices,
         c.upstream ? " (and an upstream partial, which a reduce-scatter cannot take)" : "");
   }
-  c.prologue = c.quantized ? window_ : 0;
+  if (c.slices == 0) return Status();
+  c.slot0 = call.firstSlot;
+  c.win = call.slots ? call.slots : window_ - std::min(window_, call.firstSlot);
+  if (c.win == 0 || c.slot0 + c.win > window_) {
+    return errorf(rinaInvalidArgument,
+                  "ina: worker %u job %u: slots %u..%u are outside the window of %u",
+                  options_.worker, options_.job, c.slot0, c.slot0 + c.win, window_);
+  }
+  if (gather_ && gatherSlotsOverlap(*gather_, c.slot0, c.win)) {
+    return errorf(rinaInvalidUsage,
+                  "ina: worker %u job %u: slots %u..%u overlap the all-gather in progress",
+                  options_.worker, options_.job, c.slot0, c.slot0 + c.win);
+  }
+  c.prologue = c.quantized ? c.win : 0;
   c.total = c.prologue + c.slices;
   if (uint64_t{nextSeq_} + c.total >= (uint64_t{1} << 32)) {
     // Seq 0 means "unused" to the switch, and t % W must not jump at the wrap.
@@ -433,6 +512,7 @@ Status InaClient::allreduce(void* buffer, size_t count, rinaDataType_t type,
   c.base = nextSeq_;
   nextSeq_ += c.total;
   c.host.assign(c.slices, false);
+  c.final.assign(c.slices, false);
   c.highestResult.assign(grant_.ports, 0);
   c.scratch.assign(2 * size_t{c.P}, 0.0f);
   c.ints.assign(c.P, 0);
@@ -445,18 +525,71 @@ Status InaClient::allreduce(void* buffer, size_t count, rinaDataType_t type,
       c.localExp[i] = sliceExponent(c.scratch.data(), c.sliceLen(i));
     }
   }
-  RINA_TRY(runCall(c));
-  for (uint32_t i = 0; i < c.slices; ++i) {
-    if (c.host[i]) result->hostSlices.push_back(i);
+  for (uint32_t w = c.slot0; w < c.slot0 + c.win; ++w) entries_[w].busy = false;
+  c.lastProgress = Clock::now();
+  c.nextTimeoutScan = c.lastProgress;
+  active_ = std::move(owned);
+  return Status();
+}
+
+Status InaClient::progress(bool* moved) {
+  *moved = false;
+  const bool running = active_ && activeStatus_.ok() && active_->completed < active_->total;
+  if (running) activeStatus_ = pump(*active_, moved);
+  if (gather_ && gatherStatus_.ok()) {
+    bool gathered = false;
+    gatherStatus_ = pumpGather(*gather_, &gathered);
+    *moved |= gathered;
   }
-  if (!result->hostSlices.empty()) {
+  if (!running && !gather_) return activeStatus_;
+  return running || !gather_ ? activeStatus_ : gatherStatus_;
+}
+
+bool InaClient::callSlotsOverlap(uint32_t first, uint32_t count) const {
+  return active_ && !done() && active_->slot0 < first + count &&
+         first < active_->slot0 + active_->win;
+}
+
+bool InaClient::done() const {
+  return !active_ || !activeStatus_.ok() || active_->completed == active_->total;
+}
+
+bool InaClient::sliceFinal(uint32_t i) const {
+  return active_ && i < active_->slices && (active_->final[i] || !activeStatus_.ok());
+}
+
+bool InaClient::sliceOnHost(uint32_t i) const {
+  return active_ && i < active_->slices &&
+         (active_->host[i] || (!activeStatus_.ok() && !active_->final[i]));
+}
+
+int InaClient::waitMs() const {
+  int ms = gather_ ? gatherWaitMs() : 50;
+  if (!done()) {
+    int64_t waitUs = std::max<int64_t>(0, microsBetween(Clock::now(), active_->nextTimeoutScan));
+    ms = std::min(ms, static_cast<int>(std::min<int64_t>(waitUs / 1000 + 1, 50)));
+  }
+  return ms;
+}
+
+Status InaClient::finish(InaCallResult* result) {
+  *result = InaCallResult{};
+  std::unique_ptr<Call> owned = std::move(active_);
+  Status st = activeStatus_;
+  activeStatus_ = Status();
+  if (!owned) return st;
+  Call& c = *owned;
+  for (uint32_t i = 0; i < c.slices; ++i) {
+    if (c.host[i] || (!st.ok() && !c.final[i])) result->hostSlices.push_back(i);
+  }
+  if (st.ok() && !result->hostSlices.empty()) {
     RINA_INFO("ina: worker %u job %u: %zu of %u slices left to host aggregation (%llu NACKs)",
               options_.worker, options_.job, result->hostSlices.size(), c.slices,
               static_cast<unsigned long long>(c.stats.nacks));
   }
   c.stats.rtoUs = rto_.rtoUs();
   result->stats = c.stats;
-  return Status();
+  return st;
 }
 
 Status InaClient::broadcast(void* buffer, size_t bytes, bool isRoot, int quietMs,
@@ -496,11 +629,14 @@ Status InaClient::broadcastRoot(const uint8_t* buffer, size_t bytes, uint32_t ba
   c.count = words.size();
   c.type = rinaInt32;
   c.bcast = true;
+  c.slot0 = 0;
+  c.win = window_;
   c.P = grant_.payloadElems;
   c.slices = slices;
   c.total = slices;
   c.base = base;
   c.host.assign(slices, false);
+  c.final.assign(slices, false);
   c.highestResult.assign(grant_.ports, 0);
   c.ints.assign(c.P, 0);
   c.stats.slices = slices;

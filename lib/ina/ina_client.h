@@ -27,6 +27,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -70,6 +71,20 @@ struct InaCallOptions {
   // two ports' ranges). The rack's workers must agree: each slice has one
   // port or is kSliceAll everywhere. Not with upstreamPartial.
   const std::vector<uint8_t>* sliceRoles = nullptr;
+  // Where each data slice lies (null: slice i is elements [i P, i P + P) of
+  // the buffer, the last one short). Slices of 1 to P elements anywhere in
+  // the buffer, in the order they go to the switch, so a caller can send
+  // what it needs first first and keep slices inside its own parts.
+  const std::vector<struct SliceSpan>* spans = nullptr;
+  // The part of the window this call uses (firstSlot .. firstSlot + slots -
+  // 1; slots 0: the rest of the window), so an all-gather can run beside it
+  // on other slots. Every worker of the rack passes the same.
+  uint32_t firstSlot = 0;
+  uint32_t slots = 0;
+};
+struct SliceSpan {
+  size_t first = 0;  // element offset in the buffer
+  uint32_t len = 0;  // elements, 1 to sliceElems()
 };
 inline constexpr uint8_t kSliceOther = 0;
 inline constexpr uint8_t kSlicePort = 1;
@@ -98,6 +113,29 @@ struct InaBroadcastResult {
   InaCallStats stats;
 };
 
+// One slice of a rack all-gather through the switch (InaClient::startGather).
+struct GatherSlice {
+  size_t offset = 0;   // bytes into the buffer
+  uint32_t bytes = 0;  // 1 to 4 * sliceElems()
+  uint8_t root = 0;    // the worker (index in the rack) whose bytes these are
+};
+struct InaGatherOptions {
+  const std::vector<GatherSlice>* slices = nullptr;
+  // Whether this worker's own slice i may go (its bytes are final); null:
+  // all at once.
+  std::function<bool(uint32_t)> ready;
+  // The part of the window it uses (slots 0: the rest of the window); each
+  // root gets slots / fan-in of it.
+  uint32_t firstSlot = 0;
+  uint32_t slots = 0;
+};
+struct InaGatherResult {
+  // Other roots' slices that never arrived here (lost multicasts, or a root
+  // that lost the switch): the caller fetches them over host connections.
+  std::vector<uint32_t> missingSlices;
+  InaCallStats stats;
+};
+
 class InaClient {
  public:
   static Status create(const InaClientOptions& options, std::unique_ptr<InaClient>* out);
@@ -112,6 +150,8 @@ class InaClient {
   // switch grants between the same two calls.
   Status setGrant(const Grant& grant);
   const Grant& grant() const { return grant_; }
+  // Slots a call may use (the grant, or fewer by InaClientOptions::window).
+  uint32_t window() const { return window_; }
   // Whether the switch NACKed a slot of this grant (preempted under us).
   bool lostSlots() const {
     return std::find(deadSlots_.begin(), deadSlots_.end(), true) != deadSlots_.end();
@@ -127,6 +167,46 @@ class InaClient {
   // hostSlices). Types: int32, float32, float16, bfloat16.
   Status allreduce(void* buffer, size_t count, rinaDataType_t type, const InaCallOptions& call,
                    InaCallResult* result);
+
+  // allreduce for a caller that drives it from its own loop (the step
+  // engine, beside its connections): start, progress() until done(), then
+  // finish(). progress() never blocks; between passes sleep on fd()
+  // (readable) for at most waitMs(). One call at a time.
+  Status start(void* buffer, size_t count, rinaDataType_t type, const InaCallOptions& call);
+  // Sends what the window allows, takes what arrived, resends what is late;
+  // *moved when anything went or came. rinaTimeout when the switch is silent
+  // for switchTimeoutMs (the call is then over: finish() says which slices
+  // never completed).
+  Status progress(bool* moved);
+  bool done() const;
+  // Data slice i of the call in progress is final here: the sum arrived, an
+  // acknowledgement did (a slice another worker ports; the buffer keeps the
+  // input), or it is left to the host (sliceOnHost: the input is kept).
+  bool sliceFinal(uint32_t i) const;
+  bool sliceOnHost(uint32_t i) const;
+  int fd() const { return socket_.get(); }
+  int waitMs() const;
+  // A rack all-gather through the switch, driven like start(): every worker
+  // of the rack calls it with the same slices; each sends its own (as BCAST,
+  // when ready) and takes the others' from the multicast. Roots never wait
+  // on each other: root w uses its own share of the granted slots (window /
+  // fan-in of them) and numbers its j-th slice base + j * fanIn + w.
+  // progress() sends, receives and resends; done() once this worker's own
+  // slices came back from the switch (its acknowledgement) — the others'
+  // may still be arriving, so keep calling progress() until the caller
+  // knows every root is done, then finishGather(). rinaInvalidUsage when the
+  // grant has fewer slots than the rack has workers.
+  Status startGather(void* buffer, const InaGatherOptions& options);
+  bool gatherHas(uint32_t i) const;
+  // This worker's own slices all came back (or the gather failed).
+  bool gatherRootsDone() const;
+  const Status& gatherStatus() const { return gatherStatus_; }
+  Status finishGather(InaGatherResult* result);
+
+  // Ends the call: its status (the first error of progress(), if any) and
+  // the result; after an error hostSlices also lists every slice that never
+  // became final.
+  Status finish(InaCallResult* result);
 
   // Switch broadcast (BCAST): the root's bytes reach every worker of the
   // rack bit for bit (any type: they travel as raw 32-bit words). Every
@@ -144,6 +224,7 @@ class InaClient {
   struct Call;
   struct Entry {
     uint32_t seq = 0;
+    uint32_t slot = 0;  // index in the window
     bool busy = false;
     bool retransmitted = false;
     bool fastResent = false;  // resent early since its send
@@ -152,17 +233,21 @@ class InaClient {
   };
 
   explicit InaClient(const InaClientOptions& options);
-  // Which of the switch's data ports (threads) serves seq's slot.
-  uint32_t portIndex(uint32_t seq) const { return (grant_.base + seq % window_) % grant_.ports; }
+  // Which of the switch's data ports (threads) serves window slot w.
+  uint32_t slotPort(uint32_t w) const { return (grant_.base + w) % grant_.ports; }
   void buildSlice(Call& c, uint32_t r, Entry& e);
   void sendEntries(const std::vector<Entry*>& batch);
-  void receive(Call& c);
+  // Takes what arrived: results of c (may be null) and of the gather in
+  // progress; datagrams of later calls are kept.
+  void receive(Call* c);
   void onDatagram(Call& c, const uint8_t* data, size_t len);
   // Resends what timed out, and (fast retransmit) what is outstanding while
   // results for slices sent well after it came back; rinaTimeout when no
   // slice completed for switchTimeoutMs.
   Status retransmit(Call& c);
-  // Sends, receives and resends until every slice of c completed.
+  // One non-blocking pass: send, receive, resend.
+  Status pump(Call& c, bool* moved);
+  // pump until every slice of c completed.
   Status runCall(Call& c);
   // A datagram of this job for seq >= end (a later call: a broadcast the
   // root started while this worker was still busy) is kept for that call.
@@ -183,6 +268,19 @@ class InaClient {
   RtoEstimator rto_;
   std::vector<std::vector<uint8_t>> rxBuffers_;
   std::deque<std::vector<uint8_t>> early_;
+  std::unique_ptr<Call> active_;  // the call start() began
+  struct GatherCall;
+  std::unique_ptr<GatherCall> gather_;  // or the gather startGather() began
+  Status activeStatus_;
+  Status gatherStatus_;
+  void endCalls();  // drops a call or gather in progress
+  Status pumpGather(GatherCall& g, bool* moved);
+  int gatherWaitMs() const;
+  static uint32_t gatherEnd(const GatherCall& g);
+  bool inGather(const GatherCall& g, const uint8_t* data, size_t len) const;
+  static bool gatherSlotsOverlap(const GatherCall& g, uint32_t first, uint32_t count);
+  bool callSlotsOverlap(uint32_t first, uint32_t count) const;  // with the call in progress
+  void onGatherDatagram(GatherCall& g, const uint8_t* data, size_t len);
 };
 
 }  // namespace rina::ina

@@ -109,7 +109,8 @@ void DataThread::sendAll(const std::vector<OutMessage>& msgs, const Output& aren
 // through the RoCE socket; the rest go out unchanged.
 void DataThread::flush() {
   if (output_.messages().empty()) return;
-  if (roceJobs_.empty()) {
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  if (roceJobs_.empty() && options_.sendDropRate <= 0) {
     sendAll(output_.messages(), output_, socket_.get());
     output_.clear();
     return;
@@ -117,6 +118,10 @@ void DataThread::flush() {
   plain_.clear();
   roceOut_.clear();
   for (const OutMessage& m : output_.messages()) {
+    if (options_.sendDropRate > 0 && uniform(rng_) < options_.sendDropRate) {
+      injectedSendDrops_.add();
+      continue;
+    }
     const uint8_t* b = output_.bytes(m);
     const uint16_t job = m.length >= ina::kHeaderBytes ? static_cast<uint16_t>(b[2] << 8 | b[3]) : 0;
     if (!roceJobs_.count(job)) {

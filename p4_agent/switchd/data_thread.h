@@ -25,7 +25,8 @@
 namespace rina::switchd {
 
 struct DataThreadOptions {
-  double dropRate = 0.0;  // probability of dropping a received datagram
+  double dropRate = 0.0;      // probability of dropping a received datagram
+  double sendDropRate = 0.0;  // probability of dropping a datagram it sends (each copy)
   uint64_t seed = 1;
   double capacityPps = 0.0;  // this thread's share; 0 = unlimited
   int cpu = -1;              // pin to this CPU if >= 0
@@ -47,6 +48,7 @@ class DataThread {
 
   const Pipeline& pipeline() const { return pipeline_; }
   uint64_t injectedDrops() const { return injectedDrops_.get(); }
+  uint64_t injectedSendDrops() const { return injectedSendDrops_.get(); }
   uint64_t capacityDrops() const { return capacityDrops_.get(); }
   uint64_t received() const { return received_.get(); }
   uint64_t sendErrors() const { return sendErrors_.get(); }
@@ -76,7 +78,7 @@ class DataThread {
   uint64_t posted_ = 0;   // guarded by mu_
   uint64_t applied_ = 0;  // guarded by mu_
 
-  Counter injectedDrops_, capacityDrops_, received_, sendErrors_;
+  Counter injectedDrops_, injectedSendDrops_, capacityDrops_, received_, sendErrors_;
   Counter roceReceived_, roceMalformed_;
   // Data-thread state of the receive loop and the RoCEv2 translation.
   std::mt19937_64 rng_;

@@ -31,6 +31,7 @@ struct Flags {
   uint32_t payload = ina::kDefaultPayloadElems;
   double capacityPps = 0;
   double dropRate = 0;
+  double sendDropRate = 0;
   uint64_t seed = 1;
   double statsInterval = 0;
   uint32_t threads = 1;
@@ -43,8 +44,9 @@ struct Flags {
 void usage() {
   fprintf(stderr,
           "usage: rina-switchd [--listen ADDR:PORT] [--control ADDR:PORT] [--slots N]\n"
-          "         [--payload ELEMS] [--capacity-pps N] [--drop-rate P] [--seed S]\n"
-          "         [--stats-interval S] [--threads N | --cores C0,C1,...] [--idle-ms MS]\n"
+          "         [--payload ELEMS] [--capacity-pps N] [--drop-rate P] [--send-drop-rate P]\n"
+          "         [--seed S] [--stats-interval S] [--threads N | --cores C0,C1,...]\n"
+          "         [--idle-ms MS] [--roce-port PORT|off]\n"
           "  --listen        first UDP data port; aggregation thread i uses PORT+i\n"
           "                  (PORT 0: pick a free block)           [127.0.0.1:9100]\n"
           "  --control       TCP control (CTRL) address, port 0 = any  [127.0.0.1:9101]\n"
@@ -52,6 +54,8 @@ void usage() {
           "  --payload       int32 elements per datagram (1..2048)               [64]\n"
           "  --capacity-pps  aggregation capacity in datagrams/s, 0 = unlimited   [0]\n"
           "  --drop-rate     probability of dropping a received datagram          [0]\n"
+          "  --send-drop-rate  probability of dropping each datagram it sends,\n"
+          "                  every multicast copy on its own                    [0]\n"
           "  --seed          seed of the drop generator                           [1]\n"
           "  --stats-interval  seconds between stats lines on stderr, 0 = off     [0]\n"
           "  --threads       aggregation threads (slot s goes to thread s %% N)    [1]\n"
@@ -89,6 +93,8 @@ bool parseFlags(int argc, char** argv, Flags* f) {
       ok = parseNumber(v, &f->capacityPps) && f->capacityPps >= 0;
     } else if (name == "--drop-rate") {
       ok = parseNumber(v, &f->dropRate) && f->dropRate >= 0 && f->dropRate < 1;
+    } else if (name == "--send-drop-rate") {
+      ok = parseNumber(v, &f->sendDropRate) && f->sendDropRate >= 0 && f->sendDropRate < 1;
     } else if (name == "--seed") {
       ok = parseNumber(v, &f->seed);
     } else if (name == "--stats-interval") {
@@ -152,7 +158,7 @@ class ShardedDataPlane : public DataPlane {
     std::vector<uint64_t> verdicts(static_cast<size_t>(Verdict::kCount), 0);
     std::vector<uint64_t> malformed(static_cast<size_t>(ina::DecodeError::kCount), 0);
     uint64_t received = 0, contributions = 0, overflows = 0, sent = 0, injected = 0, capacity = 0,
-             sendErrors = 0;
+             sendErrors = 0, sendInjected = 0;
     for (const auto& t : threads_) {
       const PipelineStats& s = t->pipeline().stats();
       for (size_t i = 0; i < verdicts.size(); ++i) verdicts[i] += s.verdicts[i].get();
@@ -162,6 +168,7 @@ class ShardedDataPlane : public DataPlane {
       overflows += s.overflows.get();
       sent += s.sent.get();
       injected += t->injectedDrops();
+      sendInjected += t->injectedSendDrops();
       capacity += t->capacityDrops();
       sendErrors += t->sendErrors();
     }
@@ -169,7 +176,7 @@ class ShardedDataPlane : public DataPlane {
       return "\"" + std::string(name) + "\":" + std::to_string(v);
     };
     std::string json = "{" + field("received", received) + "," + field("injected_drops", injected) +
-                       "," + field("capacity_drops", capacity) + "," +
+                       "," + field("injected_send_drops", sendInjected) + "," + field("capacity_drops", capacity) + "," +
                        field("contributions", contributions) + "," + field("overflows", overflows) +
                        "," + field("sent", sent) + "," + field("send_errors", sendErrors);
     for (size_t i = 0; i < verdicts.size(); ++i) {
@@ -266,6 +273,7 @@ int run(int argc, char** argv) {
     PipelineConfig pc{flags.slots, flags.payload, i, flags.threads};
     DataThreadOptions to;
     to.dropRate = flags.dropRate;
+    to.sendDropRate = flags.sendDropRate;
     to.seed = flags.seed + i;
     to.capacityPps = flags.capacityPps / flags.threads;
     to.cpu = flags.cores.empty() ? -1 : flags.cores[i];

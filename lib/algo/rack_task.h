@@ -1,0 +1,146 @@
+// The inside of one rack during a rina allreduce over several members, as
+// one EngineTask that runs beside the member ring in the same engine loop:
+//
+//   reduce: every worker's pieces go to the switch (a reduce-scatter: each
+//     piece's sum to its port only), in the order the ring needs them, and
+//     a ring item waits only for the slices it reads (reduced());
+//   fix:    slices the switch did not sum at their port (preempted slots,
+//     int32 overflow, NaN/Inf, a lost switch) are summed on the hosts: each
+//     port asks its rack-mates for their inputs there;
+//   gather: every final piece goes from its port to the rack's other
+//     workers through the switch (multicast), as soon as the ring made it
+//     final (agFinal);
+//   repair: what a multicast did not deliver comes from the port over the
+//     host connections.
+//
+// When the rack has no switch (fallen back, or a type or op the switch
+// cannot sum) the same phases run over shm/TCP: a host reduce to the ports,
+// then the ports send each final piece to the rack. The rack's workers agree
+// on every decision through the messages of the fix and repair phases, so a
+// switch lost in the middle changes nothing in the result: the rack falls
+// back for the rest of this and every later collective.
+//
+// Host connections inside the rack belong to this task while it runs (the
+// member ring only uses connections between members).
+#ifndef RINA_LIB_ALGO_RACK_TASK_H_
+#define RINA_LIB_ALGO_RACK_TASK_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "algo/engine.h"
+#include "algo/rack_steps.h"
+#include "ina/ina_client.h"
+
+namespace rina::algo {
+
+class RackIna;
+
+// Elements [begin, begin + count) of the buffer, and the rank that is their
+// port in this rack.
+struct RackPiece {
+  size_t begin = 0;
+  size_t count = 0;
+  int port = 0;
+};
+
+class RackTask final : public EngineTask {
+ public:
+  // Every worker of m passes the same pieces. reduceOrder: every piece of
+  // the buffer, in the order the ring needs their sums; gatherOrder: the
+  // pieces in the order they become final at their ports, where
+  // isFinal(i, end) says whether piece gatherOrder[i]'s first `end`
+  // elements are final at this rank (asked only of the pieces it ports).
+  RackTask(RackCall& call, const Member& m, char* data, std::vector<RackPiece> reduceOrder,
+           std::vector<RackPiece> gatherOrder, std::function<bool(size_t, size_t)> isFinal);
+  ~RackTask() override;
+
+  Status start();
+  // Elements [b, e) of reduceOrder[p] (relative to the piece) hold the
+  // rack's sum at the piece's port.
+  bool reduced(size_t p, size_t b, size_t e) const;
+
+  Status progress(bool* moved) override;
+  bool done() const override { return phase_ == Phase::kDone; }
+  void arm(transport::WaitSet& ws, int* timeoutMs) override;
+  Status checkAlive() override;
+  std::string describe() const override;
+
+ private:
+  enum class Phase {
+    kSwitchReduce,
+    kFixHeaders,
+    kFixLists,
+    kFixData,
+    kHostReduce,
+    kSwitchGather,
+    kGatherDone,
+    kRepairHeaders,
+    kRepairLists,
+    kRepairData,
+    kHostGather,
+    kDone
+  };
+  struct Msg;
+
+  bool onSwitch() const;
+  Engine& newEngine();
+  // Phase starts.
+  Status startSwitchReduce();
+  void beginFix();  // the fix phase's first exchange, from mine_
+  Status startHostReduce();
+  Status startGather();
+  // The switch all-gather, on window slots firstSlot.. (slots 0: all).
+  Status beginSwitchGather(uint32_t firstSlot, uint32_t slots);
+  Status startHostGather();
+  Status afterFixHeaders();
+  Status afterFixLists();
+  Status afterGatherDone();
+  Status afterRepairHeaders();
+  Status afterRepairLists();
+  void scanReduced();
+  Status next(bool* moved);  // runs phase ends until one is in progress
+  void fallBack(const std::string& why);
+  void finishTask();  // kDone, and the TRACE line of the phase times
+
+  RackCall& call_;
+  const Member& m_;
+  RackIna* ina_;
+  char* data_;
+  size_t es_;
+  std::vector<int> others_;  // the rack without this rank, ascending
+  std::vector<RackPiece> reduceOrder_, gatherOrder_;
+  std::function<bool(size_t, size_t)> isFinal_;
+  Phase phase_ = Phase::kDone;
+  std::unique_ptr<Engine> sub_;  // the phase's host messages
+
+  // reduce: the switch call's slices, by piece.
+  std::vector<ina::SliceSpan> spans_;
+  std::vector<uint8_t> roles_;
+  std::vector<size_t> firstSpan_;  // per reduce piece
+  enum SpanState : uint8_t { kPending, kClean, kOnHost };
+  std::vector<uint8_t> state_;
+  size_t scanFrom_ = 0;
+  bool allReduced_ = false;  // host reduce: every piece at once
+  bool lostSwitch_ = false;  // this rank saw the switch fail (this collective)
+  bool rackFallBack_ = false;
+  bool gatherActive_ = false;  // the client's all-gather is in progress
+  std::string why_;
+  // fix and repair: per rack-mate, the message and the slice lists each way.
+  std::vector<Msg> msgOut_, msgIn_;
+  std::vector<uint32_t> mine_;  // my host slices (fix) / my missing slices (repair)
+  std::vector<std::vector<uint32_t>> wantOut_, wantIn_;
+  // For the TRACE line at the end: when start() ran and each phase ended.
+  Clock::time_point started_;
+  std::vector<std::pair<const char*, Clock::time_point>> marks_;
+  void mark(const char* what) { marks_.emplace_back(what, Clock::now()); }
+  // gather
+  std::vector<ina::GatherSlice> gatherSlices_;
+  std::vector<size_t> gatherPiece_;  // per gather slice: its gatherOrder_ index
+};
+
+}  // namespace rina::algo
+
+#endif  // RINA_LIB_ALGO_RACK_TASK_H_
