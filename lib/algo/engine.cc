@@ -19,6 +19,7 @@ const char* collectiveName(uint8_t kind) {
     case kAllGather: return "allgather";
     case kBroadcast: return "broadcast";
     case kGatherLinkRates: return "gather link rates";
+    case kPlanExchange: return "plan exchange";
     default: return "unknown collective";
   }
 }

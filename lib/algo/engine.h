@@ -112,7 +112,14 @@ struct CollHeader {
 };
 static_assert(sizeof(CollHeader) == 32);
 
-enum CollKind : uint8_t { kAllReduce = 1, kReduceScatter, kAllGather, kBroadcast, kGatherLinkRates };
+enum CollKind : uint8_t {
+  kAllReduce = 1,
+  kReduceScatter,
+  kAllGather,
+  kBroadcast,
+  kGatherLinkRates,
+  kPlanExchange
+};
 const char* collectiveName(uint8_t kind);
 
 // Adds a header send to `to` and a header receive from `from` (as the next
