@@ -6,6 +6,7 @@
 #include "algo/engine.h"
 #include "algo/plan_members.h"
 #include "core/log.h"
+#include "topo/ring_members.h"
 
 namespace rina::algo {
 namespace {
@@ -61,6 +62,13 @@ Status PlanSync::create(const Communicator& comm, const plan::ReplanPolicy& poli
   RINA_TRY(plan::networkFromTopology(comm.topology(), comm.racks(), &s->network_)
                .prepend("rank " + std::to_string(comm.rank()) + ": the planner's network: "));
   s->chunks_ = planChunks(comm.racks());
+  const size_t members = topo::ringMembers(comm.racks()).size();
+  s->active_ = comm.size() >= 2 && members <= kMaxPlannedMembers;
+  if (comm.rank() == 0 && comm.size() >= 2 && !s->active_) {
+    RINA_INFO("%zu ring members: more than %zu to plan at run time; hier and rina keep the rack "
+              "order",
+              members, kMaxPlannedMembers);
+  }
   *out = std::move(s);
   return {};
 }
@@ -72,12 +80,12 @@ bool PlanSync::follows(const Communicator& comm, Algorithm a) {
 }
 
 Status PlanSync::start(Communicator& comm) {
-  if (started_ || comm.size() < 2) return {};
+  if (started_ || !active_) return {};
   return exchange(comm, true);
 }
 
 Status PlanSync::beforeCollective(Communicator& comm) {
-  if (comm.size() < 2) return {};
+  if (!active_) return {};
   if (!started_) {
     RINA_TRY(exchange(comm, true));
   } else if (checkDue()) {

@@ -44,6 +44,10 @@ class PlanSync {
   // its clock every this many hier / rina collectives: how late a moved
   // rate or an elapsed interval is noticed, and how often a check is paid.
   static constexpr uint64_t kCheckEvery = 16;
+  // Beyond this many ring members rank 0 would plan for too long (the ring
+  // heuristic grows about cubically: 0.06 s at 128 members, 49 s at 1024 on
+  // the build machine) while every rank waits: the rack order stays.
+  static constexpr size_t kMaxPlannedMembers = 128;
 
   // The planner's network from comm's topology and rack map (rates as
   // configured); no messages.
@@ -60,7 +64,7 @@ class PlanSync {
   // the collective.
   Status beforeCollective(Communicator& comm);
 
-  // Null before the initial plan (and on one rank): the rack order.
+  // Null before the initial plan (and when not planning): the rack order.
   const plan::Plan* current() const { return plan_ ? &*plan_ : nullptr; }
   uint64_t epoch() const { return plan_ ? plan_->epoch : 0; }
   uint64_t replans() const { return replans_; }  // plans after the initial one
@@ -79,6 +83,7 @@ class PlanSync {
   plan::ReplanPolicy policy_;
   plan::Network network_;  // as configured; rank 0 adds measured rates to a copy
   int chunks_ = 1;         // port choices per INA rack (planChunks)
+  bool active_ = false;  // two or more ranks, at most kMaxPlannedMembers members
   bool started_ = false;
   std::optional<plan::Plan> plan_;
   uint64_t since_ = 0;  // hier / rina collectives run under the current plan
