@@ -110,7 +110,7 @@ RINA_API rinaResult_t rinaCommSetAlgorithm(rinaComm_t comm, const char* algorith
  * Forward compatible: set `size` to sizeof(rinaCommStats_t) before the
  * call; the library writes only the fields that fit in `size` and reports
  * its own layout in `version`. New fields are only ever appended. */
-#define RINA_COMM_STATS_VERSION 2
+#define RINA_COMM_STATS_VERSION 3
 typedef struct {
   size_t size;      /* in: sizeof(rinaCommStats_t) of the caller */
   uint32_t version; /* out: RINA_COMM_STATS_VERSION of the library */
@@ -128,9 +128,14 @@ typedef struct {
   uint64_t inaRegrants;        /* new slot grants after a preemption */
   /* version 2: traffic on this rank's connections (per link:
    * rinaCommGetLinkStats); payload bytes, creation probe included */
-  uint64_t links;         /* connections to other ranks */
-  uint64_t bytesSent;     /* over all connections */
-  uint64_t bytesReceived; /* over all connections */
+  uint64_t links;         /* connections to other ranks now */
+  uint64_t bytesSent;     /* over all connections, closed ones included */
+  uint64_t bytesReceived; /* over all connections, closed ones included */
+  /* version 3: the plan hier and rina follow (README "Planning"); equal on
+   * every rank between collectives */
+  uint64_t planEpoch;  /* the current plan's number; 0: none yet */
+  uint64_t replans;    /* plans adopted after the initial one */
+  uint64_t planChecks; /* plan exchanges (rate gather + decision), the initial one included */
 } rinaCommStats_t;
 
 /* Fills stats (see rinaCommStats_t); rinaInvalidArgument when stats is NULL

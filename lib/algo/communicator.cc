@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "algo/link_stats.h"
+#include "algo/plan_sync.h"
 #include "algo/rack_ina.h"
 #include "bootstrap/bootstrap.h"
 #include "core/config.h"
@@ -77,6 +78,19 @@ std::set<int> rackPeerRanks(int rank, const topo::RackMap& map) {
   return peers;
 }
 
+std::set<int> basePeerRanks(int rank, const topo::RackMap& map) {
+  std::set<int> peers = neighbourRanks(rank, static_cast<int>(map.rackOf.size()));
+  const topo::Rack& mine = map.racks[map.rackOf[rank]];
+  peers.insert(mine.ranks.begin(), mine.ranks.end());
+  if (rank == 0) {
+    for (size_t r = 0; r < map.racks.size(); ++r) peers.insert(map.agentOf(static_cast<int>(r)));
+  } else if (mine.ranks.front() == rank) {
+    peers.insert(0);
+  }
+  peers.erase(rank);
+  return peers;
+}
+
 Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
                             std::unique_ptr<Communicator>* out) {
   setLogRank(rank);
@@ -90,6 +104,8 @@ Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
   comm->spinUs_ = std::max<int64_t>(0, config::intValue("RINA_SPIN_US"));
   RINA_TRY(parseAlgorithm(config::stringValue("RINA_ALGO"), &comm->algorithm_)
                .prepend("RINA_ALGO: "));
+  plan::ReplanPolicy policy;
+  RINA_TRY(plan::ReplanPolicy::fromConfig(&policy).prepend("rank " + std::to_string(rank) + ": "));
   int socketsPerPeer = 1;  // 0: auto
   std::string nsocks = config::stringValue("RINA_SOCKET_NSOCKS");
   if (nsocks == "auto") {
@@ -130,7 +146,9 @@ Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
   mesh.table = table;
   std::vector<std::string> hostIds;
   for (const bootstrap::PeerInfo& p : table) hostIds.emplace_back(p.host, strnlen(p.host, sizeof(p.host)));
-  RINA_TRY(topo::rackMapFromEnv(hostIds, &comm->racks_).prepend("rank " + std::to_string(rank) + ": "));
+  RINA_TRY(topo::rackMapFromEnv(hostIds, &comm->racks_, &comm->topology_)
+               .prepend("rank " + std::to_string(rank) + ": "));
+  comm->basePeers_ = basePeerRanks(rank, comm->racks_);
   mesh.peers = neighbourRanks(rank, nranks);
   for (int p : rackPeerRanks(rank, comm->racks_)) mesh.peers.insert(p);
   mesh.listenFd = listen.get();
@@ -145,9 +163,18 @@ Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
   mesh.deadline = deadlineAfterMs(comm->timeoutMs_);
   mesh.abort = &comm->aborted_;
   RINA_TRY(transport::buildMesh(mesh, &comm->conns_));
+  comm->listen_ = std::move(listen);
+  comm->mesh_ = std::move(mesh);
+  comm->mesh_.peers.clear();
 
   RINA_TRY(probeLinksFromConfig(*comm));
   RINA_TRY(RackIna::setup(*comm, idData.commId, &comm->rackIna_));
+  RINA_TRY(PlanSync::create(*comm, policy, &comm->plans_));
+  // The initial plan now when the configured algorithm follows plans (its
+  // connections are made before the first collective), else at the first
+  // hier / rina collective (rinaCommSetAlgorithm), so a communicator that
+  // never runs them never plans.
+  if (PlanSync::follows(*comm, comm->algorithm_)) RINA_TRY(comm->plans_->start(*comm));
 
   std::string summary;
   for (auto& [peer, conn] : comm->conns_) {
@@ -163,6 +190,33 @@ Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
 Communicator::~Communicator() {
   rackIna_.reset();  // stops a local rina-switchd
   std::free(scratch_);
+}
+
+Status Communicator::updatePeers(const std::set<int>& wanted) {
+  for (auto it = conns_.begin(); it != conns_.end();) {
+    if (wanted.count(it->first) || basePeers_.count(it->first)) {
+      ++it;
+      continue;
+    }
+    const transport::LinkCounters& k = it->second->counters();
+    stats_.closedBytesSent += k.bytes[static_cast<int>(transport::Direction::kSend)];
+    stats_.closedBytesReceived += k.bytes[static_cast<int>(transport::Direction::kRecv)];
+    RINA_TRACE("rank %d: closing the connection to rank %d (the plan no longer uses it)", rank_,
+               it->first);
+    it = conns_.erase(it);
+  }
+  transport::MeshOptions opt = mesh_;
+  for (int r : wanted) {
+    if (r != rank_ && !conns_.count(r)) opt.peers.insert(r);
+  }
+  if (opt.peers.empty()) return {};
+  opt.listenFd = listen_.get();
+  opt.deadline = deadlineAfterMs(timeoutMs_);
+  opt.abort = &aborted_;
+  std::map<int, std::unique_ptr<transport::Connection>> fresh;
+  RINA_TRY(transport::buildMesh(opt, &fresh));
+  for (auto& [peer, conn] : fresh) conns_[peer] = std::move(conn);
+  return {};
 }
 
 transport::Connection* Communicator::peer(int r) const {

@@ -11,13 +11,16 @@
 #include <set>
 #include <string>
 
+#include "core/socket.h"
 #include "core/status.h"
 #include "rina/rina.h"
 #include "topo/rack_map.h"
 #include "transport/connection.h"
+#include "transport/mesh.h"
 
 namespace rina::algo {
 
+class PlanSync;
 class RackIna;
 
 enum class Algorithm { kAuto, kRing, kRecursiveDoubling, kHier, kRina, kPsIna };
@@ -36,6 +39,11 @@ std::set<int> neighbourRanks(int rank, int nranks);
 // O(rack size) connections, not n - 1.
 std::set<int> rackPeerRanks(int rank, const topo::RackMap& map);
 
+// The peers a rank keeps whatever the plan: neighbourRanks, its own rack,
+// and the ps-ina star (rank 0 with every rack's agent). A plan adds the
+// ranks of its ring neighbours (plan_members.h: planPeerRanks).
+std::set<int> basePeerRanks(int rank, const topo::RackMap& map);
+
 // Counters behind rinaCommGetStats.
 struct CommStats {
   uint64_t calls[6] = {};  // per Algorithm that actually ran (index = enum value)
@@ -44,6 +52,10 @@ struct CommStats {
   uint64_t inaRetransmissions = 0;
   uint64_t inaHostSlices = 0;
   uint64_t inaRegrants = 0;
+  // Connections closed because a new plan no longer needed them: their
+  // bytes stay in rinaCommGetStats' totals.
+  uint64_t closedBytesSent = 0;
+  uint64_t closedBytesReceived = 0;
 };
 
 class Communicator {
@@ -53,6 +65,10 @@ class Communicator {
   ~Communicator();
 
   const topo::RackMap& racks() const { return racks_; }
+  // The topology the rack map came from (the planner's configured rates).
+  const topo::TopologySpec& topology() const { return topology_; }
+  // The plan the rack algorithms follow and the agreement on it.
+  PlanSync& plans() { return *plans_; }
   // This rank's INA rack state; null outside an INA rack of two or more.
   RackIna* rackIna() const { return rackIna_.get(); }
   CommStats& stats() { return stats_; }
@@ -60,6 +76,22 @@ class Communicator {
   int rank() const { return rank_; }
   int size() const { return nranks_; }
   transport::Connection* peer(int r) const;
+  // The connection to rank r over a path: `spine` is the plan's spine of
+  // the ring hop (-1: any). Every ring hop of the rack algorithms asks here,
+  // so this is the one place where a path picks among a peer's addresses
+  // (one per spine / NIC). Today a peer has one address, hence one
+  // connection, and the spine is not used yet.
+  transport::Connection* connectionFor(int r, int spine) const {
+    (void)spine;
+    return peer(r);
+  }
+  // Collective over the pairs that change (both ends call it with
+  // symmetric sets, at the same collective): connects to the ranks of
+  // wanted it has no connection to, over the same bootstrap table and
+  // listening socket as at creation, and closes connections to ranks that
+  // are neither wanted nor basePeerRanks. So a rank holds O(rack size)
+  // connections whatever plans come and go.
+  Status updatePeers(const std::set<int>& wanted);
   // Every connection of this rank, by peer rank (ascending).
   const std::map<int, std::unique_ptr<transport::Connection>>& connections() const {
     return conns_;
@@ -90,7 +122,13 @@ class Communicator {
   int nranks_ = 1;
   std::map<int, std::unique_ptr<transport::Connection>> conns_;
   topo::RackMap racks_;
+  topo::TopologySpec topology_;
   std::unique_ptr<RackIna> rackIna_;
+  std::unique_ptr<PlanSync> plans_;
+  // For connections made after creation (updatePeers).
+  Fd listen_;
+  transport::MeshOptions mesh_;
+  std::set<int> basePeers_;
   CommStats stats_;
   std::atomic<bool> aborted_{false};
   uint64_t seq_ = 0;

@@ -14,18 +14,13 @@ namespace rina::algo {
 
 const char* collectiveName(uint8_t kind) {
   switch (kind) {
-    case kAllReduce:
-      return "allreduce";
-    case kReduceScatter:
-      return "reduce-scatter";
-    case kAllGather:
-      return "allgather";
-    case kBroadcast:
-      return "broadcast";
-    case kGatherLinkRates:
-      return "gather link rates";
-    default:
-      return "unknown collective";
+    case kAllReduce: return "allreduce";
+    case kReduceScatter: return "reduce-scatter";
+    case kAllGather: return "allgather";
+    case kBroadcast: return "broadcast";
+    case kGatherLinkRates: return "gather link rates";
+    case kPlanExchange: return "plan exchange";
+    default: return "unknown collective";
   }
 }
 

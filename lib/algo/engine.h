@@ -164,7 +164,8 @@ enum CollKind : uint8_t {
   kReduceScatter,
   kAllGather,
   kBroadcast,
-  kGatherLinkRates
+  kGatherLinkRates,
+  kPlanExchange
 };
 const char* collectiveName(uint8_t kind);
 

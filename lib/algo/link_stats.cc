@@ -139,4 +139,24 @@ void addMeasuredProbes(const std::vector<LinkRate>& table, plan::Network* net) {
   }
 }
 
+void addMeasuredHostRates(const std::vector<LinkRate>& table, plan::Network* net) {
+  const int n = static_cast<int>(net->hosts.size());
+  std::vector<double> in(n, 0), out(n, 0);
+  for (const LinkRate& l : table) {
+    if (l.bytesRecv == 0 || l.recvRate <= 0 || std::strcmp(l.kind, "shm") == 0) continue;
+    if (l.rank < 0 || l.rank >= n || l.peer < 0 || l.peer >= n) continue;
+    if (net->hosts[l.rank].rack == net->hosts[l.peer].rack) continue;
+    const double mbit = l.recvRate * 8 / 1e6;
+    in[l.rank] = std::max(in[l.rank], mbit);
+    out[l.peer] = std::max(out[l.peer], mbit);
+  }
+  for (int h = 0; h < n; ++h) {
+    const double measured =
+        in[h] > 0 && out[h] > 0 ? std::min(in[h], out[h]) : std::max(in[h], out[h]);
+    if (measured <= 0) continue;
+    double& link = net->hosts[h].linkMbit;
+    link = link > 0 ? std::min(link, measured) : measured;
+  }
+}
+
 }  // namespace rina::algo

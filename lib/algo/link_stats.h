@@ -50,6 +50,14 @@ Status gatherLinkRates(Communicator& comm, std::vector<LinkRate>* table);
 // of the same hop already in net, appends the others.
 void addMeasuredProbes(const std::vector<LinkRate>& table, plan::Network* net);
 
+// Host link rates as measured, for the port shares of INA racks: a host's
+// link moves at least as fast as the fastest hop measured into it and out
+// of it (other ranks' receive rates) between hosts of different racks; the
+// lower of the two directions, and never above the configured rate. Shared
+// memory rows are left out (they do not cross the host link); hosts with
+// nothing measured keep their rate.
+void addMeasuredHostRates(const std::vector<LinkRate>& table, plan::Network* net);
+
 }  // namespace rina::algo
 
 #endif  // RINA_LIB_ALGO_LINK_STATS_H_

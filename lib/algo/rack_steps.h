@@ -3,8 +3,9 @@
 // autonomous worker. These are the steps inside one member: reduce a chunk
 // of every worker's buffer to the chunk's port (through the switch, the port
 // adding the upstream partial, or over shm/TCP), and broadcast a chunk from
-// its port to the member's workers (switch multicast, or shm/TCP). Ports
-// rotate over a member's workers by chunk.
+// its port to the member's workers (switch multicast, or shm/TCP). A
+// member's port per chunk comes from the current plan (plan_members.h), else
+// ports rotate over its workers by chunk.
 #ifndef RINA_LIB_ALGO_RACK_STEPS_H_
 #define RINA_LIB_ALGO_RACK_STEPS_H_
 
@@ -17,8 +18,13 @@ namespace rina::algo {
 struct Member {
   std::vector<int> ranks;  // ascending; ranks.front() is the agent
   bool inaRack = false;    // an INA rack of two or more (its mode: comm.rackIna())
-  // Ports rotate over the member's ranks by chunk (topo::portOf's rule).
-  int portFor(size_t chunk) const { return ranks[chunk % ranks.size()]; }
+  std::vector<int> ports = {};  // the plan's port rank per chunk (wraps); empty: rotate
+  int spineToNext = -1;         // the plan's path of the hop to the next member; -1: any
+  // The plan's ports, else round-robin over the member's ranks by chunk
+  // (topo::portOf's rule).
+  int portFor(size_t chunk) const {
+    return ports.empty() ? ranks[chunk % ranks.size()] : ports[chunk % ports.size()];
+  }
 };
 
 // hier: every rack is one member.
@@ -28,6 +34,10 @@ std::vector<Member> hierMembers(const topo::RackMap& map);
 // INA is an autonomous member.
 std::vector<Member> rinaMembers(const topo::RackMap& map);
 int memberIndexOf(const std::vector<Member>& members, int rank);
+// rina's sub-rings over several members (rina.cc): the number of segments a
+// buffer is cut into, so one port per segment and member; the planner makes
+// that many port choices per INA rack.
+int subRingCount(const std::vector<Member>& members);
 
 // One collective's settings for the steps.
 struct RackCall {

@@ -12,6 +12,8 @@
 #include <memory>
 #include <utility>
 
+#include "algo/plan_members.h"
+#include "algo/plan_sync.h"
 #include "algo/rack_ina.h"
 #include "algo/rack_steps.h"
 #include "algo/rack_task.h"
@@ -64,6 +66,10 @@ Status memberRingAllReduce(Communicator& comm, const std::vector<Member>& member
     return {};
   }
   auto chunkAt = [&](int c) { return recv + chunks.begin(c) * es; };
+  // The ring hops to chunk c's port in the next member and from the one in
+  // the previous member, over the plan's spine of each hop.
+  auto toNext = [&](int c) { return comm.connectionFor(next.portFor(c), me.spineToNext); };
+  auto fromPrev = [&](int c) { return comm.connectionFor(prev.portFor(c), prev.spineToNext); };
 
   for (int j = 0; j < R; ++j) {
     const int c = mod(m - j, R);
@@ -73,12 +79,10 @@ Status memberRingAllReduce(Communicator& comm, const std::vector<Member>& member
       std::vector<SendItem> sends;
       std::vector<RecvItem> recvs;
       if (r == me.portFor(done)) {
-        sends.push_back(SendItem{comm.peer(next.portFor(done)), chunkAt(done),
-                                 chunks.size(done) * es, -1, j, 0});
+        sends.push_back(SendItem{toNext(done), chunkAt(done), chunks.size(done) * es, -1, j, 0});
       }
       if (r == port) {
-        recvs.push_back(
-            RecvItem{comm.peer(prev.portFor(c)), upstream, chunks.size(c) * es, {}, -1, j, 0, {}});
+        recvs.push_back(RecvItem{fromPrev(c), upstream, chunks.size(c) * es, {}, -1, j, 0, {}});
       }
       RINA_TRY(runStep(call, std::move(sends), std::move(recvs)));
     }
@@ -96,12 +100,12 @@ Status memberRingAllReduce(Communicator& comm, const std::vector<Member>& member
       std::vector<SendItem> sends;
       std::vector<RecvItem> recvs;
       if (r == me.portFor(done)) {
-        sends.push_back(SendItem{comm.peer(next.portFor(done)), chunkAt(done),
-                                 chunks.size(done) * es, -1, R + j, 0});
+        sends.push_back(
+            SendItem{toNext(done), chunkAt(done), chunks.size(done) * es, -1, R + j, 0});
       }
       if (r == port) {
-        recvs.push_back(RecvItem{
-            comm.peer(prev.portFor(c)), chunkAt(c), chunks.size(c) * es, {}, -1, R + j, 0, {}});
+        recvs.push_back(
+            RecvItem{fromPrev(c), chunkAt(c), chunks.size(c) * es, {}, -1, R + j, 0, {}});
       }
       RINA_TRY(runStep(call, std::move(sends), std::move(recvs)));
     }
@@ -117,6 +121,9 @@ int gcd(int a, int b) { return b == 0 ? a : gcd(b, a % b); }
 // Sub-rings: enough that every member's workers hold equal shares (the lcm
 // of the member sizes), unless that grows past kMaxSubRings.
 constexpr int kMaxSubRings = 12;
+
+}  // namespace
+
 int subRingCount(const std::vector<Member>& members) {
   int k = 1, largest = 1;
   for (const Member& m : members) {
@@ -127,8 +134,6 @@ int subRingCount(const std::vector<Member>& members) {
   }
   return k;
 }
-
-}  // namespace
 
 // rina over two or more members (DESIGN.md, "Rina data flow"). The buffer is
 // cut into K segments, one sub-ring each; a member's port for segment k is
@@ -249,8 +254,8 @@ Status rinaSubRingAllReduce(Communicator& comm, const std::vector<Member>& membe
       const int rc = gather ? mod(m - t, R) : mod(m - t - 1, R);
       for (size_t i = 0; i < mine.size(); ++i) {
         const int k = mine[i];
-        transport::Connection* to = comm.peer(next.portFor(k));
-        transport::Connection* from = comm.peer(prev.portFor(k));
+        transport::Connection* to = comm.connectionFor(next.portFor(k), me.spineToNext);
+        transport::Connection* from = comm.connectionFor(prev.portFor(k), prev.spineToNext);
         const auto [outAt, on] = grainOf(k, sc, j);
         const auto [inAt, in] = grainOf(k, rc, j);
         const int after = s == 0 ? -1 : recvAt[((s - 1) * mine.size() + i) * nslices + j];
@@ -283,8 +288,9 @@ Status rinaSubRingAllReduce(Communicator& comm, const std::vector<Member>& membe
 
 Status rinaAllReduce(Communicator& comm, const void* send, void* recv, size_t count,
                      rinaDataType_t type, rinaRedOp_t op) {
+  RINA_TRY(comm.plans().beforeCollective(comm));  // every rank switches plans here alike
   const uint64_t seq = comm.nextSeq();
-  std::vector<Member> members = rinaMembers(comm.racks());
+  std::vector<Member> members = rinaMembers(comm.racks(), comm.plans().current());
   if (members.size() == 1) {
     return memberRingAllReduce(comm, members, send, recv, count, type, op, seq);
   }

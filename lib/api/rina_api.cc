@@ -11,6 +11,7 @@
 #include "algo/collectives.h"
 #include "algo/communicator.h"
 #include "algo/link_stats.h"
+#include "algo/plan_sync.h"
 #include "algo/weighted_allreduce.h"
 #include "api/handle.h"
 #include "bootstrap/bootstrap.h"
@@ -197,11 +198,17 @@ rinaResult_t rinaCommGetStats(const rinaComm_t comm, rinaCommStats_t* stats) {
   full.inaRetransmissions = c.inaRetransmissions;
   full.inaHostSlices = c.inaHostSlices;
   full.inaRegrants = c.inaRegrants;
+  full.bytesSent = c.closedBytesSent;
+  full.bytesReceived = c.closedBytesReceived;
   for (const rina::algo::LinkRate& l : rina::algo::localLinkRates(*comm->impl)) {
     ++full.links;
     full.bytesSent += l.bytesSent;
     full.bytesReceived += l.bytesRecv;
   }
+  const rina::algo::PlanSync& plans = comm->impl->plans();
+  full.planEpoch = plans.epoch();
+  full.replans = plans.replans();
+  full.planChecks = plans.checks();
   std::memcpy(stats, &full, full.size);
   return rinaSuccess;
 }

@@ -56,7 +56,8 @@ Status ReplanPolicy::fromConfig(ReplanPolicy* out) {
 
 ReplanPolicy::Decision ReplanPolicy::decide(uint64_t collectives, double seconds,
                                             const std::vector<double>& ratesAtPlan,
-                                            const std::vector<double>& ratesNow) const {
+                                            const std::vector<double>& ratesNow,
+                                            const std::vector<std::string>* linkNames) const {
   if (ratesAtPlan.size() != ratesNow.size()) {
     return {true, "the measured links changed (" + std::to_string(ratesAtPlan.size()) + " -> " +
                       std::to_string(ratesNow.size()) + ")"};
@@ -71,10 +72,12 @@ ReplanPolicy::Decision ReplanPolicy::decide(uint64_t collectives, double seconds
       if (move > worst) worst = move, which = i;
     }
     if (worst > threshold_) {
-      char buf[160];
+      const std::string name =
+          linkNames && which < linkNames->size() ? (*linkNames)[which] : std::to_string(which);
+      char buf[200];
       std::snprintf(
-          buf, sizeof buf, "link %zu moved %.0f -> %.0f Mbit/s (%+.0f%%, threshold %.0f%%)", which,
-          ratesAtPlan[which], ratesNow[which],
+          buf, sizeof buf, "link %s moved %.0f -> %.0f Mbit/s (%+.0f%%, threshold %.0f%%)",
+          name.c_str(), ratesAtPlan[which], ratesNow[which],
           ratesAtPlan[which] > 0 ? 100.0 * (ratesNow[which] / ratesAtPlan[which] - 1) : 100.0,
           100.0 * threshold_);
       return {true, buf};

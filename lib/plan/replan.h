@@ -30,9 +30,12 @@ class ReplanPolicy {
 
   // collectives / seconds: since the current plan was made. ratesAtPlan /
   // ratesNow: the same links in the same order (a different length means
-  // the set of links changed, which is a reason by itself).
+  // the set of links changed, which is a reason by itself). linkNames
+  // (optional, same order): how the reason names a link ("3->5"), else by
+  // its index.
   Decision decide(uint64_t collectives, double seconds, const std::vector<double>& ratesAtPlan,
-                  const std::vector<double>& ratesNow) const;
+                  const std::vector<double>& ratesNow,
+                  const std::vector<std::string>* linkNames = nullptr) const;
 
   uint64_t everyCollectives() const { return everyCollectives_; }
   double everySeconds() const { return everySeconds_; }

@@ -126,29 +126,31 @@ namespace rina::topo {
 
 std::string hostnameOf(const std::string& hostId) { return hostId.substr(0, hostId.find('/')); }
 
-Status rackMapFromEnv(const std::vector<std::string>& hostIds, RackMap* out) {
+Status rackMapFromEnv(const std::vector<std::string>& hostIds, RackMap* out,
+                      TopologySpec* specOut) {
   std::vector<std::string> names;
   for (const std::string& id : hostIds) names.push_back(hostnameOf(id));
-  std::string file = config::stringValue("RINA_TOPO_FILE");
-  if (!file.empty()) {
-    TopologySpec spec;
-    RINA_TRY(loadTopologyFile(file, &spec).prepend("RINA_TOPO_FILE=" + file + ": "));
-    return resolveRackMap(spec, names, out).prepend("RINA_TOPO_FILE=" + file + ": ");
-  }
-  std::string racks = config::stringValue("RINA_RACKS");
-  if (racks.empty()) {
-    *out = rackPerHost(hostIds);
-    return {};
-  }
   TopologySpec spec;
-  RINA_TRY(parseRacksShortForm(racks, &spec));
-  int total = 0;
-  for (const RackSpec& r : spec.racks) total += r.rankCount;
-  if (total != static_cast<int>(hostIds.size())) {
-    return errorf(rinaInvalidUsage, "RINA_RACKS=%s holds %d ranks but the communicator has %zu",
-                  racks.c_str(), total, hostIds.size());
+  std::string file = config::stringValue("RINA_TOPO_FILE");
+  std::string racks = config::stringValue("RINA_RACKS");
+  if (!file.empty()) {
+    RINA_TRY(loadTopologyFile(file, &spec).prepend("RINA_TOPO_FILE=" + file + ": "));
+    RINA_TRY(resolveRackMap(spec, names, out).prepend("RINA_TOPO_FILE=" + file + ": "));
+  } else if (racks.empty()) {
+    *out = rackPerHost(hostIds);
+    for (const Rack& r : out->racks) spec.racks.push_back(RackSpec{r.name, false, {}, 0, "", 0, 0});
+  } else {
+    RINA_TRY(parseRacksShortForm(racks, &spec));
+    int total = 0;
+    for (const RackSpec& r : spec.racks) total += r.rankCount;
+    if (total != static_cast<int>(hostIds.size())) {
+      return errorf(rinaInvalidUsage, "RINA_RACKS=%s holds %d ranks but the communicator has %zu",
+                    racks.c_str(), total, hostIds.size());
+    }
+    RINA_TRY(resolveRackMap(spec, names, out).prepend("RINA_RACKS: "));
   }
-  return resolveRackMap(spec, names, out).prepend("RINA_RACKS: ");
+  if (specOut) *specOut = std::move(spec);
+  return {};
 }
 
 }  // namespace rina::topo

@@ -82,8 +82,10 @@ std::string hostnameOf(const std::string& hostId);
 // RINA_RACKS, else one rack per host (hostIds[r] is rank r's
 // hostIdentity(), whose hostname part racks with host lists match). A
 // malformed or mismatching file or short form is rinaInvalidArgument /
-// rinaInvalidUsage naming the knob.
-Status rackMapFromEnv(const std::vector<std::string>& hostIds, RackMap* out);
+// rinaInvalidUsage naming the knob. spec (optional) gets the topology the
+// map came from, for the planner's rates (one rack per host: no rates).
+Status rackMapFromEnv(const std::vector<std::string>& hostIds, RackMap* out,
+                      TopologySpec* spec = nullptr);
 
 }  // namespace rina::topo
 

@@ -300,6 +300,11 @@ TEST(Replan, Decisions) {
   auto d = byCount.decide(1, 0, then, big);
   EXPECT_TRUE(d.replan);
   EXPECT_NE(d.reason.find("link 1 moved 2000 -> 1500"), std::string::npos) << d.reason;
+  const std::vector<std::string> names{"4->0", "3->5"};
+  d = byCount.decide(1, 0, then, big, &names);
+  EXPECT_NE(d.reason.find("link 3->5 moved 2000 -> 1500 Mbit/s (-25%, threshold 20%)"),
+            std::string::npos)
+      << d.reason;
   EXPECT_FALSE(never.decide(1000000, 1e9, then, big).replan);
   EXPECT_TRUE(never.decide(0, 0, then, {1000}).replan);  // the set of links changed
   EXPECT_TRUE(byCount.decide(0, 0, {0}, {10}).replan);   // unknown -> measured

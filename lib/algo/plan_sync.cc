@@ -1,0 +1,223 @@
+#include "algo/plan_sync.h"
+
+#include <string>
+
+#include "algo/collectives.h"
+#include "algo/engine.h"
+#include "algo/plan_members.h"
+#include "core/log.h"
+#include "topo/ring_members.h"
+
+namespace rina::algo {
+namespace {
+
+// What rank 0 sends down the line after deciding; a serialized plan of
+// `bytes` follows, none means "keep the current plan".
+struct PlanNotice {
+  uint32_t magic;
+  uint32_t pad;
+  uint64_t seq;    // the exchange's collective number, checked at every hop
+  uint64_t bytes;  // serialized plan that follows; 0: keep
+  uint64_t pad2;
+};
+static_assert(sizeof(PlanNotice) == 32);
+constexpr uint32_t kNoticeMagic = 0x52504e54;           // "RPNT"
+constexpr uint64_t kMaxPlanBytes = uint64_t{64} << 20;  // far above any real plan
+
+std::function<void(uint64_t, std::vector<LinkRate>*)>& ratesHook() {
+  static std::function<void(uint64_t, std::vector<LinkRate>*)> fn;
+  return fn;
+}
+std::function<void(int)>& exchangeHook() {
+  static std::function<void(int)> fn;
+  return fn;
+}
+
+// The hop peer -> rank as measured at rank (Mbit/s), 0 before bytes arrived.
+double hopMbit(const LinkRate& l) { return l.bytesRecv > 0 ? l.recvRate * 8 / 1e6 : 0.0; }
+
+// Both ends in one INA rack: the switch, not this link, carries the rack's
+// sums, and the planner does not use such hops.
+bool insideInaRack(const topo::RackMap& map, const LinkRate& l) {
+  const int n = static_cast<int>(map.rackOf.size());
+  if (l.rank < 0 || l.rank >= n || l.peer < 0 || l.peer >= n) return false;
+  const int rack = map.rackOf[l.rank];
+  return rack == map.rackOf[l.peer] && map.racks[rack].ina;
+}
+
+unsigned long long ull(uint64_t v) { return static_cast<unsigned long long>(v); }
+
+}  // namespace
+
+void setPlanRatesHookForTesting(std::function<void(uint64_t, std::vector<LinkRate>*)> fn) {
+  ratesHook() = std::move(fn);
+}
+
+void setPlanExchangeHookForTesting(std::function<void(int)> fn) { exchangeHook() = std::move(fn); }
+
+Status PlanSync::create(const Communicator& comm, const plan::ReplanPolicy& policy,
+                        std::unique_ptr<PlanSync>* out) {
+  std::unique_ptr<PlanSync> s(new PlanSync());
+  s->policy_ = policy;
+  RINA_TRY(plan::networkFromTopology(comm.topology(), comm.racks(), &s->network_)
+               .prepend("rank " + std::to_string(comm.rank()) + ": the planner's network: "));
+  s->chunks_ = planChunks(comm.racks());
+  const size_t members = topo::ringMembers(comm.racks()).size();
+  s->active_ = comm.size() >= 2 && members <= kMaxPlannedMembers;
+  if (comm.rank() == 0 && comm.size() >= 2 && !s->active_) {
+    RINA_INFO("%zu ring members: more than %zu to plan at run time; hier and rina keep the rack "
+              "order",
+              members, kMaxPlannedMembers);
+  }
+  *out = std::move(s);
+  return {};
+}
+
+bool PlanSync::follows(const Communicator& comm, Algorithm a) {
+  if (comm.size() < 2) return false;
+  return a == Algorithm::kHier || a == Algorithm::kRina ||
+         (a == Algorithm::kAuto && comm.racks().anyIna());
+}
+
+Status PlanSync::start(Communicator& comm) {
+  if (started_ || !active_) return {};
+  return exchange(comm, true);
+}
+
+Status PlanSync::beforeCollective(Communicator& comm) {
+  if (!active_) return {};
+  if (!started_) {
+    RINA_TRY(exchange(comm, true));
+  } else if (checkDue()) {
+    RINA_TRY(exchange(comm, false));
+  }
+  ++since_;
+  return {};
+}
+
+bool PlanSync::checkDue() const {
+  if (since_ == 0) return false;
+  const uint64_t every = policy_.everyCollectives();
+  if (every > 0 && since_ % every == 0) return true;
+  const bool watching = policy_.threshold() > 0 || policy_.everySeconds() > 0;
+  return watching && since_ % kCheckEvery == 0;
+}
+
+Status PlanSync::exchange(Communicator& comm, bool initial) {
+  const int r = comm.rank();
+  const uint64_t check = checks_++;
+  std::vector<LinkRate> table;
+  RINA_TRY(gatherLinkRates(comm, &table));
+  if (exchangeHook()) exchangeHook()(r);
+  std::vector<uint8_t> bytes;
+  if (r == 0) bytes = decide(comm, initial, check, &table);
+  RINA_TRY(broadcast(comm, &bytes));
+  started_ = true;
+  if (bytes.empty()) return {};
+  plan::Plan p;
+  const std::string where = "rank " + std::to_string(r) + ": ";
+  RINA_TRY(plan::Plan::deserialize(bytes.data(), bytes.size(), &p)
+               .prepend(where + "the plan from rank 0: "));
+  RINA_TRY(checkPlanFits(p, comm.racks(), chunks_).prepend(where));
+  RINA_TRY(comm.updatePeers(planPeerRanks(r, comm.racks(), p))
+               .prepend(where + "plan #" + std::to_string(p.epoch) +
+                        ": connecting to its ring neighbours: "));
+  if (r != 0) RINA_TRACE("rank %d: switching to plan #%llu", r, ull(p.epoch));
+  if (plan_) ++replans_;
+  plan_ = std::move(p);
+  since_ = 0;
+  return {};
+}
+
+std::vector<uint8_t> PlanSync::decide(Communicator& comm, bool initial, uint64_t check,
+                                      std::vector<LinkRate>* table) {
+  if (ratesHook()) ratesHook()(check, table);
+  const auto now = std::chrono::steady_clock::now();
+  const topo::RackMap& map = comm.racks();
+  std::string reason = "initial";
+  if (!initial) {
+    std::vector<double> then, current;
+    std::vector<std::string> names;
+    for (const LinkRate& l : *table) {
+      if (insideInaRack(map, l)) continue;
+      // A link first seen now (made for the current plan) starts its baseline.
+      auto [it, fresh] = baseline_.emplace(std::make_pair(l.peer, l.rank), hopMbit(l));
+      if (fresh) continue;
+      then.push_back(it->second);
+      current.push_back(hopMbit(l));
+      names.push_back(std::to_string(l.peer) + "->" + std::to_string(l.rank));
+    }
+    const double seconds = std::chrono::duration<double>(now - madeAt_).count();
+    plan::ReplanPolicy::Decision d = policy_.decide(since_, seconds, then, current, &names);
+    if (!d.replan) {
+      RINA_TRACE("plan check %llu: keeping plan #%llu", ull(check), ull(epoch()));
+      return {};
+    }
+    reason = d.reason;
+  }
+  plan::Network net = network_;
+  addMeasuredProbes(*table, &net);
+  addMeasuredHostRates(*table, &net);
+  plan::PlanOptions options;
+  options.chunks = chunks_;
+  options.epoch = epoch() + 1;
+  options.reason = reason;
+  plan::Plan p;
+  Status st = plan::makePlan(net, options, &p);
+  if (!st.ok()) {
+    RINA_WARN("rank 0: no plan #%llu (%s): %s; keeping %s", ull(options.epoch), reason.c_str(),
+              st.message().c_str(), plan_ ? "the current plan" : "the rack order");
+    return {};
+  }
+  RINA_INFO("%s", p.describe().c_str());
+  baseline_.clear();
+  for (const LinkRate& l : *table) {
+    if (!insideInaRack(map, l)) baseline_[std::make_pair(l.peer, l.rank)] = hopMbit(l);
+  }
+  madeAt_ = now;
+  return p.serialize();
+}
+
+Status PlanSync::broadcast(Communicator& comm, std::vector<uint8_t>* bytes) {
+  const int r = comm.rank(), n = comm.size();
+  const uint64_t seq = comm.nextSeq();
+  transport::Connection* prev = r > 0 ? comm.peer(r - 1) : nullptr;
+  transport::Connection* next = r + 1 < n ? comm.peer(r + 1) : nullptr;
+  if ((r > 0 && !prev) || (r + 1 < n && !next)) {
+    return errorf(rinaInternalError, "rank %d: plan exchange #%llu: no connection to rank %d", r,
+                  ull(seq), r > 0 && !prev ? r - 1 : r + 1);
+  }
+  PlanNotice notice{kNoticeMagic, 0, seq, bytes->size(), 0};
+  if (prev) {
+    Engine head(contextFor(comm, kPlanExchange, seq, 1));
+    RecvItem item{prev, reinterpret_cast<char*>(&notice), sizeof notice, {}, -1, 1, 0, {}};
+    item.onDone = [&notice, r, seq]() -> Status {
+      if (notice.magic != kNoticeMagic || notice.seq != seq || notice.bytes > kMaxPlanBytes) {
+        return errorf(rinaRemoteError,
+                      "rank %d: plan exchange #%llu: rank %d sent a bad plan notice (magic "
+                      "%08x, exchange #%llu, %llu bytes)",
+                      r, ull(seq), r - 1, notice.magic, ull(notice.seq), ull(notice.bytes));
+      }
+      return {};
+    };
+    head.recvs().push_back(std::move(item));
+    RINA_TRY(head.run());
+    bytes->assign(notice.bytes, 0);
+  }
+  Engine body(contextFor(comm, kPlanExchange, seq, 1));
+  if (prev && !bytes->empty()) {
+    body.recvs().push_back(
+        RecvItem{prev, reinterpret_cast<char*>(bytes->data()), bytes->size(), {}, -1, 1, 0, {}});
+  }
+  if (next) {
+    body.sends().push_back(
+        SendItem{next, reinterpret_cast<const char*>(&notice), sizeof notice, -1, 1, 0});
+    if (!bytes->empty()) {
+      body.sends().push_back(SendItem{next, reinterpret_cast<const char*>(bytes->data()),
+                                      bytes->size(), prev ? 0 : -1, 1, 0});
+    }
+  }
+  return body.run();
+}
+
+}  // namespace rina::algo

@@ -1,0 +1,108 @@
+// Every rank on the same plan (plan/plan.h) for the rack algorithms (hier,
+// rina), re-planned from measured link rates (DESIGN.md, "Planning from
+// measured link rates").
+//
+// The agreement. Plans change only at *check points*, collectives that
+// every rank can name without talking: the check is due before the next
+// hier / rina allreduce when the number of them run under the current plan
+// reaches RINA_PLAN_INTERVAL's count N, and, when a rate threshold or a
+// time interval is set, every kCheckEvery of them as well. At a check
+// point every rank joins one exchange: the link rates gather to rank 0
+// (gatherLinkRates), rank 0 decides (ReplanPolicy: the rates against those
+// the plan was made from, the count, its own clock) and sends a notice
+// down the line 0 -> 1 -> ... -> n-1: "keep" or a new plan's bytes. Every
+// rank then adopts the same plan before that same collective, connecting
+// to its new ring neighbours (Communicator::updatePeers). Between check
+// points a collective pays one counter compare and sends nothing extra; a
+// check costs 2(n-1) hop latencies plus the rate table (64 bytes per link).
+// The exchange runs on the step engine, so every wait has RINA_TIMEOUT_MS
+// and an error naming the rank, the peer and the exchange; a rank that
+// dies in it makes the others fail, not hang.
+#ifndef RINA_LIB_ALGO_PLAN_SYNC_H_
+#define RINA_LIB_ALGO_PLAN_SYNC_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "algo/communicator.h"
+#include "algo/link_stats.h"
+#include "plan/network.h"
+#include "plan/plan.h"
+#include "plan/replan.h"
+
+namespace rina::algo {
+
+class PlanSync {
+ public:
+  // With a rate threshold or a time interval, rank 0 looks at the rates and
+  // its clock every this many hier / rina collectives: how late a moved
+  // rate or an elapsed interval is noticed, and how often a check is paid.
+  static constexpr uint64_t kCheckEvery = 16;
+  // Beyond this many ring members rank 0 would plan for too long (the ring
+  // heuristic grows about cubically: 0.06 s at 128 members, 49 s at 1024 on
+  // the build machine) while every rank waits: the rack order stays.
+  static constexpr size_t kMaxPlannedMembers = 128;
+
+  // The planner's network from comm's topology and rack map (rates as
+  // configured); no messages.
+  static Status create(const Communicator& comm, const plan::ReplanPolicy& policy,
+                       std::unique_ptr<PlanSync>* out);
+  // Whether algorithm a (kAuto resolved as allReduce does) follows plans.
+  static bool follows(const Communicator& comm, Algorithm a);
+
+  // Collective: the initial plan, from the configured rates plus whatever
+  // the links measured so far (the creation probe).
+  Status start(Communicator& comm);
+  // Collective, first thing in every hier / rina allreduce: the initial
+  // plan if none was made yet, the exchange at a check point, then counts
+  // the collective.
+  Status beforeCollective(Communicator& comm);
+
+  // Null before the initial plan (and when not planning): the rack order.
+  const plan::Plan* current() const { return plan_ ? &*plan_ : nullptr; }
+  uint64_t epoch() const { return plan_ ? plan_->epoch : 0; }
+  uint64_t replans() const { return replans_; }  // plans after the initial one
+  uint64_t checks() const { return checks_; }    // exchanges, the initial one included
+
+ private:
+  PlanSync() = default;
+  bool checkDue() const;
+  Status exchange(Communicator& comm, bool initial);
+  // Rank 0: a new plan's bytes, or none to keep the current plan.
+  std::vector<uint8_t> decide(Communicator& comm, bool initial, uint64_t check,
+                              std::vector<LinkRate>* table);
+  // Rank 0's bytes reach every rank (empty: keep).
+  Status broadcast(Communicator& comm, std::vector<uint8_t>* bytes);
+
+  plan::ReplanPolicy policy_;
+  plan::Network network_;  // as configured; rank 0 adds measured rates to a copy
+  int chunks_ = 1;         // port choices per INA rack (planChunks)
+  bool active_ = false;  // two or more ranks, at most kMaxPlannedMembers members
+  bool started_ = false;
+  std::optional<plan::Plan> plan_;
+  uint64_t since_ = 0;  // hier / rina collectives run under the current plan
+  uint64_t replans_ = 0;
+  uint64_t checks_ = 0;
+  // Rank 0: when the current plan was made, and the rate of each hop
+  // (peer, rank) it was made from, in Mbit/s.
+  std::chrono::steady_clock::time_point madeAt_;
+  std::map<std::pair<int, int>, double> baseline_;
+};
+
+// Tests: rank 0 of every communicator in this process passes each gathered
+// rate table through fn before deciding (check 0 is the initial plan);
+// an empty fn removes it. Set it while no communicator plans.
+void setPlanRatesHookForTesting(std::function<void(uint64_t check, std::vector<LinkRate>*)> fn);
+// Tests: every rank calls fn(rank) in each exchange after the rate gather,
+// before the plan notice.
+void setPlanExchangeHookForTesting(std::function<void(int rank)> fn);
+
+}  // namespace rina::algo
+
+#endif  // RINA_LIB_ALGO_PLAN_SYNC_H_
