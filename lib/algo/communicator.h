@@ -104,6 +104,13 @@ class Communicator {
   uint64_t nextSeq() { return ++seq_; }
 
   Algorithm algorithm() const { return algorithm_; }
+  // True the first time auto resolves to a (for one INFO line per choice).
+  bool noteAutoChoice(Algorithm a) {
+    const unsigned bit = 1u << static_cast<int>(a);
+    const bool first = !(autoChoices_ & bit);
+    autoChoices_ |= bit;
+    return first;
+  }
   void setAlgorithm(Algorithm a) { algorithm_ = a; }
   int64_t timeoutMs() const { return timeoutMs_; }
   size_t sliceBytes() const { return sliceBytes_; }
@@ -133,6 +140,7 @@ class Communicator {
   std::atomic<bool> aborted_{false};
   uint64_t seq_ = 0;
   Algorithm algorithm_ = Algorithm::kAuto;
+  unsigned autoChoices_ = 0;
   int64_t timeoutMs_ = 60000;
   size_t sliceBytes_ = 128 << 10;
   size_t smallMsgBytes_ = 128 << 10;

@@ -5,7 +5,9 @@
 // order; the kernels are commutative bit for bit, so all ranks agree exactly.
 #include <cstring>
 
+#include "algo/auto_select.h"
 #include "algo/collectives.h"
+#include "core/log.h"
 #include "reduce/reduce.h"
 
 namespace rina::algo {
@@ -83,8 +85,14 @@ Status allReduce(Communicator& comm, const void* send, void* recv, size_t count,
   }
   const size_t bytes = count * reduce::dataTypeSize(type);
   Algorithm a = comm.algorithm();
-  if (a == Algorithm::kAuto) a = comm.racks().anyIna() ? Algorithm::kRina : Algorithm::kRing;
-  if (a == Algorithm::kRing && bytes < comm.smallMsgBytes()) a = Algorithm::kRecursiveDoubling;
+  if (a == Algorithm::kAuto) {
+    std::string why;
+    a = resolveAuto(comm.racks(), bytes, comm.smallMsgBytes(), &why);
+    if (comm.noteAutoChoice(a))
+      RINA_INFO("rank %d: auto runs %s (%s)", comm.rank(), algorithmName(a), why.c_str());
+  } else if (a == Algorithm::kRing && bytes < comm.smallMsgBytes()) {
+    a = Algorithm::kRecursiveDoubling;
+  }
   comm.stats().calls[static_cast<int>(a)]++;
   switch (a) {
     case Algorithm::kRecursiveDoubling:

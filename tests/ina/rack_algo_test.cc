@@ -440,6 +440,7 @@ TEST(RackStats, CountsCallsAndRejectsSmallSize) {
   ScopedEnv sw("RINA_SWITCH", "auto");
   runThreads(3, [&](int rank, rinaComm_t comm) {
     std::vector<int32_t> buf(100, rank + 1);
+    ASSERT_EQ(rinaCommSetAlgorithm(comm, "rina"), rinaSuccess);
     ASSERT_EQ(rinaAllReduce(buf.data(), buf.data(), buf.size(), rinaInt32, rinaSum, comm),
               rinaSuccess);
     ASSERT_EQ(rinaCommSetAlgorithm(comm, "hier"), rinaSuccess);
@@ -448,7 +449,7 @@ TEST(RackStats, CountsCallsAndRejectsSmallSize) {
     EXPECT_EQ(buf[7], (1 + 2 + 3) * 3);  // the sum, then the sum of three copies of it
     rinaCommStats_t s = statsOf(comm);
     EXPECT_EQ(s.version, RINA_COMM_STATS_VERSION);
-    EXPECT_EQ(s.callsRina, 1u);  // auto with an INA rack
+    EXPECT_EQ(s.callsRina, 1u);
     EXPECT_EQ(s.callsHier, 1u);
     EXPECT_EQ(s.inaFallbacks, 0u);
     if (rank < 2) {
@@ -473,6 +474,35 @@ TEST(RackStats, CountsCallsAndRejectsSmallSize) {
     EXPECT_EQ(partial.head.callsHier, 12345u);
     EXPECT_EQ(partial.guard, 77u);
   });
+}
+
+// RINA_ALGO=auto runs what its link model picks (auto_select.h): rina for
+// one INA rack of 4 (S per host link against 1.5 S), the ring for an INA
+// rack of 2 beside one host (2 S against 1.33 S), and recursive doubling
+// for small buffers either way. Results are the serial sums.
+TEST(RackAuto, RunsWhatTheLinkModelPicks) {
+  ScopedEnv switchd("RINA_SWITCHD_PATH", RINA_SWITCHD_PATH);
+  ScopedEnv sw("RINA_SWITCH", "auto");
+  struct Want {
+    const char* racks;
+    uint64_t rina, ring;
+  };
+  for (const Want& w : {Want{"4:ina", 1, 0}, Want{"2:ina,1", 0, 1}}) {
+    ScopedEnv racks("RINA_RACKS", w.racks);
+    const int n = ranksOf(w.racks);
+    runThreads(n, [&](int rank, rinaComm_t comm) {
+      for (size_t count : {size_t{1} << 20, size_t{100}}) {
+        std::vector<int32_t> buf(count, rank + 1);
+        ASSERT_EQ(rinaAllReduce(buf.data(), buf.data(), count, rinaInt32, rinaSum, comm),
+                  rinaSuccess);
+        ASSERT_EQ(buf[count - 1], n * (n + 1) / 2) << w.racks << " count " << count;
+      }
+      rinaCommStats_t s = statsOf(comm);
+      EXPECT_EQ(s.callsRina, w.rina) << w.racks;
+      EXPECT_EQ(s.callsRing, w.ring) << w.racks;
+      EXPECT_EQ(s.callsRd, 1u) << w.racks;
+    });
+  }
 }
 
 // int32 sums the switch cannot hold (it saturates and flags OVERFLOW) come
@@ -656,6 +686,7 @@ TEST(RackFallback, LossyLinkStillExactWithRetransmissions) {
   checkAllreduce(Case{"3:ina,2:ina", "rina"}, 20000, rinaInt32, rinaSum, false, 2);
   ScopedEnv racks("RINA_RACKS", "3:ina,2:ina");
   runThreads(5, [&](int rank, rinaComm_t comm) {
+    ASSERT_EQ(rinaCommSetAlgorithm(comm, "rina"), rinaSuccess);
     // About 500 datagrams up (2048 elements each): 2% loss drops some.
     std::vector<int32_t> buf(200000, rank);
     ASSERT_EQ(rinaAllReduce(buf.data(), buf.data(), buf.size(), rinaInt32, rinaSum, comm),
