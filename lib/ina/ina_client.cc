@@ -100,15 +100,18 @@ struct InaClient::Call {
     return spans ? (*spans)[i].len : std::min<size_t>(P, count - sliceFirst(i));
   }
   bool isData(uint32_t r) const { return r >= prologue; }
-  // Data slice i as float (plus the upstream partial) into scratch[0, n).
-  void loadFloats(uint32_t i) {
+  // Data slice i as float (plus the upstream partial): float32 without one
+  // is read where it lies, anything else is converted into scratch[0, n).
+  const float* floatsOf(uint32_t i) {
     size_t first = sliceFirst(i), n = sliceLen(i);
+    if (type == rinaFloat32 && !upstream) return static_cast<const float*>(buffer) + first;
     loadAsFloat(buffer, type, first, n, scratch.data());
     if (upstream) {
       float* up = scratch.data() + P;  // the second half holds the upstream slice
       loadAsFloat(upstream, type, first, n, up);
       for (size_t k = 0; k < n; ++k) scratch[k] += up[k];
     }
+    return scratch.data();
   }
 };
 
@@ -172,10 +175,11 @@ void InaClient::buildSlice(Call& c, uint32_t r, Entry& e) {
   // The exponent rides one window ahead: packet r announces data slice r + W - prologue.
   uint32_t ahead = r + c.win - c.prologue;
   h.exponent = c.quantized ? (ahead < c.slices ? c.localExp[ahead] : kExponentZero) : 0;
-  std::fill(c.ints.begin(), c.ints.end(), 0);
+  size_t filled = 0;  // ints[0, filled) are this packet's values; the rest are zeros
   if (c.isData(r)) {
     uint32_t i = r - c.prologue;
     size_t first = c.sliceFirst(i), n = c.sliceLen(i);
+    filled = n;
     if (!c.quantized) {
       const int32_t* in = static_cast<const int32_t*>(c.buffer) + first;
       const int32_t* up = c.upstream ? static_cast<const int32_t*>(c.upstream) + first : nullptr;
@@ -191,12 +195,15 @@ void InaClient::buildSlice(Call& c, uint32_t r, Entry& e) {
       int8_t E = c.sharedExp[i];
       if (E == kExponentHost) {
         c.host[i] = true;  // still sent (as zeros) to keep the window and exponents moving
+        filled = 0;
       } else if (E != kExponentZero) {
-        c.loadFloats(i);
-        quantize(c.scratch.data(), n, E, options_.fanIn, c.ints.data());
+        quantize(c.floatsOf(i), n, E, options_.fanIn, c.ints.data());
+      } else {
+        filled = 0;
       }
     }
   }
+  std::fill(c.ints.begin() + static_cast<long>(filled), c.ints.end(), 0);
   e.bytes.resize(kHeaderBytes + 4 * size_t{c.P});
   encode(h, c.ints, e.bytes);
   e.seq = t;
@@ -521,8 +528,7 @@ Status InaClient::start(void* buffer, size_t count, rinaDataType_t type,
     c.localExp.resize(c.slices);
     c.sharedExp.assign(c.slices, kExponentHost);
     for (uint32_t i = 0; i < c.slices; ++i) {
-      c.loadFloats(i);
-      c.localExp[i] = sliceExponent(c.scratch.data(), c.sliceLen(i));
+      c.localExp[i] = sliceExponent(c.floatsOf(i), c.sliceLen(i));
     }
   }
   for (uint32_t w = c.slot0; w < c.slot0 + c.win; ++w) entries_[w].busy = false;
