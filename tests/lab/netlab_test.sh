@@ -91,6 +91,38 @@ for algo in ${algorithms//,/ }; do
   awk '$NF != 0 {exit 1}' <<< "$rows" || fail "$algo: #wrong is not 0: $rows"
 done
 
+# 4b. A switch killed in the middle of a run of collectives: every call is
+# checked (-c 2) and right; rack a falls back (logged once at WARN by its
+# agent, counted on both its workers), rack b keeps its switch. The kill
+# comes once rack a's switch has completed slots of this run.
+ctrl_a=$(python3 -c 'import json,sys; print([r for r in json.load(open(sys.argv[1]))["racks"] if r["name"] == "a"][0]["switch"])' "$resolved")
+pid_a=$(python3 -c 'import json,sys; print([p["pid"] for p in json.load(open(sys.argv[1]))["pids"] if p["what"] == "rina-switchd of rack a"][0])' "$state/state.json")
+completed() {
+  lab exec a0 -- "$switchctl" "$ctrl_a" STATS 2> /dev/null | sed -n 's/.*"completed":\([0-9]*\).*/\1/p'
+}
+before=$(completed)
+lab run --timeout 300 --env RINA_DEBUG=WARN -- "$perf" -b 1M -e 1M -n 40 -w 0 -c 2 -a rina \
+  > "$work/kill.out" 2>&1 &
+runner=$!
+for _ in $(seq 1 600); do
+  now=$(completed)
+  [ -n "$now" ] && [ "$now" -gt $((before + 1000)) ] && break
+  kill -0 "$runner" 2> /dev/null || break
+  sleep 0.05
+done
+kill -0 "$runner" 2> /dev/null || fail "the run ended before the switch was killed: $(cat "$work/kill.out")"
+kill -9 "$pid_a"
+wait "$runner"
+rc=$?
+cat "$work/kill.out"
+[ "$rc" -eq 0 ] || fail "the run with a killed switch exited $rc"
+grep -Eq "^# Out of bounds values : 0 OK$" "$work/kill.out" || fail "wrong results after the kill"
+[ "$(grep -c "WARN.*falling back to host aggregation" "$work/kill.out")" -eq 1 ] ||
+  fail "expected one WARN about the fallback"
+grep -q "^# rina calls, all ranks: .* rina 252 " "$work/kill.out" || fail "not 6 x 42 rina calls"
+grep -Eq "^# rina INA, all ranks: switch calls [1-9][0-9]* .* fallbacks 2 " "$work/kill.out" ||
+  fail "expected switch calls and 2 fallbacks (rack a's workers)"
+
 # 5. Shaping works: TCP from a0 to a1 (a0's uplink, a1's downlink, both
 # 200 Mbit/s) runs at 200 Mbit/s within 10% (TCP goodput is ~95.6% of it).
 lab exec a1 -- "$rate_tool" serve 10.77.1.2 5201 > "$work/rate" 2>&1 &

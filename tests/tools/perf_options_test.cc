@@ -100,6 +100,17 @@ TEST(PerfParseOptions, StartsFromTheCallersDefaults) {
   EXPECT_EQ(options.iters, 3);  // untouched on failure
 }
 
+TEST(PerfParseOptions, CheckLevels) {
+  Options options;
+  std::string error;
+  ASSERT_TRUE(parse({"-c", "2"}, &options, &error)) << error;
+  EXPECT_TRUE(options.check);
+  EXPECT_TRUE(options.checkEvery);
+  ASSERT_TRUE(parse({"-c", "1"}, &options, &error)) << error;
+  EXPECT_TRUE(options.check);
+  EXPECT_FALSE(options.checkEvery);
+}
+
 TEST(PerfParseOptions, Help) {
   Options options;
   std::string error;
@@ -117,7 +128,7 @@ TEST(PerfParseOptions, RejectsBadCommandLines) {
       {"-b", "2M", "-e", "1M"},             // min > max
       {"-b", "1K", "-e", "1M", "-f", "1"},  // cannot grow
       {"-n", "0"},
-      {"-c", "2"},
+      {"-c", "3"},
       {"-d", "float8"},
       {"-o", "xor"},
       {"-a", "ring,,rd"},

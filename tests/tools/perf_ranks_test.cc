@@ -102,11 +102,12 @@ TEST(PerfForkedRankGroup, ReducesAcrossRanksRepeatedly) {
 }
 
 // float32 sum through a shared mapping: the ranks' slots, summed in rank
-// order. skipRank's contribution is left out when skipRank >= 0 (a bug).
+// order. skipRank's contribution is left out when skipRank >= 0 (a bug), on
+// every call or, with onlyCall >= 0, on that call (counted from 0) alone.
 class SharedSumAllreduce final : public AllreduceAlgorithm {
  public:
-  SharedSumAllreduce(RankGroup& group, size_t maxCount, int skipRank)
-      : group_(group), maxCount_(maxCount), skipRank_(skipRank) {
+  SharedSumAllreduce(RankGroup& group, size_t maxCount, int skipRank, int onlyCall = -1)
+      : group_(group), maxCount_(maxCount), skipRank_(skipRank), onlyCall_(onlyCall) {
     bytes_ = maxCount * sizeof(float) * static_cast<size_t>(group.size());
     slots_ = static_cast<float*>(
         mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
@@ -123,10 +124,12 @@ class SharedSumAllreduce final : public AllreduceAlgorithm {
                 count * sizeof(float));
     group_.barrier();
     float* out = static_cast<float*>(recvbuff);
+    const bool skip = onlyCall_ < 0 || calls_ == onlyCall_;
+    ++calls_;
     for (size_t i = 0; i < count; ++i) {
       float sum = 0;
       for (int r = 0; r < n; ++r) {
-        sum += r == skipRank_ ? 0.0f : slots_[static_cast<size_t>(r) * maxCount_ + i];
+        sum += skip && r == skipRank_ ? 0.0f : slots_[static_cast<size_t>(r) * maxCount_ + i];
       }
       out[i] = sum;
     }
@@ -137,6 +140,8 @@ class SharedSumAllreduce final : public AllreduceAlgorithm {
   RankGroup& group_;
   size_t maxCount_;
   int skipRank_;
+  int onlyCall_;
+  int calls_ = 0;
   size_t bytes_ = 0;
   float* slots_ = nullptr;
   std::string name_ = "shm";
@@ -176,6 +181,30 @@ TEST(PerfBenchmark, CorrectAllreduceOverForkedRanksPasses) {
   EXPECT_EQ(benchmarkForked(-1, &json), kExitOk);
   EXPECT_NE(json.find("\"out_of_bounds\": 0,"), std::string::npos) << json;
   EXPECT_NE(json.find("\"size\": 65536"), std::string::npos) << json;
+}
+
+// A contribution lost in one timed call only: -c 1 checks one call per size
+// and misses it, -c 2 checks every call and counts it. One size; calls: 20
+// start-up warm-ups, 1 warm-up, 7 timed (call 25 is the 5th), 2 checked.
+int benchmarkLosingOneCall(bool checkEvery) {
+  constexpr int kRanks = 3;
+  Options options;
+  options.minBytes = options.maxBytes = 4 << 10;
+  options.iters = 7;
+  options.warmupIters = 1;
+  options.checkEvery = checkEvery;
+  auto group = ForkedRankGroup::create(kRanks, 60);
+  auto algorithm = std::make_unique<SharedSumAllreduce>(*group, options.maxBytes / 4, 1, 25);
+  return runForkedRanks(kRanks, 60, [&](int rank) {
+    group->joinAsRank(rank);
+    return runBenchmark(options, BenchSetup{"test", "none", "local-ranks"}, *group,
+                        {algorithm.get()});
+  });
+}
+
+TEST(PerfBenchmark, CheckEveryCallFindsAWrongTimedCall) {
+  EXPECT_EQ(benchmarkLosingOneCall(false), kExitOk);
+  EXPECT_EQ(benchmarkLosingOneCall(true), kExitWrongResults);
 }
 
 TEST(PerfBenchmark, LostContributionIsCountedAndFails) {

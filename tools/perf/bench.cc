@@ -90,14 +90,23 @@ void warmUpOnce(const Options& options, RankGroup& group,
 }
 
 // Mean time per iteration of each algorithm, in microseconds, on this rank.
+// With -c 2 (out of place) every call's result is also checked against
+// `pattern`, the input's, and the wrong elements added to (*wrong)[a].
 std::vector<double> timeInterleaved(const Options& options, RankGroup& group,
                                     const std::vector<AllreduceAlgorithm*>& algorithms,
-                                    const void* send, void* recv, size_t count) {
+                                    const void* send, void* recv, size_t count,
+                                    const CheckPattern& pattern, std::vector<int64_t>* wrong) {
   const size_t n = algorithms.size();
-  for (AllreduceAlgorithm* algorithm : algorithms) {
-    algorithm->select();
+  wrong->assign(n, 0);
+  const bool checkEach = options.checkEvery && !options.inPlace;
+  auto checked = [&](size_t a) {
+    if (checkEach) (*wrong)[a] += static_cast<int64_t>(countWrongResults(pattern, recv, count));
+  };
+  for (size_t a = 0; a < n; ++a) {
+    algorithms[a]->select();
     for (int i = 0; i < options.warmupIters; ++i) {
-      algorithm->run(send, recv, count, options.type, options.op);
+      algorithms[a]->run(send, recv, count, options.type, options.op);
+      checked(a);
     }
   }
   std::vector<double> totalUs(n, 0.0);
@@ -112,6 +121,7 @@ std::vector<double> timeInterleaved(const Options& options, RankGroup& group,
       const auto start = std::chrono::steady_clock::now();
       for (int i = 0; i < blocks[round]; ++i) {
         algorithms[a]->run(send, recv, count, options.type, options.op);
+        checked(a);
       }
       const std::chrono::duration<double, std::micro> elapsed =
           std::chrono::steady_clock::now() - start;
@@ -196,9 +206,11 @@ int runBenchmark(const Options& options, const BenchSetup& setup, RankGroup& gro
       warmUpOnce(options, group, algorithms, source, recv.get(), count);
       first = false;
     }
+    std::vector<int64_t> wrongTimed;
     std::vector<double> timesUs =
         algorithms.empty() ? std::vector<double>{}
-                           : timeInterleaved(options, group, algorithms, source, recv.get(), count);
+                           : timeInterleaved(options, group, algorithms, source, recv.get(), count,
+                                             timingInput, &wrongTimed);
     for (size_t a = 0; a < algorithms.size(); ++a) {
       Row row;
       row.bytes = count * elementSize;
@@ -209,7 +221,8 @@ int runBenchmark(const Options& options, const BenchSetup& setup, RankGroup& gro
       row.timeUs = group.maxOverRanks(timesUs[a]);
       if (options.check) {
         row.wrong = group.sumOverRanks(
-            checkOnce(options, group, *algorithms[a], send.get(), recv.get(), count));
+            checkOnce(options, group, *algorithms[a], send.get(), recv.get(), count) +
+            wrongTimed[a]);
       }
       if (root) {
         printLine(formatRow(row, nranks));

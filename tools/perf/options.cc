@@ -107,9 +107,13 @@ bool parseOptions(int argc, const char* const* argv, Options* options, std::stri
       ok = parseInt(value, 1, 1 << 30, &parsed.iters);
     } else if (flag == "-w") {
       ok = parseInt(value, 0, 1 << 30, &parsed.warmupIters);
-    } else if (flag == "-c" || flag == "-i") {
+    } else if (flag == "-c") {
+      ok = parseInt(value, 0, 2, &flagInt);
+      parsed.check = flagInt >= 1;
+      parsed.checkEvery = flagInt == 2;
+    } else if (flag == "-i") {
       ok = parseInt(value, 0, 1, &flagInt);
-      (flag == "-c" ? parsed.check : parsed.inPlace) = flagInt == 1;
+      parsed.inPlace = flagInt == 1;
     } else if (flag == "-d") {
       ok = parseType(value, &parsed.type);
     } else if (flag == "-o") {
@@ -160,7 +164,9 @@ std::string usageText(std::string_view program) {
   -w ITERS        warmup iterations per size and algorithm (default 5); before
                   the first size each algorithm also runs max(ITERS, 20) once,
                   past start-up transients (none with -w 0)
-  -c 0|1          check results against closed-form values (default 1)
+  -c 0|1|2        check results against closed-form values (default 1: one
+                  checked call per size and algorithm, out of place and in
+                  place; 2: also every timed and warm-up call, out of place)
   -i 0|1          time in place (default 0: out of place; the check does both)
   -d TYPE         int8 uint8 int32 uint32 int64 uint64 float16 bfloat16 float32
                   float64 (default float32)

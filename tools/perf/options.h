@@ -21,6 +21,7 @@ struct Options {
   int iters = 20;
   int warmupIters = 5;
   bool check = true;
+  bool checkEvery = false;  // -c 2: also every timed and warm-up iteration (out of place)
   bool inPlace = false;  // time in place (the check always runs both ways)
   rinaDataType_t type = rinaFloat32;
   rinaRedOp_t op = rinaSum;
