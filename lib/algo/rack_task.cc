@@ -172,7 +172,10 @@ void RackTask::scanReduced() {
 
 bool RackTask::reduced(size_t p, size_t b, size_t e) const {
   if (e <= b) return true;
-  if (spans_.empty()) return allReduced_;
+  if (spans_.empty()) {
+    // Host reduce: the piece is done once every rack-mate's part of it came in.
+    return allReduced_ || (p < hostDone_.size() && hostDone_[p] == others_.size());
+  }
   const size_t P = ina_->client().sliceElems();
   const size_t first = firstSpan_[p] + b / P, last = firstSpan_[p] + (e - 1) / P;
   for (size_t s = first; s <= last; ++s) {
@@ -183,6 +186,7 @@ bool RackTask::reduced(size_t p, size_t b, size_t e) const {
 
 Status RackTask::startHostReduce() {
   phase_ = Phase::kHostReduce;
+  hostDone_.assign(reduceOrder_.size(), 0);
   const int me = call_.comm.rank();
   const reduce::ReduceFn fn =
       reduce::reduceFunction(call_.type, call_.op == rinaAvg ? rinaSum : call_.op);
@@ -194,14 +198,13 @@ Status RackTask::startHostReduce() {
     const size_t bytes = piece.count * es_;
     if (piece.port == me) {
       for (int q : others_) {
-        e.recvs().push_back(RecvItem{call_.comm.peer(q),
-                                     at,
-                                     bytes,
-                                     transport::RecvReduce{fn, at, es_},
-                                     -1,
-                                     1,
-                                     static_cast<int>(p),
-                                     {}});
+        RecvItem item{call_.comm.peer(q),  at, bytes, transport::RecvReduce{fn, at, es_}, -1, 1,
+                      static_cast<int>(p), {}};
+        item.onDone = [this, p]() -> Status {
+          ++hostDone_[p];
+          return {};
+        };
+        e.recvs().push_back(std::move(item));
       }
     } else {
       e.sends().push_back(

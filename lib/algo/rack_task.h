@@ -123,8 +123,9 @@ class RackTask final : public EngineTask {
   enum SpanState : uint8_t { kPending, kClean, kOnHost };
   std::vector<uint8_t> state_;
   size_t scanFrom_ = 0;
-  bool allReduced_ = false;  // host reduce: every piece at once
-  bool lostSwitch_ = false;  // this rank saw the switch fail (this collective)
+  bool allReduced_ = false;       // host reduce: every piece in
+  std::vector<size_t> hostDone_;  // host reduce: rack-mates' parts of each piece in
+  bool lostSwitch_ = false;       // this rank saw the switch fail (this collective)
   bool rackFallBack_ = false;
   bool gatherActive_ = false;  // the client's all-gather is in progress
   std::string why_;

@@ -1,11 +1,7 @@
-// The member ring under hier and rina (DESIGN.md, "Rina data flow"): the
-// buffer is cut into one chunk per member. Reduce-scatter: member m reduces
-// chunk m - j at step j, the chunk's port adding the partial that came from
-// the previous member's port for that chunk, and hands it to the next
-// member's port; after R - 1 steps each member holds one final chunk. The
-// all-gather passes final chunks on the same way and broadcasts each inside
-// the member. Between steps the ports of neighbouring members move data in
-// one engine run (a classic ring step), so no send waits on a later step.
+// The member ring under rina and hier (DESIGN.md, "Rina data flow", and the
+// README's "Racks and INA"): members are INA racks, racks aggregating on
+// their hosts (hier) or autonomous workers; one pipelined engine run moves
+// the rack phases (RackTask) and the ring between members' ports.
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -32,90 +28,6 @@ struct MemberChunks {
   size_t size(int c) const { return begin(c + 1) - begin(c); }
 };
 
-}  // namespace
-
-Status memberRingAllReduce(Communicator& comm, const std::vector<Member>& members,
-                           const void* sendv, void* recvv, size_t count, rinaDataType_t type,
-                           rinaRedOp_t op, uint64_t seq) {
-  const int R = static_cast<int>(members.size());
-  const int r = comm.rank();
-  const int m = memberIndexOf(members, r);
-  const Member& me = members[m];
-  const Member& prev = members[mod(m - 1, R)];
-  const Member& next = members[mod(m + 1, R)];
-  const size_t es = reduce::dataTypeSize(type);
-  char* recv = static_cast<char*>(recvv);
-  if (sendv != recvv) std::memcpy(recv, sendv, count * es);
-  const MemberChunks chunks{count, R};
-  char* upstream = comm.scratch(chunks.size(0) * es);
-  if (!upstream && chunks.size(0)) {
-    return errorf(rinaSystemError, "rank %d: cannot allocate %zu bytes", r, chunks.size(0) * es);
-  }
-  RackCall call{comm, seq, type, op, 2 * R};
-  RINA_TRY(checkCallsMatch(call, members, count));
-  if (me.inaRack && comm.rackIna() && comm.rackIna()->active()) {
-    RINA_TRY(comm.rackIna()->beginCollective(comm, seq));
-  }
-  if (R == 1 && rackAllReduceOnSwitch(call, me)) {
-    // One INA rack is the whole ring: the switch returns the sum to every
-    // worker, S up and S down each (reduce to a port and multicast would put
-    // 2S on the port's uplink).
-    const char* input = sendv != recvv ? static_cast<const char*>(sendv) : nullptr;
-    RINA_TRY(rackAllReduce(call, me, recv, count, input, 1));
-    if (op == rinaAvg) reduce::finishAverage(recv, count, type, comm.size());
-    return {};
-  }
-  auto chunkAt = [&](int c) { return recv + chunks.begin(c) * es; };
-  // The ring hops to chunk c's port in the next member and from the one in
-  // the previous member, over the plan's spine of each hop.
-  auto toNext = [&](int c) { return comm.connectionFor(next.portFor(c), me.spineToNext); };
-  auto fromPrev = [&](int c) { return comm.connectionFor(prev.portFor(c), prev.spineToNext); };
-
-  for (int j = 0; j < R; ++j) {
-    const int c = mod(m - j, R);
-    const int port = me.portFor(c);
-    if (j > 0) {
-      const int done = mod(m - j + 1, R);
-      std::vector<SendItem> sends;
-      std::vector<RecvItem> recvs;
-      if (r == me.portFor(done)) {
-        sends.push_back(SendItem{toNext(done), chunkAt(done), chunks.size(done) * es, -1, j, 0});
-      }
-      if (r == port) {
-        recvs.push_back(RecvItem{fromPrev(c), upstream, chunks.size(c) * es, {}, -1, j, 0, {}});
-      }
-      RINA_TRY(runStep(call, std::move(sends), std::move(recvs)));
-    }
-    RINA_TRY(
-        rackReduce(call, me, port, chunkAt(c), chunks.size(c), j > 0 ? upstream : nullptr, j + 1));
-    if (j == R - 1 && r == port && op == rinaAvg) {
-      reduce::finishAverage(chunkAt(c), chunks.size(c), type, comm.size());
-    }
-  }
-  for (int j = 0; j < R; ++j) {
-    const int c = mod(m + 1 - j, R);
-    const int port = me.portFor(c);
-    if (j > 0) {
-      const int done = mod(m + 2 - j, R);
-      std::vector<SendItem> sends;
-      std::vector<RecvItem> recvs;
-      if (r == me.portFor(done)) {
-        sends.push_back(
-            SendItem{toNext(done), chunkAt(done), chunks.size(done) * es, -1, R + j, 0});
-      }
-      if (r == port) {
-        recvs.push_back(
-            RecvItem{fromPrev(c), chunkAt(c), chunks.size(c) * es, {}, -1, R + j, 0, {}});
-      }
-      RINA_TRY(runStep(call, std::move(sends), std::move(recvs)));
-    }
-    RINA_TRY(rackBroadcast(call, me, port, chunkAt(c), chunks.size(c), R + j));
-  }
-  return {};
-}
-
-namespace {
-
 int gcd(int a, int b) { return b == 0 ? a : gcd(b, a % b); }
 
 // Sub-rings: enough that every member's workers hold equal shares (the lcm
@@ -135,8 +47,7 @@ int subRingCount(const std::vector<Member>& members) {
   return k;
 }
 
-// rina over two or more members (DESIGN.md, "Rina data flow"). The buffer is
-// cut into K segments, one sub-ring each; a member's port for segment k is
+// The buffer is cut into K segments, one sub-ring each; a member's port for segment k is
 // portFor(k), so each INA rack spreads its inter-member traffic over all its
 // workers. Everything runs in one engine loop:
 //  - each INA rack's RackTask sends every worker's buffer through the switch
@@ -150,10 +61,12 @@ int subRingCount(const std::vector<Member>& members) {
 //    the rest of the rack as soon as it is final (S/n up, S down).
 // Per INA worker that is S (1 + 1/n + 2 (R-1) / (R n)) up; a flat ring over
 // N workers sends 2 (N-1)/N S. Autonomous members are plain ring members. A
-// rack without its switch does the same over shm/TCP (RackTask).
-Status rinaSubRingAllReduce(Communicator& comm, const std::vector<Member>& members,
-                            const void* sendv, void* recvv, size_t count, rinaDataType_t type,
-                            rinaRedOp_t op, uint64_t seq) {
+// rack without its switch (and every hier rack) does the same over shm/TCP
+// (RackTask): reduce to the ports, (n-1)/n S, and send the final pieces back.
+// One INA rack alone is summed in one switch call instead.
+Status memberRingAllReduce(Communicator& comm, const std::vector<Member>& members,
+                           const void* sendv, void* recvv, size_t count, rinaDataType_t type,
+                           rinaRedOp_t op, uint64_t seq) {
   const int R = static_cast<int>(members.size());
   const int r = comm.rank();
   const int m = memberIndexOf(members, r);
@@ -169,6 +82,14 @@ Status rinaSubRingAllReduce(Communicator& comm, const std::vector<Member>& membe
   RINA_TRY(checkCallsMatch(call, members, count));
   if (me.inaRack && comm.rackIna() && comm.rackIna()->active()) {
     RINA_TRY(comm.rackIna()->beginCollective(comm, seq));
+  }
+  if (R == 1 && rackAllReduceOnSwitch(call, me)) {
+    // One INA rack is the whole ring: the switch returns the sum to every
+    // worker, S up and S down each.
+    const char* input = sendv != recvv ? static_cast<const char*>(sendv) : nullptr;
+    RINA_TRY(rackAllReduce(call, me, recv, count, input, 1));
+    if (op == rinaAvg) reduce::finishAverage(recv, count, type, comm.size());
+    return {};
   }
   const reduce::ReduceFn fn = reduce::reduceFunction(type, op == rinaAvg ? rinaSum : op);
   const size_t sliceElems = std::max<size_t>(1, comm.sliceBytes() / es);
@@ -227,6 +148,9 @@ Status rinaSubRingAllReduce(Communicator& comm, const std::vector<Member>& membe
     }
     auto isFinal = [&, R](size_t i, size_t end) {
       if (end == 0) return true;
+      // A member alone: a piece is final once the rack has reduced it (the
+      // two orders list the same grains in the same places).
+      if (R == 1) return rack->reduced(i, 0, end);
       const int j = gatherSliceOf[i], t = gatherChunkOf[i];
       const size_t mi = std::find(mine.begin(), mine.end(), gatherRingOf[i]) - mine.begin();
       const int s = t == 0 ? R - 2 : R - 1 + t - 1;
@@ -290,11 +214,8 @@ Status rinaAllReduce(Communicator& comm, const void* send, void* recv, size_t co
                      rinaDataType_t type, rinaRedOp_t op) {
   RINA_TRY(comm.plans().beforeCollective(comm));  // every rank switches plans here alike
   const uint64_t seq = comm.nextSeq();
-  std::vector<Member> members = rinaMembers(comm.racks(), comm.plans().current());
-  if (members.size() == 1) {
-    return memberRingAllReduce(comm, members, send, recv, count, type, op, seq);
-  }
-  return rinaSubRingAllReduce(comm, members, send, recv, count, type, op, seq);
+  return memberRingAllReduce(comm, rinaMembers(comm.racks(), comm.plans().current()), send, recv,
+                             count, type, op, seq);
 }
 
 }  // namespace rina::algo
