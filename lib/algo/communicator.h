@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 
+#include "algo/path_choice.h"
 #include "core/status.h"
 #include "rina/rina.h"
 #include "topo/rack_map.h"
@@ -60,6 +61,29 @@ class Communicator {
   int rank() const { return rank_; }
   int size() const { return nranks_; }
   transport::Connection* peer(int r) const;
+  // The connection to rank r over spine `spine` (path / NIC / address s);
+  // spine -1 is the default connection, peer(r). When the pair has no
+  // connection of its own for that spine (same rack, a peer without an
+  // address on it, or the spine is the peer's default address) this is the
+  // default connection, which then is that path. Both ends of a message
+  // must ask for the same spine.
+  transport::Connection* connectionFor(int r, int spine) const;
+  // The spine the hop from rank `from` to rank `to` takes (RINA_PATHS until
+  // the planner's Plan is wired in); -1: the default path.
+  int hopSpine(int from, int to) const { return paths_.spineFor(from, to); }
+  const PathChoice& paths() const { return paths_; }
+  // The ring's connections to and from neighbours, on their hop's spine.
+  transport::Connection* hopTo(int next) const {
+    return connectionFor(next, hopSpine(rank_, next));
+  }
+  transport::Connection* hopFrom(int prev) const {
+    return connectionFor(prev, hopSpine(prev, rank_));
+  }
+  // Connections over a chosen spine, by (peer, spine); see connectionFor.
+  const std::map<std::pair<int, int>, std::unique_ptr<transport::Connection>>& spineConnections()
+      const {
+    return spineConns_;
+  }
   // Every connection of this rank, by peer rank (ascending).
   const std::map<int, std::unique_ptr<transport::Connection>>& connections() const {
     return conns_;
@@ -89,6 +113,8 @@ class Communicator {
   int rank_ = 0;
   int nranks_ = 1;
   std::map<int, std::unique_ptr<transport::Connection>> conns_;
+  std::map<std::pair<int, int>, std::unique_ptr<transport::Connection>> spineConns_;
+  PathChoice paths_;
   topo::RackMap racks_;
   std::unique_ptr<RackIna> rackIna_;
   CommStats stats_;

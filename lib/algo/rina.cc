@@ -70,12 +70,12 @@ Status memberRingAllReduce(Communicator& comm, const std::vector<Member>& member
       std::vector<SendItem> sends;
       std::vector<RecvItem> recvs;
       if (r == me.portFor(done)) {
-        sends.push_back(SendItem{comm.peer(next.portFor(done)), chunkAt(done),
+        sends.push_back(SendItem{comm.hopTo(next.portFor(done)), chunkAt(done),
                                  chunks.size(done) * es, -1, j, 0});
       }
       if (r == port) {
-        recvs.push_back(
-            RecvItem{comm.peer(prev.portFor(c)), upstream, chunks.size(c) * es, {}, -1, j, 0, {}});
+        recvs.push_back(RecvItem{
+            comm.hopFrom(prev.portFor(c)), upstream, chunks.size(c) * es, {}, -1, j, 0, {}});
       }
       RINA_TRY(runStep(call, std::move(sends), std::move(recvs)));
     }
@@ -93,12 +93,12 @@ Status memberRingAllReduce(Communicator& comm, const std::vector<Member>& member
       std::vector<SendItem> sends;
       std::vector<RecvItem> recvs;
       if (r == me.portFor(done)) {
-        sends.push_back(SendItem{comm.peer(next.portFor(done)), chunkAt(done),
+        sends.push_back(SendItem{comm.hopTo(next.portFor(done)), chunkAt(done),
                                  chunks.size(done) * es, -1, R + j, 0});
       }
       if (r == port) {
         recvs.push_back(RecvItem{
-            comm.peer(prev.portFor(c)), chunkAt(c), chunks.size(c) * es, {}, -1, R + j, 0, {}});
+            comm.hopFrom(prev.portFor(c)), chunkAt(c), chunks.size(c) * es, {}, -1, R + j, 0, {}});
       }
       RINA_TRY(runStep(call, std::move(sends), std::move(recvs)));
     }
@@ -225,8 +225,8 @@ Status rinaSubRingAllReduce(Communicator& comm, const std::vector<Member>& membe
     const int rc = gather ? mod(m - t, R) : mod(m - t - 1, R);
     for (size_t i = 0; i < mine.size(); ++i) {
       const int k = mine[i];
-      transport::Connection* to = comm.peer(next.portFor(k));
-      transport::Connection* from = comm.peer(prev.portFor(k));
+      transport::Connection* to = comm.hopTo(next.portFor(k));
+      transport::Connection* from = comm.hopFrom(prev.portFor(k));
       for (int j = 0; j < nslices; ++j) {
         const auto [outAt, outN] = sliceOf(k, sc, j);
         const auto [inAt, inN] = sliceOf(k, rc, j);

@@ -89,10 +89,19 @@ void warmUpOnce(const Options& options, RankGroup& group,
   group.barrier();
 }
 
-// Mean time per iteration of each algorithm, in microseconds, on this rank.
+struct TimelineEntry {
+  std::string algorithm;
+  size_t bytes;
+  double startUnixSec;
+  double durationUs;
+};
+
+// Mean time per iteration of each algorithm, in microseconds, on this rank;
+// every iteration also goes to *timeline when it is not null.
 std::vector<double> timeInterleaved(const Options& options, RankGroup& group,
                                     const std::vector<AllreduceAlgorithm*>& algorithms,
-                                    const void* send, void* recv, size_t count) {
+                                    const void* send, void* recv, size_t count,
+                                    std::vector<TimelineEntry>* timeline) {
   const size_t n = algorithms.size();
   for (AllreduceAlgorithm* algorithm : algorithms) {
     algorithm->select();
@@ -111,7 +120,16 @@ std::vector<double> timeInterleaved(const Options& options, RankGroup& group,
       group.barrier();
       const auto start = std::chrono::steady_clock::now();
       for (int i = 0; i < blocks[round]; ++i) {
+        const auto wall = std::chrono::system_clock::now();
+        const auto t0 = std::chrono::steady_clock::now();
         algorithms[a]->run(send, recv, count, options.type, options.op);
+        if (timeline) {
+          const std::chrono::duration<double, std::micro> took =
+              std::chrono::steady_clock::now() - t0;
+          const std::chrono::duration<double> since = wall.time_since_epoch();
+          timeline->push_back(TimelineEntry{algorithms[a]->name(), count * typeSize(options.type),
+                                            since.count(), took.count()});
+        }
       }
       const std::chrono::duration<double, std::micro> elapsed =
           std::chrono::steady_clock::now() - start;
@@ -186,6 +204,7 @@ int runBenchmark(const Options& options, const BenchSetup& setup, RankGroup& gro
   Buffer recv = allocateBuffer(options.maxBytes);
   const CheckPattern timingInput(options.type, options.op, nranks);
   std::vector<Row> rows;
+  std::vector<TimelineEntry> timeline;
   bool first = true;
   for (const size_t requestedBytes : sizeSequence(options)) {
     const size_t count = requestedBytes / elementSize;
@@ -197,8 +216,10 @@ int runBenchmark(const Options& options, const BenchSetup& setup, RankGroup& gro
       first = false;
     }
     std::vector<double> timesUs =
-        algorithms.empty() ? std::vector<double>{}
-                           : timeInterleaved(options, group, algorithms, source, recv.get(), count);
+        algorithms.empty()
+            ? std::vector<double>{}
+            : timeInterleaved(options, group, algorithms, source, recv.get(), count,
+                              root && !options.timelinePath.empty() ? &timeline : nullptr);
     for (size_t a = 0; a < algorithms.size(); ++a) {
       Row row;
       row.bytes = count * elementSize;
@@ -219,6 +240,17 @@ int runBenchmark(const Options& options, const BenchSetup& setup, RankGroup& gro
   }
 
   const Summary summary = summarize(rows, nranks);
+  if (root && !options.timelinePath.empty()) {
+    FILE* out = std::fopen(options.timelinePath.c_str(), "w");
+    bool ok = out != nullptr && std::fputs("# algo bytes start_unix_s duration_us\n", out) >= 0;
+    for (const TimelineEntry& e : timeline) {
+      ok = ok && std::fprintf(out, "%s %zu %.6f %.1f\n", e.algorithm.c_str(), e.bytes,
+                              e.startUnixSec, e.durationUs) > 0;
+    }
+    if (out == nullptr || std::fclose(out) != 0 || !ok) {
+      fatal(kExitError, "cannot write " + options.timelinePath);
+    }
+  }
   if (root) {
     std::fputs(formatFooter(summary).c_str(), stdout);
     std::fflush(stdout);
