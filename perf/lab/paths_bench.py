@@ -107,7 +107,7 @@ def static_experiment(args, work, algorithms, size):
         uplinks = [slow if s == slow_spine else fast for s in range(2)]
         doc = topology(uplinks, args.host_mbit, "rina" in algorithms)
         with Lab(args.lab_name, doc, work, args.switchd) as lab:
-            commands.append(f"# spines 2, uplink_mbit {uplinks}, host_link_mbit {args.host_mbit}")
+            commands.append(f"# topology file: {json.dumps(doc)}")
             commands.append(f"rina-netlab --name {args.lab_name} up {lab.path}")
             for policy in POLICIES:
                 run = ["run", "--timeout", str(RUN_TIMEOUT_S), "--env", f"RINA_PATHS={policy}",
@@ -189,8 +189,8 @@ def midrun_experiment(args, work, algorithms, size):
     doc = topology([fast, fast], args.host_mbit, algo == "rina")
     timeline = os.path.join(work, "timeline.txt")
     with Lab(args.lab_name, doc, work, args.switchd) as lab:
-        commands.append(f"rina-netlab --name {args.lab_name} up {lab.path}   # uplinks "
-                        f"[{fast:g}, {fast:g}]")
+        commands.append(f"# topology file: {json.dumps(doc)}")
+        commands.append(f"rina-netlab --name {args.lab_name} up {lab.path}")
         run = ["run", "--timeout", str(RUN_TIMEOUT_S), "--env", "RINA_PATHS=planned", "--"] + \
             perf_cmd(args.build, [algo], size, args.midrun_iters, ["--timeline", timeline])
         shape = ["shape", "--rack", "a", "--spine", "0", "--mbit", f"{slow:g}"]
@@ -219,8 +219,8 @@ def midrun_experiment(args, work, algorithms, size):
         run2 = ["run", "--timeout", str(RUN_TIMEOUT_S), "--env", "RINA_PATHS=planned", "--"] + \
             perf_cmd(args.build, [algo], size, args.iters)
         best = perf_times(netlab(args.lab_name, *run2), [algo])[algo]
-        commands.append(f"rina-netlab --name {args.lab_name} up {lab.path}   # uplinks of a "
-                        f"[{slow:g}, {fast:g}]")
+        commands.append(f"# topology file: {json.dumps(doc2)}")
+        commands.append(f"rina-netlab --name {args.lab_name} up {lab.path}")
         commands.append(f"rina-netlab --name {args.lab_name} " +
                         " ".join(shlex.quote(c) for c in run2))
     t0 = rows[0][2]
