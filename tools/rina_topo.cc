@@ -116,6 +116,18 @@ std::string memberLabel(const RackMap& map, const RingMember& m) {
   return "rank" + std::to_string(m.ranks.front());
 }
 
+// A rack's uplink rate per spine when the file gives per-spine lists (the
+// rack's own or spine_link_mbit's); empty otherwise.
+std::vector<double> uplinksBySpine(const TopologySpec& spec, const std::string& rack) {
+  std::vector<double> out;
+  for (const RackSpec& rs : spec.racks) {
+    if (rs.name != rack) continue;
+    if (rs.uplinkMbitBySpine.empty() && spec.spineLinkMbitBySpine.empty()) return out;
+    for (int s = 0; s < spec.spines; ++s) out.push_back(uplinkMbitOn(spec, rs, s));
+  }
+  return out;
+}
+
 void printText(const Resolved& t) {
   const int nranks = static_cast<int>(t.hostnames.size());
   std::printf("topology %s (%s): %d ranks, %zu racks, %d spine%s",
@@ -134,6 +146,13 @@ void printText(const Resolved& t) {
     if (!hosts.empty()) line += " on " + hosts;
     if (r.hostLinkMbit > 0) line += ", host link " + mbit(r.hostLinkMbit);
     if (r.uplinkMbit > 0) line += ", uplink " + mbit(r.uplinkMbit);
+    const std::vector<double> perSpine = uplinksBySpine(t.spec, r.name);
+    if (!perSpine.empty()) {
+      line += ", uplinks";
+      for (size_t s = 0; s < perSpine.size(); ++s) {
+        line += (s ? " / " : " ") + (perSpine[s] > 0 ? mbit(perSpine[s]) : std::string("?"));
+      }
+    }
     std::printf("%s\n", line.c_str());
   }
   // Hosts whose link differs from the rack's default.
@@ -180,6 +199,8 @@ nlohmann::ordered_json topologyJson(const Resolved& t) {
                   {"switch", r.switchCtrl},
                   {"host_link_mbit", r.hostLinkMbit},
                   {"uplink_mbit", r.uplinkMbit}};
+    const std::vector<double> perSpine = uplinksBySpine(t.spec, r.name);
+    if (!perSpine.empty()) rack["uplink_mbit"] = perSpine;
     j["racks"].push_back(std::move(rack));
   }
   j["ring"] = ojson::array();

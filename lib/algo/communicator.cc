@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -11,6 +12,7 @@
 #include "bootstrap/bootstrap.h"
 #include "core/config.h"
 #include "core/log.h"
+#include "topo/topology_json.h"
 #include "transport/mesh.h"
 
 namespace rina::algo {
@@ -91,6 +93,46 @@ std::set<int> basePeerRanks(int rank, const topo::RackMap& map) {
   return peers;
 }
 
+namespace {
+
+// Listens on this rank's address on every spine (RINA_SPINE_ADDRS or the
+// topology file): an address equal to the default listening one shares its
+// socket, any other gets a socket of its own (port chosen by the kernel).
+Status listenOnSpines(int rank, const PackedAddr& listen, bootstrap::PeerInfo* mine,
+                      std::vector<Fd>* fds) {
+  std::vector<std::string> addrs;
+  std::string source;
+  const std::string hostname = topo::hostnameOf(hostIdentity());
+  RINA_TRY(spineAddressesFromEnv(hostname, &addrs, &source)
+               .prepend("rank " + std::to_string(rank) + ": "));
+  mine->spineCount = static_cast<int32_t>(addrs.size());
+  for (size_t s = 0; s < addrs.size(); ++s) {
+    PackedAddr want;
+    RINA_TRY(parseHostPort(addrs[s] + ":0", &want));
+    PackedAddr sameIp = listen;
+    sameIp.port = 0;
+    if (want == sameIp) {
+      mine->spine[s] = listen;
+      continue;
+    }
+    Fd fd;
+    Status st = listenOn(want, false, &fd, &mine->spine[s]);
+    if (!st.ok()) {
+      return errorf(rinaInvalidArgument,
+                    "rank %d: %s gives %s as this host's address on spine %zu, but it cannot be "
+                    "listened on: %s",
+                    rank, source.c_str(), addrs[s].c_str(), s, st.message().c_str());
+    }
+    fds->push_back(std::move(fd));
+  }
+  if (!addrs.empty()) {
+    RINA_INFO("rank %d: addresses on %zu spines from %s", rank, addrs.size(), source.c_str());
+  }
+  return {};
+}
+
+}  // namespace
+
 Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
                             std::unique_ptr<Communicator>* out) {
   setLogRank(rank);
@@ -126,6 +168,9 @@ Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
   std::unique_ptr<bootstrap::RootService> root;
   if (fromEnv && rank == 0) RINA_TRY(bootstrap::RootService::start(idData.root, idData.commId, &root));
 
+  PathPolicy pathPolicy = PathPolicy::kPlanned;
+  RINA_TRY(parsePathPolicy(config::stringValue("RINA_PATHS"), &pathPolicy));
+
   PackedAddr listenAddr;
   std::string ifname;
   RINA_TRY(chooseListenAddress(&listenAddr, &ifname));
@@ -135,6 +180,8 @@ Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
   mine.pid = getpid();
   std::string host = hostIdentity();
   std::strncpy(mine.host, host.c_str(), sizeof(mine.host) - 1);
+  std::vector<Fd> spineListen;
+  RINA_TRY(listenOnSpines(rank, mine.listen, &mine, &spineListen));
 
   Deadline deadline = deadlineAfterMs(comm->timeoutMs_);
   std::vector<bootstrap::PeerInfo> table;
@@ -152,6 +199,22 @@ Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
   mesh.peers = neighbourRanks(rank, nranks);
   for (int p : rackPeerRanks(rank, comm->racks_)) mesh.peers.insert(p);
   mesh.listenFd = listen.get();
+  // Every rank reaches a peer in another rack over each spine both have an
+  // address on; hops pick among them (RINA_PATHS).
+  int spines = bootstrap::kMaxSpineAddrs;
+  for (const bootstrap::PeerInfo& p : table) spines = std::min<int>(spines, p.spineCount);
+  for (int p : mesh.peers) {
+    if (spines >= 2 && comm->racks_.rackOf[p] != comm->racks_.rackOf[rank])
+      mesh.spinePeers.insert(p);
+  }
+  for (const Fd& fd : spineListen) mesh.spineListenFds.push_back(fd.get());
+  {
+    topo::TopologySpec spec;
+    const std::string file = config::stringValue("RINA_TOPO_FILE");
+    const bool haveSpec = !file.empty() && topo::loadTopologyFile(file, &spec).ok();
+    RINA_TRY(PathChoice::make(pathPolicy, spines, comm->racks_, haveSpec ? &spec : nullptr,
+                              &comm->paths_));
+  }
   mesh.shmEnabled = config::intValue("RINA_SHM_DISABLE") == 0;
   int64_t fifo = config::intValue("RINA_SHM_FIFO_BYTES");
   uint32_t fifoBytes = 4096;
@@ -162,10 +225,13 @@ Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
   mesh.socketsPerPeer = socketsPerPeer;
   mesh.deadline = deadlineAfterMs(comm->timeoutMs_);
   mesh.abort = &comm->aborted_;
-  RINA_TRY(transport::buildMesh(mesh, &comm->conns_));
+  RINA_TRY(transport::buildMesh(mesh, &comm->conns_, &comm->spineConns_));
   comm->listen_ = std::move(listen);
   comm->mesh_ = std::move(mesh);
+  // Later connections (updatePeers) are default-path only.
   comm->mesh_.peers.clear();
+  comm->mesh_.spinePeers.clear();
+  comm->mesh_.spineListenFds.clear();
 
   RINA_TRY(probeLinksFromConfig(*comm));
   RINA_TRY(RackIna::setup(*comm, idData.commId, &comm->rackIna_));
@@ -180,9 +246,14 @@ Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
   for (auto& [peer, conn] : comm->conns_) {
     summary += " " + std::to_string(peer) + ":" + conn->kind();
   }
-  RINA_INFO("rank %d of %d ready on %s (%s); algorithm %s; racks %s; peers%s", rank, nranks,
-            mine.listen.str().c_str(), ifname.c_str(), algorithmName(comm->algorithm_),
-            comm->racks_.describe().c_str(), summary.empty() ? " none" : summary.c_str());
+  for (auto& [key, conn] : comm->spineConns_) {
+    summary +=
+        " " + std::to_string(key.first) + "/s" + std::to_string(key.second) + ":" + conn->kind();
+  }
+  RINA_INFO("rank %d of %d ready on %s (%s); algorithm %s; racks %s; paths %s; peers%s", rank,
+            nranks, mine.listen.str().c_str(), ifname.c_str(), algorithmName(comm->algorithm_),
+            comm->racks_.describe().c_str(), comm->paths_.describe().c_str(),
+            summary.empty() ? " none" : summary.c_str());
   *out = std::move(comm);
   return {};
 }
@@ -222,6 +293,14 @@ Status Communicator::updatePeers(const std::set<int>& wanted) {
 transport::Connection* Communicator::peer(int r) const {
   auto it = conns_.find(r);
   return it == conns_.end() ? nullptr : it->second.get();
+}
+
+transport::Connection* Communicator::connectionFor(int r, int spine) const {
+  if (spine >= 0) {
+    auto it = spineConns_.find({r, spine});
+    if (it != spineConns_.end()) return it->second.get();
+  }
+  return peer(r);
 }
 
 char* Communicator::scratch(size_t bytes) {

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/socket.h"
+#include "algo/path_choice.h"
 #include "core/status.h"
 #include "rina/rina.h"
 #include "topo/rack_map.h"
@@ -76,21 +77,40 @@ class Communicator {
   int rank() const { return rank_; }
   int size() const { return nranks_; }
   transport::Connection* peer(int r) const;
-  // The connection to rank r over a path: `spine` is the plan's spine of
-  // the ring hop (-1: any). Every ring hop of the rack algorithms asks here,
-  // so this is the one place where a path picks among a peer's addresses
-  // (one per spine / NIC). Today a peer has one address, hence one
-  // connection, and the spine is not used yet.
-  transport::Connection* connectionFor(int r, int spine) const {
-    (void)spine;
-    return peer(r);
+  // The connection to rank r over spine `spine` (path / NIC / address s);
+  // spine -1 is the default connection, peer(r). When the pair has no
+  // connection of its own for that spine (same rack, a peer without an
+  // address on it, or the spine is the peer's default address) this is the
+  // default connection, which then is that path. Both ends of a message
+  // must ask for the same spine.
+  transport::Connection* connectionFor(int r, int spine) const;
+  // The spine the hop from rank `from` to rank `to` takes: the current
+  // plan's (planSpine, for member-ring hops) under RINA_PATHS=planned when
+  // it has one, else RINA_PATHS's rule; -1: the default path.
+  int hopSpine(int from, int to, int planSpine = -1) const {
+    return planSpine >= 0 && paths_.policy() == PathPolicy::kPlanned ? planSpine
+                                                                     : paths_.spineFor(from, to);
+  }
+  const PathChoice& paths() const { return paths_; }
+  // The ring's connections to and from neighbours, on their hop's spine.
+  transport::Connection* hopTo(int next, int planSpine = -1) const {
+    return connectionFor(next, hopSpine(rank_, next, planSpine));
+  }
+  transport::Connection* hopFrom(int prev, int planSpine = -1) const {
+    return connectionFor(prev, hopSpine(prev, rank_, planSpine));
+  }
+  // Connections over a chosen spine, by (peer, spine); see connectionFor.
+  const std::map<std::pair<int, int>, std::unique_ptr<transport::Connection>>& spineConnections()
+      const {
+    return spineConns_;
   }
   // Collective over the pairs that change (both ends call it with
   // symmetric sets, at the same collective): connects to the ranks of
   // wanted it has no connection to, over the same bootstrap table and
   // listening socket as at creation, and closes connections to ranks that
   // are neither wanted nor basePeerRanks. So a rank holds O(rack size)
-  // connections whatever plans come and go.
+  // connections whatever plans come and go. (Connections it makes are
+  // default-path only: a hop to a new neighbour takes the default path.)
   Status updatePeers(const std::set<int>& wanted);
   // Every connection of this rank, by peer rank (ascending).
   const std::map<int, std::unique_ptr<transport::Connection>>& connections() const {
@@ -128,6 +148,8 @@ class Communicator {
   int rank_ = 0;
   int nranks_ = 1;
   std::map<int, std::unique_ptr<transport::Connection>> conns_;
+  std::map<std::pair<int, int>, std::unique_ptr<transport::Connection>> spineConns_;
+  PathChoice paths_;
   topo::RackMap racks_;
   topo::TopologySpec topology_;
   std::unique_ptr<RackIna> rackIna_;

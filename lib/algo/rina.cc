@@ -178,8 +178,8 @@ Status memberRingAllReduce(Communicator& comm, const std::vector<Member>& member
       const int rc = gather ? mod(m - t, R) : mod(m - t - 1, R);
       for (size_t i = 0; i < mine.size(); ++i) {
         const int k = mine[i];
-        transport::Connection* to = comm.connectionFor(next.portFor(k), me.spineToNext);
-        transport::Connection* from = comm.connectionFor(prev.portFor(k), prev.spineToNext);
+        transport::Connection* to = comm.hopTo(next.portFor(k), me.spineToNext);
+        transport::Connection* from = comm.hopFrom(prev.portFor(k), prev.spineToNext);
         const auto [outAt, on] = grainOf(k, sc, j);
         const auto [inAt, in] = grainOf(k, rc, j);
         const int after = s == 0 ? -1 : recvAt[((s - 1) * mine.size() + i) * nslices + j];

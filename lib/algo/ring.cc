@@ -42,7 +42,8 @@ struct RingView {
 };
 RingView ringOf(Communicator& comm) {
   const int n = comm.size(), r = comm.rank();
-  return RingView{n, r, comm.peer(mod(r + 1, n)), comm.peer(mod(r - 1, n))};
+  // Each hop on its spine (RINA_PATHS / the plan): both ends ask for the same one.
+  return RingView{n, r, comm.hopTo(mod(r + 1, n)), comm.hopFrom(mod(r - 1, n))};
 }
 
 // avg: the rank that completes a slice divides it, once, before it is shared.

@@ -17,7 +17,10 @@
 namespace rina::bootstrap {
 
 constexpr uint32_t kMagic = 0x52494e41;  // "RINA"
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
+// Addresses a rank may have, one per spine (plane / NIC): RINA_SPINE_ADDRS or
+// the topology file's spine_addrs.
+constexpr int kMaxSpineAddrs = 8;
 
 // What the opaque rinaUniqueId holds.
 struct IdData {
@@ -33,8 +36,12 @@ struct PeerInfo {
   PackedAddr listen;  // where its peer connections are accepted
   int32_t pid;
   char host[108];     // hostIdentity(): equal iff shared memory is possible
+  // Where connections over spine s are accepted (s < spineCount); an entry
+  // equal to `listen` means spine s is the default path to this rank.
+  int32_t spineCount;
+  PackedAddr spine[kMaxSpineAddrs];
 };
-static_assert(sizeof(PeerInfo) == 132);
+static_assert(sizeof(PeerInfo) == 136 + 20 * kMaxSpineAddrs);
 
 // Makes an id whose root service runs in this process from now on.
 Status createUniqueId(rinaUniqueId* out);

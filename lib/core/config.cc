@@ -75,6 +75,12 @@ constexpr Knob kKnobs[] = {
      "librina_mpi: 1 prints per-communicator counts (handled, delegated and why) at MPI_Finalize"},
     {"RINA_PLAN_INTERVAL", "100",
      "re-plan every N collectives (\"100\") or seconds (\"5s\"); 0 = only on rate changes"},
+    {"RINA_PATHS", "planned",
+     "spine of each inter-rack hop: planned (from the topology's rates), fixed (spine 0) or "
+     "hash ((src+dst) % spines)"},
+    {"RINA_SPINE_ADDRS", "",
+     "this rank's IPv4 address on each spine, comma-separated (else the topology file's "
+     "spine_addrs)"},
     {"RINA_PLAN_THRESHOLD", "0.2",
      "re-plan when a measured link rate moves by more than this fraction (0 = never)"},
 };

@@ -221,21 +221,34 @@ Status connectTo(const PackedAddr& addr, Deadline deadline, Fd* out) {
 }
 
 Status acceptFrom(int listenFd, Deadline deadline, const std::atomic<bool>* abort, Fd* out) {
+  return acceptFromAny(&listenFd, 1, deadline, abort, out);
+}
+
+Status acceptFromAny(const int* listenFds, size_t count, Deadline deadline,
+                     const std::atomic<bool>* abort, Fd* out) {
+  constexpr size_t kMaxFds = 16;
+  if (count == 0 || count > kMaxFds) {
+    return errorf(rinaInternalError, "accept on %zu listening sockets (1 to %zu)", count, kMaxFds);
+  }
+  pollfd p[kMaxFds];
   for (;;) {
     if (abort && abort->load()) return errorf(rinaAborted, "aborted while accepting");
     int64_t left = msUntil(deadline);
     if (left <= 0) return errorf(rinaTimeout, "no connection arrived in time");
-    pollfd p{listenFd, POLLIN, 0};
-    int rc = poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 50)));
+    for (size_t i = 0; i < count; ++i) p[i] = pollfd{listenFds[i], POLLIN, 0};
+    int rc = poll(p, count, static_cast<int>(std::min<int64_t>(left, 50)));
     if (rc < 0 && errno != EINTR) return systemErrorf(errno, "poll on listening socket");
     if (rc <= 0) continue;
-    int fd = accept4(listenFd, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd >= 0) {
-      *out = Fd(fd);
-      return {};
-    }
-    if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
-      return systemErrorf(errno, "accept");
+    for (size_t i = 0; i < count; ++i) {
+      if (!(p[i].revents & POLLIN)) continue;
+      int fd = accept4(listenFds[i], nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd >= 0) {
+        *out = Fd(fd);
+        return {};
+      }
+      if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
+        return systemErrorf(errno, "accept");
+      }
     }
   }
 }

@@ -57,6 +57,7 @@ struct PackedAddr {
   static PackedAddr fromSockaddr(const sockaddr* sa);
   sockaddr_storage toSockaddr(socklen_t* len) const;
   std::string str() const;  // "1.2.3.4:5678"
+  bool operator==(const PackedAddr&) const = default;
 };
 static_assert(sizeof(PackedAddr) == 20);
 
@@ -76,6 +77,9 @@ Status connectTo(const PackedAddr& addr, Deadline deadline, Fd* out);
 
 // Accepts one connection; abort (may be null) is checked every 50 ms.
 Status acceptFrom(int listenFd, Deadline deadline, const std::atomic<bool>* abort, Fd* out);
+// The same on whichever of several listening sockets has one first.
+Status acceptFromAny(const int* listenFds, size_t count, Deadline deadline,
+                     const std::atomic<bool>* abort, Fd* out);
 
 // Whole-buffer blocking I/O on a (blocking or non-blocking) socket.
 Status sendAll(int fd, const void* data, size_t len, Deadline deadline);

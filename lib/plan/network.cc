@@ -26,7 +26,9 @@ Status checkRate(double v, const char* what, const std::string& name) {
 Status networkFromTopology(const topo::TopologySpec& spec, const topo::RackMap& map, Network* out) {
   Network net;
   if (spec.spines < 1) return errorf(rinaInvalidArgument, "topology: spines %d < 1", spec.spines);
-  net.spineMbit.assign(spec.spines, spec.spineLinkMbit);
+  // spine_link_mbit is the ToR-spine link rate where a rack gives none (as in
+  // rina-netlab and rina-sim); the spine switch itself is non-blocking.
+  net.spineMbit.assign(spec.spines, 0);
   net.hosts.resize(map.rackOf.size());
   for (size_t r = 0; r < map.racks.size(); ++r) {
     const topo::Rack& rack = map.racks[r];
@@ -34,12 +36,13 @@ Status networkFromTopology(const topo::TopologySpec& spec, const topo::RackMap& 
     nr.name = rack.name;
     nr.ina = rack.ina;
     nr.hosts = rack.ranks;
-    nr.uplinkMbit.assign(spec.spines, rack.uplinkMbit);
     // The spec's host entries, by position, give per-host rates.
     const topo::RackSpec* rs = nullptr;
     for (const topo::RackSpec& s : spec.racks) {
       if (s.name == rack.name) rs = &s;
     }
+    nr.uplinkMbit.assign(spec.spines, rack.uplinkMbit);
+    for (int s = 0; rs && s < spec.spines; ++s) nr.uplinkMbit[s] = topo::uplinkMbitOn(spec, *rs, s);
     for (size_t k = 0; k < rack.ranks.size(); ++k) {
       Network::Host& h = net.hosts[rack.ranks[k]];
       h.rack = static_cast<int>(r);

@@ -44,8 +44,9 @@ struct Network {
 };
 
 // From the rack map (ranks per rack) and the spec's rates: host link rates
-// (the host's, else the rack's default), uplinks (the rack's uplink rate on
-// every spine) and spines (spec.spines, each spec.spineLinkMbit).
+// (the host's, else the rack's default), uplinks (per spine: the rack's
+// uplink_mbit, else spine_link_mbit, each a rate or a list per spine;
+// topo::uplinkMbitOn) and spec.spines spines, each non-blocking (0).
 Status networkFromTopology(const topo::TopologySpec& spec, const topo::RackMap& map, Network* out);
 
 // Checks indices and rates (finite, >= 0); rinaInvalidArgument naming the

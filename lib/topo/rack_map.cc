@@ -41,6 +41,15 @@ Status parseRacksShortForm(std::string_view text, TopologySpec* out) {
   return {};
 }
 
+double uplinkMbitOn(const TopologySpec& spec, const RackSpec& rack, int spine) {
+  auto pick = [spine](const std::vector<double>& list, double one) {
+    if (list.empty()) return one;
+    return spine >= 0 && spine < static_cast<int>(list.size()) ? list[spine] : 0.0;
+  };
+  const double own = pick(rack.uplinkMbitBySpine, rack.uplinkMbit);
+  return own > 0 ? own : pick(spec.spineLinkMbitBySpine, spec.spineLinkMbit);
+}
+
 bool RackMap::anyIna() const {
   for (const Rack& r : racks) {
     if (r.ina) return true;
@@ -138,7 +147,11 @@ Status rackMapFromEnv(const std::vector<std::string>& hostIds, RackMap* out,
     RINA_TRY(resolveRackMap(spec, names, out).prepend("RINA_TOPO_FILE=" + file + ": "));
   } else if (racks.empty()) {
     *out = rackPerHost(hostIds);
-    for (const Rack& r : out->racks) spec.racks.push_back(RackSpec{r.name, false, {}, 0, "", 0, 0});
+    for (const Rack& r : out->racks) {
+      RackSpec rs;
+      rs.name = r.name;
+      spec.racks.push_back(rs);
+    }
   } else {
     RINA_TRY(parseRacksShortForm(racks, &spec));
     int total = 0;

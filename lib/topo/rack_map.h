@@ -22,6 +22,10 @@ struct HostSpec {
   std::string name;     // hostname as gethostname() reports it
   double linkMbit = 0;  // host <-> ToR, each direction; 0: the rack's default
   std::string addr;     // optional IPv4 address (filled in by rina-netlab)
+  // Optional: the host's IPv4 address on each spine (plane), spine_addrs[s]
+  // reaches it over spine s; one per spine when given. The bootstrap
+  // exchanges them so a peer can be reached over a chosen spine.
+  std::vector<std::string> spineAddrs;
 };
 
 struct RackSpec {
@@ -34,14 +38,23 @@ struct RackSpec {
   std::string switchCtrl;  // "ipv4:port" of the ToR's CTRL; empty: RINA_SWITCH decides
   double hostLinkMbit = 0; // default host link rate; 0: unknown
   double uplinkMbit = 0;   // ToR <-> spine; 0: unknown
+  // "uplink_mbit": [..]: one rate per spine (then uplinkMbit is 0).
+  std::vector<double> uplinkMbitBySpine;
 };
 
 struct TopologySpec {
   std::string name;
   std::vector<RackSpec> racks;
   int spines = 1;            // parallel paths between racks
-  double spineLinkMbit = 0;  // 0: unknown
+  double spineLinkMbit = 0;  // ToR <-> spine where a rack gives none; 0: unknown
+  // "spine_link_mbit": [..]: one rate per spine (then spineLinkMbit is 0).
+  std::vector<double> spineLinkMbitBySpine;
 };
+
+// The rate of rack's link to spine s (each direction): the rack's
+// uplink_mbit (its entry for s when a list), else spine_link_mbit (likewise);
+// 0 when neither is given.
+double uplinkMbitOn(const TopologySpec& spec, const RackSpec& rack, int spine);
 
 // "3:ina,3:ina,1,1": a comma-separated list of racks, each a rank count,
 // optionally ":ina". Racks take ranks in order.

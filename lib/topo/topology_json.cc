@@ -72,6 +72,23 @@ Status readMbit(const json& value, const std::string& where, const std::string& 
   return {};
 }
 
+// A rate for every spine, or a list of one rate per spine.
+Status readMbitPerSpine(const json& value, const std::string& where, const std::string& key,
+                        int spines, double* one, std::vector<double>* perSpine) {
+  if (!value.is_array()) return readMbit(value, where, key, one);
+  if (static_cast<int>(value.size()) != spines) {
+    return bad(where, key,
+               "must be one rate for every spine or a list of " + std::to_string(spines) +
+                   " rates (one per spine)",
+               value);
+  }
+  perSpine->resize(value.size());
+  for (size_t s = 0; s < value.size(); ++s) {
+    RINA_TRY(readMbit(value[s], where, key + "[" + std::to_string(s) + "]", &(*perSpine)[s]));
+  }
+  return {};
+}
+
 bool validIpv4(const std::string& text) {
   in_addr addr{};
   return inet_pton(AF_INET, text.c_str(), &addr) == 1;
@@ -104,7 +121,26 @@ Status readSwitch(const json& value, const std::string& where, std::string* out)
   return {};
 }
 
-Status readHost(const json& value, const std::string& where, HostSpec* host) {
+Status readSpineAddrs(const json& value, const std::string& where, int spines,
+                      std::vector<std::string>* out) {
+  if (!value.is_array() || static_cast<int>(value.size()) != spines) {
+    return bad(where, "spine_addrs",
+               "must list one IPv4 address per spine (" + std::to_string(spines) + ")", value);
+  }
+  std::set<std::string> seen;
+  for (const json& a : value) {
+    if (!a.is_string() || !validIpv4(a.get<std::string>())) {
+      return bad(where, "spine_addrs", "each entry must be an IPv4 address like \"10.78.1.2\"", a);
+    }
+    if (!seen.insert(a.get<std::string>()).second) {
+      return bad(where, "spine_addrs", "an address is listed twice", a);
+    }
+    out->push_back(a.get<std::string>());
+  }
+  return {};
+}
+
+Status readHost(const json& value, const std::string& where, int spines, HostSpec* host) {
   if (value.is_string()) return readName(value, where, "hosts", &host->name);
   if (!value.is_object()) {
     return bad(where, "hosts", "each host must be a name or an object with \"name\"", value);
@@ -115,14 +151,17 @@ Status readHost(const json& value, const std::string& where, HostSpec* host) {
   }
   RINA_TRY(readName(value["name"], where, "name", &host->name));
   const std::string at = where + "host '" + host->name + "': ";
-  RINA_TRY(checkKeys(value, {"name", "link_mbit", "addr"}, at));
+  RINA_TRY(checkKeys(value, {"name", "link_mbit", "addr", "spine_addrs"}, at));
   if (value.contains("link_mbit"))
     RINA_TRY(readMbit(value["link_mbit"], at, "link_mbit", &host->linkMbit));
   if (value.contains("addr")) RINA_TRY(readAddr(value["addr"], at, &host->addr));
+  if (value.contains("spine_addrs")) {
+    RINA_TRY(readSpineAddrs(value["spine_addrs"], at, spines, &host->spineAddrs));
+  }
   return {};
 }
 
-Status readRack(const json& value, size_t index, RackSpec* rack) {
+Status readRack(const json& value, size_t index, int spines, RackSpec* rack) {
   if (!value.is_object()) {
     return errorf(rinaInvalidArgument, "topology: racks[%zu] must be an object, got %s", index,
                   value.dump().c_str());
@@ -152,7 +191,7 @@ Status readRack(const json& value, size_t index, RackSpec* rack) {
     }
     for (const json& h : hosts) {
       HostSpec host;
-      RINA_TRY(readHost(h, where, &host));
+      RINA_TRY(readHost(h, where, spines, &host));
       rack->hosts.push_back(std::move(host));
     }
   } else {
@@ -175,7 +214,8 @@ Status readRack(const json& value, size_t index, RackSpec* rack) {
     RINA_TRY(readMbit(value["host_link_mbit"], where, "host_link_mbit", &rack->hostLinkMbit));
   }
   if (value.contains("uplink_mbit")) {
-    RINA_TRY(readMbit(value["uplink_mbit"], where, "uplink_mbit", &rack->uplinkMbit));
+    RINA_TRY(readMbitPerSpine(value["uplink_mbit"], where, "uplink_mbit", spines,
+                              &rack->uplinkMbit, &rack->uplinkMbitBySpine));
   }
   return {};
 }
@@ -195,7 +235,8 @@ Status readTopology(const json& doc, TopologySpec* spec) {
     spec->spines = static_cast<int>(spines.get<int64_t>());
   }
   if (doc.contains("spine_link_mbit")) {
-    RINA_TRY(readMbit(doc["spine_link_mbit"], "", "spine_link_mbit", &spec->spineLinkMbit));
+    RINA_TRY(readMbitPerSpine(doc["spine_link_mbit"], "", "spine_link_mbit", spec->spines,
+                              &spec->spineLinkMbit, &spec->spineLinkMbitBySpine));
   }
   if (!doc.contains("racks")) {
     return errorf(rinaInvalidArgument, "topology: no 'racks' list");
@@ -207,7 +248,7 @@ Status readTopology(const json& doc, TopologySpec* spec) {
   std::set<std::string> rackNames, hostNames;
   for (size_t i = 0; i < racks.size(); ++i) {
     RackSpec rack;
-    RINA_TRY(readRack(racks[i], i, &rack));
+    RINA_TRY(readRack(racks[i], i, spec->spines, &rack));
     if (!rackNames.insert(rack.name).second) {
       return errorf(rinaInvalidArgument, "topology: racks[%zu]: rack name '%s' is used twice", i,
                     rack.name.c_str());
@@ -227,6 +268,12 @@ Status readTopology(const json& doc, TopologySpec* spec) {
 nlohmann::ordered_json mbitValue(double v) {
   if (v == std::floor(v) && v < 9e15) return static_cast<int64_t>(v);
   return v;
+}
+
+nlohmann::ordered_json mbitList(const std::vector<double>& rates) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (double v : rates) list.push_back(mbitValue(v));
+  return list;
 }
 
 }  // namespace
@@ -264,6 +311,7 @@ std::string topologyToJson(const TopologySpec& spec, int indent) {
   if (!spec.name.empty()) doc["name"] = spec.name;
   if (spec.spines != 1) doc["spines"] = spec.spines;
   if (spec.spineLinkMbit > 0) doc["spine_link_mbit"] = mbitValue(spec.spineLinkMbit);
+  if (!spec.spineLinkMbitBySpine.empty()) doc["spine_link_mbit"] = mbitList(spec.spineLinkMbitBySpine);
   ojson racks = ojson::array();
   for (const RackSpec& r : spec.racks) {
     ojson rack = ojson::object();
@@ -273,13 +321,14 @@ std::string topologyToJson(const TopologySpec& spec, int indent) {
     if (!r.hosts.empty()) {
       ojson hosts = ojson::array();
       for (const HostSpec& h : r.hosts) {
-        if (h.linkMbit <= 0 && h.addr.empty()) {
+        if (h.linkMbit <= 0 && h.addr.empty() && h.spineAddrs.empty()) {
           hosts.push_back(h.name);
           continue;
         }
         ojson host = {{"name", h.name}};
         if (h.linkMbit > 0) host["link_mbit"] = mbitValue(h.linkMbit);
         if (!h.addr.empty()) host["addr"] = h.addr;
+        if (!h.spineAddrs.empty()) host["spine_addrs"] = h.spineAddrs;
         hosts.push_back(std::move(host));
       }
       rack["hosts"] = std::move(hosts);
@@ -287,6 +336,7 @@ std::string topologyToJson(const TopologySpec& spec, int indent) {
     if (!r.switchCtrl.empty()) rack["switch"] = r.switchCtrl;
     if (r.hostLinkMbit > 0) rack["host_link_mbit"] = mbitValue(r.hostLinkMbit);
     if (r.uplinkMbit > 0) rack["uplink_mbit"] = mbitValue(r.uplinkMbit);
+    if (!r.uplinkMbitBySpine.empty()) rack["uplink_mbit"] = mbitList(r.uplinkMbitBySpine);
     racks.push_back(std::move(rack));
   }
   doc["racks"] = std::move(racks);

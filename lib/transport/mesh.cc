@@ -29,6 +29,7 @@ struct PeerHello {
   uint16_t nsocks;     // sockets the connecting side opens to this peer
   uint32_t stripeBytes;
   uint32_t rdmaOffered;  // the connecting side has an RDMA device
+  int32_t spine;         // -1: the pair's default connection; else its path over spine s
 };
 
 struct PeerReply {
@@ -39,10 +40,11 @@ struct PeerReply {
 
 struct Pending {
   int peer;
+  int spine = -1;
   std::vector<Fd> fds;  // fds[0] carries the hello reply and liveness
   ShmSegment segment;   // offered to the peer, when on one host
   uint32_t stripeBytes = 0;
-  bool useShm = false;   // accepting side: decided by socket 0's hello
+  bool useShm = false;  // accepting side: decided by socket 0's hello
   bool useRdma = false;
 };
 
@@ -52,51 +54,100 @@ bool sameHost(const MeshOptions& opt, int peer) {
 }
 
 Status makeConnection(const MeshOptions& opt, Pending& pend, bool useShm,
-                      std::map<int, std::unique_ptr<Connection>>* out) {
+                      std::unique_ptr<Connection>* out) {
   const int peer = pend.peer;
   if (useShm) {
-    (*out)[peer] = std::make_unique<ShmConnection>(peer, opt.rank < peer, std::move(pend.segment),
-                                                   std::move(pend.fds[0]));
+    *out = std::make_unique<ShmConnection>(peer, opt.rank < peer, std::move(pend.segment),
+                                           std::move(pend.fds[0]));
     RINA_INFO("connected to rank %d over shm", peer);
     return {};
   }
   for (Fd& fd : pend.fds) RINA_TRY(setNonBlocking(fd.get()));
   if (pend.fds.size() == 1) {
-    (*out)[peer] = std::make_unique<SocketConnection>(peer, std::move(pend.fds[0]));
-    RINA_INFO("connected to rank %d over socket", peer);
+    *out = std::make_unique<SocketConnection>(peer, std::move(pend.fds[0]));
+    if (pend.spine >= 0) {
+      RINA_INFO("connected to rank %d over spine %d (socket)", peer, pend.spine);
+    } else {
+      RINA_INFO("connected to rank %d over socket", peer);
+    }
     return {};
   }
   std::vector<std::unique_ptr<SocketConnection>> socks;
   for (Fd& fd : pend.fds) socks.push_back(std::make_unique<SocketConnection>(peer, std::move(fd)));
   RINA_INFO("connected to rank %d over %zu sockets, %u-byte stripes", peer, socks.size(),
             pend.stripeBytes);
-  (*out)[peer] = std::make_unique<StripedConnection>(peer, std::move(socks), pend.stripeBytes);
+  *out = std::make_unique<StripedConnection>(peer, std::move(socks), pend.stripeBytes);
   return {};
 }
 
-std::string where(const MeshOptions& opt, int peer, const char* what) {
-  return "rank " + std::to_string(opt.rank) + ": " + what + " peer " + std::to_string(peer) + ": ";
+// Files a finished connection under its peer (default) or (peer, spine).
+void keep(Pending& pend, std::unique_ptr<Connection> conn,
+          std::map<int, std::unique_ptr<Connection>>* out, SpineConnections* spineOut) {
+  if (pend.spine < 0) {
+    (*out)[pend.peer] = std::move(conn);
+  } else {
+    (*spineOut)[{pend.peer, pend.spine}] = std::move(conn);
+  }
+}
+
+// The spines over which this pair gets connections of its own.
+std::vector<int> spinePaths(const MeshOptions& opt, int peer) {
+  std::vector<int> out;
+  if (!opt.spinePeers.count(peer)) return out;
+  const bootstrap::PeerInfo& lo = opt.table[std::min(opt.rank, peer)];
+  const bootstrap::PeerInfo& hi = opt.table[std::max(opt.rank, peer)];
+  for (int s = 0; s < bootstrap::kMaxSpineAddrs; ++s) {
+    if (needsSpineConnection(lo, hi, s)) out.push_back(s);
+  }
+  return out;
+}
+
+std::string where(const MeshOptions& opt, int peer, const char* what, int spine = -1) {
+  return "rank " + std::to_string(opt.rank) + ": " + what + " peer " + std::to_string(peer) +
+         (spine >= 0 ? " over spine " + std::to_string(spine) : "") + ": ";
 }
 
 }  // namespace
 
-Status buildMesh(const MeshOptions& opt, std::map<int, std::unique_ptr<Connection>>* out) {
+bool needsSpineConnection(const bootstrap::PeerInfo& connector, const bootstrap::PeerInfo& acceptor,
+                          int spine) {
+  return spine >= 0 && spine < connector.spineCount && spine < acceptor.spineCount &&
+         spine < bootstrap::kMaxSpineAddrs && !(acceptor.spine[spine] == acceptor.listen);
+}
+
+Status buildMesh(const MeshOptions& opt, std::map<int, std::unique_ptr<Connection>>* out,
+                 SpineConnections* spineOut) {
+  SpineConnections unusedSpines;
+  if (!spineOut) spineOut = &unusedSpines;
   verbs::RdmaSetup rdma;
   RINA_TRY(rdma.init(opt.rank));
   std::vector<Pending> outgoing;
-  std::set<int> expected;
+  std::set<std::pair<int, int>> expected;  // (peer, spine)
   for (int p : opt.peers) {
     if (p == opt.rank) continue;
     if (p < opt.rank) {
-      expected.insert(p);
+      expected.insert({p, -1});
+      for (int s : spinePaths(opt, p)) expected.insert({p, s});
       continue;
     }
-    Pending pend{p, {}, ShmSegment(), 0};
+    for (int s : spinePaths(opt, p)) {
+      // One socket over spine s: no shared memory or RDMA (another host's NIC).
+      Pending pend{p, s, {}, ShmSegment(), 0};
+      pend.fds.emplace_back();
+      Status c = connectTo(opt.table[p].spine[s], opt.deadline, &pend.fds[0]);
+      if (!c.ok()) return c.prepend(where(opt, p, "connecting to", s));
+      tuneSocket(pend.fds[0].get(), opt.socketBufBytes);
+      PeerHello hello{kPeerMagic, opt.rank, p, 0, opt.commId, {}, 0, 1, 0, 0, s};
+      c = sendAll(pend.fds[0].get(), &hello, sizeof(hello), opt.deadline);
+      if (!c.ok()) return c.prepend(where(opt, p, "hello to", s));
+      outgoing.push_back(std::move(pend));
+    }
+    Pending pend{p, -1, {}, ShmSegment(), 0};
     pend.fds.emplace_back();
     Status s = connectTo(opt.table[p].listen, opt.deadline, &pend.fds[0]);
     if (!s.ok()) return s.prepend(where(opt, p, "connecting to"));
     tuneSocket(pend.fds[0].get(), opt.socketBufBytes);
-    PeerHello hello{kPeerMagic, opt.rank, p, 0, opt.commId, {}, 0, 1, 0, 0};
+    PeerHello hello{kPeerMagic, opt.rank, p, 0, opt.commId, {}, 0, 1, 0, 0, -1};
     if (opt.shmEnabled && sameHost(opt, p)) {
       std::snprintf(hello.shmName, sizeof(hello.shmName), "/rina-%d-%016" PRIx64 "-%d-%d", getpid(),
                     opt.commId, opt.rank, p);
@@ -133,28 +184,33 @@ Status buildMesh(const MeshOptions& opt, std::map<int, std::unique_ptr<Connectio
 
   // A peer is complete when all its sockets are in; socket 0's hello
   // decides shared memory and gets the reply.
-  std::map<int, Pending> incoming;
+  std::map<std::pair<int, int>, Pending> incoming;
+  std::vector<int> listenFds{opt.listenFd};
+  listenFds.insert(listenFds.end(), opt.spineListenFds.begin(), opt.spineListenFds.end());
   while (!expected.empty()) {
     Fd fd;
-    Status s = acceptFrom(opt.listenFd, opt.deadline, opt.abort, &fd);
+    Status s = acceptFromAny(listenFds.data(), listenFds.size(), opt.deadline, opt.abort, &fd);
     if (!s.ok()) {
+      const auto [first, spine] = *expected.begin();
       return s.prepend("rank " + std::to_string(opt.rank) + ": waiting for " +
-                       std::to_string(expected.size()) + " peer(s), first rank " +
-                       std::to_string(*expected.begin()) + ": ");
+                       std::to_string(expected.size()) + " connection(s), first from rank " +
+                       std::to_string(first) +
+                       (spine >= 0 ? " over spine " + std::to_string(spine) : "") + ": ");
     }
     PeerHello hello{};
     s = recvAll(fd.get(), &hello, sizeof(hello), std::min(opt.deadline, deadlineAfterMs(5000)));
-    const char* refusal = !s.ok()                      ? s.message().c_str()
-                          : hello.magic != kPeerMagic  ? "wrong magic"
-                          : hello.commId != opt.commId ? "wrong communicator id"
-                          : hello.to != opt.rank || !expected.count(hello.from) ? "unexpected rank"
-                          : hello.nsocks < 1 || hello.nsocks > kMaxSocketsPerPeer ||
-                                  hello.sockIndex >= hello.nsocks
-                              ? "bad socket count"
-                          : hello.nsocks > 1 && (hello.stripeBytes < 64 || hello.stripeBytes % 64)
-                              ? "bad stripe size"
-                              : nullptr;
-    auto known = incoming.find(hello.from);
+    const char* refusal =
+        !s.ok()                      ? s.message().c_str()
+        : hello.magic != kPeerMagic  ? "wrong magic"
+        : hello.commId != opt.commId ? "wrong communicator id"
+        : hello.to != opt.rank || !expected.count({hello.from, hello.spine})
+            ? "unexpected rank or spine"
+        : hello.nsocks < 1 || hello.nsocks > kMaxSocketsPerPeer || hello.sockIndex >= hello.nsocks
+            ? "bad socket count"
+        : hello.nsocks > 1 && (hello.stripeBytes < 64 || hello.stripeBytes % 64) ? "bad stripe size"
+                                                                                 : nullptr;
+    const std::pair<int, int> key{hello.from, hello.spine};
+    auto known = incoming.find(key);
     if (!refusal && known != incoming.end() &&
         (known->second.fds.size() != hello.nsocks ||
          known->second.fds[hello.sockIndex].get() >= 0)) {
@@ -164,10 +220,11 @@ Status buildMesh(const MeshOptions& opt, std::map<int, std::unique_ptr<Connectio
       RINA_WARN("rank %d: refused a peer connection (%s)", opt.rank, refusal);
       continue;
     }
-    Pending& pend = incoming[hello.from];
+    Pending& pend = incoming[key];
     tuneSocket(fd.get(), opt.socketBufBytes);
     if (pend.fds.empty()) {
       pend.peer = hello.from;
+      pend.spine = hello.spine;
       pend.fds.resize(hello.nsocks);
       pend.stripeBytes = hello.stripeBytes;
     }
@@ -183,33 +240,40 @@ Status buildMesh(const MeshOptions& opt, std::map<int, std::unique_ptr<Connectio
                     hello.from, o.message().c_str());
         }
       }
-      pend.useRdma = !pend.useShm && hello.rdmaOffered != 0 && rdma.offered();
+      pend.useRdma = !pend.useShm && hello.spine < 0 && hello.rdmaOffered != 0 && rdma.offered();
     }
-    bool complete = std::all_of(pend.fds.begin(), pend.fds.end(),
-                                [](const Fd& f) { return f.get() >= 0; });
+    bool complete =
+        std::all_of(pend.fds.begin(), pend.fds.end(), [](const Fd& f) { return f.get() >= 0; });
     if (!complete) continue;
     PeerReply reply{kPeerMagic, pend.useShm ? 1 : 0, pend.useRdma ? 1 : 0};
     s = sendAll(pend.fds[0].get(), &reply, sizeof(reply), opt.deadline);
-    if (!s.ok()) return s.prepend(where(opt, hello.from, "reply to"));
-    expected.erase(hello.from);
+    if (!s.ok()) return s.prepend(where(opt, hello.from, "reply to", hello.spine));
+    expected.erase(key);
     if (reply.usesRdma) {
       rdma.add(hello.from, std::move(pend.fds[0]));
     } else {
-      RINA_TRY(makeConnection(opt, pend, pend.useShm, out));
+      std::unique_ptr<Connection> conn;
+      RINA_TRY(makeConnection(opt, pend, pend.useShm, &conn));
+      keep(pend, std::move(conn), out, spineOut);
     }
-    incoming.erase(hello.from);
+    incoming.erase(key);
   }
 
   for (Pending& pend : outgoing) {
     PeerReply reply{};
     Status s = recvAll(pend.fds[0].get(), &reply, sizeof(reply), opt.deadline);
     if (s.ok() && reply.magic != kPeerMagic) s = errorf(rinaRemoteError, "wrong magic in reply");
-    if (!s.ok()) return s.prepend(where(opt, pend.peer, "not accepted by"));
+    if (!s.ok()) return s.prepend(where(opt, pend.peer, "not accepted by", pend.spine));
     pend.segment.unlink();  // both sides have it mapped (or it is unused)
-    if (reply.usesRdma) {
+    if (reply.usesRdma && pend.spine < 0) {
       rdma.add(pend.peer, std::move(pend.fds[0]));
+    } else if (reply.usesRdma || (reply.usesShm && pend.spine >= 0)) {
+      return errorf(rinaRemoteError, "%sanswered a spine connection with shm or RDMA",
+                    where(opt, pend.peer, "peer", pend.spine).c_str());
     } else {
-      RINA_TRY(makeConnection(opt, pend, reply.usesShm != 0, out));
+      std::unique_ptr<Connection> conn;
+      RINA_TRY(makeConnection(opt, pend, reply.usesShm != 0, &conn));
+      keep(pend, std::move(conn), out, spineOut);
     }
   }
   return rdma.finish(opt.deadline, out);

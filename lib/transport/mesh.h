@@ -3,6 +3,13 @@
 // accepts, then all replies: no pair waits on another). On one host the pair
 // then switches to a shared-memory segment unless RINA_SHM_DISABLE=1;
 // across hosts it may open several sockets (RINA_SOCKET_NSOCKS).
+//
+// Several paths: when both ranks of a pair have an address per spine
+// (PeerInfo::spine) and the pair is in `spinePeers`, the pair also gets one
+// TCP connection per spine s whose address on the accepting (higher) rank is
+// not its default listen address (that spine is the default connection's
+// path). So a rank holds at most spines x |spinePeers| more connections, and
+// spinePeers is O(rack size) (the peers in other racks), never everyone.
 #ifndef RINA_LIB_TRANSPORT_MESH_H_
 #define RINA_LIB_TRANSPORT_MESH_H_
 
@@ -17,12 +24,22 @@
 
 namespace rina::transport {
 
+// Per-spine connections, by (peer, spine).
+using SpineConnections = std::map<std::pair<int, int>, std::unique_ptr<Connection>>;
+
+// Whether the pair (connector, acceptor) needs a connection of its own for
+// spine s: both have an address on s and the acceptor's is not its default.
+bool needsSpineConnection(const bootstrap::PeerInfo& connector, const bootstrap::PeerInfo& acceptor,
+                          int spine);
+
 struct MeshOptions {
   int rank = 0;
   uint64_t commId = 0;
   std::vector<bootstrap::PeerInfo> table;  // every rank's info
   std::set<int> peers;                     // ranks to connect to
+  std::set<int> spinePeers;                // of those, the ones to reach over every spine
   int listenFd = -1;                       // this rank's listening socket
+  std::vector<int> spineListenFds;         // more listening sockets (spine addresses)
   bool shmEnabled = true;
   uint32_t fifoBytes = 1 << 20;
   int socketBufBytes = 4 << 20;
@@ -32,7 +49,8 @@ struct MeshOptions {
   const std::atomic<bool>* abort = nullptr;
 };
 
-Status buildMesh(const MeshOptions& opt, std::map<int, std::unique_ptr<Connection>>* out);
+Status buildMesh(const MeshOptions& opt, std::map<int, std::unique_ptr<Connection>>* out,
+                 SpineConnections* spineOut = nullptr);
 
 }  // namespace rina::transport
 

@@ -9,13 +9,14 @@ of the topology file as perf/results/lab-NAME.json.
 
   perf/lab/run_lab_bench.py [--build DIR] [--algorithms LIST] [--sizes 1M,...]
                             [-n ITERS] [-w WARMUP] [--repeats R] [--mtu BYTES]
-                            [TOPOLOGY.json ...]
+                            [--lab-name NAME] [TOPOLOGY.json ...]
 
 Defaults: perf/lab/lab-a-one-rack.json and perf/lab/lab-b-two-racks.json,
 algorithms ring,hier,rina,ps-ina,mpi (an algorithm this build does not know
 is dropped, and the results say so), sizes 1M,4M,16M,64M, 5 iterations, 1
-warmup, 1 repeat (the table shows the median over repeats), MTU 9000. Needs
-root.
+warmup, 1 repeat (the table shows the median over repeats), MTU 9000, lab
+name bench (--lab-name: several engineers on one machine each use their own).
+Needs root.
 """
 
 import argparse
@@ -144,6 +145,7 @@ def targets(name, times, sizes):
 
 
 def main():
+    global LAB_NAME
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog=__doc__.split("\n\n", 1)[1])
@@ -159,7 +161,12 @@ def main():
     # frame instead of six IP fragments.
     parser.add_argument("--mtu", type=int, default=9000, help="lab link MTU (default 9000)")
     parser.add_argument("--suffix", default="", help="appended to the result file names")
+    parser.add_argument("--lab-name", default="bench",
+                        help="rina-netlab --name of the lab (default bench)")
     args = parser.parse_args()
+    LAB_NAME = args.lab_name
+    if not re.fullmatch(r"[A-Za-z0-9_]+", LAB_NAME):
+        parser.error("--lab-name: letters, digits and _ only")
     sizes = sorted(parse_size(s) for s in args.sizes.split(","))
     for s in sizes:
         if s != sizes[0] * 4 ** round(math.log(s / sizes[0], 4)):

@@ -313,10 +313,10 @@ TEST(RackMap, TopologyFileWinsOverShortForm) {
   topo::RackSpec a;
   a.name = "a";
   a.ina = true;
-  a.hosts = {topo::HostSpec{"hx", 0, ""}};
+  a.hosts = {topo::HostSpec{"hx", 0, "", {}}};
   topo::RackSpec b;
   b.name = "b";
-  b.hosts = {topo::HostSpec{"hy", 0, ""}};
+  b.hosts = {topo::HostSpec{"hy", 0, "", {}}};
   spec.racks = {a, b};
   std::string path = ::testing::TempDir() + "rina_rack_topo.json";
   {

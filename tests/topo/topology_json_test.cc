@@ -104,6 +104,32 @@ TEST(TopologyJson, LoadsAFileAndNamesItInErrors) {
   EXPECT_NE(s.message().find(path), std::string::npos) << s.message();
 }
 
+// Several spines (planes): per-spine uplink rates and per-spine addresses.
+TEST(TopologyJson, PerSpineRatesAndAddresses) {
+  const char* text = R"({"spines": 2, "spine_link_mbit": [100, 400],
+    "racks": [{"name": "a", "hosts": [{"name": "a0", "addr": "10.77.1.1",
+                                        "spine_addrs": ["10.77.1.1", "10.78.1.1"]}],
+               "uplink_mbit": [50, 200]},
+              {"name": "b", "ranks": 1},
+              {"name": "c", "ranks": 1, "uplink_mbit": 300}]})";
+  TopologySpec spec;
+  Status s = parseTopologyJson(text, &spec);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(spec.spineLinkMbitBySpine, (std::vector<double>{100, 400}));
+  EXPECT_EQ(spec.racks[0].hosts[0].spineAddrs,
+            (std::vector<std::string>{"10.77.1.1", "10.78.1.1"}));
+  // The rack's own list, else the rack's one rate, else spine_link_mbit's entry.
+  EXPECT_EQ(uplinkMbitOn(spec, spec.racks[0], 0), 50);
+  EXPECT_EQ(uplinkMbitOn(spec, spec.racks[0], 1), 200);
+  EXPECT_EQ(uplinkMbitOn(spec, spec.racks[1], 0), 100);
+  EXPECT_EQ(uplinkMbitOn(spec, spec.racks[1], 1), 400);
+  EXPECT_EQ(uplinkMbitOn(spec, spec.racks[2], 1), 300);
+  TopologySpec again;
+  ASSERT_TRUE(parseTopologyJson(topologyToJson(spec), &again).ok());
+  EXPECT_EQ(topologyToJson(again, -1), topologyToJson(spec, -1));
+  EXPECT_EQ(again.racks[0].uplinkMbitBySpine, (std::vector<double>{50, 200}));
+}
+
 struct BadInput {
   const char* text;
   const char* expect;  // a piece of the message
@@ -172,7 +198,22 @@ INSTANTIATE_TEST_SUITE_P(
             "rack 'b' (racks[1]): host 'h0' is listed twice"},
         BadInput{R"({"racks": [{"name": "a", "hosts": ["h0", "h0"]}]})",
                  "host 'h0' is listed twice"},
-        BadInput{R"({"name": "", "racks": [{"ranks": 1}]})", "key 'name'"}));
+        BadInput{R"({"name": "", "racks": [{"ranks": 1}]})", "key 'name'"},
+        BadInput{R"({"spines": 2, "racks": [{"name": "r0", "ranks": 1, "uplink_mbit": [1, 2, 3]}]})",
+                 "rack 'r0' (racks[0]): key 'uplink_mbit': must be one rate for every spine or a "
+                 "list of 2 rates"},
+        BadInput{R"({"spines": 2, "racks": [{"name": "r0", "ranks": 1, "uplink_mbit": [1, -2]}]})",
+                 "key 'uplink_mbit[1]': must be a positive number of Mbit/s, got -2"},
+        BadInput{R"({"spines": 3, "spine_link_mbit": [1, 2], "racks": [{"ranks": 1}]})",
+                 "key 'spine_link_mbit': must be one rate for every spine or a list of 3"},
+        BadInput{R"({"racks": [{"name": "r0", "hosts": [{"name": "h1", "spine_addrs": []}]}]})",
+                 "host 'h1': key 'spine_addrs': must list one IPv4 address per spine (1)"},
+        BadInput{R"({"spines": 2, "racks": [{"name": "r0", "hosts": [{"name": "h1",
+                     "spine_addrs": ["10.77.1.1", "10.78.1.300"]}]}]})",
+                 "host 'h1': key 'spine_addrs': each entry must be an IPv4 address"},
+        BadInput{R"({"spines": 2, "racks": [{"name": "r0", "hosts": [{"name": "h1",
+                     "spine_addrs": ["10.77.1.1", "10.77.1.1"]}]}]})",
+                 "host 'h1': key 'spine_addrs': an address is listed twice"}));
 
 }  // namespace
 }  // namespace rina::topo

@@ -89,12 +89,22 @@ void warmUpOnce(const Options& options, RankGroup& group,
   group.barrier();
 }
 
-// Mean time per iteration of each algorithm, in microseconds, on this rank.
-// With -c 2 (out of place) every call's result is also checked against
-// `pattern`, the input's, and the wrong elements added to (*wrong)[a].
+struct TimelineEntry {
+  std::string algorithm;
+  size_t bytes;
+  double startUnixSec;
+  double durationUs;
+};
+
+// Mean time per iteration of each algorithm, in microseconds, on this rank;
+// every iteration also goes to *timeline when it is not null. With -c 2 (out
+// of place) every call's result is also checked against `pattern`, the
+// input's, and the wrong elements added to (*wrong)[a] (the check's time is
+// then in the mean, not in the timeline).
 std::vector<double> timeInterleaved(const Options& options, RankGroup& group,
                                     const std::vector<AllreduceAlgorithm*>& algorithms,
                                     const void* send, void* recv, size_t count,
+                                    std::vector<TimelineEntry>* timeline,
                                     const CheckPattern& pattern, std::vector<int64_t>* wrong) {
   const size_t n = algorithms.size();
   wrong->assign(n, 0);
@@ -120,7 +130,16 @@ std::vector<double> timeInterleaved(const Options& options, RankGroup& group,
       group.barrier();
       const auto start = std::chrono::steady_clock::now();
       for (int i = 0; i < blocks[round]; ++i) {
+        const auto wall = std::chrono::system_clock::now();
+        const auto t0 = std::chrono::steady_clock::now();
         algorithms[a]->run(send, recv, count, options.type, options.op);
+        if (timeline) {
+          const std::chrono::duration<double, std::micro> took =
+              std::chrono::steady_clock::now() - t0;
+          const std::chrono::duration<double> since = wall.time_since_epoch();
+          timeline->push_back(TimelineEntry{algorithms[a]->name(), count * typeSize(options.type),
+                                            since.count(), took.count()});
+        }
         checked(a);
       }
       const std::chrono::duration<double, std::micro> elapsed =
@@ -196,6 +215,7 @@ int runBenchmark(const Options& options, const BenchSetup& setup, RankGroup& gro
   Buffer recv = allocateBuffer(options.maxBytes);
   const CheckPattern timingInput(options.type, options.op, nranks);
   std::vector<Row> rows;
+  std::vector<TimelineEntry> timeline;
   bool first = true;
   for (const size_t requestedBytes : sizeSequence(options)) {
     const size_t count = requestedBytes / elementSize;
@@ -208,9 +228,11 @@ int runBenchmark(const Options& options, const BenchSetup& setup, RankGroup& gro
     }
     std::vector<int64_t> wrongTimed;
     std::vector<double> timesUs =
-        algorithms.empty() ? std::vector<double>{}
-                           : timeInterleaved(options, group, algorithms, source, recv.get(), count,
-                                             timingInput, &wrongTimed);
+        algorithms.empty()
+            ? std::vector<double>{}
+            : timeInterleaved(options, group, algorithms, source, recv.get(), count,
+                              root && !options.timelinePath.empty() ? &timeline : nullptr,
+                              timingInput, &wrongTimed);
     for (size_t a = 0; a < algorithms.size(); ++a) {
       Row row;
       row.bytes = count * elementSize;
@@ -232,6 +254,17 @@ int runBenchmark(const Options& options, const BenchSetup& setup, RankGroup& gro
   }
 
   const Summary summary = summarize(rows, nranks);
+  if (root && !options.timelinePath.empty()) {
+    FILE* out = std::fopen(options.timelinePath.c_str(), "w");
+    bool ok = out != nullptr && std::fputs("# algo bytes start_unix_s duration_us\n", out) >= 0;
+    for (const TimelineEntry& e : timeline) {
+      ok = ok && std::fprintf(out, "%s %zu %.6f %.1f\n", e.algorithm.c_str(), e.bytes,
+                              e.startUnixSec, e.durationUs) > 0;
+    }
+    if (out == nullptr || std::fclose(out) != 0 || !ok) {
+      fatal(kExitError, "cannot write " + options.timelinePath);
+    }
+  }
   if (root) {
     std::fputs(formatFooter(summary).c_str(), stdout);
     std::fflush(stdout);

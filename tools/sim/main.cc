@@ -7,6 +7,7 @@
 
 #include "sim/cluster.h"
 #include "sim/options.h"
+#include "sim/plan_adapter.h"
 #include "sim/planner.h"
 #include "sim/step_model.h"
 
@@ -74,7 +75,6 @@ int main(int argc, char** argv) {
   const int n = topo.workers();
   std::printf("# rina-sim: %s, %d workers, %zu racks (%d INA), %d spines, size %.0f bytes\n",
               topo.name.c_str(), n, topo.racks.size(), topo.inaRacks(), topo.spines, o.bytes);
-  DefaultPlanner planner;
   nlohmann::json doc;
   doc["topology"] = {{"name", topo.name},
                      {"workers", n},
@@ -87,7 +87,17 @@ int main(int argc, char** argv) {
     std::printf("%-7s %8s %8s %6s %10s %12s %12s\n", "# algo", "members", "steps", "slots",
                 "time(ms)", "algbw(GB/s)", "busbw(GB/s)");
   }
-  for (Algorithm algo : o.algorithms) {
+  // One run per (planner, algorithm).
+  std::vector<std::pair<std::string, Algorithm>> runs;
+  for (const std::string& name : o.planners) {
+    for (Algorithm algo : o.algorithms) runs.emplace_back(name, algo);
+  }
+  for (const auto& [plannerName, algo] : runs) {
+    DefaultPlanner defaultPlanner;
+    LibPlanner libPlanner;
+    Planner& planner = plannerName == "plan" ? static_cast<Planner&>(libPlanner) : defaultPlanner;
+    const std::string label =
+        std::string(algorithmName(algo)) + (plannerName == "plan" ? "/plan" : "");
     if (o.stepModel) {
       StepRun sr;
       if (!stepSynchronousAllreduce(algo, topo, o.bytes, o.stepLatencySec, planner, &sr, &error)) {
@@ -95,9 +105,10 @@ int main(int argc, char** argv) {
         return 2;
       }
       const double algbw = o.bytes / sr.seconds / 1e9, busbw = algbw * 2.0 * (n - 1) / n;
-      std::printf("%-7s %8s %8d %6s %10.3f %12.3f %12.3f\n", algorithmName(algo), "-", sr.steps,
-                  "ok", sr.seconds * 1e3, algbw, busbw);
+      std::printf("%-7s %8s %8d %6s %10.3f %12.3f %12.3f\n", label.c_str(), "-", sr.steps, "ok",
+                  sr.seconds * 1e3, algbw, busbw);
       doc["runs"].push_back({{"algo", algorithmName(algo)},
+                             {"planner", plannerName},
                              {"model", "steps"},
                              {"time_s", sr.seconds},
                              {"steps", sr.steps},
@@ -115,25 +126,23 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "rina-sim: %s\n", error.c_str());
         return 1;
       }
-      nlohmann::json run = {{"algo", algorithmName(algo)},
-                            {"policy", policyName(policy)},
-                            {"makespan_s", res.makespan},
-                            {"average_jct_s", res.averageJct},
-                            {"rate_recomputations", res.rateRecomputations}};
+      nlohmann::json run = {
+          {"algo", algorithmName(algo)},     {"planner", plannerName},
+          {"policy", policyName(policy)},    {"makespan_s", res.makespan},
+          {"average_jct_s", res.averageJct}, {"rate_recomputations", res.rateRecomputations}};
       if (!multi) {
         const JobOutcome& j = res.jobs.front();
         const double t = j.lastAllreduceSec;
         const double algbw = o.bytes / t / 1e9, busbw = algbw * 2.0 * (n - 1) / n;
-        std::printf("%-7s %8d %8d %6s %10.3f %12.3f %12.3f\n", algorithmName(algo),
-                    j.lastPlan.members, j.lastPlan.steps, j.withoutIna ? "short" : "ok", t * 1e3,
-                    algbw, busbw);
+        std::printf("%-7s %8d %8d %6s %10.3f %12.3f %12.3f\n", label.c_str(), j.lastPlan.members,
+                    j.lastPlan.steps, j.withoutIna ? "short" : "ok", t * 1e3, algbw, busbw);
         run["time_s"] = t;
         run["algbw_GBps"] = algbw;
         run["busbw_GBps"] = busbw;
         run["members"] = j.lastPlan.members;
         run["steps"] = j.lastPlan.steps;
       } else {
-        std::printf("# %s, slots %s: average JCT %.3f ms, makespan %.3f ms\n", algorithmName(algo),
+        std::printf("# %s, slots %s: average JCT %.3f ms, makespan %.3f ms\n", label.c_str(),
                     policyName(policy), res.averageJct * 1e3, res.makespan * 1e3);
         std::printf("%-8s %5s %10s %10s %10s %10s %6s %9s %11s\n", "# job", "prio", "start(ms)",
                     "end(ms)", "jct(ms)", "comm(ms)", "rounds", "preempted", "without-ina");
@@ -154,8 +163,7 @@ int main(int argc, char** argv) {
         }
       }
       const int top = std::min<int>(o.top, static_cast<int>(res.links.size()));
-      if (top > 0)
-        std::printf("#   busiest links (%s): utilisation, GB carried\n", algorithmName(algo));
+      if (top > 0) std::printf("#   busiest links (%s): utilisation, GB carried\n", label.c_str());
       for (int k = 0; k < top; ++k) {
         const LinkLoad& l = res.links[k];
         std::printf("#     %-28s %6.1f%% %10.3f\n", l.name.c_str(), l.utilisation * 100,

@@ -74,6 +74,11 @@ Collective:
   --model M               aggregate (default): one coupled flow per allreduce;
                           steps: every ring step its own flows, one step after
                           the other (ring and rina, one job; an error bound)
+  --planner LIST          default,plan: without the planner (identity ring
+                          order, equal port shares, round-robin spines) and/or
+                          with lib/plan's (ring order, port shares by host
+                          rate, spine per hop from the link rates); one run
+                          each, rows of plan runs read ALGO/plan (default: default)
 Jobs (several jobs sharing the switches):
   --jobs N                N jobs; job j takes host p of every rack when p % N == j
   --iterations N          compute + allreduce rounds per job (default 1)
@@ -186,6 +191,16 @@ bool parseSimOptions(int argc, const char* const* argv, SimOptions* out, std::st
     } else if (flag == "--model") {
       if (value != "aggregate" && value != "steps") return bad("aggregate, steps");
       out->stepModel = value == "steps";
+    } else if (flag == "--planner") {
+      out->planners.clear();
+      size_t start = 0;
+      while (start <= value.size()) {
+        const size_t comma = std::min(value.find(',', start), value.size());
+        const std::string name = value.substr(start, comma - start);
+        if (name != "default" && name != "plan") return bad("default, plan (a comma list)");
+        out->planners.push_back(name);
+        start = comma + 1;
+      }
     } else if (flag == "--jobs") {
       if (!toInt(value, 1, 4096, &out->jobs)) return bad("1..4096");
     } else if (flag == "--iterations") {

@@ -29,6 +29,8 @@ struct SimOptions {
   std::vector<SlotPolicy> policies{SlotPolicy::kEsa};
   double idleSec = 0;
   bool stepModel = false;  // --model steps
+  // --planner: DefaultPlanner ("default") and/or lib/plan ("plan"), one run each.
+  std::vector<std::string> planners{"default"};
   int top = 5;
   std::string jsonFile;
   bool help = false;

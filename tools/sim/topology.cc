@@ -18,6 +18,7 @@ struct RackPlan {
   std::vector<std::string> hostNames;
   std::vector<double> hostRates;  // bytes/s
   double uplinkPerSpine = 0;      // bytes/s; 0: non-blocking (sum of host rates / spines)
+  std::vector<double> uplinkBySpine;  // bytes/s per spine (0 entries: uplinkPerSpine)
 };
 
 int addLink(SimTopology* t, std::string name, double capacity) {
@@ -51,8 +52,11 @@ void build(std::string name, int spines, const std::vector<RackPlan>& plans,
     }
     const double perSpine = p.uplinkPerSpine > 0 ? p.uplinkPerSpine : sum / spines;
     for (int s = 0; s < spines; ++s) {
-      rack.up.push_back(addLink(t, p.name + ".spine" + std::to_string(s) + ".up", perSpine));
-      rack.down.push_back(addLink(t, p.name + ".spine" + std::to_string(s) + ".down", perSpine));
+      const double rate = s < static_cast<int>(p.uplinkBySpine.size()) && p.uplinkBySpine[s] > 0
+                              ? p.uplinkBySpine[s]
+                              : perSpine;
+      rack.up.push_back(addLink(t, p.name + ".spine" + std::to_string(s) + ".up", rate));
+      rack.down.push_back(addLink(t, p.name + ".spine" + std::to_string(s) + ".down", rate));
     }
     if (p.ina && opt.sw.aggregationBps > 0) {
       rack.aggregation = addLink(t, p.name + ".aggregation", opt.sw.aggregationBps);
@@ -170,9 +174,11 @@ bool loadTopologyJson(const std::string& path, const TopologyOptions& opt, SimTo
       p.hostNames.push_back(hs.name);
       p.hostRates.push_back((hs.linkMbit > 0 ? hs.linkMbit : hostMbit) * kMbit);
     }
-    // uplink_mbit (else spine_link_mbit) is the rate of each ToR-spine link.
-    const double uplinkMbit = rs.uplinkMbit > 0 ? rs.uplinkMbit : spec.spineLinkMbit;
-    p.uplinkPerSpine = uplinkMbit * kMbit;
+    // uplink_mbit (else spine_link_mbit), a rate or a list per spine, is the
+    // rate of each ToR-spine link.
+    for (int s = 0; s < spec.spines; ++s) {
+      p.uplinkBySpine.push_back(topo::uplinkMbitOn(spec, rs, s) * kMbit);
+    }
     plans.push_back(std::move(p));
   }
   const double psRate = (opt.psGbps > 0 ? opt.psGbps : opt.hostGbps) * 1000 * kMbit;

@@ -1,0 +1,206 @@
+#!/usr/bin/python3
+"""rina-sim against the netns lab on the same topology file: brings a lab up
+(tools/rina-netlab, a name of its own), times rina-allreduce-perf there for
+each algorithm and size (and, with several spines, each RINA_PATHS rule),
+runs rina-sim on the lab's resolved topology with the matching planner
+choice, and compares the allreduce times. Exits 1 when a row differs by more
+than --tolerance (default 0.15), 2 on a usage or lab error. The lab is
+always brought down, also on failure.
+
+  perf/lab/sim_vs_lab.py [--build DIR] [--lab-name NAME] [--algorithms ring,rina]
+                         [--sizes 4M,16M] [--paths planned,fixed] [-n ITERS]
+                         [--step-latency-us U] [--tolerance F] [--markdown FILE]
+                         TOPOLOGY.json
+
+What the simulator is told: the file's rates (host links, per-spine uplinks)
+times the TCP goodput of a shaped link (0.956: 1448 payload bytes per 1514
+on the wire, LAB-NOTES), since rina-sim moves payload at the raw rate. The
+path rules map to rina-sim's planner: RINA_PATHS=planned <-> --planner plan;
+fixed (every hop on spine 0) is simulated by the same planner on a topology
+whose other spines are removed (spines: 1 keeps spine 0's rates), hash is not
+simulated. Needs root.
+"""
+
+import argparse
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TCP_GOODPUT = 0.956
+RUN_TIMEOUT_S = 600
+
+
+class Failure(Exception):
+    pass
+
+
+def parse_size(text):
+    m = re.fullmatch(r"(\d+)([KMG]?)", text.strip(), re.I)
+    if not m:
+        raise argparse.ArgumentTypeError(f"bad size '{text}'")
+    return int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2).upper()]
+
+
+def netlab(name, *args, timeout=RUN_TIMEOUT_S):
+    cmd = [os.path.join(REPO, "tools/rina-netlab"), "--name", name, *args]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if run.returncode != 0:
+        raise Failure(f"{' '.join(shlex.quote(c) for c in cmd)}: exit {run.returncode}\n"
+                      f"{run.stdout[-3000:]}{run.stderr[-3000:]}")
+    return run.stdout
+
+
+def lab_times(name, build, algorithms, sizes, iters, paths):
+    """Mean allreduce time (s) per (algo, size) from one perf run."""
+    perf = os.path.join(build, "tools/rina-allreduce-perf")
+    args = ["run", "--timeout", str(RUN_TIMEOUT_S)]
+    if paths:
+        args += ["--env", f"RINA_PATHS={paths}"]
+    args += ["--", perf, "-a", ",".join(algorithms), "-b", str(min(sizes)), "-e", str(max(sizes)),
+             "-f", "4", "-n", str(iters), "-w", "1", "-c", "1"]
+    out = netlab(name, *args)
+    if not re.search(r"^# Out of bounds values : 0 OK$", out, re.M):
+        raise Failure(f"wrong results in the lab:\n{out}")
+    times = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 9 and f[0].isdigit() and f[4] in algorithms:
+            times[(f[4], int(f[0]))] = float(f[5]) * 1e-6
+    command = "rina-netlab --name %s %s" % (name, " ".join(shlex.quote(a) for a in args))
+    return times, command
+
+
+def sim_topology(resolved, spines_kept, work):
+    """The resolved lab topology with rates scaled to TCP goodput; with
+    spines_kept = 1, only spine 0 (its rates)."""
+    with open(resolved) as f:
+        doc = json.load(f)
+
+    def scale(v):
+        return [x * TCP_GOODPUT for x in v] if isinstance(v, list) else v * TCP_GOODPUT
+
+    def keep(v):
+        return v[0] if isinstance(v, list) and spines_kept == 1 else v
+
+    spines = doc.get("spines", 1)
+    if "spine_link_mbit" in doc:
+        doc["spine_link_mbit"] = scale(keep(doc["spine_link_mbit"]))
+    for rack in doc["racks"]:
+        for key in ("host_link_mbit", "uplink_mbit"):
+            if key in rack:
+                rack[key] = scale(keep(rack[key]))
+        for h in rack.get("hosts", []):
+            if isinstance(h, dict):
+                if "link_mbit" in h:
+                    h["link_mbit"] = scale(h["link_mbit"])
+                if spines_kept == 1:
+                    h.pop("spine_addrs", None)
+    if spines_kept == 1:
+        doc["spines"] = 1
+    else:
+        doc["spines"] = spines
+    path = os.path.join(work, f"sim-topology-{spines_kept}.json")
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    return path
+
+
+def sim_time(build, topo, algo, size, planner, step_latency_us):
+    cmd = [os.path.join(build, "tools/sim/rina-sim"), "--topo", topo, "-a", algo, "-s",
+           str(size), "--planner", planner, "--step-latency-us", str(step_latency_us)]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    if run.returncode != 0:
+        raise Failure(f"{' '.join(cmd)}: exit {run.returncode}: {run.stderr}")
+    for line in run.stdout.splitlines():
+        f = line.split()
+        if f and f[0].split("/")[0] == algo:
+            return float(f[4]) * 1e-3, " ".join(shlex.quote(c) for c in cmd)
+    raise Failure(f"no {algo} row in rina-sim's output:\n{run.stdout}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog=__doc__.split("\n\n", 1)[1])
+    parser.add_argument("topology")
+    parser.add_argument("--build", default=os.path.join(REPO, "build"))
+    parser.add_argument("--lab-name", default="simlab")
+    parser.add_argument("--algorithms", default="ring,rina")
+    parser.add_argument("--sizes", default="4M,16M")
+    parser.add_argument("--paths", default="",
+                        help="RINA_PATHS rules to run (planned,fixed); default: none set")
+    parser.add_argument("-n", "--iters", type=int, default=3)
+    parser.add_argument("--step-latency-us", type=float, default=100)
+    parser.add_argument("--tolerance", type=float, default=0.15)
+    parser.add_argument("--markdown", help="also write the table here")
+    parser.add_argument("--switchd", help="rina-switchd for INA racks (default: the build's)")
+    args = parser.parse_args()
+    if not re.fullmatch(r"[A-Za-z0-9_]+", args.lab_name):
+        parser.error("--lab-name: letters, digits and _ only")
+    algorithms = args.algorithms.split(",")
+    sizes = sorted(parse_size(s) for s in args.sizes.split(","))
+    paths = [p for p in args.paths.split(",") if p] or [""]
+    for p in paths:
+        if p not in ("planned", "fixed"):
+            parser.error(f"--paths: planned or fixed, got '{p}'")
+    if os.geteuid() != 0:
+        print("sim_vs_lab.py: needs root (network namespaces)", file=sys.stderr)
+        return 2
+    switchd = args.switchd or os.path.join(args.build, "p4_agent/rina-switchd")
+    rows, commands = [], []
+    work = tempfile.mkdtemp(prefix="sim-vs-lab-")
+    try:
+        up = ["up", args.topology, "--switchd", switchd]
+        netlab(args.lab_name, *up)
+        commands.append(f"rina-netlab --name {args.lab_name} " + " ".join(up))
+        resolved = f"/run/rina-netlab/{args.lab_name}/topology.json"
+        for rule in paths:
+            times, command = lab_times(args.lab_name, args.build, algorithms, sizes, args.iters,
+                                       rule)
+            commands.append(command)
+            topo = sim_topology(resolved, 1 if rule == "fixed" else 0, work)
+            planner = "plan" if rule == "planned" else "default"
+            for algo in algorithms:
+                for size in sizes:
+                    if (algo, size) not in times:
+                        raise Failure(f"no lab time for {algo} at {size} bytes")
+                    sim, sim_cmd = sim_time(args.build, topo, algo, size, planner,
+                                            args.step_latency_us)
+                    lab = times[(algo, size)]
+                    rows.append((rule or "-", algo, size, lab, sim, sim / lab - 1))
+                    if sim_cmd not in commands:
+                        commands.append(sim_cmd)
+    except (Failure, subprocess.TimeoutExpired) as e:
+        print(f"sim_vs_lab.py: {e}", file=sys.stderr)
+        return 2
+    finally:
+        try:
+            netlab(args.lab_name, "down", timeout=120)
+        except (Failure, subprocess.TimeoutExpired) as e:
+            print(f"sim_vs_lab.py: down failed: {e}", file=sys.stderr)
+    lines = ["| RINA_PATHS | algo | size | lab (ms) | rina-sim (ms) | sim/lab - 1 |",
+             "|---|---|---|---|---|---|"]
+    worst = 0.0
+    for rule, algo, size, lab, sim, err in rows:
+        lines.append(f"| {rule} | {algo} | {size >> 20} MiB | {lab * 1e3:.1f} | {sim * 1e3:.1f} | "
+                     f"{err * 100:+.1f}% |")
+        worst = max(worst, abs(err))
+    print("\n".join(lines))
+    print(f"worst disagreement {worst * 100:.1f}% (tolerance {args.tolerance * 100:.0f}%)")
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write("\n".join(["```"] + commands + ["```", ""] + lines) + "\n")
+    bad = [r for r in rows if abs(r[5]) > args.tolerance]
+    for rule, algo, size, lab, sim, err in bad:
+        print(f"FAIL: {algo} at {size >> 20} MiB (RINA_PATHS {rule}): rina-sim {sim * 1e3:.1f} ms, "
+              f"lab {lab * 1e3:.1f} ms ({err * 100:+.1f}%)", file=sys.stderr)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

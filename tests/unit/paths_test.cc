@@ -1,0 +1,192 @@
+// Several paths between racks: the spine choice of RINA_PATHS against a
+// closed form, and on loopback (two addresses per rank, 127.0.0.1 and
+// 127.0.0.2) the per-spine connections the mesh opens, which connection a
+// ring hop's bytes take, and the error paths of the knobs.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "algo/path_choice.h"
+#include "api/handle.h"
+#include "rank_harness.h"
+#include "topo/topology_json.h"
+
+namespace rina::testing {
+namespace {
+
+using algo::PathChoice;
+using algo::PathPolicy;
+
+// Two racks of two ranks ("2,2"), two spines; uplinks per spine.
+PathChoice choose(PathPolicy policy, const char* uplinks, bool withRates = true) {
+  topo::TopologySpec spec;
+  std::string text =
+      std::string(R"({"spines": 2, "racks": [{"name": "a", "ranks": 2, "uplink_mbit": )") +
+      uplinks + R"(}, {"name": "b", "ranks": 2, "uplink_mbit": )" + uplinks + "}]}";
+  EXPECT_TRUE(topo::parseTopologyJson(text, &spec).ok()) << text;
+  topo::RackMap map;
+  EXPECT_TRUE(topo::resolveRackMap(spec, std::vector<std::string>(4, "h"), &map).ok());
+  PathChoice c;
+  EXPECT_TRUE(PathChoice::make(policy, 2, map, withRates ? &spec : nullptr, &c).ok());
+  return c;
+}
+
+TEST(Paths, PlannedTakesTheFastSpine) {
+  // Hops 1 -> 2 (a -> b) and 3 -> 0 (b -> a). Both on spine s: every uplink
+  // and downlink of s carries one hop, rate u_s; split: min(u_0, u_1). So the
+  // best is both on the faster spine.
+  PathChoice fast1 = choose(PathPolicy::kPlanned, "[50, 200]");
+  EXPECT_EQ(fast1.spineFor(1, 2), 1);
+  EXPECT_EQ(fast1.spineFor(3, 0), 1);
+  EXPECT_EQ(fast1.spineFor(0, 1), -1);  // inside a rack: the default path
+  EXPECT_EQ(fast1.spineFor(2, 3), -1);
+  PathChoice fast0 = choose(PathPolicy::kPlanned, "[200, 50]");
+  EXPECT_EQ(fast0.spineFor(1, 2), 0);
+  EXPECT_EQ(fast0.spineFor(3, 0), 0);
+  EXPECT_NE(fast1.describe().find("a->b:s1 b->a:s1 (bottleneck 200 Mbit/s)"), std::string::npos)
+      << fast1.describe();
+  // Without rates every choice ties: spine 0.
+  PathChoice blind = choose(PathPolicy::kPlanned, "[50, 200]", false);
+  EXPECT_EQ(blind.spineFor(1, 2), 0);
+}
+
+TEST(Paths, FixedAndHash) {
+  PathChoice fixed = choose(PathPolicy::kFixed, "[50, 200]");
+  PathChoice hash = choose(PathPolicy::kHash, "[50, 200]");
+  for (int from = 0; from < 4; ++from) {
+    for (int to = 0; to < 4; ++to) {
+      const bool sameRack = from / 2 == to / 2;
+      EXPECT_EQ(fixed.spineFor(from, to), sameRack ? -1 : 0);
+      EXPECT_EQ(hash.spineFor(from, to), sameRack ? -1 : (from + to) % 2);
+    }
+  }
+}
+
+TEST(Paths, BadPolicyIsRefusedByName) {
+  PathPolicy p;
+  Status s = algo::parsePathPolicy("random", &p);
+  EXPECT_EQ(s.code(), rinaInvalidArgument);
+  EXPECT_EQ(s.message(), "RINA_PATHS=random: expected planned, fixed or hash");
+}
+
+constexpr size_t kBytes = 786432;  // 4 equal chunks
+constexpr uint64_t kHeaderBytes = 32;
+
+struct LoopbackSpines {
+  ScopedEnv ifname{"RINA_SOCKET_IFNAME", "=lo"};
+  ScopedEnv addrs{"RINA_SPINE_ADDRS", "127.0.0.1,127.0.0.2"};
+  ScopedEnv racks{"RINA_RACKS", "2,2"};
+  ScopedEnv tcp{"RINA_SHM_DISABLE", "1"};
+};
+
+// One ring allreduce; returns, per (peer, spine) of this rank, the bytes
+// sent (spine -1: the default connection).
+std::map<std::pair<int, int>, uint64_t> ringBytes(int rank, rinaComm_t comm) {
+  algo::Communicator* c = api::communicatorOf(comm);
+  EXPECT_EQ(rinaCommSetAlgorithm(comm, "ring"), rinaSuccess);
+  std::vector<float> in(kBytes / 4, static_cast<float>(rank + 1)), out(kBytes / 4);
+  EXPECT_EQ(rinaAllReduce(in.data(), out.data(), in.size(), rinaFloat32, rinaSum, comm),
+            rinaSuccess)
+      << rinaCommGetLastError(comm);
+  EXPECT_EQ(out.front(), 10.0f);  // 1 + 2 + 3 + 4
+  EXPECT_EQ(out.back(), 10.0f);
+  std::map<std::pair<int, int>, uint64_t> sent;
+  for (const auto& [peer, conn] : c->connections()) sent[{peer, -1}] = conn->counters().bytes[0];
+  for (const auto& [key, conn] : c->spineConnections()) sent[key] = conn->counters().bytes[0];
+  return sent;
+}
+
+// The bytes of one ring allreduce, 2(n-1)/n S and a header, leave each rank
+// on the connection of its hop's spine and on no other.
+void expectHopOn(const char* paths, const std::vector<int>& spineOfHop) {
+  LoopbackSpines env;
+  ScopedEnv policy("RINA_PATHS", paths);
+  runThreads(4, [&](int rank, rinaComm_t comm) {
+    algo::Communicator* c = api::communicatorOf(comm);
+    // Spine 0 is each rank's default address; spine 1 gets a connection of
+    // its own to each rank of the other rack.
+    std::set<std::pair<int, int>> keys;
+    for (const auto& [key, conn] : c->spineConnections()) keys.insert(key);
+    const int other = rank < 2 ? 2 : 0;
+    EXPECT_EQ(keys, (std::set<std::pair<int, int>>{{other, 1}, {other + 1, 1}})) << "rank " << rank;
+    const std::map<std::pair<int, int>, uint64_t> sent = ringBytes(rank, comm);
+    const int next = (rank + 1) % 4;
+    const std::pair<int, int> hop{next, spineOfHop[rank] == 1 ? 1 : -1};
+    for (const auto& [key, bytes] : sent) {
+      const uint64_t want = key == hop ? 2 * 3 * kBytes / 4 + kHeaderBytes : 0;
+      EXPECT_EQ(bytes, want) << paths << ": rank " << rank << " to " << key.first << " spine "
+                             << key.second;
+    }
+  });
+}
+
+TEST(Paths, HashedHopsTakeTheirSpine) {
+  // Cross-rack hops 1 -> 2 and 3 -> 0: (1+2) % 2 = 1, (3+0) % 2 = 1.
+  expectHopOn("hash", {-1, 1, -1, 1});
+}
+
+TEST(Paths, FixedHopsTakeSpineZero) { expectHopOn("fixed", {-1, 0, -1, 0}); }
+
+TEST(Paths, PlannedHopsFollowTheTopologyRates) {
+  const std::string path = ::testing::TempDir() + "/paths_test_topo.json";
+  for (const char* uplinks : {"[50, 200]", "[200, 50]"}) {
+    {
+      std::ofstream f(path);
+      f << R"({"spines": 2, "racks": [{"name": "a", "ranks": 2, "uplink_mbit": )" << uplinks
+        << R"(}, {"name": "b", "ranks": 2, "uplink_mbit": )" << uplinks << "}]}";
+    }
+    ScopedEnv topo("RINA_TOPO_FILE", path.c_str());
+    const int fast = std::string(uplinks) == "[50, 200]" ? 1 : 0;
+    expectHopOn("planned", {-1, fast, -1, fast});
+  }
+  std::remove(path.c_str());
+}
+
+// Init of one rank with the environment as set; returns the code and message.
+std::pair<rinaResult_t, std::string> initOne() {
+  rinaUniqueId id;
+  EXPECT_EQ(rinaGetUniqueId(&id), rinaSuccess);
+  rinaComm_t comm = nullptr;
+  rinaResult_t rc = rinaCommInitRank(&comm, 1, id, 0);
+  std::string msg = rinaCommGetLastError(nullptr);
+  if (rc == rinaSuccess) rinaCommDestroy(comm);
+  return {rc, msg};
+}
+
+TEST(Paths, BadKnobsFailInitNamingThem) {
+  ScopedEnv ifname("RINA_SOCKET_IFNAME", "=lo");
+  {
+    ScopedEnv bad("RINA_PATHS", "random");
+    auto [rc, msg] = initOne();
+    EXPECT_EQ(rc, rinaInvalidArgument);
+    EXPECT_NE(msg.find("RINA_PATHS=random: expected planned, fixed or hash"), std::string::npos)
+        << msg;
+  }
+  {
+    ScopedEnv bad("RINA_SPINE_ADDRS", "127.0.0.1,spine1");
+    auto [rc, msg] = initOne();
+    EXPECT_EQ(rc, rinaInvalidArgument);
+    EXPECT_NE(msg.find("rank 0: RINA_SPINE_ADDRS=127.0.0.1,spine1: 'spine1' is not an IPv4"),
+              std::string::npos)
+        << msg;
+  }
+  {
+    // An address this host does not have (TEST-NET-1, never assigned here).
+    ScopedEnv bad("RINA_SPINE_ADDRS", "127.0.0.1,192.0.2.7");
+    auto [rc, msg] = initOne();
+    EXPECT_EQ(rc, rinaInvalidArgument);
+    EXPECT_NE(msg.find("rank 0: RINA_SPINE_ADDRS gives 192.0.2.7 as this host's address on "
+                       "spine 1, but it cannot be listened on"),
+              std::string::npos)
+        << msg;
+  }
+}
+
+}  // namespace
+}  // namespace rina::testing

@@ -1,0 +1,46 @@
+// lib/plan behind rina-sim's Planner seam (--planner plan): the ring order
+// (plan::bestRingOrder on plan::hopRates), port shares in proportion to the
+// hosts' rates (plan::apportion), and the spine of each inter-rack hop
+// (plan::assignSpines over the hops of the ring just ordered: every
+// connection of a hop takes the hop's spine), all from the simulated link
+// capacities. ps-ina keeps the nearest switch and round-robin spines (the
+// GRID routing is rina-plan --grid's, not wired here).
+#ifndef RINA_TOOLS_SIM_PLAN_ADAPTER_H_
+#define RINA_TOOLS_SIM_PLAN_ADAPTER_H_
+
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "plan/network.h"
+#include "sim/planner.h"
+
+namespace rina::sim {
+
+// The planner's view of a simulated cluster: rates in Mbit/s, uplinks per
+// spine from the ToR-spine link capacities, spines themselves non-blocking.
+plan::Network planNetworkOf(const SimTopology& topo);
+
+class LibPlanner : public Planner {
+ public:
+  std::vector<int> ringOrder(const SimTopology& topo,
+                             const std::vector<RingMember>& members) override;
+  std::vector<double> portShares(const SimTopology& topo, const RingMember& member) override;
+  // The spine the last ringOrder() gave the hop from rack `from` to `to`;
+  // pairs it did not order (ps-ina) go round robin.
+  int spineFor(const SimTopology& topo, int from, int to, int connection) override;
+  // Nearest switch; also forgets the last ring's spines (ps-ina asks this
+  // for every worker before it routes).
+  int aggregationRack(const SimTopology& topo, int host) override;
+
+  double lastBottleneckMbit() const { return bottleneckMbit_; }
+
+ private:
+  DefaultPlanner fallback_;
+  std::map<std::pair<int, int>, int> hopSpine_;  // (from rack, to rack) -> spine
+  double bottleneckMbit_ = 0;
+};
+
+}  // namespace rina::sim
+
+#endif  // RINA_TOOLS_SIM_PLAN_ADAPTER_H_
