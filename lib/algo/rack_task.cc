@@ -488,7 +488,7 @@ Status RackTask::next(bool* moved) {
         bool progressed = false;
         (void)client.progress(&progressed);  // a failure shows in finish()
         *moved |= progressed;
-        scanReduced();
+        if (progressed || client.done()) scanReduced();
         if (!client.done()) return {};
         ina::InaCallResult res;
         Status st = client.finish(&res);
