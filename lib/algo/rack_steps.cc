@@ -102,12 +102,6 @@ Status hostReduce(RackCall& call, const std::vector<int>& others, int port, char
   return runStep(call, std::move(sends), std::move(recvs));
 }
 
-void countCall(Communicator& comm, const ina::InaCallStats& s, size_t hostSlices) {
-  comm.stats().inaCalls++;
-  comm.stats().inaRetransmissions += s.retransmissions;
-  comm.stats().inaHostSlices += hostSlices;
-}
-
 Status inaReduce(RackCall& call, RackIna& ina, const std::vector<int>& others, int port, char* data,
                  size_t count, const char* upstream, int step) {
   Communicator& comm = call.comm;
@@ -140,8 +134,8 @@ Status inaReduce(RackCall& call, RackIna& ina, const std::vector<int>& others, i
       ina.fallBack(comm, st.message(), true);
       ranges = {Range{0, count}};
     }
-    countCall(comm, res.stats,
-              st.ok() ? res.hostSlices.size() : ina::InaClient::sliceCount(count, P));
+    countInaCall(comm, res.stats,
+                 st.ok() ? res.hostSlices.size() : ina::InaClient::sliceCount(count, P));
     sends.clear();
     for (int q : others) {
       sends.push_back(
@@ -164,7 +158,7 @@ Status inaReduce(RackCall& call, RackIna& ina, const std::vector<int>& others, i
     ina::InaCallResult res;
     Status st = ina.client().allreduce(data, count, call.type, o, &res);
     if (!st.ok()) RINA_INFO("rank %d: %s (the port decides)", me, st.message().c_str());
-    countCall(comm, res.stats, 0);
+    countInaCall(comm, res.stats, 0);
     RackMsg done{};
     RINA_TRY(runStep(
         call, {},
@@ -207,7 +201,7 @@ Status inaBroadcast(RackCall& call, RackIna& ina, const std::vector<int>& others
     RINA_TRY(runStep(call, std::move(sends), {}));
     Status st = ina.client().broadcast(data, bytes, true, kBroadcastQuietMs, &res);
     if (!st.ok()) ina.fallBack(comm, st.message(), true);
-    countCall(comm, res.stats, 0);
+    countInaCall(comm, res.stats, 0);
     RackMsg status{};
     status.kind = kDone;
     status.fallback = st.ok() ? 0 : 1;
@@ -260,7 +254,7 @@ Status inaBroadcast(RackCall& call, RackIna& ina, const std::vector<int>& others
       {RecvItem{comm.peer(port), reinterpret_cast<char*>(&go), sizeof go, {}, -1, step, 0, {}}}));
   RINA_TRY(checkMsg(call, go, kGo, port));
   RINA_TRY(ina.client().broadcast(data, bytes, false, kBroadcastQuietMs, &res));
-  countCall(comm, res.stats, res.missingSlices.size());
+  countInaCall(comm, res.stats, res.missingSlices.size());
   RackMsg report{}, status{};
   report.kind = kReport;
   report.count = static_cast<uint32_t>(res.missingSlices.size());
@@ -354,8 +348,8 @@ Status agreeOnHostSlices(RackCall& call, RackIna& ina, const Member& m, const St
       slices->erase(std::unique(slices->begin(), slices->end()), slices->end());
       done.count = static_cast<uint32_t>(slices->size());
     }
-    countCall(comm, res.stats,
-              done.fallback ? ina::InaClient::sliceCount(count, P) : slices->size());
+    countInaCall(comm, res.stats,
+                 done.fallback ? ina::InaClient::sliceCount(count, P) : slices->size());
     std::vector<SendItem> sends;
     for (int q : others) {
       sends.push_back(
@@ -368,7 +362,7 @@ Status agreeOnHostSlices(RackCall& call, RackIna& ina, const Member& m, const St
     RINA_TRY(runStep(call, std::move(sends), {}));
   } else {
     if (!st.ok()) RINA_INFO("rank %d: %s (the agent decides)", me, st.message().c_str());
-    countCall(comm, res.stats, 0);
+    countInaCall(comm, res.stats, 0);
     std::vector<SendItem> sends{
         SendItem{comm.peer(agent), reinterpret_cast<char*>(&report), sizeof report, -1, step, 0}};
     if (report.count) {
@@ -455,6 +449,12 @@ Status rackAllReduce(RackCall& call, const Member& m, char* data, size_t count, 
                      int step) {
   if (count == 0) return {};
   return inaAllReduce(call, *call.comm.rackIna(), m, data, count, input, step);
+}
+
+void countInaCall(Communicator& comm, const ina::InaCallStats& s, size_t hostSlices) {
+  comm.stats().inaCalls++;
+  comm.stats().inaRetransmissions += s.retransmissions;
+  comm.stats().inaHostSlices += hostSlices;
 }
 
 std::vector<Member> hierMembers(const topo::RackMap& map) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "algo/collectives.h"
+#include "ina/ina_client.h"
 
 namespace rina::algo {
 
@@ -57,6 +58,9 @@ bool inaReducible(rinaDataType_t type, rinaRedOp_t op);
 // the members before and after it, so calls that differ anywhere are
 // rinaInvalidUsage naming both sides.
 Status checkCallsMatch(RackCall& call, const std::vector<Member>& members, size_t count);
+
+// Counts one switch call of this rank in the communicator's stats.
+void countInaCall(Communicator& comm, const ina::InaCallStats& s, size_t hostSlices);
 
 // Runs one engine over the items (step names the phase in errors).
 Status runStep(RackCall& call, std::vector<SendItem> sends, std::vector<RecvItem> recvs);

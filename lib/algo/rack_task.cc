@@ -12,30 +12,14 @@
 namespace rina::algo {
 namespace {
 
-constexpr uint32_t kTaskMagic = 0x5254534b;  // "RTSK"
-enum MsgKind : uint8_t { kFix = 1, kGathered, kRepair };
-
 const char* kindName(uint8_t k) {
-  return k == kFix ? "fix" : k == kGathered ? "gathered" : k == kRepair ? "repair" : "unknown";
-}
-
-void countCall(Communicator& comm, const ina::InaCallStats& s, size_t hostSlices) {
-  comm.stats().inaCalls++;
-  comm.stats().inaRetransmissions += s.retransmissions;
-  comm.stats().inaHostSlices += hostSlices;
+  return k == RackTask::kFix        ? "fix"
+         : k == RackTask::kGathered ? "gathered"
+         : k == RackTask::kRepair   ? "repair"
+                                    : "unknown";
 }
 
 }  // namespace
-
-// What rack-mates tell each other between phases.
-struct RackTask::Msg {
-  uint32_t magic = kTaskMagic;
-  uint8_t kind = 0;
-  uint8_t fallback = 0;  // this rank saw the switch fail
-  uint16_t pad = 0;
-  uint32_t count = 0;  // slices listed in the message that follows
-  uint32_t pad2 = 0;
-};
 
 RackTask::RackTask(RackCall& call, const Member& m, char* data, std::vector<RackPiece> reduceOrder,
                    std::vector<RackPiece> gatherOrder, std::function<bool(size_t, size_t)> isFinal)
@@ -143,18 +127,39 @@ Status RackTask::startSwitchReduce() {
   return {};
 }
 
-void RackTask::beginFix() {
+void RackTask::exchangeMsgs(uint8_t kind, const std::vector<uint32_t>& counts, int step) {
   Engine& e = newEngine();
   for (size_t i = 0; i < others_.size(); ++i) {
     msgOut_[i] = Msg{};
-    msgOut_[i].kind = kFix;
+    msgOut_[i].kind = kind;
     msgOut_[i].fallback = lostSwitch_ ? 1 : 0;
-    msgOut_[i].count = static_cast<uint32_t>(mine_.size());
+    msgOut_[i].count = counts.empty() ? 0 : counts[i];
     transport::Connection* c = call_.comm.peer(others_[i]);
-    e.sends().push_back(SendItem{c, reinterpret_cast<char*>(&msgOut_[i]), sizeof(Msg), -1, 1, 0});
+    e.sends().push_back(
+        SendItem{c, reinterpret_cast<char*>(&msgOut_[i]), sizeof(Msg), -1, step, 0});
     e.recvs().push_back(
-        RecvItem{c, reinterpret_cast<char*>(&msgIn_[i]), sizeof(Msg), {}, -1, 1, 0, {}});
+        RecvItem{c, reinterpret_cast<char*>(&msgIn_[i]), sizeof(Msg), {}, -1, step, 0, {}});
   }
+}
+
+Status RackTask::takeMsg(size_t i, uint8_t kind) {
+  const Msg& in = msgIn_[i];
+  if (in.magic != kTaskMagic || in.kind != kind) {
+    return errorf(rinaInternalError,
+                  "rank %d: allreduce #%llu: rank %d sent rack message '%s' where '%s' was due",
+                  call_.comm.rank(), static_cast<unsigned long long>(call_.seq), others_[i],
+                  in.magic == kTaskMagic ? kindName(in.kind) : "corrupt", kindName(kind));
+  }
+  if (in.fallback && !rackFallBack_) {
+    rackFallBack_ = true;
+    if (why_.empty())
+      why_ = "rank " + std::to_string(others_[i]) + " got no answer from the switch";
+  }
+  return {};
+}
+
+void RackTask::beginFix() {
+  exchangeMsgs(kFix, std::vector<uint32_t>(others_.size(), static_cast<uint32_t>(mine_.size())), 1);
   phase_ = Phase::kFixHeaders;
 }
 
@@ -214,33 +219,34 @@ Status RackTask::startHostReduce() {
   return {};
 }
 
-Status RackTask::afterFixHeaders() {
+Status RackTask::exchangeLists(uint8_t kind, const std::vector<const std::vector<uint32_t>*>& out,
+                               int step) {
   Engine& e = newEngine();
   for (size_t i = 0; i < others_.size(); ++i) {
-    const Msg& in = msgIn_[i];
-    if (in.magic != kTaskMagic || in.kind != kFix) {
-      return errorf(rinaInternalError,
-                    "rank %d: allreduce #%llu: rank %d sent rack message '%s' where 'fix' was due",
-                    call_.comm.rank(), static_cast<unsigned long long>(call_.seq), others_[i],
-                    in.magic == kTaskMagic ? kindName(in.kind) : "corrupt");
-    }
-    if (in.fallback && !rackFallBack_) {
-      rackFallBack_ = true;
-      if (why_.empty())
-        why_ = "rank " + std::to_string(others_[i]) + " got no answer from the switch";
-    }
-    rackFallBack_ |= lostSwitch_;
-    wantIn_[i].resize(in.count);
+    RINA_TRY(takeMsg(i, kind));
+    wantIn_[i].resize(msgIn_[i].count);
     transport::Connection* c = call_.comm.peer(others_[i]);
-    if (!mine_.empty()) {
-      e.sends().push_back(
-          SendItem{c, reinterpret_cast<const char*>(mine_.data()), 4 * mine_.size(), -1, 1, 0});
+    if (!out[i]->empty()) {
+      e.sends().push_back(SendItem{c, reinterpret_cast<const char*>(out[i]->data()),
+                                   4 * out[i]->size(), -1, step, 0});
     }
-    if (in.count) {
-      e.recvs().push_back(RecvItem{
-          c, reinterpret_cast<char*>(wantIn_[i].data()), 4 * wantIn_[i].size(), {}, -1, 1, 0, {}});
+    if (!wantIn_[i].empty()) {
+      e.recvs().push_back(RecvItem{c,
+                                   reinterpret_cast<char*>(wantIn_[i].data()),
+                                   4 * wantIn_[i].size(),
+                                   {},
+                                   -1,
+                                   step,
+                                   0,
+                                   {}});
     }
   }
+  return {};
+}
+
+Status RackTask::afterFixHeaders() {
+  RINA_TRY(
+      exchangeLists(kFix, std::vector<const std::vector<uint32_t>*>(others_.size(), &mine_), 1));
   rackFallBack_ |= lostSwitch_;
   phase_ = Phase::kFixLists;
   return {};
@@ -278,200 +284,6 @@ Status RackTask::afterFixLists() {
   return {};
 }
 
-// ---------------------------------------------------------------- gather
-
-Status RackTask::beginSwitchGather(uint32_t firstSlot, uint32_t slots) {
-  ina::InaClient& client = ina_->client();
-  const size_t maxBytes = 4 * client.sliceElems();
-  gatherSlices_.clear();
-  gatherPiece_.clear();
-  for (size_t i = 0; i < gatherOrder_.size(); ++i) {
-    const RackPiece& p = gatherOrder_[i];
-    const uint8_t root = static_cast<uint8_t>(std::find(m_.ranks.begin(), m_.ranks.end(), p.port) -
-                                              m_.ranks.begin());
-    const size_t bytes = p.count * es_;
-    for (size_t b = 0; b < bytes; b += maxBytes) {
-      gatherSlices_.push_back(ina::GatherSlice{
-          p.begin * es_ + b, static_cast<uint32_t>(std::min(maxBytes, bytes - b)), root});
-      gatherPiece_.push_back(i);
-    }
-  }
-  ina::InaGatherOptions o;
-  o.slices = &gatherSlices_;
-  o.ready = [this](uint32_t s) {
-    const size_t i = gatherPiece_[s];
-    const size_t end = gatherSlices_[s].offset + gatherSlices_[s].bytes;
-    return isFinal_(i, end / es_ - gatherOrder_[i].begin);
-  };
-  o.firstSlot = firstSlot;
-  o.slots = slots;
-  Status st = client.startGather(data_, o);
-  gatherActive_ = st.ok();
-  return st;
-}
-
-Status RackTask::startGather() {
-  if (rackFallBack_) fallBack(why_);
-  if (gatherActive_ && !onSwitch()) {
-    // The switch gather begun beside the reduce-scatter is given up: the
-    // rack fell back, so every worker gathers everything over the hosts.
-    ina::InaGatherResult dropped;
-    (void)ina_->client().finishGather(&dropped);
-    gatherActive_ = false;
-  }
-  if (!onSwitch()) return startHostGather();
-  if (!gatherActive_) {
-    Status st = beginSwitchGather(0, 0);
-    if (!st.ok()) {
-      // A grant too small to give every root a slot: this collective
-      // gathers over the hosts (every worker sees the same grant, so all do).
-      RINA_INFO("rank %d: %s; the rack all-gather goes over the hosts", call_.comm.rank(),
-                st.message().c_str());
-      return startHostGather();
-    }
-  }
-  phase_ = Phase::kSwitchGather;
-  return {};
-}
-
-Status RackTask::startHostGather() {
-  phase_ = Phase::kHostGather;
-  const int me = call_.comm.rank();
-  const size_t part = std::max<size_t>(1, call_.comm.sliceBytes() / es_);
-  Engine& e = newEngine();
-  for (size_t i = 0; i < gatherOrder_.size(); ++i) {
-    const RackPiece& p = gatherOrder_[i];
-    for (size_t b = 0; b < p.count; b += part) {
-      const size_t n = std::min(part, p.count - b);
-      char* at = data_ + (p.begin + b) * es_;
-      if (p.port == me) {
-        for (int q : others_) {
-          SendItem s{call_.comm.peer(q), at, n * es_, -1, call_.steps, static_cast<int>(i)};
-          s.ready = [this, i, end = b + n] { return isFinal_(i, end); };
-          e.sends().push_back(std::move(s));
-        }
-      } else {
-        e.recvs().push_back(RecvItem{
-            call_.comm.peer(p.port), at, n * es_, {}, -1, call_.steps, static_cast<int>(i), {}});
-      }
-    }
-  }
-  return {};
-}
-
-Status RackTask::afterGatherDone() {
-  ina::InaClient& client = ina_->client();
-  bool moved = false;
-  (void)client.progress(&moved);  // what is already in the socket
-  ina::InaGatherResult res;
-  Status st = client.finishGather(&res);
-  gatherActive_ = false;
-  if (!st.ok() && !lostSwitch_) {
-    lostSwitch_ = true;
-    why_ = st.message();
-  }
-  countCall(call_.comm, res.stats, res.missingSlices.size());
-  rackFallBack_ |= lostSwitch_;
-  Engine& e = newEngine();
-  for (size_t i = 0; i < others_.size(); ++i) {
-    const Msg& in = msgIn_[i];
-    if (in.magic != kTaskMagic || in.kind != kGathered) {
-      return errorf(
-          rinaInternalError,
-          "rank %d: allreduce #%llu: rank %d sent rack message '%s' where 'gathered' was due",
-          call_.comm.rank(), static_cast<unsigned long long>(call_.seq), others_[i],
-          in.magic == kTaskMagic ? kindName(in.kind) : "corrupt");
-    }
-    if (in.fallback && !rackFallBack_) {
-      rackFallBack_ = true;
-      if (why_.empty())
-        why_ = "rank " + std::to_string(others_[i]) + " got no answer from the switch";
-    }
-    const uint8_t root = static_cast<uint8_t>(
-        std::find(m_.ranks.begin(), m_.ranks.end(), others_[i]) - m_.ranks.begin());
-    wantOut_[i].clear();
-    for (uint32_t s : res.missingSlices) {
-      if (gatherSlices_[s].root == root) wantOut_[i].push_back(s);
-    }
-    msgOut_[i] = Msg{};
-    msgOut_[i].kind = kRepair;
-    msgOut_[i].count = static_cast<uint32_t>(wantOut_[i].size());
-    transport::Connection* c = call_.comm.peer(others_[i]);
-    e.sends().push_back(
-        SendItem{c, reinterpret_cast<char*>(&msgOut_[i]), sizeof(Msg), -1, call_.steps, 0});
-    e.recvs().push_back(
-        RecvItem{c, reinterpret_cast<char*>(&msgIn_[i]), sizeof(Msg), {}, -1, call_.steps, 0, {}});
-  }
-  phase_ = Phase::kRepairHeaders;
-  return {};
-}
-
-Status RackTask::afterRepairHeaders() {
-  Engine& e = newEngine();
-  for (size_t i = 0; i < others_.size(); ++i) {
-    const Msg& in = msgIn_[i];
-    if (in.magic != kTaskMagic || in.kind != kRepair) {
-      return errorf(
-          rinaInternalError,
-          "rank %d: allreduce #%llu: rank %d sent rack message '%s' where 'repair' was due",
-          call_.comm.rank(), static_cast<unsigned long long>(call_.seq), others_[i],
-          in.magic == kTaskMagic ? kindName(in.kind) : "corrupt");
-    }
-    wantIn_[i].resize(in.count);
-    transport::Connection* c = call_.comm.peer(others_[i]);
-    if (!wantOut_[i].empty()) {
-      e.sends().push_back(SendItem{c, reinterpret_cast<const char*>(wantOut_[i].data()),
-                                   4 * wantOut_[i].size(), -1, call_.steps, 0});
-    }
-    if (in.count) {
-      e.recvs().push_back(RecvItem{c,
-                                   reinterpret_cast<char*>(wantIn_[i].data()),
-                                   4 * wantIn_[i].size(),
-                                   {},
-                                   -1,
-                                   call_.steps,
-                                   0,
-                                   {}});
-    }
-  }
-  phase_ = Phase::kRepairLists;
-  return {};
-}
-
-Status RackTask::afterRepairLists() {
-  Engine& e = newEngine();
-  const uint8_t myRoot = static_cast<uint8_t>(
-      std::find(m_.ranks.begin(), m_.ranks.end(), call_.comm.rank()) - m_.ranks.begin());
-  for (size_t i = 0; i < others_.size(); ++i) {
-    transport::Connection* c = call_.comm.peer(others_[i]);
-    for (uint32_t s : wantIn_[i]) {
-      if (s >= gatherSlices_.size() || gatherSlices_[s].root != myRoot) {
-        return errorf(rinaInternalError,
-                      "rank %d: allreduce #%llu: rank %d asked for all-gather slice %u, which "
-                      "this rank is not the root of",
-                      call_.comm.rank(), static_cast<unsigned long long>(call_.seq), others_[i], s);
-      }
-      const ina::GatherSlice& g = gatherSlices_[s];
-      SendItem item{c, data_ + g.offset, g.bytes, -1, call_.steps, static_cast<int>(s)};
-      // A root that lost the switch early may be asked for pieces the ring
-      // has not finished yet.
-      item.ready = [this, s] {
-        const size_t piece = gatherPiece_[s];
-        const size_t end = gatherSlices_[s].offset + gatherSlices_[s].bytes;
-        return isFinal_(piece, end / es_ - gatherOrder_[piece].begin);
-      };
-      e.sends().push_back(std::move(item));
-    }
-    for (uint32_t s : wantOut_[i]) {
-      const ina::GatherSlice& g = gatherSlices_[s];
-      e.recvs().push_back(
-          RecvItem{c, data_ + g.offset, g.bytes, {}, -1, call_.steps, static_cast<int>(s), {}});
-    }
-  }
-  phase_ = Phase::kRepairData;
-  return {};
-}
-
 // ---------------------------------------------------------------- driving
 
 Status RackTask::next(bool* moved) {
@@ -497,7 +309,7 @@ Status RackTask::next(bool* moved) {
           lostSwitch_ = true;
           why_ = st.message();
         }
-        countCall(call_.comm, res.stats, res.hostSlices.size());
+        countInaCall(call_.comm, res.stats, res.hostSlices.size());
         mine_.clear();
         for (uint32_t s : res.hostSlices) {
           state_[s] = kOnHost;
@@ -536,17 +348,7 @@ Status RackTask::next(bool* moved) {
         }
         if (!client.gatherRootsDone()) return {};
         mark("own multicasts");
-        Engine& e = newEngine();
-        for (size_t i = 0; i < others_.size(); ++i) {
-          msgOut_[i] = Msg{};
-          msgOut_[i].kind = kGathered;
-          msgOut_[i].fallback = lostSwitch_ ? 1 : 0;
-          transport::Connection* c = call_.comm.peer(others_[i]);
-          e.sends().push_back(
-              SendItem{c, reinterpret_cast<char*>(&msgOut_[i]), sizeof(Msg), -1, call_.steps, 0});
-          e.recvs().push_back(RecvItem{
-              c, reinterpret_cast<char*>(&msgIn_[i]), sizeof(Msg), {}, -1, call_.steps, 0, {}});
-        }
+        exchangeMsgs(kGathered, {}, call_.steps);
         phase_ = Phase::kGatherDone;
         *moved = true;
         return {};  // the next pass polls the exchange and the socket together

@@ -83,13 +83,35 @@ class RackTask final : public EngineTask {
     kHostGather,
     kDone
   };
-  struct Msg;
+  // What rack-mates tell each other between phases.
+ public:
+  enum MsgKind : uint8_t { kFix = 1, kGathered, kRepair };
+
+ private:
+  static constexpr uint32_t kTaskMagic = 0x5254534b;  // "RTSK"
+  struct Msg {
+    uint32_t magic = kTaskMagic;
+    uint8_t kind = 0;
+    uint8_t fallback = 0;  // this rank saw the switch fail
+    uint16_t pad = 0;
+    uint32_t count = 0;  // slices listed in the message that follows
+    uint32_t pad2 = 0;
+  };
 
   bool onSwitch() const;
   Engine& newEngine();
   // Phase starts.
   Status startSwitchReduce();
   void beginFix();  // the fix phase's first exchange, from mine_
+  // A message of `kind` to every rack-mate and one from each (counts[i]:
+  // what follows to rack-mate i; empty: none), on a fresh sub-engine.
+  void exchangeMsgs(uint8_t kind, const std::vector<uint32_t>& counts, int step);
+  // Checks rack-mate i's message is a `kind` and notes its fallback flag.
+  Status takeMsg(size_t i, uint8_t kind);
+  // After exchangeMsgs(kind, ...): sends *out[i] to rack-mate i and takes
+  // the list rack-mate i announced into wantIn_[i].
+  Status exchangeLists(uint8_t kind, const std::vector<const std::vector<uint32_t>*>& out,
+                       int step);
   Status startHostReduce();
   Status startGather();
   // The switch all-gather, on window slots firstSlot.. (slots 0: all).
