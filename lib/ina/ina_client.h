@@ -20,6 +20,10 @@
 // the union over the rack and aggregate those slices on the host for every
 // worker. If the switch stops answering, allreduce returns rinaTimeout
 // within switchTimeoutMs; the caller falls back to host aggregation.
+//
+// Datagrams leave through an InaSender (UDP, or RDMA UC writes: see
+// ina_sender.h); answers arrive on the client's UDP socket in the native or
+// the RoCEv2 layout (include/rina/ina_roce.h), and either is accepted.
 #ifndef RINA_LIB_INA_INA_CLIENT_H_
 #define RINA_LIB_INA_INA_CLIENT_H_
 
@@ -32,6 +36,7 @@
 
 #include "core/status.h"
 #include "ina/ctrl_protocol.h"
+#include "ina/ina_sender.h"
 #include "ina/net.h"
 #include "ina/rto.h"
 #include "rina/rina.h"
@@ -51,6 +56,10 @@ struct InaClientOptions {
   int64_t maxRtoUs = 200000;
   int switchTimeoutMs = 5000;  // no progress this long -> rinaTimeout
   int socketBufferBytes = 4 << 20;
+  // With a sender other than UDP: a grant that sender cannot carry (setGrant)
+  // makes the client send over UDP from then on, with an INFO line, instead
+  // of failing (RINA_INA_TRANSPORT=auto).
+  bool udpFallback = true;
 };
 
 struct InaCallOptions {
@@ -100,8 +109,12 @@ struct InaBroadcastResult {
 
 class InaClient {
  public:
-  static Status create(const InaClientOptions& options, std::unique_ptr<InaClient>* out);
+  // sender: how datagrams leave; null = UDP on the client's socket.
+  static Status create(const InaClientOptions& options, std::unique_ptr<InaClient>* out,
+                       std::unique_ptr<InaSender> sender = nullptr);
   ~InaClient();
+
+  const char* senderName() const { return sender_->name(); }
 
   // The UDP address to list as this worker's member address at registration.
   const Endpoint& localEndpoint() const { return local_; }
@@ -155,7 +168,9 @@ class InaClient {
   // Which of the switch's data ports (threads) serves seq's slot.
   uint32_t portIndex(uint32_t seq) const { return (grant_.base + seq % window_) % grant_.ports; }
   void buildSlice(Call& c, uint32_t r, Entry& e);
-  void sendEntries(const std::vector<Entry*>& batch);
+  Status sendEntries(const std::vector<Entry*>& batch);
+  // Up to kRxBatch answers into rxBuffers_ / rxLengths_, as native datagrams.
+  int receiveBatch();
   void receive(Call& c);
   void onDatagram(Call& c, const uint8_t* data, size_t len);
   // Resends what timed out, and (fast retransmit) what is outstanding while
@@ -174,6 +189,7 @@ class InaClient {
 
   InaClientOptions options_;
   Fd socket_;
+  std::unique_ptr<InaSender> sender_;
   Endpoint local_;
   Grant grant_;
   uint32_t window_ = 0;
@@ -182,6 +198,8 @@ class InaClient {
   std::vector<Entry> entries_;   // per window index
   RtoEstimator rto_;
   std::vector<std::vector<uint8_t>> rxBuffers_;
+  std::vector<size_t> rxLengths_;
+  std::vector<uint8_t> rxScratch_;  // a RoCEv2 answer on its way to the native layout
   std::deque<std::vector<uint8_t>> early_;
 };
 

@@ -116,7 +116,7 @@ Status Rack::create(const SwitchdProcess& sw, int k, const RackOptions& options,
     o.worker = static_cast<uint8_t>(w);
     o.fanIn = static_cast<uint8_t>(k);
     std::unique_ptr<InaClient> c;
-    RINA_TRY(InaClient::create(o, &c));
+    RINA_TRY(InaClient::create(o, &c, options.sender ? options.sender(w) : nullptr));
     reg.members.push_back(c->localEndpoint());
     rack->clients_.push_back(std::move(c));
   }
