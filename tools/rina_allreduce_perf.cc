@@ -1,6 +1,8 @@
 // rina-allreduce-perf: allreduce latency and bandwidth, nccl-tests style,
 // for rina's algorithms and (under mpirun) the MPI library's own allreduce.
 // See usageText() in perf/options.cc for the flags.
+#include <sys/mman.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -92,22 +94,30 @@ int runUnderMpi(const Options& options, int* argc, char*** argv) {
 
 int runForked(const Options& options) {
   const int nranks = options.localRanks;
-  rinaUniqueId id{};
-  if (wantsRina(options)) {
-    // Before fork(): the root's listening socket (or thread) must exist once.
-    checkRina(rinaGetUniqueId(&id), nullptr, "rinaGetUniqueId");
-  }
+  // Rank 0 makes the unique id after fork() and hands it over in shared
+  // memory: rinaGetUniqueId starts the bootstrap root's thread, and a process
+  // that forks while a thread of its own may hold a lock (the allocator's,
+  // the log's) gives its children that lock held forever.
+  void* idMemory = mmap(nullptr, sizeof(rinaUniqueId), PROT_READ | PROT_WRITE,
+                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (idMemory == MAP_FAILED) fatal(kExitError, "mmap of the shared unique id failed");
+  auto* sharedId = static_cast<rinaUniqueId*>(idMemory);
   auto group = ForkedRankGroup::create(nranks, options.timeoutSeconds);
   const BenchSetup setup{kTool, "rina " + rinaVersionString(), "local-ranks"};
-  return runForkedRanks(nranks, options.timeoutSeconds, [&](int rank) {
+  const int code = runForkedRanks(nranks, options.timeoutSeconds, [&](int rank) {
     setFatalRank(rank);
     group->joinAsRank(rank);
     rinaComm_t comm = nullptr;
     if (wantsRina(options)) {
+      if (rank == 0) checkRina(rinaGetUniqueId(sharedId), nullptr, "rinaGetUniqueId");
+      group->barrier();
+      const rinaUniqueId id = *sharedId;
       checkRina(rinaCommInitRank(&comm, nranks, id, rank), nullptr, "rinaCommInitRank");
     }
     return benchmarkOnComm(options, setup, *group, comm, nullptr);
   });
+  munmap(idMemory, sizeof(rinaUniqueId));
+  return code;
 }
 
 int runSingle(const Options& options) {

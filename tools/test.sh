@@ -1,17 +1,26 @@
 #!/usr/bin/env bash
 # The whole test suite: installs packages, builds (warnings are errors),
 # runs every test through ctest. RINA_SANITIZE=1 builds with ASan+UBSan into
-# build-asan instead.
+# build-asan instead and runs every test there; RINA_SANITIZE=unit builds
+# only what the unit-labelled tests need, with ASan+UBSan into build-asan,
+# and runs those (the CI's second pass, .ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/deps.sh
 BUILD=build
 SAN=OFF
-if [ "${RINA_SANITIZE:-0}" = "1" ]; then BUILD=build-asan; SAN=ON; fi
+TARGET=all
+LABEL=()
+case "${RINA_SANITIZE:-0}" in
+  0) ;;
+  1) BUILD=build-asan SAN=ON ;;
+  unit) BUILD=build-asan SAN=ON TARGET=unit_tests LABEL=(-L unit) ;;
+  *) echo "tools/test.sh: RINA_SANITIZE=${RINA_SANITIZE}: give 0, 1 or unit" >&2; exit 2 ;;
+esac
 # CUDA is detected and reported by CMake; its code builds whenever nvcc is
 # there (no GPU is needed to compile).
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINA_WERROR=ON -DRINA_BUILD_TESTS=ON \
   -DRINA_SANITIZE="$SAN" -DCMAKE_CUDA_ARCHITECTURES="${CMAKE_CUDA_ARCHITECTURES:-80;90}"
-cmake --build "$BUILD" -j"$(nproc)"
+cmake --build "$BUILD" -j"$(nproc)" --target "$TARGET"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-ctest --test-dir "$BUILD" --output-on-failure -j"${RINA_TEST_JOBS:-1}" "$@"
+ctest --test-dir "$BUILD" --output-on-failure -j"${RINA_TEST_JOBS:-1}" "${LABEL[@]}" "$@"

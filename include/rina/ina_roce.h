@@ -9,7 +9,7 @@
 //    4   1   reserved 0
 //    5   3   destination QP = job id (bits 23..16 zero)
 //    8   1   ack request 0 | reserved 0
-//    9   3   PSN = seq mod 2^24
+//    9   3   PSN: the sender's; not checked (see below). Answers: seq mod 2^24
 //   RETH (16 bytes)
 //   12   8   virtual address: bits 47..32 slot (bit 47 = shadow set),
 //            bits 31..0 seq; bits 63..48 zero
@@ -26,6 +26,12 @@
 // The switch's answers use the same layout, addressed to the sender. The
 // translation to and from the native header (ina_wire.h) is lossless, so
 // rina-switchd runs one pipeline for both.
+//
+// The PSN is not part of the INA header: a UC requester (the NIC) numbers
+// its packets per queue pair, one more for each, so a resent slice leaves
+// with a new PSN and slices a worker never sends (a broadcast it receives)
+// leave gaps; the seq lives in the virtual address. Requiring PSN == seq
+// would make every retransmission from a real NIC malformed.
 #ifndef RINA_INA_ROCE_H_
 #define RINA_INA_ROCE_H_
 
@@ -58,14 +64,13 @@ enum class RoceError : uint8_t {
   kBadBth,      // SE/M/pad/version, partition key, reserved bits, QP above 16 bits
   kBadAddress,  // VA bits 63..48 set
   kBadLength,   // DMA length not 4 x the payload, or datagram length off
-  kBadPsn,      // PSN disagrees with the seq in the VA
   kBadHeader,   // the INA fields fail ina::validate()
   kCount
 };
 
 inline const char* roceErrorName(RoceError e) {
   static constexpr const char* kNames[] = {"ok",          "truncated",  "bad_opcode", "bad_bth",
-                                           "bad_address", "bad_length", "bad_psn",    "bad_header"};
+                                           "bad_address", "bad_length", "bad_header"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(RoceError::kCount));
   auto i = static_cast<size_t>(e);
   return i < static_cast<size_t>(RoceError::kCount) ? kNames[i] : "unknown";
@@ -143,7 +148,6 @@ inline RoceError decode(std::span<const uint8_t> data, Header* h) {
   out.slot = static_cast<uint16_t>(vaHigh & ~uint32_t{kShadowBit});
   out.shadow = (vaHigh & kShadowBit) != 0;
   out.seq = detail::get32(p + 16);
-  if ((detail::get32(p + 8) & 0xFFFFFFu) != (out.seq & 0xFFFFFFu)) return RoceError::kBadPsn;
   out.token = detail::get32(p + 20);
   out.elems = static_cast<uint16_t>(payloadBytes / 4);
   const uint8_t typeFlags = p[28];

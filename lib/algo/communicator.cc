@@ -13,6 +13,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "topo/topology_json.h"
+#include "topo/thread_placement.h"
 #include "transport/mesh.h"
 
 namespace rina::algo {
@@ -174,6 +175,10 @@ Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
   PackedAddr listenAddr;
   std::string ifname;
   RINA_TRY(chooseListenAddress(&listenAddr, &ifname));
+  // Setup runs near the NIC in use (RINA_CPU_AFFINITY, topo/thread_placement.h);
+  // under `setup` the thread gets its mask back when this function returns.
+  std::unique_ptr<topo::ThreadBinding> placement;
+  RINA_TRY(topo::placeSetupThread(rank, ifname, &placement));
   Fd listen;
   bootstrap::PeerInfo mine{};
   RINA_TRY(listenOn(listenAddr, false, &listen, &mine.listen));

@@ -9,7 +9,11 @@
 #include "algo/engine.h"
 #include "core/config.h"
 #include "core/log.h"
+#include "ina/ina_transport.h"
+#include "ina/uc_sender.h"
 #include "rina/ina_wire.h"
+#include "transport/verbs/rdma_setup.h"
+#include "transport/verbs/uc_queue_pair.h"
 
 namespace rina::algo {
 namespace {
@@ -87,6 +91,43 @@ Status checkSetup(const RackSetupMsg& m, int rank, int peer) {
     return errorf(rinaInternalError, "rank %d: rank %d sent a corrupt INA rack message", rank,
                   peer);
   }
+  return {};
+}
+
+// The backend this worker sends to the switch with (RINA_INA_TRANSPORT,
+// ina/ina_transport.h). *out stays null for UDP; one INFO line says which
+// and why. A UC queue pair that cannot be made falls back to UDP under auto
+// and is an error under rdma.
+Status pickSender(int rank, const std::string& rackName, uint32_t switchAddr,
+                  std::unique_ptr<ina::InaSender>* out, bool* required) {
+  namespace verbs = transport::verbs;
+  verbs::TransportChoice rdma;  // the adapter peers use too
+  RINA_TRY(verbs::chooseDeviceFromConfig(rank, &rdma));
+  ina::InaTransportChoice choice;
+  RINA_TRY(ina::chooseInaTransport(config::stringValue("RINA_INA_TRANSPORT"),
+                                   ina::RdmaAvailability{rdma.useVerbs, rdma.whyNotRdma},
+                                   switchAddr, &choice)
+               .prepend("rank " + std::to_string(rank) + ": "));
+  *required = choice.required;
+  std::string why = choice.why;
+  if (choice.transport == ina::InaTransport::kRdmaUc) {
+    verbs::VerbsOptions vo;
+    vo.rank = rank;
+    vo.gidIndex = static_cast<int>(config::intValue("RINA_IB_GID_INDEX"));
+    vo.timeout = static_cast<int>(config::intValue("RINA_IB_TIMEOUT"));
+    verbs::VerbsContextPtr ctx;
+    std::unique_ptr<verbs::UcQueuePair> qp;
+    Status s = verbs::openVerbsContext(rdma, vo, &ctx);
+    if (s.ok()) s = verbs::openUcQueuePair(ctx, &qp);
+    if (s.ok()) {
+      RINA_INFO("rank %d: rack %s: INA over RDMA UC: %s", rank, rackName.c_str(), why.c_str());
+      *out = ina::makeUcSender(std::move(qp), switchAddr);
+      return {};
+    }
+    if (choice.required) return s.prepend("RINA_INA_TRANSPORT=rdma: ");
+    why = s.message();
+  }
+  RINA_INFO("rank %d: rack %s: INA over UDP: %s", rank, rackName.c_str(), why.c_str());
   return {};
 }
 
@@ -175,7 +216,11 @@ Status RackIna::setup(Communicator& comm, uint64_t commId, std::unique_ptr<RackI
   o.worker = static_cast<uint8_t>(ri->worker_);
   o.fanIn = static_cast<uint8_t>(k);
   o.switchTimeoutMs = ri->timeoutMs_;
-  RINA_TRY(ina::InaClient::create(o, &ri->client_)
+  std::unique_ptr<ina::InaSender> sender;
+  bool required = false;
+  RINA_TRY(pickSender(comm.rank(), rack.name, o.switchAddr, &sender, &required));
+  o.udpFallback = !required;
+  RINA_TRY(ina::InaClient::create(o, &ri->client_, std::move(sender))
                .prepend("rank " + std::to_string(comm.rank()) + ": "));
 
   const int agent = rack.ranks.front();

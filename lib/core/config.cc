@@ -47,6 +47,9 @@ constexpr Knob kKnobs[] = {
     {"RINA_SWITCHD_ARGS", "", "extra flags for auto-started rina-switchd (--drop-rate 0.01)"},
     {"RINA_INA_SLOTS", "64",
      "aggregator slots an INA rack asks its switch for (slices in flight per worker)"},
+    {"RINA_INA_TRANSPORT", "auto",
+     "INA client backend: auto (RDMA UC writes when an RDMA device is found and the switch is "
+     "not on loopback, else UDP), udp, or rdma (RDMA UC or an error)"},
     {"RINA_INA_TIMEOUT_MS", "2000",
      "switch silent this long: the rack falls back to host aggregation (hier)"},
     {"RINA_SMALL_MSG_BYTES", "128K",
@@ -58,12 +61,19 @@ constexpr Knob kKnobs[] = {
     {"RINA_PROBE_TIMEOUT_MS", "5000", "time limit of the whole link probe at creation"},
     {"RINA_SPIN_US", "50",
      "microseconds a blocked rank yields and retries before it sleeps on a futex or poll"},
+    {"RINA_CPU_AFFINITY", "setup",
+     "where rinaCommInitRank runs: setup (on the CPUs near the NIC in use, then the thread's "
+     "mask is restored), pin (and left there) or off"},
     {"RINA_IB_HCA", "",
-     "RDMA device[:port] for peers on other hosts (mlx5_0:1); unset: the first device, port 1"},
+     "RDMA device[:port] for peers on other hosts and the INA UC client (mlx5_0:1); unset: the "
+     "one nearest the GPU, else the first device, port 1"},
     {"RINA_IB_GID_INDEX", "0", "GID table index of the RDMA port (RoCEv2 usually needs 1 or 3)"},
     {"RINA_IB_TIMEOUT", "18",
      "RC ack timeout exponent: 4.096 us x 2^value per retry (7 retries), 1-31"},
     {"RINA_IB_DISABLE", "0", "1: never use RDMA, peers on other hosts talk over TCP"},
+    {"RINA_IB_GDR", "auto",
+     "GPU memory registered with the RDMA adapter through dmabuf (GPUDirect RDMA): auto, 0 "
+     "(never) or 1 (required)"},
     {"RINA_CUDA_STAGE_BYTES", "4M",
      "GPU buffers: chunk copied through pinned host memory per pipelined allreduce step"},
     {"RINA_TOPO_FILE", "",

@@ -38,4 +38,14 @@ Status runStagedPipelined(const StagedBuffers&, size_t, size_t, void*, int, cons
 }
 Status synchronizeStream(void*, int) { return notBuilt("stream-ordered call"); }
 
+bool currentDeviceBusId(std::string*, std::string* why) {
+  if (why) *why = "librina was built without CUDA";
+  return false;
+}
+bool dmabufSupported(std::string* why) {
+  if (why) *why = "librina was built without CUDA";
+  return false;
+}
+Status dmabufOf(const void*, size_t, int*, uint64_t*) { return notBuilt("dmabuf export"); }
+
 }  // namespace rina::cuda

@@ -12,6 +12,7 @@
 #define RINA_LIB_CUDA_CUDA_SUPPORT_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -63,6 +64,20 @@ using HostChunk =
     std::function<Status(const void* send, void* recv, size_t firstElem, size_t count)>;
 Status runStagedPipelined(const StagedBuffers& b, size_t count, size_t elemSize, void* stream,
                           int rank, const HostChunk& fn);
+
+// The current device's PCI bus id as sysfs writes it ("0000:3b:00.0"), to
+// pick the RDMA adapter nearest the GPU; false (and *why) without a usable GPU.
+bool currentDeviceBusId(std::string* busId, std::string* why);
+
+// GPUDirect RDMA by dmabuf (transport/verbs/gpu_direct.h). Whether the
+// current device's memory can be exported as a dmabuf: the driver has
+// cuMemGetHandleForAddressRange (CUDA 11.7) and the device sets
+// CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED. The driver is reached through the
+// runtime's entry-point query, so librina still does not link libcuda.
+bool dmabufSupported(std::string* why);
+// A dmabuf fd for the host-page-aligned range around p[0, bytes) of device
+// memory, and p's offset into it. The caller closes *fd once registered.
+Status dmabufOf(const void* p, size_t bytes, int* fd, uint64_t* offset);
 
 // Waits for work queued on stream before a stream-ordered call (no-op when
 // CUDA is unusable: the caller has failed already).

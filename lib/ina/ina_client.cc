@@ -11,6 +11,7 @@
 #include "core/log.h"
 #include "ina/gather_call.h"
 #include "ina/quantize.h"
+#include "rina/ina_roce.h"
 #include "rina/ina_wire.h"
 
 namespace rina::ina {
@@ -118,11 +119,14 @@ struct InaClient::Call {
 InaClient::InaClient(const InaClientOptions& options)
     : options_(options),
       rto_(options.initialRtoUs, options.minRtoUs, options.maxRtoUs),
-      rxBuffers_(kRxBatch, std::vector<uint8_t>(kMaxDatagramBytes + 4)) {}
+      rxBuffers_(kRxBatch, std::vector<uint8_t>(roce::kMaxDatagramBytes + 4)),
+      rxLengths_(kRxBatch, 0),
+      rxScratch_(kMaxDatagramBytes) {}
 
 InaClient::~InaClient() = default;
 
-Status InaClient::create(const InaClientOptions& options, std::unique_ptr<InaClient>* out) {
+Status InaClient::create(const InaClientOptions& options, std::unique_ptr<InaClient>* out,
+                         std::unique_ptr<InaSender> sender) {
   if (options.job == 0 || options.fanIn == 0 || options.fanIn > kMaxFanIn ||
       options.worker >= options.fanIn) {
     return errorf(rinaInvalidArgument, "ina: bad client options: job %u worker %u fan-in %u",
@@ -135,6 +139,7 @@ Status InaClient::create(const InaClientOptions& options, std::unique_ptr<InaCli
     return s.prepend("ina: worker " + std::to_string(options.worker) + " job " +
                      std::to_string(options.job) + ": ");
   }
+  c->sender_ = sender ? std::move(sender) : makeUdpSender(c->socket_.get(), options.switchAddr);
   *out = std::move(c);
   return Status();
 }
@@ -144,6 +149,13 @@ Status InaClient::setGrant(const Grant& grant) {
       grant.ports == 0) {
     return errorf(rinaInvalidUsage, "ina: worker %u job %u: no usable grant (length %u)",
                   options_.worker, options_.job, grant.length);
+  }
+  Status carried = sender_->setGrant(grant);
+  if (!carried.ok()) {
+    if (!options_.udpFallback) return carried;
+    RINA_INFO("ina: worker %u job %u: sending over UDP instead: %s", options_.worker, options_.job,
+              carried.message().c_str());
+    sender_ = makeUdpSender(socket_.get(), options_.switchAddr);
   }
   grant_ = grant;
   window_ = options_.window ? std::min(options_.window, grant.length) : grant.length;
@@ -213,37 +225,46 @@ void InaClient::buildSlice(Call& c, uint32_t r, Entry& e) {
   e.fastResent = false;
 }
 
-void InaClient::sendEntries(const std::vector<Entry*>& batch) {
-  size_t next = 0;
-  while (next < batch.size()) {
-    size_t n = std::min<size_t>(batch.size() - next, kRxBatch);
-    mmsghdr hdrs[kRxBatch];
-    iovec iovs[kRxBatch];
-    sockaddr_in to[kRxBatch];
-    for (size_t k = 0; k < n; ++k) {
-      Entry* e = batch[next + k];
-      to[k] = Endpoint{options_.switchAddr, static_cast<uint16_t>(grant_.port + slotPort(e->slot))}
-                  .toSockaddr();
-      iovs[k] = {e->bytes.data(), e->bytes.size()};
-      hdrs[k] = {};
-      hdrs[k].msg_hdr.msg_name = &to[k];
-      hdrs[k].msg_hdr.msg_namelen = sizeof to[k];
-      hdrs[k].msg_hdr.msg_iov = &iovs[k];
-      hdrs[k].msg_hdr.msg_iovlen = 1;
-      e->sentAt = Clock::now();
-    }
-    int sent = ::sendmmsg(socket_.get(), hdrs, static_cast<unsigned>(n), 0);
-    if (sent <= 0) {
-      if (sent < 0 && (errno == EAGAIN || errno == ENOBUFS)) {
-        pollfd p{socket_.get(), POLLOUT, 0};
-        ::poll(&p, 1, 1);
-      }
-      // Anything else (ECONNREFUSED from an ICMP error, ...): the datagram
-      // counts as lost and the retransmission timer handles it.
-      sent = sent < 0 && errno != EAGAIN && errno != ENOBUFS ? 1 : 0;
-    }
-    next += static_cast<size_t>(sent);
+Status InaClient::sendEntries(const std::vector<Entry*>& batch) {
+  std::vector<OutDatagram> out(batch.size());
+  const Clock::time_point now = Clock::now();
+  for (size_t k = 0; k < batch.size(); ++k) {
+    Entry* e = batch[k];
+    out[k] = {e->bytes, static_cast<uint16_t>(grant_.port + slotPort(e->slot))};
+    e->sentAt = now;
   }
+  Status s = sender_->send(out);
+  if (!s.ok()) {
+    return s.prepend("ina: worker " + std::to_string(options_.worker) + " job " +
+                     std::to_string(options_.job) + ": ");
+  }
+  return s;
+}
+
+int InaClient::receiveBatch() {
+  mmsghdr hdrs[kRxBatch];
+  iovec iovs[kRxBatch];
+  for (int k = 0; k < kRxBatch; ++k) {
+    iovs[k] = {rxBuffers_[k].data(), rxBuffers_[k].size()};
+    hdrs[k] = {};
+    hdrs[k].msg_hdr.msg_iov = &iovs[k];
+    hdrs[k].msg_hdr.msg_iovlen = 1;
+  }
+  int got = ::recvmmsg(socket_.get(), hdrs, kRxBatch, MSG_DONTWAIT, nullptr);
+  for (int k = 0; k < got; ++k) {
+    size_t len = hdrs[k].msg_len;
+    if (hdrs[k].msg_hdr.msg_flags & MSG_TRUNC) len = 0;
+    // A RoCEv2 answer (its first byte is the BTH opcode, never a native
+    // magic/version byte) is translated; one that does not parse is dropped.
+    std::vector<uint8_t>& b = rxBuffers_[k];
+    if (len > 0 && b[0] == roce::kOpUcWriteOnlyImm) {
+      roce::RoceError err;
+      len = roce::toNative({b.data(), len}, rxScratch_, &err);
+      std::memcpy(b.data(), rxScratch_.data(), len);
+    }
+    rxLengths_[k] = len;
+  }
+  return got;
 }
 
 void InaClient::onDatagram(Call& c, const uint8_t* data, size_t len) {
@@ -310,21 +331,13 @@ void InaClient::receive(Call* c) {
   uint32_t end = 0;
   if (c) end = c->base + c->total;
   if (g && (!c || static_cast<int32_t>(gatherEnd(*g) - end) > 0)) end = gatherEnd(*g);
-  mmsghdr hdrs[kRxBatch];
-  iovec iovs[kRxBatch];
   for (;;) {
-    for (int k = 0; k < kRxBatch; ++k) {
-      iovs[k] = {rxBuffers_[k].data(), rxBuffers_[k].size()};
-      hdrs[k] = {};
-      hdrs[k].msg_hdr.msg_iov = &iovs[k];
-      hdrs[k].msg_hdr.msg_iovlen = 1;
-    }
-    int got = ::recvmmsg(socket_.get(), hdrs, kRxBatch, MSG_DONTWAIT, nullptr);
+    int got = receiveBatch();
     if (got <= 0) return;
     for (int k = 0; k < got; ++k) {
-      if (hdrs[k].msg_hdr.msg_flags & MSG_TRUNC) continue;
       const uint8_t* data = rxBuffers_[k].data();
-      const size_t len = hdrs[k].msg_len;
+      const size_t len = rxLengths_[k];
+      if (len == 0) continue;
       if (keepIfEarly(data, len, end)) continue;
       if (g && inGather(*g, data, len)) {
         onGatherDatagram(*g, data, len);
@@ -378,7 +391,7 @@ Status InaClient::retransmit(Call& c) {
   if (!resend.empty()) {
     if (timedOut) rto_.backoff();
     c.stats.retransmissions += resend.size();
-    sendEntries(resend);
+    RINA_TRY(sendEntries(resend));
   }
   c.nextTimeoutScan = earliest;
   return Status();
@@ -405,7 +418,7 @@ Status InaClient::pump(Call& c, bool* moved) {
   }
   if (!batch.empty()) {
     c.stats.datagramsSent += batch.size();
-    sendEntries(batch);
+    RINA_TRY(sendEntries(batch));
     c.nextTimeoutScan =
         std::min(c.nextTimeoutScan, Clock::now() + std::chrono::microseconds(rto_.rtoUs()));
   }
@@ -697,8 +710,6 @@ Status InaClient::broadcastReceive(uint8_t* buffer, size_t bytes, uint32_t base,
   for (const auto& d : early) {
     if (!keepIfEarly(d.data(), d.size(), base + slices)) handle(d.data(), d.size());
   }
-  mmsghdr hdrs[kRxBatch];
-  iovec iovs[kRxBatch];
   while (have < slices) {
     int limitMs = have == 0 ? options_.switchTimeoutMs : quietMs;
     int64_t leftMs =
@@ -707,17 +718,12 @@ Status InaClient::broadcastReceive(uint8_t* buffer, size_t bytes, uint32_t base,
     if (leftMs <= 0) break;
     pollfd p{socket_.get(), POLLIN, 0};
     ::poll(&p, 1, static_cast<int>(std::min<int64_t>(leftMs, 50)));
-    for (int k = 0; k < kRxBatch; ++k) {
-      iovs[k] = {rxBuffers_[k].data(), rxBuffers_[k].size()};
-      hdrs[k] = {};
-      hdrs[k].msg_hdr.msg_iov = &iovs[k];
-      hdrs[k].msg_hdr.msg_iovlen = 1;
-    }
-    int n = ::recvmmsg(socket_.get(), hdrs, kRxBatch, MSG_DONTWAIT, nullptr);
+    int n = receiveBatch();
     for (int k = 0; k < n; ++k) {
-      if (hdrs[k].msg_hdr.msg_flags & MSG_TRUNC) continue;
-      if (keepIfEarly(rxBuffers_[k].data(), hdrs[k].msg_len, base + slices)) continue;
-      handle(rxBuffers_[k].data(), hdrs[k].msg_len);
+      const size_t len = rxLengths_[k];
+      if (len == 0) continue;
+      if (keepIfEarly(rxBuffers_[k].data(), len, base + slices)) continue;
+      handle(rxBuffers_[k].data(), len);
     }
   }
   result->stats.slices = slices;

@@ -20,6 +20,10 @@
 // the union over the rack and aggregate those slices on the host for every
 // worker. If the switch stops answering, allreduce returns rinaTimeout
 // within switchTimeoutMs; the caller falls back to host aggregation.
+//
+// Datagrams leave through an InaSender (UDP, or RDMA UC writes: see
+// ina_sender.h); answers arrive on the client's UDP socket in the native or
+// the RoCEv2 layout (include/rina/ina_roce.h), and either is accepted.
 #ifndef RINA_LIB_INA_INA_CLIENT_H_
 #define RINA_LIB_INA_INA_CLIENT_H_
 
@@ -33,6 +37,7 @@
 
 #include "core/status.h"
 #include "ina/ctrl_protocol.h"
+#include "ina/ina_sender.h"
 #include "ina/net.h"
 #include "ina/rto.h"
 #include "rina/rina.h"
@@ -52,6 +57,10 @@ struct InaClientOptions {
   int64_t maxRtoUs = 200000;
   int switchTimeoutMs = 5000;  // no progress this long -> rinaTimeout
   int socketBufferBytes = 4 << 20;
+  // With a sender other than UDP: a grant that sender cannot carry (setGrant)
+  // makes the client send over UDP from then on, with an INFO line, instead
+  // of failing (RINA_INA_TRANSPORT=auto).
+  bool udpFallback = true;
 };
 
 struct InaCallOptions {
@@ -138,8 +147,12 @@ struct InaGatherResult {
 
 class InaClient {
  public:
-  static Status create(const InaClientOptions& options, std::unique_ptr<InaClient>* out);
+  // sender: how datagrams leave; null = UDP on the client's socket.
+  static Status create(const InaClientOptions& options, std::unique_ptr<InaClient>* out,
+                       std::unique_ptr<InaSender> sender = nullptr);
   ~InaClient();
+
+  const char* senderName() const { return sender_->name(); }
 
   // The UDP address to list as this worker's member address at registration.
   const Endpoint& localEndpoint() const { return local_; }
@@ -236,7 +249,9 @@ class InaClient {
   // Which of the switch's data ports (threads) serves window slot w.
   uint32_t slotPort(uint32_t w) const { return (grant_.base + w) % grant_.ports; }
   void buildSlice(Call& c, uint32_t r, Entry& e);
-  void sendEntries(const std::vector<Entry*>& batch);
+  Status sendEntries(const std::vector<Entry*>& batch);
+  // Up to kRxBatch answers into rxBuffers_ / rxLengths_, as native datagrams.
+  int receiveBatch();
   // Takes what arrived: results of c (may be null) and of the gather in
   // progress; datagrams of later calls are kept.
   void receive(Call* c);
@@ -259,6 +274,7 @@ class InaClient {
 
   InaClientOptions options_;
   Fd socket_;
+  std::unique_ptr<InaSender> sender_;
   Endpoint local_;
   Grant grant_;
   uint32_t window_ = 0;
@@ -267,6 +283,8 @@ class InaClient {
   std::vector<Entry> entries_;   // per window index
   RtoEstimator rto_;
   std::vector<std::vector<uint8_t>> rxBuffers_;
+  std::vector<size_t> rxLengths_;
+  std::vector<uint8_t> rxScratch_;  // a RoCEv2 answer on its way to the native layout
   std::deque<std::vector<uint8_t>> early_;
   std::unique_ptr<Call> active_;  // the call start() began
   struct GatherCall;

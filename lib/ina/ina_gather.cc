@@ -24,8 +24,6 @@
 namespace rina::ina {
 namespace {
 
-constexpr int kRxBatch = 64;
-
 int64_t microsBetween(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration_cast<std::chrono::microseconds>(b - a).count();
 }
@@ -213,32 +211,17 @@ Status InaClient::pumpGather(GatherCall& g, bool* moved) {
     // A send after a quiet spell (waiting for the caller) starts the
     // switch's clock afresh.
     if (idle) g.lastEcho = now;
-    mmsghdr hdrs[kRxBatch];
-    iovec iovs[kRxBatch];
-    sockaddr_in to[kRxBatch];
-    size_t next = 0;
-    while (next < batch.size()) {
-      const size_t k = std::min<size_t>(batch.size() - next, kRxBatch);
-      for (size_t q = 0; q < k; ++q) {
-        GatherCall::Own* e = batch[next + q];
-        const uint32_t slot = g.slotOf(grant_.base, g.me, e->j);
-        to[q] =
-            Endpoint{options_.switchAddr, static_cast<uint16_t>(grant_.port + slot % grant_.ports)}
-                .toSockaddr();
-        iovs[q] = {e->bytes.data(), e->bytes.size()};
-        hdrs[q] = {};
-        hdrs[q].msg_hdr.msg_name = &to[q];
-        hdrs[q].msg_hdr.msg_namelen = sizeof to[q];
-        hdrs[q].msg_hdr.msg_iov = &iovs[q];
-        hdrs[q].msg_hdr.msg_iovlen = 1;
-        e->sentAt = now;
-      }
-      int sent = ::sendmmsg(socket_.get(), hdrs, static_cast<unsigned>(k), 0);
-      if (sent <= 0) {
-        if (sent < 0 && (errno == EAGAIN || errno == ENOBUFS)) break;  // resent on its timer
-        sent = 1;  // an ICMP error and the like: counts as lost
-      }
-      next += static_cast<size_t>(sent);
+    std::vector<OutDatagram> out(batch.size());
+    for (size_t q = 0; q < batch.size(); ++q) {
+      GatherCall::Own* e = batch[q];
+      const uint32_t slot = g.slotOf(grant_.base, g.me, e->j);
+      out[q] = {e->bytes, static_cast<uint16_t>(grant_.port + slot % grant_.ports)};
+      e->sentAt = now;
+    }
+    Status sent = sender_->send(out);
+    if (!sent.ok()) {
+      return sent.prepend("ina: worker " + std::to_string(options_.worker) + " job " +
+                          std::to_string(options_.job) + ": rack all-gather: ");
     }
     g.stats.datagramsSent += batch.size();
     *moved = true;

@@ -5,6 +5,7 @@
 #define RINA_LIB_REDUCE_KERNELS_H_
 
 #include <cstddef>
+#include <cstring>
 
 #include "reduce/reduce.h"
 #include "rina/rina.h"
@@ -21,6 +22,23 @@ struct KernelTable {
   ReduceFn reduce[rinaNumTypes][kNumKernelOps];
   AverageFn average[rinaNumTypes];
 };
+
+// Kernels take any byte address: the C API hands out void* buffers, and the
+// verbs ring reduces straight out of a slot at whatever byte offset the
+// previous write ended (ring_reader.cc). So no kernel dereferences a T*;
+// elements go through these (a memcpy of sizeof(T) compiles to one plain
+// load or store on x86 and most other targets). Vector bodies use
+// unaligned loads and stores already.
+template <class T>
+inline T loadElement(const void* base, size_t i) {
+  T v;
+  std::memcpy(&v, static_cast<const char*>(base) + i * sizeof(T), sizeof(T));
+  return v;
+}
+template <class T>
+inline void storeElement(void* base, size_t i, T v) {
+  std::memcpy(static_cast<char*>(base) + i * sizeof(T), &v, sizeof(T));
+}
 
 // Portable loops; always available.
 const KernelTable& scalarKernels();

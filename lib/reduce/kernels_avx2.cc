@@ -1,7 +1,9 @@
 // AVX2 + F16C kernels. The library is built for baseline x86-64, so only the
 // functions between the target pragmas use these instructions, and
 // avx2Kernels() hands them out only after asking the CPU. Tails (count not a
-// multiple of the vector width) use the element ops of scalar_ops.h.
+// multiple of the vector width) use the element ops of scalar_ops.h. Any
+// byte address works (kernels.h): vectors are loaded unaligned, tail
+// elements through loadElement / storeElement.
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -105,7 +107,8 @@ void integerKernel(void* dst, const void* a, const void* b, size_t count) {
     const __m256i vy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y + i));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), VecOp::apply(vx, vy));
   }
-  for (; i < count; ++i) out[i] = ScalarOp::apply(x[i], y[i]);
+  for (; i < count; ++i)
+    storeElement<T>(dst, i, ScalarOp::apply(loadElement<T>(a, i), loadElement<T>(b, i)));
 }
 
 // ---- floating point: the same ops on __m256 (8 floats) and __m256d ----
@@ -243,7 +246,8 @@ void floatKernel(void* dst, const void* a, const void* b, size_t count) {
   for (; i + Lanes::kCount <= count; i += Lanes::kCount) {
     Lanes::store(out + i, VecOp::apply(Lanes::load(x + i), Lanes::load(y + i)));
   }
-  for (; i < count; ++i) out[i] = ScalarOp::apply(x[i], y[i]);
+  for (; i < count; ++i)
+    storeElement<T>(dst, i, ScalarOp::apply(loadElement<T>(a, i), loadElement<T>(b, i)));
 }
 
 // The reduce kernels take bfloat16 sixteen at a time as pairs: a 32-bit lane
@@ -283,7 +287,10 @@ void bf16Kernel(void* dst, const void* a, const void* b, size_t count) {
     const __m256 even = VecOp::apply(Bf16Pairs::even(vx), Bf16Pairs::even(vy));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), Bf16Pairs::join(odd, even));
   }
-  for (; i < count; ++i) out[i] = ScalarOp::apply(x[i], y[i]);
+  for (; i < count; ++i) {
+    storeElement<uint16_t>(
+        dst, i, ScalarOp::apply(loadElement<uint16_t>(a, i), loadElement<uint16_t>(b, i)));
+  }
 }
 
 template <class Lanes>
@@ -298,7 +305,8 @@ void floatAverage(void* data, size_t count, int nranks) {
     Lanes::store(values + i, canonicalizeNans(divide(Lanes::load(values + i), divisors)));
   }
   for (; i < count; ++i) {
-    values[i] = Lanes::narrow(averageFloat(Lanes::widen(values[i]), divisor));
+    storeElement<T>(data, i,
+                    Lanes::narrow(averageFloat(Lanes::widen(loadElement<T>(data, i)), divisor)));
   }
 }
 

@@ -10,33 +10,36 @@
 namespace rina::reduce::detail {
 namespace {
 
+// Any byte address (kernels.h): elements are loaded and stored by memcpy.
 template <class T, class Op>
 void elementwise(void* dst, const void* a, const void* b, size_t count) {
-  T* out = static_cast<T*>(dst);
-  const T* x = static_cast<const T*>(a);
-  const T* y = static_cast<const T*>(b);
-  for (size_t i = 0; i < count; ++i) out[i] = Op::apply(x[i], y[i]);
+  for (size_t i = 0; i < count; ++i) {
+    storeElement<T>(dst, i, Op::apply(loadElement<T>(a, i), loadElement<T>(b, i)));
+  }
 }
 
 template <class T>
 void averageIntegers(void* data, size_t count, int nranks) {
-  T* values = static_cast<T*>(data);
-  for (size_t i = 0; i < count; ++i) values[i] = averageInteger(values[i], nranks);
+  for (size_t i = 0; i < count; ++i) {
+    storeElement<T>(data, i, averageInteger(loadElement<T>(data, i), nranks));
+  }
 }
 
 template <class F>
 void averageFloats(void* data, size_t count, int nranks) {
-  F* values = static_cast<F*>(data);
   const F divisor = static_cast<F>(nranks);
-  for (size_t i = 0; i < count; ++i) values[i] = averageFloat(values[i], divisor);
+  for (size_t i = 0; i < count; ++i) {
+    storeElement<F>(data, i, averageFloat(loadElement<F>(data, i), divisor));
+  }
 }
 
 template <class Codec>
 void averageNarrow(void* data, size_t count, int nranks) {
-  uint16_t* values = static_cast<uint16_t*>(data);
   const float divisor = static_cast<float>(nranks);
   for (size_t i = 0; i < count; ++i) {
-    values[i] = Codec::narrow(averageFloat(Codec::widen(values[i]), divisor));
+    storeElement<uint16_t>(
+        data, i,
+        Codec::narrow(averageFloat(Codec::widen(loadElement<uint16_t>(data, i)), divisor)));
   }
 }
 

@@ -108,7 +108,7 @@ header roce_bth_h {
     bit<16> dst_qp;      /* = job */
     bit<1>  ack_req;
     bit<7>  reserved1;
-    bit<24> psn;         /* = seq mod 2^24 */
+    bit<24> psn;         /* the sender's; answers: seq mod 2^24 */
 }
 
 header roce_reth_h {

@@ -309,8 +309,9 @@ control RinaIngress(inout headers_t hdr, inout ig_metadata_t ig_md,
         hdr.bridged.pad = 0;
         if (hdr.bth.isValid()) {
             if (hdr.bth.solicited != 0 || hdr.bth.mig_req != 0 || hdr.bth.pad_count != 0 ||
-                hdr.bth.tver != 0 || hdr.bth.dst_qp_hi != 0 || hdr.reth.va_zero != 0 ||
-                hdr.bth.psn != hdr.reth.va_seq[23:0]) {
+                hdr.bth.tver != 0 || hdr.bth.dst_qp_hi != 0 || hdr.reth.va_zero != 0) {
+                /* The PSN is the sending NIC's own count (a resent slice
+                 * gets a new one): not checked, see ina_roce.h. */
                 drop_with(V_MALFORMED);
                 exit;
             }
@@ -479,8 +480,11 @@ control RinaEgress(inout headers_t hdr, inout eg_metadata_t eg_md,
         default_action = NoAction();
         size = 8192;
     }
-    /* Native -> RoCEv2 for jobs that speak it: the answer goes to the
-     * member's RDMA port. The ICRC trailer is still in the packet body. */
+    /* Native -> RoCEv2 for jobs that speak it. The answer keeps the
+     * member's registered UDP port (member_table): the host's UC client
+     * reads answers from its UDP socket, not through its NIC's RDMA engine
+     * (an RDMA receive would need the member's QPN, address and R_Key).
+     * The ICRC trailer is still in the packet body. */
     action ina_to_roce() {
         hdr.bth.setValid();
         hdr.bth.opcode = ROCE_OP_UC_WRITE_IMM;
@@ -509,7 +513,6 @@ control RinaEgress(inout headers_t hdr, inout eg_metadata_t eg_md,
         hdr.imm.fan_in = hdr.ina.fan_in;
         hdr.imm.exponent = hdr.ina.exponent;
         hdr.ina.setInvalid();
-        hdr.udp.dst_port = ROCE_UDP_PORT;
         hdr.udp.length = hdr.udp.length + (ROCE_HEADER_BYTES - INA_HEADER_BYTES) + ROCE_ICRC_BYTES;
         hdr.ipv4.total_len = hdr.ipv4.total_len + (ROCE_HEADER_BYTES - INA_HEADER_BYTES) + ROCE_ICRC_BYTES;
     }

@@ -195,7 +195,7 @@ void DataThread::receive(int fd, bool roce) {
         data = scratch_.data();
         roceJobs_.insert(static_cast<uint16_t>(data[2] << 8 | data[3]));
       }
-      pipeline_.process({data, len}, ina::Endpoint::fromSockaddr(from[i]), now, &output_);
+      pipeline_.process({data, len}, ina::Endpoint::fromSockaddr(from[i]), now, &output_, roce);
     }
     flush();
     if (got < kBatch) break;

@@ -14,9 +14,9 @@
 #include <string_view>
 #include <vector>
 
+#include "rina/ina_roce.h"
 #include "switchd/control.h"
 #include "switchd/ctrl_server.h"
-#include "rina/ina_roce.h"
 #include "switchd/data_thread.h"
 
 namespace rina::switchd {
@@ -158,7 +158,7 @@ class ShardedDataPlane : public DataPlane {
     std::vector<uint64_t> verdicts(static_cast<size_t>(Verdict::kCount), 0);
     std::vector<uint64_t> malformed(static_cast<size_t>(ina::DecodeError::kCount), 0);
     uint64_t received = 0, contributions = 0, overflows = 0, sent = 0, injected = 0, capacity = 0,
-             sendErrors = 0, sendInjected = 0;
+             sendErrors = 0, sendInjected = 0, roceReceived = 0, roceMalformed = 0;
     for (const auto& t : threads_) {
       const PipelineStats& s = t->pipeline().stats();
       for (size_t i = 0; i < verdicts.size(); ++i) verdicts[i] += s.verdicts[i].get();
@@ -171,6 +171,8 @@ class ShardedDataPlane : public DataPlane {
       sendInjected += t->injectedSendDrops();
       capacity += t->capacityDrops();
       sendErrors += t->sendErrors();
+      roceReceived += t->roceReceived();
+      roceMalformed += t->roceMalformed();
     }
     auto field = [](const char* name, uint64_t v) {
       return "\"" + std::string(name) + "\":" + std::to_string(v);
@@ -178,7 +180,9 @@ class ShardedDataPlane : public DataPlane {
     std::string json = "{" + field("received", received) + "," + field("injected_drops", injected) +
                        "," + field("injected_send_drops", sendInjected) + "," + field("capacity_drops", capacity) + "," +
                        field("contributions", contributions) + "," + field("overflows", overflows) +
-                       "," + field("sent", sent) + "," + field("send_errors", sendErrors);
+                       "," + field("sent", sent) + "," + field("send_errors", sendErrors) + "," +
+                       field("roce_received", roceReceived) + "," +
+                       field("roce_malformed", roceMalformed);
     for (size_t i = 0; i < verdicts.size(); ++i) {
       json += "," + field(verdictName(static_cast<Verdict>(i)), verdicts[i]);
     }

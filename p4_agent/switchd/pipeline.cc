@@ -62,8 +62,8 @@ uint16_t Pipeline::owner(uint32_t slot) const {
   return ownsSlot(slot) && slot < config_.totalSlots ? owner_[local(slot)] : 0;
 }
 
-Verdict Pipeline::process(std::span<const uint8_t> datagram, const Endpoint& from, uint64_t nowMs,
-                          Output* out) {
+Verdict Pipeline::process(std::span<const uint8_t> datagram, const Endpoint& sender, uint64_t nowMs,
+                          Output* out, bool answerToMember) {
   Header h;
   DecodeError e = ina::decode(datagram, &h);
   Verdict v;
@@ -80,13 +80,18 @@ Verdict Pipeline::process(std::span<const uint8_t> datagram, const Endpoint& fro
     v = Verdict::kBadShape;
   } else if (h.slot >= config_.totalSlots || !ownsSlot(h.slot)) {
     v = Verdict::kBadSlot;
-  } else if (owner_[local(h.slot)] != h.job) {
-    emitNack(h, from, out);
-    v = Verdict::kNack;
   } else {
-    activity_[h.job].store(nowMs, std::memory_order_relaxed);
-    v = h.type == Type::kBcast ? broadcast(h, datagram.data(), it->second, out)
-                               : contribute(h, datagram.data(), it->second, from, out);
+    const JobEntry& job = it->second;
+    const Endpoint& replyTo =
+        answerToMember && h.worker < job.members.size() ? job.members[h.worker] : sender;
+    if (owner_[local(h.slot)] != h.job) {
+      emitNack(h, replyTo, out);
+      v = Verdict::kNack;
+    } else {
+      activity_[h.job].store(nowMs, std::memory_order_relaxed);
+      v = h.type == Type::kBcast ? broadcast(h, datagram.data(), job, out)
+                                 : contribute(h, datagram.data(), job, replyTo, out);
+    }
   }
   stats_.verdicts[static_cast<size_t>(v)].add();
   return v;

@@ -121,8 +121,12 @@ class Pipeline {
  public:
   explicit Pipeline(const PipelineConfig& config);
 
+  // answerToMember: the datagram's source is not where its sender listens (a
+  // RoCEv2 packet leaves the NIC from an arbitrary UDP port), so the answers
+  // meant for the sender alone (NACK, a stored result resent) go to the
+  // member address registered for its worker index instead of to `from`.
   Verdict process(std::span<const uint8_t> datagram, const Endpoint& from, uint64_t nowMs,
-                  Output* out);
+                  Output* out, bool answerToMember = false);
 
   // Control plane (same thread as process()).
   void installJob(const JobEntry& job);

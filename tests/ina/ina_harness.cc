@@ -21,15 +21,16 @@ SwitchdProcess::SwitchdProcess(const std::vector<std::string>& flags) {
   std::vector<std::string> args = {RINA_SWITCHD_PATH, "--listen", "127.0.0.1:0", "--control",
                                    "127.0.0.1:0"};
   args.insert(args.end(), flags.begin(), flags.end());
+  // Built before fork(): the child of a process with threads must not allocate.
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
   pid_ = fork();
   if (pid_ == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the test
     dup2(out[1], STDOUT_FILENO);
     close(out[0]);
     close(out[1]);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
     execv(argv[0], argv.data());
     _exit(127);
   }
@@ -50,7 +51,8 @@ SwitchdProcess::SwitchdProcess(const std::vector<std::string>& flags) {
   size_t roce = line.find(" roce=");
   if (roce != std::string::npos) {
     char roceText[64];
-    if (sscanf(line.c_str() + roce, " roce=%63s", roceText) == 1 && std::string(roceText) != "off") {
+    if (sscanf(line.c_str() + roce, " roce=%63s", roceText) == 1 &&
+        std::string(roceText) != "off") {
       ready_ = ready_ && parseEndpoint(roceText, &roce_);
     }
   }
@@ -114,7 +116,7 @@ Status Rack::create(const SwitchdProcess& sw, int k, const RackOptions& options,
     o.worker = static_cast<uint8_t>(w);
     o.fanIn = static_cast<uint8_t>(k);
     std::unique_ptr<InaClient> c;
-    RINA_TRY(InaClient::create(o, &c));
+    RINA_TRY(InaClient::create(o, &c, options.sender ? options.sender(w) : nullptr));
     reg.members.push_back(c->localEndpoint());
     rack->clients_.push_back(std::move(c));
   }

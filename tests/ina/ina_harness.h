@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,6 +48,8 @@ struct RackOptions {
   uint8_t priority = 1;
   uint32_t slots = 64;
   InaClientOptions client;  // job/token/worker/fanIn are filled in per worker
+  // Worker w's sender (ina_sender.h); unset or null: UDP.
+  std::function<std::unique_ptr<InaSender>(int worker)> sender;
 };
 
 // k workers registered as one job; the agent's CTRL connection stays open.
@@ -55,6 +58,7 @@ class Rack {
   static Status create(const SwitchdProcess& sw, int k, const RackOptions& options,
                        std::unique_ptr<Rack>* out);
   int size() const { return static_cast<int>(clients_.size()); }
+  InaClient& client(int w) { return *clients_[static_cast<size_t>(w)]; }
   const Grant& grant() const { return grant_; }
   CtrlClient& ctrl() { return *ctrl_; }
   // Applies a new grant (after REQUEST) to every worker.

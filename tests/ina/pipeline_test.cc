@@ -129,6 +129,30 @@ TEST_F(PipelineTest, DuplicateAfterCompletionGetsStoredResultUnicast) {
   EXPECT_EQ(v, (std::vector<int32_t>{3, 3, 3, 3}));  // the stored sum, unchanged
 }
 
+// A RoCEv2 datagram leaves the NIC from a UDP port nobody listens on: its
+// unicast answers (resent result, NACK) go to the worker's registered address.
+TEST_F(PipelineTest, RoceSendersGetUnicastAnswersAtTheirMemberAddress) {
+  const Endpoint nicPort{0x7F000001, 49152};
+  for (uint8_t w = 0; w < 3; ++w) send({.worker = w});
+  out_.clear();
+  EXPECT_EQ(pipeline_.process(bytes({.worker = 2, .flags = ina::kFlagResend}), nicPort, 1000, &out_,
+                              /*answerToMember=*/true),
+            Verdict::kDuplicateResent);
+  ASSERT_EQ(out_.messages().size(), 1u);
+  EXPECT_EQ(out_.messages()[0].to, member(2));
+  out_.clear();
+  EXPECT_EQ(pipeline_.process(bytes({.worker = 1, .slot = 12}), nicPort, 1000, &out_, true),
+            Verdict::kNack);
+  ASSERT_EQ(out_.messages().size(), 1u);
+  EXPECT_EQ(out_.messages()[0].to, member(1));
+  // The native layout keeps answering the datagram's source.
+  out_.clear();
+  EXPECT_EQ(pipeline_.process(bytes({.worker = 1, .slot = 12}), nicPort, 1000, &out_),
+            Verdict::kNack);
+  ASSERT_EQ(out_.messages().size(), 1u);
+  EXPECT_EQ(out_.messages()[0].to, nicPort);
+}
+
 TEST_F(PipelineTest, ShadowSetKeepsOldResultWhileNextSliceAggregates) {
   // Window of 8 slots: seq 1 on set 0 of slot 1, seq 9 on set 1, seq 17 on set 0 again.
   for (uint8_t w = 0; w < 3; ++w) send({.worker = w, .slot = 1, .seq = 1});

@@ -2,11 +2,14 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <thread>
 
 #include "core/config.h"
@@ -17,14 +20,18 @@ ScopedEnv::ScopedEnv(const char* name, const char* value) : name_(name) {
   const char* old = std::getenv(name);
   had_ = old != nullptr;
   if (had_) old_ = old;
-  if (value) setenv(name, value, 1);
-  else unsetenv(name);
+  if (value)
+    setenv(name, value, 1);
+  else
+    unsetenv(name);
   config::reloadForTesting();
 }
 
 ScopedEnv::~ScopedEnv() {
-  if (had_) setenv(name_.c_str(), old_.c_str(), 1);
-  else unsetenv(name_.c_str());
+  if (had_)
+    setenv(name_.c_str(), old_.c_str(), 1);
+  else
+    unsetenv(name_.c_str());
   config::reloadForTesting();
 }
 
@@ -45,9 +52,49 @@ void runThreads(int n, const std::function<void(int, rinaComm_t)>& fn) {
   for (auto& t : threads) t.join();
 }
 
-std::vector<int> runProcesses(int n, const std::function<int(int, rinaComm_t)>& fn, int timeoutSec) {
+namespace {
+
+// rinaGetUniqueId starts the bootstrap root's thread. Forking the ranks from a
+// process where that thread runs would let a child inherit a lock the thread
+// held at the fork (AddressSanitizer's allocator has no fork handlers: the
+// child then hangs in its first allocation). So a helper process owns the id
+// and its root thread, and the ranks fork from a process without threads.
+pid_t uniqueIdHelper(rinaUniqueId* id) {
+  int fds[2];
+  if (pipe(fds) != 0) {
+    ADD_FAILURE() << "pipe: " << std::strerror(errno);
+    return -1;
+  }
+  pid_t pid = fork();
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    close(fds[0]);
+    rinaUniqueId mine;
+    bool ok = rinaGetUniqueId(&mine) == rinaSuccess;
+    if (!ok || write(fds[1], &mine, sizeof mine) != static_cast<ssize_t>(sizeof mine)) _exit(1);
+    for (;;) pause();  // the root thread serves the rendezvous until the parent kills us
+  }
+  close(fds[1]);
+  ssize_t got = pid > 0 ? read(fds[0], id, sizeof *id) : -1;
+  close(fds[0]);
+  if (got != static_cast<ssize_t>(sizeof *id)) {
+    ADD_FAILURE() << "the unique-id helper process failed";
+    if (pid > 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+    return -1;
+  }
+  return pid;
+}
+
+}  // namespace
+
+std::vector<int> runProcesses(int n, const std::function<int(int, rinaComm_t)>& fn,
+                              int timeoutSec) {
   rinaUniqueId id;
-  EXPECT_EQ(rinaGetUniqueId(&id), rinaSuccess);
+  const pid_t helper = uniqueIdHelper(&id);
+  if (helper < 0) return std::vector<int>(n, -1);
   std::vector<pid_t> pids;
   for (int r = 0; r < n; ++r) {
     pid_t pid = fork();
@@ -92,6 +139,8 @@ std::vector<int> runProcesses(int n, const std::function<int(int, rinaComm_t)>& 
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+  kill(helper, SIGKILL);
+  waitpid(helper, nullptr, 0);
   return codes;
 }
 

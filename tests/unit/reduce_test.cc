@@ -1,7 +1,8 @@
 // Reduction kernels against the serial reference of reduce_reference.h,
 // written separately from them. Every kernel table this CPU can run (scalar,
 // avx2) is checked, on lengths that leave vector tails, in place on either
-// operand and out of place, at an unaligned address.
+// operand and out of place, at addresses that are not vector-aligned and at
+// addresses that are not even element-aligned.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -79,38 +80,51 @@ bool sameRepresentation(const T& x, const T& y) {
 // Elements after the output that a kernel must not touch.
 constexpr size_t kGuard = 9;
 
-// Runs fn on a and b (each at an address one element past an aligned
-// allocation) and returns dst; checks the guard and the inputs.
+// Runs fn on a and b and returns dst. Each operand sits one element plus
+// `shift` bytes past an aligned allocation: shift 0 is element-aligned but
+// not vector-aligned; shift > 0 is not even element-aligned (the verbs ring
+// reduces out of a slot at any byte offset, and the C API takes void*).
+// Checks the guard and the inputs.
 template <class T>
 std::vector<T> runKernel(ReduceFn fn, const std::vector<T>& a, const std::vector<T>& b,
-                         Placement placement) {
-  const size_t n = a.size();
-  std::vector<T> bufA(n + 1), bufB(n + 1), bufDst(n + 1 + kGuard);
-  std::copy(a.begin(), a.end(), bufA.begin() + 1);
-  std::copy(b.begin(), b.end(), bufB.begin() + 1);
-  std::memset(static_cast<void*>(bufDst.data()), 0xa5, bufDst.size() * sizeof(T));
-  const std::vector<T> guard(bufDst.begin() + 1 + static_cast<ptrdiff_t>(n), bufDst.end());
-  T* dst = bufDst.data() + 1;
+                         Placement placement, size_t shift = 0) {
+  const size_t n = a.size(), bytes = n * sizeof(T);
+  const size_t off = sizeof(T) + shift;
+  // Bytes, not T: the operands are copied in and out with memcpy.
+  std::vector<unsigned char> bufA(off + bytes), bufB(off + bytes + 1),
+      bufDst(off + 2 + bytes + kGuard * sizeof(T), 0xa5);
+  if (bytes) {
+    std::memcpy(bufA.data() + off, a.data(), bytes);
+    std::memcpy(bufB.data() + off + 1, b.data(), bytes);  // b one byte further on
+  }
+  unsigned char* pa = bufA.data() + off;
+  unsigned char* pb = bufB.data() + off + 1;
+  unsigned char* dst = bufDst.data() + off + 2;  // and dst two
+  if (shift == 0) {  // element-aligned: every operand at the same offset
+    pb = bufB.data() + off;
+    dst = bufDst.data() + off;
+    if (bytes) std::memcpy(pb, b.data(), bytes);
+  }
+  const std::vector<unsigned char> guard(dst + bytes, dst + bytes + kGuard * sizeof(T));
   switch (placement) {
     case Placement::kOutOfPlace:
-      fn(dst, bufA.data() + 1, bufB.data() + 1, n);
-      // std::equal, not memcmp: a.data() may be null when n == 0.
-      EXPECT_TRUE(std::equal(a.begin(), a.end(), bufA.begin() + 1, sameRepresentation<T>))
-          << "a was modified";
-      EXPECT_TRUE(std::equal(b.begin(), b.end(), bufB.begin() + 1, sameRepresentation<T>))
-          << "b was modified";
+      fn(dst, pa, pb, n);
+      EXPECT_TRUE(bytes == 0 || std::memcmp(pa, a.data(), bytes) == 0) << "a was modified";
+      EXPECT_TRUE(bytes == 0 || std::memcmp(pb, b.data(), bytes) == 0) << "b was modified";
       break;
     case Placement::kIntoA:
-      std::copy(a.begin(), a.end(), dst);
-      fn(dst, dst, bufB.data() + 1, n);
+      if (bytes) std::memcpy(dst, a.data(), bytes);
+      fn(dst, dst, pb, n);
       break;
     case Placement::kIntoB:
-      std::copy(b.begin(), b.end(), dst);
-      fn(dst, bufA.data() + 1, dst, n);
+      if (bytes) std::memcpy(dst, b.data(), bytes);
+      fn(dst, pa, dst, n);
       break;
   }
-  EXPECT_EQ(0, std::memcmp(dst + n, guard.data(), kGuard * sizeof(T))) << "wrote past count";
-  return std::vector<T>(dst, dst + n);
+  EXPECT_EQ(0, std::memcmp(dst + bytes, guard.data(), guard.size())) << "wrote past count";
+  std::vector<T> out(n);
+  if (bytes) std::memcpy(out.data(), dst, bytes);
+  return out;
 }
 
 template <class Ref>
@@ -147,8 +161,12 @@ void checkKernelAgainstReference(const KernelTable& table, KernelOp op) {
       expected[i] = Ref::apply(op, a[i], b[i]);
     }
     for (Placement placement : {Placement::kOutOfPlace, Placement::kIntoA, Placement::kIntoB}) {
-      SCOPED_TRACE(::testing::Message() << "n=" << n << " " << placementName(placement));
-      EXPECT_TRUE(sameBits<Ref>(expected, runKernel(fn, a, b, placement), a, b));
+      for (size_t shift : {size_t{0}, size_t{1}, size_t{3}}) {
+        if (shift >= sizeof(T)) continue;  // bytes: every address is aligned
+        SCOPED_TRACE(::testing::Message()
+                     << "n=" << n << " " << placementName(placement) << " byte shift " << shift);
+        EXPECT_TRUE(sameBits<Ref>(expected, runKernel(fn, a, b, placement, shift), a, b));
+      }
     }
     // Commutative bit for bit, NaNs included.
     SCOPED_TRACE(::testing::Message() << "n=" << n << " swapped operands");
@@ -177,6 +195,14 @@ void checkAverageAgainstReference(const KernelTable& table) {
       EXPECT_TRUE(sameBits<Ref>(expected, actual, input, input));
       EXPECT_EQ(0, std::memcmp(&data[n + 1], &original[n + 1], kGuard * sizeof(T)));
       EXPECT_EQ(0, std::memcmp(&data[0], &original[0], sizeof(T)));
+      if (sizeof(T) == 1) continue;
+      // The same values one byte off element alignment (a void* from the C API).
+      std::vector<unsigned char> bytes((n + 2) * sizeof(T));
+      if (n) std::memcpy(bytes.data() + 1, input.data(), n * sizeof(T));
+      table.average[kType](bytes.data() + 1, n, nranks);
+      std::vector<T> shifted(n);
+      if (n) std::memcpy(shifted.data(), bytes.data() + 1, n * sizeof(T));
+      EXPECT_TRUE(sameBits<Ref>(expected, shifted, input, input)) << "at a byte shift of 1";
     }
   }
 }

@@ -77,6 +77,49 @@ TEST_F(SyntheticSys, PicksTheNicBehindTheSameSwitchThenTheSameSocket) {
   EXPECT_EQ(closestNic(gpu1, nics, nullptr), 2);
 }
 
+// RdmaSetup's use of it: with RINA_IB_HCA unset, the adapter nearest the
+// process's GPU replaces the first one listed.
+TEST_F(SyntheticSys, TheAdapterNearestTheGpuReplacesTheFirstUnlessNamed) {
+  const std::vector<std::string> listed = {"mlx5_0", "mlx5_1", "mlx5_2"};
+  auto first = [] {
+    TransportChoice c;
+    c.useVerbs = true;
+    c.device = "mlx5_0";
+    c.why = "RDMA device mlx5_0 port 1 (first of: mlx5_0, mlx5_1, mlx5_2)";
+    return c;
+  };
+  TransportChoice c = first();
+  preferNicNearGpu(root_.string(), "0000:82:00.0", listed, false, &c);
+  EXPECT_EQ(c.device, "mlx5_2");
+  EXPECT_EQ(c.why,
+            "RDMA device mlx5_2 port 1, closest to the GPU: mlx5_2 is 2 PCI hops from GPU "
+            "0000:82:00.0");
+  c = first();
+  preferNicNearGpu(root_.string(), "0000:03:00.0", listed, false, &c);
+  EXPECT_EQ(c.device, "mlx5_0");
+  // Only adapters ibv_get_device_list found count.
+  c = first();
+  preferNicNearGpu(root_.string(), "0000:82:00.0", {"mlx5_0", "mlx5_1"}, false, &c);
+  EXPECT_EQ(c.device, "mlx5_1");  // both on the other socket: fewer PCI hops decide
+  // RINA_IB_HCA named one: it stays.
+  c = first();
+  preferNicNearGpu(root_.string(), "0000:82:00.0", listed, true, &c);
+  EXPECT_EQ(c.device, "mlx5_0");
+  EXPECT_EQ(c.why, first().why);
+  // A GPU sysfs does not know: the choice stays and says so.
+  c = first();
+  preferNicNearGpu(root_.string(), "0000:99:00.0", listed, false, &c);
+  EXPECT_EQ(c.device, "mlx5_0");
+  EXPECT_NE(c.why.find("; GPU 0000:99:00.0 placement unknown (PCI device 0000:99:00.0 not found"),
+            std::string::npos)
+      << c.why;
+  // No adapter chosen (sockets): nothing to prefer.
+  TransportChoice none;
+  preferNicNearGpu(root_.string(), "0000:82:00.0", listed, false, &none);
+  EXPECT_FALSE(none.useVerbs);
+  EXPECT_TRUE(none.device.empty());
+}
+
 TEST(NicPlacement, TiesGoToTheLowerNameAndUnknownNumaCountsAsFar) {
   PciLocation gpu{"g", "/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0", 0};
   std::vector<PciLocation> nics = {

@@ -97,4 +97,27 @@ Status readPciDevice(const std::string& sysRoot, const std::string& busId, PciLo
   return {};
 }
 
+void preferNicNearGpu(const std::string& sysRoot, const std::string& gpuBusId,
+                      const std::vector<std::string>& devices, bool namedByKnob,
+                      TransportChoice* choice) {
+  if (!choice->useVerbs || namedByKnob) return;
+  PciLocation gpu;
+  std::vector<PciLocation> all, nics;
+  Status s = readPciDevice(sysRoot, gpuBusId, &gpu);
+  if (s.ok()) s = readRdmaNics(sysRoot, &all);
+  for (const PciLocation& n : all) {
+    if (std::find(devices.begin(), devices.end(), n.name) != devices.end()) nics.push_back(n);
+  }
+  std::string why;
+  const int best = s.ok() ? closestNic(gpu, nics, &why) : -1;
+  if (best < 0) {
+    choice->why += "; GPU " + gpuBusId + " placement unknown (" +
+                   (s.ok() ? std::string("no adapter under ") + sysRoot : s.message()) + ")";
+    return;
+  }
+  choice->device = nics[static_cast<size_t>(best)].name;
+  choice->port = 1;
+  choice->why = "RDMA device " + choice->device + " port 1, closest to the GPU: " + why;
+}
+
 }  // namespace rina::transport::verbs

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "transport/verbs/select.h"
 
 namespace rina::transport::verbs {
 
@@ -34,6 +35,15 @@ int closestNic(const PciLocation& gpu, const std::vector<PciLocation>& nics, std
 // node; a PCI device by bus id ("0000:3b:00.0") under sysRoot/bus/pci/devices.
 Status readRdmaNics(const std::string& sysRoot, std::vector<PciLocation>* out);
 Status readPciDevice(const std::string& sysRoot, const std::string& busId, PciLocation* out);
+
+// With RINA_IB_HCA unset, the adapter used for every peer is the one closest
+// to this process's GPU (gpuBusId) among `devices` (what ibv_get_device_list
+// found), as NCCL picks its NIC; choice->why names the distance. A choice made
+// by RINA_IB_HCA, or a tree where the GPU or the adapters cannot be read,
+// leaves the choice as it was (why says so in the second case).
+void preferNicNearGpu(const std::string& sysRoot, const std::string& gpuBusId,
+                      const std::vector<std::string>& devices, bool namedByKnob,
+                      TransportChoice* choice);
 
 }  // namespace rina::transport::verbs
 

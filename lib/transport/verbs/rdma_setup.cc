@@ -4,17 +4,46 @@
 
 #include "core/config.h"
 #include "core/log.h"
+#include "cuda/cuda_support.h"
+#include "transport/verbs/nic_placement.h"
 
 namespace rina::transport::verbs {
 
+Status chooseDeviceFromConfig(int rank, TransportChoice* out) {
+  const bool disabled = config::intValue("RINA_IB_DISABLE") != 0;
+  const DeviceProbe probe = disabled ? DeviceProbe{true, false, 0, {}} : probeDevices();
+  const std::string hca = config::stringValue("RINA_IB_HCA");
+  Status s = chooseTransport(probe, hca, disabled, out);
+  if (!s.ok()) return s.prepend("rank " + std::to_string(rank) + ": ");
+  // Several adapters and a GPU: the one nearest the GPU, as NCCL does.
+  std::string gpuBus;
+  if (out->useVerbs && probe.names.size() > 1 && cuda::currentDeviceBusId(&gpuBus, nullptr)) {
+    preferNicNearGpu("/sys", gpuBus, probe.names, !hca.empty(), out);
+  }
+  return {};
+}
+
 Status RdmaSetup::init(int rank) {
   rank_ = rank;
-  bool disabled = config::intValue("RINA_IB_DISABLE") != 0;
-  DeviceProbe probe = disabled ? DeviceProbe{true, false, 0, {}} : probeDevices();
-  Status s = chooseTransport(probe, config::stringValue("RINA_IB_HCA"), disabled, &choice_);
-  if (!s.ok()) return s.prepend("rank " + std::to_string(rank) + ": ");
+  RINA_TRY(chooseDeviceFromConfig(rank, &choice_));
+  // GPUDirect (gpu_direct.h): only asks CUDA when an adapter was chosen.
+  GdrMode mode;
+  RINA_TRY(parseGdrMode(config::stringValue("RINA_IB_GDR"), &mode)
+               .prepend("rank " + std::to_string(rank) + ": "));
+  GdrProbe gp;
+  gp.verbsDmabuf = verbsHasDmabuf();
+  gp.rdmaDevice = choice_.useVerbs;
+  gp.rdmaWhy = choice_.whyNotRdma;
+  if (gp.rdmaDevice && mode != GdrMode::kOff) {
+    gp.gpu = cuda::usable(&gp.gpuWhy);
+    if (gp.gpu) gp.gpuDmabuf = cuda::dmabufSupported(&gp.gpuDmabufWhy);
+  }
+  RINA_TRY(chooseGdr(mode, gp, &gdr_).prepend("rank " + std::to_string(rank) + ": "));
   static std::once_flag logged;
-  std::call_once(logged, [&] { RINA_INFO("%s", choice_.why.c_str()); });
+  std::call_once(logged, [&] {
+    RINA_INFO("%s", choice_.why.c_str());
+    if (choice_.useVerbs) RINA_INFO("%s", gdr_.why.c_str());
+  });
   return {};
 }
 

@@ -12,16 +12,25 @@
 
 #include "core/socket.h"
 #include "transport/connection.h"
+#include "transport/verbs/gpu_direct.h"
 #include "transport/verbs/verbs_context.h"
 
 namespace rina::transport::verbs {
 
+// The adapter this process uses (peers and the INA UC client alike), from
+// RINA_IB_DISABLE, RINA_IB_HCA and the devices found (select.h), preferring
+// the one nearest the current GPU (nic_placement.h). Errors name the rank.
+Status chooseDeviceFromConfig(int rank, TransportChoice* out);
+
 class RdmaSetup {
  public:
-  // Reads RINA_IB_* and probes devices; logs the choice once per process.
+  // Reads RINA_IB_* and probes devices (with a GPU: the adapter nearest it;
+  // whether GPU memory can be registered, RINA_IB_GDR); logs the choice once
+  // per process.
   Status init(int rank);
   bool offered() const { return choice_.useVerbs; }
   const TransportChoice& choice() const { return choice_; }
+  const GdrChoice& gdr() const { return gdr_; }
 
   // This pair goes over RDMA; fd is its first TCP socket (kept for liveness).
   void add(int peer, Fd fd) { pairs_.push_back({peer, std::move(fd)}); }
@@ -34,6 +43,7 @@ class RdmaSetup {
   };
   int rank_ = 0;
   TransportChoice choice_;
+  GdrChoice gdr_;
   std::vector<Pair> pairs_;
 };
 

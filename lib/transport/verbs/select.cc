@@ -31,7 +31,7 @@ Status chooseTransport(const DeviceProbe& probe, std::string_view hcaKnob, bool 
   HcaSpec spec;
   RINA_TRY(parseHcaSpec(hcaKnob, &spec));
   if (disabled) {
-    out->why = "RDMA disabled by RINA_IB_DISABLE=1, using sockets";
+    out->notUsed("RDMA disabled by RINA_IB_DISABLE=1");
     return {};
   }
   std::string found;
@@ -57,16 +57,16 @@ Status chooseTransport(const DeviceProbe& probe, std::string_view hcaKnob, bool 
                   static_cast<int>(hcaKnob.size()), hcaKnob.data(), have.c_str());
   }
   if (!probe.built) {
-    out->why = "librina was built without libibverbs, using sockets";
+    out->notUsed("librina was built without libibverbs");
     return {};
   }
   if (!probe.listOk) {
-    out->why = std::string("no RDMA device (ibv_get_device_list: ") +
-               std::strerror(probe.listErrno) + "), using sockets";
+    out->notUsed(std::string("no RDMA device (ibv_get_device_list: ") +
+                 std::strerror(probe.listErrno) + ")");
     return {};
   }
   if (probe.names.empty()) {
-    out->why = "no RDMA device (ibv_get_device_list found none), using sockets";
+    out->notUsed("no RDMA device (ibv_get_device_list found none)");
     return {};
   }
   out->useVerbs = true;

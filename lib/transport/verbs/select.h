@@ -39,7 +39,14 @@ struct TransportChoice {
   bool useVerbs = false;
   std::string device;
   int port = 1;
-  std::string why;  // the INFO line
+  std::string why;         // the INFO line
+  std::string whyNotRdma;  // without verbs: the reason alone, for other users (INA)
+
+  void notUsed(std::string reason) {
+    useVerbs = false;
+    whyNotRdma = std::move(reason);
+    why = whyNotRdma + ", using sockets";
+  }
 };
 
 Status chooseTransport(const DeviceProbe& probe, std::string_view hcaKnob, bool disabled,

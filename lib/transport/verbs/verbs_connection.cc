@@ -26,6 +26,7 @@
 #include "transport/verbs/mr_cache.h"
 #include "transport/verbs/ring_reader.h"
 #include "transport/verbs/verbs_context.h"
+#include "transport/verbs/verbs_device.h"
 #include "transport/verbs/wc_status.h"
 #include "transport/wait_set.h"
 
@@ -43,23 +44,6 @@ constexpr uint64_t kWrData = 1;
 constexpr uint64_t kWrCredit = 2;
 constexpr int kQueueDepth = 2 * kSlots + 4;  // data + credit messages in flight
 }  // namespace
-
-class VerbsContext {
- public:
-  ~VerbsContext() {
-    mrs.reset();
-    if (pd) ibv_dealloc_pd(pd);
-    if (ctx) ibv_close_device(ctx);
-  }
-  ibv_context* ctx = nullptr;
-  ibv_pd* pd = nullptr;
-  ibv_port_attr portAttr{};
-  ibv_gid gid{};
-  int port = 1;
-  VerbsOptions opt;
-  std::string name;
-  std::unique_ptr<MrCache> mrs;
-};
 
 DeviceProbe probeDevices() {
   DeviceProbe p;

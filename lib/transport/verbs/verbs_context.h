@@ -9,6 +9,7 @@
 
 #include "core/socket.h"
 #include "transport/connection.h"
+#include "transport/verbs/mr_cache.h"
 #include "transport/verbs/qp_info.h"
 #include "transport/verbs/select.h"
 
@@ -42,6 +43,14 @@ class PendingVerbsConnection {
 
 Status prepareVerbsConnection(const VerbsContextPtr& ctx, int peer, Fd liveness,
                               std::unique_ptr<PendingVerbsConnection>* out);
+
+// librina's libibverbs has ibv_reg_dmabuf_mr (rdma-core 34 or newer).
+bool verbsHasDmabuf();
+// GPU memory p[0, bytes) registered with ctx's adapter through a dmabuf
+// (GPUDirect RDMA, gpu_direct.h): local and remote write and read. Released
+// with deregisterMemory.
+Status registerGpuMemory(const VerbsContextPtr& ctx, const void* p, size_t bytes, MrKeys* keys);
+void deregisterMemory(const MrKeys& keys);
 
 }  // namespace rina::transport::verbs
 

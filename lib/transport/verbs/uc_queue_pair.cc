@@ -1,0 +1,177 @@
+// A UC queue pair with libibverbs for the INA UC client. Writes are copied
+// into a registered ring of send buffers (one per send-queue entry), so the
+// caller's bytes may change as soon as post() returns; every write is
+// signaled and reap() frees its buffer. UC needs no acknowledgement timer:
+// a lost write is resent by the INA client's own retransmission.
+#include "transport/verbs/uc_queue_pair.h"
+
+#include <arpa/inet.h>
+#include <infiniband/verbs.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#include "core/log.h"
+#include "transport/verbs/verbs_device.h"
+#include "transport/verbs/wc_status.h"
+
+namespace rina::transport::verbs {
+namespace {
+
+constexpr uint32_t kDepth = 256;  // send-queue entries and send buffers
+
+struct FreeDeleter {
+  void operator()(uint8_t* p) const { std::free(p); }
+};
+
+class IbvUcQueuePair : public UcQueuePair {
+ public:
+  explicit IbvUcQueuePair(VerbsContextPtr ctx) : ctx_(std::move(ctx)) {}
+  ~IbvUcQueuePair() override {
+    if (qp_) ibv_destroy_qp(qp_);
+    if (cq_) ibv_destroy_cq(cq_);
+    if (mr_.id != 0) (void)ctx_->mrs->release(mr_.id);
+  }
+
+  Status setUp();
+  const std::string& device() const override { return ctx_->name; }
+  uint32_t maxWriteBytes() const override { return 128u << ctx_->portAttr.active_mtu; }
+  Status connect(uint32_t ipv4, uint32_t remoteQpn) override;
+  Status post(const UcWriteRequest& wr, bool* posted) override;
+  Status reap() override;
+
+ private:
+  Status fail(const char* what, int err) const {
+    return systemErrorf(err, "rank %d: INA over RDMA UC (%s): %s", ctx_->opt.rank,
+                        ctx_->name.c_str(), what);
+  }
+
+  VerbsContextPtr ctx_;
+  ibv_cq* cq_ = nullptr;
+  ibv_qp* qp_ = nullptr;
+  std::unique_ptr<uint8_t, FreeDeleter> buffers_;
+  MrRegion mr_;
+  uint64_t posted_ = 0;  // writes posted; buffer = posted % kDepth
+  uint64_t done_ = 0;
+  bool connected_ = false;
+};
+
+Status IbvUcQueuePair::setUp() {
+  cq_ = ibv_create_cq(ctx_->ctx, kDepth, nullptr, nullptr, 0);
+  if (!cq_) return fail("ibv_create_cq", errno);
+  ibv_qp_init_attr ia{};
+  ia.send_cq = cq_;
+  ia.recv_cq = cq_;
+  ia.qp_type = IBV_QPT_UC;
+  ia.cap.max_send_wr = kDepth;
+  ia.cap.max_recv_wr = 1;
+  ia.cap.max_send_sge = 1;
+  ia.cap.max_recv_sge = 1;
+  qp_ = ibv_create_qp(ctx_->pd, &ia);
+  if (!qp_) return fail("ibv_create_qp (UC)", errno);
+  const size_t bytes = size_t{kDepth} * maxWriteBytes();
+  void* p = nullptr;
+  if (posix_memalign(&p, 4096, bytes) != 0) return fail("send buffers", ENOMEM);
+  buffers_.reset(static_cast<uint8_t*>(p));
+  RINA_TRY(ctx_->mrs->acquire(buffers_.get(), bytes, &mr_));
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_INIT;
+  a.pkey_index = 0;
+  a.port_num = static_cast<uint8_t>(ctx_->port);
+  a.qp_access_flags = 0;
+  int rc =
+      ibv_modify_qp(qp_, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+  return rc == 0 ? Status() : fail("QP to INIT", rc);
+}
+
+Status IbvUcQueuePair::connect(uint32_t ipv4, uint32_t remoteQpn) {
+  if (connected_) return {};
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_RTR;
+  a.path_mtu = ctx_->portAttr.active_mtu;
+  a.dest_qp_num = remoteQpn;
+  a.rq_psn = 0;
+  a.ah_attr.port_num = static_cast<uint8_t>(ctx_->port);
+  a.ah_attr.is_global = 1;
+  // RoCEv2 addresses an IPv4 peer by its IPv4-mapped GID ::ffff:a.b.c.d.
+  uint8_t* gid = a.ah_attr.grh.dgid.raw;
+  gid[10] = 0xff;
+  gid[11] = 0xff;
+  const uint32_t be = htonl(ipv4);
+  std::memcpy(gid + 12, &be, 4);
+  a.ah_attr.grh.sgid_index = static_cast<uint8_t>(ctx_->opt.gidIndex);
+  a.ah_attr.grh.hop_limit = 64;
+  int rc = ibv_modify_qp(
+      qp_, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN);
+  if (rc != 0) return fail("QP to RTR (check RINA_IB_GID_INDEX: a RoCEv2 IPv4 GID)", rc);
+  a = ibv_qp_attr{};
+  a.qp_state = IBV_QPS_RTS;
+  // The switch does not check PSNs (include/rina/ina_roce.h); any start will do.
+  a.sq_psn = std::random_device{}() & 0xffffff;
+  rc = ibv_modify_qp(qp_, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+  if (rc != 0) return fail("QP to RTS", rc);
+  connected_ = true;
+  RINA_INFO("rank %d: INA over RDMA UC: %s port %d, QPN %u -> switch QP %u, path MTU %u bytes",
+            ctx_->opt.rank, ctx_->name.c_str(), ctx_->port, qp_->qp_num, remoteQpn,
+            maxWriteBytes());
+  return {};
+}
+
+Status IbvUcQueuePair::post(const UcWriteRequest& wr, bool* posted) {
+  *posted = false;
+  if (!connected_) return errorf(rinaInternalError, "INA UC: post before connect");
+  if (wr.payload.size() > maxWriteBytes()) {
+    return errorf(rinaInvalidUsage, "INA UC: a %zu-byte write exceeds the path MTU (%u bytes)",
+                  wr.payload.size(), maxWriteBytes());
+  }
+  if (posted_ - done_ >= kDepth) return {};
+  uint8_t* buf = buffers_.get() + (posted_ % kDepth) * maxWriteBytes();
+  std::memcpy(buf, wr.payload.data(), wr.payload.size());
+  ibv_sge sge{reinterpret_cast<uintptr_t>(buf), static_cast<uint32_t>(wr.payload.size()),
+              mr_.keys.lkey};
+  ibv_send_wr w{};
+  ibv_send_wr* bad = nullptr;
+  w.wr_id = posted_;
+  w.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+  w.send_flags = IBV_SEND_SIGNALED;
+  w.imm_data = htonl(wr.imm);
+  w.sg_list = &sge;
+  w.num_sge = 1;
+  w.wr.rdma.remote_addr = wr.remoteAddr;
+  w.wr.rdma.rkey = wr.rkey;
+  int rc = ibv_post_send(qp_, &w, &bad);
+  if (rc == ENOMEM) return {};  // queue full after all: the caller reaps and retries
+  if (rc != 0) return fail("ibv_post_send", rc);
+  ++posted_;
+  *posted = true;
+  return {};
+}
+
+Status IbvUcQueuePair::reap() {
+  ibv_wc wc[32];
+  for (;;) {
+    int n = ibv_poll_cq(cq_, 32, wc);
+    if (n < 0) return fail("ibv_poll_cq", EIO);
+    for (int i = 0; i < n; ++i) {
+      if (wc[i].status != IBV_WC_SUCCESS) {
+        return errorf(rinaSystemError, "rank %d: INA over RDMA UC (%s): write failed: %s",
+                      ctx_->opt.rank, ctx_->name.c_str(), wcStatusText(wc[i].status).c_str());
+      }
+      ++done_;
+    }
+    if (n < 32) return {};
+  }
+}
+
+}  // namespace
+
+Status openUcQueuePair(const VerbsContextPtr& ctx, std::unique_ptr<UcQueuePair>* out) {
+  auto qp = std::make_unique<IbvUcQueuePair>(ctx);
+  RINA_TRY(qp->setUp());
+  *out = std::move(qp);
+  return {};
+}
+
+}  // namespace rina::transport::verbs

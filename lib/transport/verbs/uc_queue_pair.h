@@ -1,0 +1,48 @@
+// The send side of one unreliable-connected (UC) queue pair: RDMA WRITE with
+// immediate to one remote QP, one packet per write, nothing acknowledged.
+// The INA UC client (lib/ina/uc_sender.h) posts its contributions through
+// it; openUcQueuePair() makes one on an RDMA device with libibverbs, and the
+// tests put a software NIC behind the same interface.
+#ifndef RINA_LIB_TRANSPORT_VERBS_UC_QUEUE_PAIR_H_
+#define RINA_LIB_TRANSPORT_VERBS_UC_QUEUE_PAIR_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "core/status.h"
+#include "transport/verbs/verbs_context.h"
+
+namespace rina::transport::verbs {
+
+// One write: the RETH fields, the immediate (host order; the QP sends it in
+// network order) and the bytes to write.
+struct UcWriteRequest {
+  uint64_t remoteAddr = 0;
+  uint32_t rkey = 0;
+  uint32_t imm = 0;
+  std::span<const uint8_t> payload;
+};
+
+class UcQueuePair {
+ public:
+  virtual ~UcQueuePair() = default;
+  virtual const std::string& device() const = 0;
+  // The largest write that leaves as one "Only" packet: the path MTU.
+  virtual uint32_t maxWriteBytes() const = 0;
+  // RoCEv2: the remote is the IPv4-mapped GID of ipv4 (host order), QP remoteQpn.
+  virtual Status connect(uint32_t ipv4, uint32_t remoteQpn) = 0;
+  // Posts one write; *posted = false (nothing done) while the send queue is full.
+  virtual Status post(const UcWriteRequest& wr, bool* posted) = 0;
+  // Takes send completions, which frees send-queue entries; a failed one is an error.
+  virtual Status reap() = 0;
+};
+
+// A UC QP on ctx's device and port (RINA_IB_GID_INDEX as for RC). Without
+// libibverbs: rinaSystemError "built without libibverbs".
+Status openUcQueuePair(const VerbsContextPtr& ctx, std::unique_ptr<UcQueuePair>* out);
+
+}  // namespace rina::transport::verbs
+
+#endif  // RINA_LIB_TRANSPORT_VERBS_UC_QUEUE_PAIR_H_
