@@ -63,6 +63,25 @@ std::string rate(double mbit) {
   return buf;
 }
 
+// The previous plan's spine of each hop of `ring` that has one (index by
+// hopIndex); empty unless every inter-rack hop was a hop of that plan.
+std::vector<int> previousSpines(const Plan* previous, const std::vector<int>& ring,
+                                const std::vector<int>& hopIndex, size_t hops) {
+  if (!previous) return {};
+  std::vector<int> out(hops, -1);
+  const size_t n = ring.size(), m = previous->ring.size();
+  for (size_t k = 0; k < n; ++k) {
+    if (hopIndex[k] < 0) continue;
+    for (size_t j = 0; j < m; ++j) {
+      if (previous->ring[j] == ring[k] && previous->ring[(j + 1) % m] == ring[(k + 1) % n]) {
+        out[hopIndex[k]] = previous->hopSpine[j];
+      }
+    }
+    if (out[hopIndex[k]] < 0) return {};
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<uint8_t> Plan::serialize() const {
@@ -175,6 +194,7 @@ Status makePlan(const Network& net, const PlanOptions& options, Plan* out) {
   const int chunks =
       options.chunks ? options.chunks : std::max<int>(1, static_cast<int>(members.size()));
   RateMatrix rates = hopRates(net, members, chunks);
+  const std::vector<RateMatrix> bySpine = hopRatesBySpine(net, members, chunks);
   RingOrder order = bestRingOrder(rates);
   Plan p;
   p.epoch = options.epoch;
@@ -188,7 +208,9 @@ Status makePlan(const Network& net, const PlanOptions& options, Plan* out) {
     p.ring.push_back(members[a].agent());
     if (members[a].rack != members[b].rack && net.spines() > 0) {
       hopIndex[k] = static_cast<int>(hops.size());
-      hops.push_back(SpineHop{members[a].rack, members[b].rack, rates[a][b]});
+      SpineHop hop{members[a].rack, members[b].rack, rates[a][b]};
+      for (const RateMatrix& m : bySpine) hop.spineMbit.push_back(m[a][b]);
+      hops.push_back(std::move(hop));
     }
   }
   if (n == 1) p.ring.push_back(members[0].agent());
@@ -196,7 +218,8 @@ Status makePlan(const Network& net, const PlanOptions& options, Plan* out) {
   SpineAssignment spines;
   spines.exact = true;
   if (!hops.empty()) {
-    spines = assignSpines(net, hops);
+    spines =
+        assignSpines(net, hops, previousSpines(options.previous, p.ring, hopIndex, hops.size()));
     bottleneck = std::min(bottleneck, spines.bottleneck);
   }
   p.exactPaths = spines.exact;

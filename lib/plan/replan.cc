@@ -1,5 +1,6 @@
 #include "plan/replan.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -25,6 +26,11 @@ bool parseNumber(std::string_view text, double* out) {
 
 Status ReplanPolicy::parse(std::string_view interval, std::string_view threshold,
                            ReplanPolicy* out) {
+  return parse(interval, threshold, std::to_string(kDefaultCheckEvery), out);
+}
+
+Status ReplanPolicy::parse(std::string_view interval, std::string_view threshold,
+                           std::string_view checkEvery, ReplanPolicy* out) {
   ReplanPolicy p;
   double v = 0;
   if (!interval.empty() && interval.back() == 's') {
@@ -45,13 +51,32 @@ Status ReplanPolicy::parse(std::string_view interval, std::string_view threshold
     return errorf(rinaInvalidArgument, "RINA_PLAN_THRESHOLD=%.*s: expected a number >= 0",
                   static_cast<int>(threshold.size()), threshold.data());
   }
+  double every = 0;
+  if (!parseNumber(checkEvery, &every) || every != std::floor(every) || every < 1 || every > 1e9) {
+    return errorf(rinaInvalidArgument,
+                  "RINA_PLAN_CHECK_EVERY=%.*s: expected a whole number of collectives >= 1",
+                  static_cast<int>(checkEvery.size()), checkEvery.data());
+  }
+  p.checkEvery_ = static_cast<uint64_t>(every);
   *out = p;
   return {};
 }
 
 Status ReplanPolicy::fromConfig(ReplanPolicy* out) {
   return parse(config::stringValue("RINA_PLAN_INTERVAL"),
-               config::stringValue("RINA_PLAN_THRESHOLD"), out);
+               config::stringValue("RINA_PLAN_THRESHOLD"),
+               config::stringValue("RINA_PLAN_CHECK_EVERY"), out);
+}
+
+uint64_t ReplanPolicy::nextCheck(uint64_t since) const {
+  auto nextMultiple = [since](uint64_t k) { return (since / k + 1) * k; };
+  uint64_t next = 0;
+  if (everyCollectives_ > 0) next = nextMultiple(everyCollectives_);
+  if (threshold_ > 0 || everySeconds_ > 0) {
+    const uint64_t look = nextMultiple(checkEvery_);
+    next = next ? std::min(next, look) : look;
+  }
+  return next;
 }
 
 ReplanPolicy::Decision ReplanPolicy::decide(uint64_t collectives, double seconds,
