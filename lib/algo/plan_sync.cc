@@ -67,6 +67,12 @@ Status PlanSync::create(const Communicator& comm, const plan::ReplanPolicy& poli
   s->policy_ = policy;
   RINA_TRY(plan::networkFromTopology(comm.topology(), comm.racks(), &s->network_)
                .prepend("rank " + std::to_string(comm.rank()) + ": the planner's network: "));
+  // Addresses on more spines than the topology names (RINA_SPINE_ADDRS
+  // without a file): those spines' rates are unknown until measured.
+  if (comm.spines() > s->network_.spines()) {
+    s->network_.spineMbit.resize(comm.spines(), 0);
+    for (plan::Network::Rack& rack : s->network_.racks) rack.uplinkMbit.resize(comm.spines(), 0);
+  }
   s->chunks_ = planChunks(comm.racks());
   const size_t members = topo::ringMembers(comm.racks()).size();
   s->active_ = comm.size() >= 2 && members <= kMaxPlannedMembers;
@@ -157,7 +163,8 @@ std::vector<uint8_t> PlanSync::decide(Communicator& comm, bool initial, uint64_t
       names.push_back(linkName(l));
     }
     const double seconds = std::chrono::duration<double>(now - madeAt_).count();
-    plan::ReplanPolicy::Decision d = policy_.decide(since_, seconds, then, current, &names);
+    plan::ReplanPolicy::Decision d =
+        policy_.decide(since_ - evaluatedAt_, seconds, then, current, &names);
     if (!d.replan) {
       RINA_TRACE("plan check %llu: keeping plan #%llu", ull(check), ull(epoch()));
       return {};
@@ -178,12 +185,20 @@ std::vector<uint8_t> PlanSync::decide(Communicator& comm, bool initial, uint64_t
               st.message().c_str(), plan_ ? "the current plan" : "the rack order");
     return {};
   }
-  RINA_INFO("%s", p.describe().c_str());
   baseline_.clear();
   for (const LinkRate& l : *table) {
     if (!insideInaRack(map, l)) baseline_[std::make_tuple(l.peer, l.rank, l.spine)] = hopMbit(l);
   }
   madeAt_ = now;
+  if (plan_ && p.ring == plan_->ring && p.hopSpine == plan_->hopSpine && p.ports == plan_->ports) {
+    // Nothing to switch to: the rates it was made from become the baseline.
+    RINA_TRACE("plan check %llu: plan #%llu stays (%s): the rates give the same plan", ull(check),
+               ull(epoch()), reason.c_str());
+    evaluatedAt_ = since_;
+    return {};
+  }
+  RINA_INFO("%s", p.describe().c_str());
+  evaluatedAt_ = 0;
   return p.serialize();
 }
 

@@ -95,10 +95,12 @@ class PlanSync {
   uint64_t nextCheck_ = 0;  // since_ at the next check point (rank 0's word); 0: none
   uint64_t replans_ = 0;
   uint64_t checks_ = 0;
-  // Rank 0: when the current plan was made, and the rate of each connection
+  // Rank 0: when the current plan was made (or last re-made unchanged), and
+  // the rate of each connection
   // (peer, rank, spine) it was made from, in Mbit/s (0: nothing measured
   // then; the first rate measured later becomes its baseline).
   std::chrono::steady_clock::time_point madeAt_;
+  uint64_t evaluatedAt_ = 0;  // since_ when rank 0 last planned (a plan that stayed)
   std::map<std::tuple<int, int, int>, double> baseline_;
 };
 
