@@ -208,7 +208,10 @@ class SpineEvidence {
       if (other != use_.end()) carried = std::max(carried, other->second.mbit);
       std::vector<double>& up = net->racks[rack].uplinkMbit;
       if (spine >= static_cast<int>(up.size())) continue;
-      up[spine] = up[spine] > 0 ? std::min(up[spine], carried) : carried;
+      // Within kHostLimited of the configured rate is that rate (TCP goodput
+      // and the noise of one measure), so a measured spine does not look
+      // slower than an unmeasured one of the same rate.
+      if (up[spine] <= 0 || carried < kHostLimited * up[spine]) up[spine] = carried;
     }
   }
 
@@ -238,12 +241,12 @@ class SpineEvidence {
 };
 
 void applyProbes(const std::vector<LinkRate>& table, const SpineEvidence& ev, plan::Network* net) {
-  // Per (from, to, spine): the fastest row of this table (a hop's default
-  // and per-spine connections both say what its hosts can do).
+  // Per hop: the fastest row of this table (a hop's default and per-spine
+  // connections both say what its hosts can do).
   std::map<std::tuple<int, int, int>, double> fastest;
   for (const LinkRate& l : table) {
-    if (!measured(l)) continue;
-    double& m = fastest[{l.peer, l.rank, ev.rowLimited(l) ? l.spine : -1}];
+    if (!measured(l) || ev.rowLimited(l)) continue;
+    double& m = fastest[{l.peer, l.rank, -1}];
     m = std::max(m, mbitOf(l));
   }
   for (const auto& [key, mbit] : fastest) {

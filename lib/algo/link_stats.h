@@ -70,16 +70,19 @@ Status gatherLinkRates(Communicator& comm, std::vector<LinkRate>* table);
 inline constexpr double kHostLimited = 0.8;
 
 // Uplinks as measured: the link of rack R to spine s moved at least the
-// larger of its two directions' sums U; where a direction is spine-limited,
-// the uplink's rate becomes that (never above the configured rate; an
-// unknown rate becomes it).
+// larger of its two directions' sums U; where a direction is spine-limited
+// and that is below kHostLimited of the configured rate (or the rate is
+// unknown), the uplink's rate becomes it. (Within kHostLimited, a measure
+// is the configured rate: TCP goodput and noise would otherwise make a
+// measured spine look slower than an unmeasured one of the same rate.)
 void addMeasuredUplinkRates(const std::vector<LinkRate>& table, plan::Network* net);
 
 // One probe per hop peer -> rank that received bytes (its smoothed receive
-// rate, in Mbit/s): for a spine-limited row a probe of that spine only (it
-// says nothing of the hop over other spines), else of any path (spine -1:
-// it caps the hop whatever spine it takes). Replaces a probe of the same
-// hop and spine already in net, appends the others.
+// rate, in Mbit/s; the fastest of the pair's connections), of any path
+// (spine -1: it caps the hop whatever spine it takes). Spine-limited rows
+// are left out: one flow of several sharing an uplink says less about a
+// ring member's hop than the uplink's sum above. Replaces a probe of the
+// same hop already in net, appends the others.
 void addMeasuredProbes(const std::vector<LinkRate>& table, plan::Network* net);
 
 // Host link rates as measured, for the port shares of INA racks: a host's

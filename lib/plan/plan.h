@@ -44,9 +44,9 @@ struct PlanOptions {
   int chunks = 0;  // chunks per INA rack port assignment; 0: one per member
   uint64_t epoch = 0;
   std::string reason = "initial";
-  // The plan in use, if any: when the new ring has the same hops, their
-  // spines stay unless another choice is strictly better (no flip-flop
-  // between equal paths at every re-plan).
+  // The plan in use, if any: its ring order stays while no order has a
+  // better bottleneck, and its spine per pair of racks while no choice is
+  // strictly better (no flip-flop between equal choices at every re-plan).
   const Plan* previous = nullptr;
 };
 
