@@ -104,6 +104,7 @@ Status PlanSync::beforeCollective(Communicator& comm) {
     RINA_TRY(exchange(comm, false));
   }
   ++since_;
+  ++total_;
   return {};
 }
 
@@ -117,7 +118,17 @@ Status PlanSync::exchange(Communicator& comm, bool initial) {
   uint64_t next = 0;
   if (r == 0) {
     bytes = decide(comm, initial, check, &table);
-    next = policy_.nextCheck(bytes.empty() ? since_ : 0);
+    // How long a collective takes here (compute between them included), for
+    // a check schedule in seconds.
+    const auto now = std::chrono::steady_clock::now();
+    double perCollective = 0;
+    if (total_ > totalAtExchange_ && exchangedAt_ != std::chrono::steady_clock::time_point{}) {
+      perCollective = std::chrono::duration<double>(now - exchangedAt_).count() /
+                      static_cast<double>(total_ - totalAtExchange_);
+    }
+    exchangedAt_ = now;
+    totalAtExchange_ = total_;
+    next = policy_.nextCheck(bytes.empty() ? since_ : 0, perCollective);
   }
   RINA_TRY(broadcast(comm, &bytes, &next));
   started_ = true;

@@ -7,8 +7,9 @@
 // rank after how many hier / rina allreduces under the plan the next check
 // comes (rank 0's ReplanPolicy::nextCheck: multiples of
 // RINA_PLAN_INTERVAL's count N and, when a rate threshold or a time
-// interval is set, of RINA_PLAN_CHECK_EVERY), so only rank 0's knobs
-// decide the schedule. At a check point every rank joins one exchange: the
+// interval is set, of RINA_PLAN_CHECK_EVERY, a count or seconds that rank 0
+// turns into a count from how long its recent collectives took), so only
+// rank 0's knobs decide the schedule. At a check point every rank joins one exchange: the
 // link rates gather to rank 0 (gatherLinkRates, per-spine connections
 // included), rank 0 decides (ReplanPolicy: the rates against those the plan
 // was made from, the count, its own clock) and sends a notice down the line
@@ -101,6 +102,10 @@ class PlanSync {
   // then; the first rate measured later becomes its baseline).
   std::chrono::steady_clock::time_point madeAt_;
   uint64_t evaluatedAt_ = 0;  // since_ when rank 0 last planned (a plan that stayed)
+  // Rank 0: hier / rina collectives ever, and at the last exchange, when.
+  uint64_t total_ = 0;
+  uint64_t totalAtExchange_ = 0;
+  std::chrono::steady_clock::time_point exchangedAt_{};
   std::map<std::tuple<int, int, int>, double> baseline_;
 };
 

@@ -28,7 +28,9 @@ class ReplanPolicy {
   static constexpr uint64_t kDefaultCheckEvery = 16;
 
   // interval: "N" (collectives), "Ns" / "N.5s" (seconds), "0" (never);
-  // threshold: a number >= 0; checkEvery: a whole number >= 1. Anything
+  // threshold: a number >= 0; checkEvery: a whole number >= 1 of
+  // collectives, or "Ns" (a number > 0 of seconds: rank 0 turns it into a
+  // count from how long the collectives since the last check took). Anything
   // else is rinaInvalidArgument naming the knob.
   static Status parse(std::string_view interval, std::string_view threshold, ReplanPolicy* out);
   static Status parse(std::string_view interval, std::string_view threshold,
@@ -38,8 +40,13 @@ class ReplanPolicy {
 
   // The check points: after `since` collectives under the current plan, the
   // next count at which a check is due: a multiple of the interval's count,
-  // or (with a threshold or a time interval) of checkEvery; 0: never.
-  uint64_t nextCheck(uint64_t since) const;
+  // or (with a threshold or a time interval) of checkEvery; 0: never. With
+  // checkEvery in seconds, `secondsPerCollective` (0: not known yet) turns
+  // it into a count: since + ceil(seconds / secondsPerCollective), at least
+  // 1 (the first check after the next collective while nothing is known),
+  // at most kMaxCheckEvery.
+  uint64_t nextCheck(uint64_t since, double secondsPerCollective = 0) const;
+  static constexpr uint64_t kMaxCheckEvery = 1 << 20;
 
   // collectives / seconds: since the current plan was made. ratesAtPlan /
   // ratesNow: the same links in the same order (a different length means
@@ -53,13 +60,15 @@ class ReplanPolicy {
   uint64_t everyCollectives() const { return everyCollectives_; }
   double everySeconds() const { return everySeconds_; }
   double threshold() const { return threshold_; }
-  uint64_t checkEvery() const { return checkEvery_; }
+  uint64_t checkEvery() const { return checkEvery_; }  // 0: in seconds
+  double checkEverySeconds() const { return checkEverySeconds_; }
 
  private:
   uint64_t everyCollectives_ = 0;  // 0: not by count
   double everySeconds_ = 0;        // 0: not by time
   double threshold_ = 0;           // 0: rates never trigger
   uint64_t checkEvery_ = kDefaultCheckEvery;
+  double checkEverySeconds_ = 0;
 };
 
 }  // namespace rina::plan

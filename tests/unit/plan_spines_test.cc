@@ -248,7 +248,18 @@ TEST(PlanSpines, NextCheck) {
   EXPECT_EQ(p.nextCheck(7), 10u);
   ASSERT_TRUE(plan::ReplanPolicy::parse("0", "0", "5", &p).ok());
   EXPECT_EQ(p.nextCheck(7), 0u);  // never
-  for (const char* bad : {"0", "-1", "1.5", "x", ""}) {
+  // In seconds: 0.5 s of collectives of 0.2 s each: 3 (ceil 2.5); nothing
+  // known yet: the next one; at 1 us each: capped at kMaxCheckEvery.
+  ASSERT_TRUE(plan::ReplanPolicy::parse("0", "0.2", "0.5s", &p).ok());
+  EXPECT_EQ(p.checkEvery(), 0u);
+  EXPECT_DOUBLE_EQ(p.checkEverySeconds(), 0.5);
+  EXPECT_EQ(p.nextCheck(10, 0.2), 13u);
+  EXPECT_EQ(p.nextCheck(10, 0), 11u);
+  EXPECT_EQ(p.nextCheck(10, 2.0), 11u);
+  EXPECT_EQ(p.nextCheck(0, 1e-9), plan::ReplanPolicy::kMaxCheckEvery);
+  ASSERT_TRUE(plan::ReplanPolicy::parse("100", "0.2", "0.5s", &p).ok());
+  EXPECT_EQ(p.nextCheck(98, 0.01), 100u);  // the interval's count first
+  for (const char* bad : {"0", "-1", "1.5", "x", "", "0s", "s", "-2s", "2x"}) {
     Status st = plan::ReplanPolicy::parse("100", "0.2", bad, &p);
     EXPECT_EQ(st.code(), rinaInvalidArgument) << bad;
     EXPECT_NE(st.message().find("RINA_PLAN_CHECK_EVERY="), std::string::npos) << st.message();
