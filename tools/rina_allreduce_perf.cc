@@ -50,7 +50,8 @@ int benchmarkOnComm(const Options& options, const BenchSetup& setup, RankGroup& 
   if (comm != nullptr) {
     // What ran, summed over the ranks (warm-up and checks included), and
     // what the INA racks did: switch calls, resends, slices left to the
-    // hosts, fallbacks (one per worker of a rack that lost its switch).
+    // hosts, fallbacks (one per worker of a rack that lost its switch);
+    // and rank 0's plan counters (equal on every rank).
     rinaCommStats_t s{};
     s.size = sizeof s;
     checkRina(rinaCommGetStats(comm, &s), comm, "rinaCommGetStats");
@@ -69,6 +70,10 @@ int benchmarkOnComm(const Options& options, const BenchSetup& setup, RankGroup& 
           static_cast<long long>(calls[4]), static_cast<long long>(ina[0]),
           static_cast<long long>(ina[1]), static_cast<long long>(ina[2]),
           static_cast<long long>(ina[3]), static_cast<long long>(ina[4]));
+      std::printf("# rina plans: epoch %llu replans %llu checks %llu\n",
+                  static_cast<unsigned long long>(s.planEpoch),
+                  static_cast<unsigned long long>(s.replans),
+                  static_cast<unsigned long long>(s.planChecks));
       std::fflush(stdout);
     }
     checkRina(rinaCommDestroy(comm), comm, "rinaCommDestroy");

@@ -148,7 +148,10 @@ RINA_API rinaResult_t rinaCommGetStats(const rinaComm_t comm, rinaCommStats_t* s
  * busy second over recent transfers (older busy time decays with a time
  * constant of 100 ms). recvRate
  * is the achieved rate of the hop peer -> this rank, what the planner uses;
- * sendRate is how fast the transport took bytes (buffers make it high). */
+ * sendRate is how fast the transport took bytes (buffers make it high).
+ * Forward compatible like rinaCommStats_t: new fields are only appended,
+ * and rinaCommGetLinkStats passes sizeof(rinaLinkStats_t) to the library. */
+#define RINA_LINK_STATS_VERSION 2
 typedef struct {
   int peer;              /* the other rank */
   char transport[12];    /* "socket" or "shm" */
@@ -158,15 +161,27 @@ typedef struct {
   double busyRecvSec;
   double sendRate; /* bytes/s, 0 before anything moved */
   double recvRate; /* bytes/s, 0 before anything arrived */
+  /* version 2: with addresses on several spines a pair has a default
+   * connection and one more per other spine (README "Several paths") */
+  int spine;       /* the spine this connection's path crosses; -1: none known
+                      (same rack, or one spine) */
+  int defaultPath; /* 1: the pair's default connection; 0: a per-spine one */
 } rinaLinkStats_t;
 
-/* Writes this rank's links, by peer ascending, to links[0 .. min(maxLinks,
- * n) - 1] and their number to *nLinks (so maxLinks 0 with links NULL asks
- * for the count). Read between collectives, from the thread that calls
- * them. rinaInvalidArgument for a NULL comm or nLinks, maxLinks < 0, or
- * links NULL with maxLinks > 0. */
-RINA_API rinaResult_t rinaCommGetLinkStats(const rinaComm_t comm, rinaLinkStats_t* links,
-                                           int maxLinks, int* nLinks);
+/* Writes this rank's connections, by (peer, spine) ascending, to
+ * links[0 .. min(maxLinks, n) - 1] (each linkBytes long; fields beyond
+ * linkBytes are not written) and their number to *nLinks (so maxLinks 0
+ * with links NULL asks for the count). Read between collectives, from the
+ * thread that calls them. rinaInvalidArgument for a NULL comm or nLinks,
+ * maxLinks < 0, links NULL with maxLinks > 0, or linkBytes smaller than
+ * version 1's 64 bytes. */
+RINA_API rinaResult_t rinaCommGetLinkStatsSized(const rinaComm_t comm, rinaLinkStats_t* links,
+                                                size_t linkBytes, int maxLinks, int* nLinks);
+/* The call to use. (Programs built against version 1 of this header call
+ * an exported function of this name that writes 64-byte version 1 entries
+ * of the default connections only.) */
+#define rinaCommGetLinkStats(comm, links, maxLinks, nLinks) \
+  rinaCommGetLinkStatsSized((comm), (links), sizeof(rinaLinkStats_t), (maxLinks), (nLinks))
 
 /* A static string for a result code. */
 RINA_API const char* rinaGetErrorString(rinaResult_t result);

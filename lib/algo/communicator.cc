@@ -208,6 +208,7 @@ Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
   // address on; hops pick among them (RINA_PATHS).
   int spines = bootstrap::kMaxSpineAddrs;
   for (const bootstrap::PeerInfo& p : table) spines = std::min<int>(spines, p.spineCount);
+  comm->spines_ = spines;
   for (int p : mesh.peers) {
     if (spines >= 2 && comm->racks_.rackOf[p] != comm->racks_.rackOf[rank])
       mesh.spinePeers.insert(p);
@@ -306,6 +307,13 @@ transport::Connection* Communicator::connectionFor(int r, int spine) const {
     if (it != spineConns_.end()) return it->second.get();
   }
   return peer(r);
+}
+
+int Communicator::defaultSpine(int r) const {
+  if (spines_ < 2 || r < 0 || r >= nranks_ || r == rank_ ||
+      racks_.rackOf[r] == racks_.rackOf[rank_])
+    return -1;
+  return transport::defaultSpineOf(mesh_.table[std::max(r, rank_)], spines_);
 }
 
 char* Communicator::scratch(size_t bytes) {

@@ -92,6 +92,12 @@ class Communicator {
                                                                      : paths_.spineFor(from, to);
   }
   const PathChoice& paths() const { return paths_; }
+  // Spines every rank has an address on (0 or 1: one path).
+  int spines() const { return spines_; }
+  // The spine the default connection to rank r runs over (what its bytes
+  // measure): for a peer in another rack when there are several spines, the
+  // one on which the accepting (higher) rank's default address lies; else -1.
+  int defaultSpine(int r) const;
   // The ring's connections to and from neighbours, on their hop's spine.
   transport::Connection* hopTo(int next, int planSpine = -1) const {
     return connectionFor(next, hopSpine(rank_, next, planSpine));
@@ -150,6 +156,7 @@ class Communicator {
   std::map<int, std::unique_ptr<transport::Connection>> conns_;
   std::map<std::pair<int, int>, std::unique_ptr<transport::Connection>> spineConns_;
   PathChoice paths_;
+  int spines_ = 0;
   topo::RackMap racks_;
   topo::TopologySpec topology_;
   std::unique_ptr<RackIna> rackIna_;

@@ -30,6 +30,10 @@ constexpr int kWaitSliceMs = 100;              // abort and liveness are checked
 // A link's smoothed rate forgets older busy time with this time constant
 // (in busy time, so many short transfers do not wash out a long one).
 constexpr double kRateWindowNs = 100e6;
+// Busy runs that moved fewer bytes leave the smoothed rate alone: their time
+// is mostly latency and engine passes (a 64-byte plan notice "runs" at a few
+// Mbit/s on any link), which would read as a slow link to the planner.
+constexpr double kRateMinBytes = 64 << 10;
 }  // namespace
 
 void addHeaderExchange(Engine& e, const CollHeader& mine, CollHeader* theirs,
@@ -132,9 +136,11 @@ void Engine::closeBusy(Clock::time_point now, bool all) {
     const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now - b.start).count();
     const double bytes = static_cast<double>(k.bytes[b.dir] - b.bytesAtStart);
     k.busyNs[b.dir] += ns;
-    const double keep = std::exp(-static_cast<double>(ns) / kRateWindowNs);
-    k.smoothBytes[b.dir] = keep * k.smoothBytes[b.dir] + bytes;
-    k.smoothNs[b.dir] = keep * k.smoothNs[b.dir] + static_cast<double>(ns);
+    if (bytes >= kRateMinBytes) {
+      const double keep = std::exp(-static_cast<double>(ns) / kRateWindowNs);
+      k.smoothBytes[b.dir] = keep * k.smoothBytes[b.dir] + bytes;
+      k.smoothNs[b.dir] = keep * k.smoothNs[b.dir] + static_cast<double>(ns);
+    }
     busy_[i] = busy_.back();
     busy_.pop_back();
   }

@@ -1,8 +1,13 @@
 #include "algo/link_stats.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <limits>
+#include <map>
+#include <set>
 #include <string>
+#include <tuple>
 
 #include "algo/engine.h"
 #include "core/config.h"
@@ -23,20 +28,29 @@ EngineContext contextOf(Communicator& comm, const char* what, uint64_t seq, int6
 
 std::vector<LinkRate> localLinkRates(const Communicator& comm) {
   std::vector<LinkRate> out;
-  for (const auto& [peer, conn] : comm.connections()) {
-    const transport::LinkCounters& k = conn->counters();
+  auto add = [&](int peer, int spine, bool defaultPath, const transport::Connection& conn) {
+    const transport::LinkCounters& k = conn.counters();
     LinkRate l;
     l.rank = comm.rank();
     l.peer = peer;
+    l.spine = spine;
+    l.defaultPath = defaultPath ? 1 : 0;
     l.bytesSent = k.bytes[kSend];
     l.bytesRecv = k.bytes[kRecv];
     l.sendBusyNs = k.busyNs[kSend];
     l.recvBusyNs = k.busyNs[kRecv];
     l.sendRate = k.rate(transport::Direction::kSend);
     l.recvRate = k.rate(transport::Direction::kRecv);
-    std::strncpy(l.kind, conn->kind(), sizeof(l.kind) - 1);
+    std::strncpy(l.kind, conn.kind(), sizeof(l.kind) - 1);
     out.push_back(l);
+  };
+  for (const auto& [peer, conn] : comm.connections()) {
+    add(peer, comm.defaultSpine(peer), true, *conn);
   }
+  for (const auto& [key, conn] : comm.spineConnections()) add(key.first, key.second, false, *conn);
+  std::sort(out.begin(), out.end(), [](const LinkRate& a, const LinkRate& b) {
+    return a.peer != b.peer ? a.peer < b.peer : a.spine < b.spine;
+  });
   return out;
 }
 
@@ -61,6 +75,7 @@ Status probeLinks(Communicator& comm, size_t bytes, int64_t timeoutMs) {
     }
   }
   for (const LinkRate& l : localLinkRates(comm)) {
+    if (!l.defaultPath) continue;  // the probe runs over default connections only
     RINA_INFO("rank %d: link probe with peer %d (%s): %.1f MB/s in, %.1f MB/s out", l.rank,
               l.peer, l.kind, l.recvRate / 1e6, l.sendRate / 1e6);
   }
@@ -100,7 +115,10 @@ Status gatherLinkRates(Communicator& comm, std::vector<LinkRate>* table) {
     addHeaderExchange(head, mine, &theirs, nullptr, up, r);
     head.recvs().push_back(RecvItem{up, reinterpret_cast<char*>(&count), sizeof(count), {}, -1, 1, 0, {}});
     RINA_TRY(head.run());
-    if (count > static_cast<uint64_t>(n) * static_cast<uint64_t>(n)) {
+    // At most one default and kMaxSpineAddrs per-spine connections per pair.
+    const uint64_t most =
+        static_cast<uint64_t>(n) * static_cast<uint64_t>(n) * (1 + bootstrap::kMaxSpineAddrs);
+    if (count > most) {
       return errorf(rinaRemoteError, "rank %d: gather link rates: peer %d announced %llu rows", r,
                     r + 1, static_cast<unsigned long long>(count));
     }
@@ -121,42 +139,168 @@ Status gatherLinkRates(Communicator& comm, std::vector<LinkRate>* table) {
     return e.run();
   }
   std::sort(rows.begin(), rows.end(), [](const LinkRate& a, const LinkRate& b) {
-    return a.rank != b.rank ? a.rank < b.rank : a.peer < b.peer;
+    if (a.rank != b.rank) return a.rank < b.rank;
+    return a.peer != b.peer ? a.peer < b.peer : a.spine < b.spine;
   });
   *table = std::move(rows);
   return {};
 }
 
-void addMeasuredProbes(const std::vector<LinkRate>& table, plan::Network* net) {
+namespace {
+
+double mbitOf(const LinkRate& l) { return l.recvRate * 8 / 1e6; }
+
+bool measured(const LinkRate& l) { return l.bytesRecv > 0 && l.recvRate > 0; }
+bool isShm(const LinkRate& l) { return std::strcmp(l.kind, "shm") == 0; }
+
+bool validHosts(const LinkRate& l, const plan::Network& net) {
+  const int n = static_cast<int>(net.hosts.size());
+  return l.rank >= 0 && l.rank < n && l.peer >= 0 && l.peer < n;
+}
+
+// A measured hop between two racks over a known spine of net.
+bool spineRow(const LinkRate& l, const plan::Network& net) {
+  return measured(l) && !isShm(l) && l.spine >= 0 && l.spine < net.spines() && validHosts(l, net) &&
+         net.hosts[l.peer].rack != net.hosts[l.rank].rack &&
+         net.hosts[l.peer].rack < static_cast<int>(net.racks.size()) &&
+         net.hosts[l.rank].rack < static_cast<int>(net.racks.size());
+}
+
+enum Direction { kLeaving = 0, kEntering = 1 };
+using SpineSide = std::tuple<int, int, int>;  // (rack, spine, Direction)
+
+// What the rows say about each rack's link to each spine (link_stats.h).
+class SpineEvidence {
+ public:
+  SpineEvidence(const std::vector<LinkRate>& table, const plan::Network& net) : net_(net) {
+    for (const LinkRate& l : table) {
+      if (!spineRow(l, net)) continue;
+      for (const SpineSide& side : sidesOf(l)) {
+        Use& u = use_[side];
+        u.mbit += mbitOf(l);
+        u.senders.insert(l.peer);
+        u.receivers.insert(l.rank);
+      }
+    }
+    for (auto& [side, u] : use_) {
+      u.limited = u.mbit < kHostLimited * std::min(hostSum(u.senders), hostSum(u.receivers));
+    }
+  }
+
+  // The row's hop went through a spine-limited (rack, spine, direction).
+  bool rowLimited(const LinkRate& l) const {
+    if (!spineRow(l, net_)) return false;
+    for (const SpineSide& side : sidesOf(l)) {
+      auto it = use_.find(side);
+      if (it != use_.end() && it->second.limited) return true;
+    }
+    return false;
+  }
+
+  // Lowers the uplink of every (rack, spine) with a spine-limited direction
+  // to the larger of its directions' sums.
+  void lowerUplinks(plan::Network* net) const {
+    for (const auto& [side, u] : use_) {
+      const auto [rack, spine, dir] = side;
+      if (!u.limited) continue;
+      double carried = u.mbit;
+      auto other = use_.find({rack, spine, dir == kLeaving ? kEntering : kLeaving});
+      if (other != use_.end()) carried = std::max(carried, other->second.mbit);
+      std::vector<double>& up = net->racks[rack].uplinkMbit;
+      if (spine >= static_cast<int>(up.size())) continue;
+      // Within kHostLimited of the configured rate is that rate (TCP goodput
+      // and the noise of one measure), so a measured spine does not look
+      // slower than an unmeasured one of the same rate.
+      if (up[spine] <= 0 || carried < kHostLimited * up[spine]) up[spine] = carried;
+    }
+  }
+
+ private:
+  struct Use {
+    double mbit = 0;
+    std::set<int> senders, receivers;
+    bool limited = false;
+  };
+
+  std::array<SpineSide, 2> sidesOf(const LinkRate& l) const {
+    return {SpineSide{net_.hosts[l.peer].rack, l.spine, kLeaving},
+            SpineSide{net_.hosts[l.rank].rack, l.spine, kEntering}};
+  }
+  // Unknown (0) rates: unlimited.
+  double hostSum(const std::set<int>& hosts) const {
+    double sum = 0;
+    for (int h : hosts) {
+      if (net_.hosts[h].linkMbit <= 0) return std::numeric_limits<double>::infinity();
+      sum += net_.hosts[h].linkMbit;
+    }
+    return sum;
+  }
+
+  const plan::Network& net_;
+  std::map<SpineSide, Use> use_;
+};
+
+void applyProbes(const std::vector<LinkRate>& table, const SpineEvidence& ev, plan::Network* net) {
+  // Per hop: the fastest row of this table (a hop's default and per-spine
+  // connections both say what its hosts can do).
+  std::map<std::tuple<int, int, int>, double> fastest;
   for (const LinkRate& l : table) {
-    if (l.bytesRecv == 0 || l.recvRate <= 0) continue;
-    const double mbit = l.recvRate * 8 / 1e6;
-    auto it = std::find_if(net->probes.begin(), net->probes.end(), [&](const plan::Network::Probe& p) {
-      return p.from == l.peer && p.to == l.rank;
-    });
-    if (it != net->probes.end()) it->mbit = mbit;
-    else net->probes.push_back(plan::Network::Probe{l.peer, l.rank, mbit});
+    if (!measured(l) || ev.rowLimited(l)) continue;
+    double& m = fastest[{l.peer, l.rank, -1}];
+    m = std::max(m, mbitOf(l));
+  }
+  for (const auto& [key, mbit] : fastest) {
+    const plan::Network::Probe probe{std::get<0>(key), std::get<1>(key), mbit, std::get<2>(key)};
+    auto it =
+        std::find_if(net->probes.begin(), net->probes.end(), [&](const plan::Network::Probe& p) {
+          return p.from == probe.from && p.to == probe.to && p.spine == probe.spine;
+        });
+    if (it != net->probes.end()) {
+      it->mbit = mbit;
+    } else {
+      net->probes.push_back(probe);
+    }
   }
 }
 
-void addMeasuredHostRates(const std::vector<LinkRate>& table, plan::Network* net) {
+void applyHostRates(const std::vector<LinkRate>& table, const SpineEvidence& ev,
+                    plan::Network* net) {
   const int n = static_cast<int>(net->hosts.size());
   std::vector<double> in(n, 0), out(n, 0);
   for (const LinkRate& l : table) {
-    if (l.bytesRecv == 0 || l.recvRate <= 0 || std::strcmp(l.kind, "shm") == 0) continue;
-    if (l.rank < 0 || l.rank >= n || l.peer < 0 || l.peer >= n) continue;
+    if (!measured(l) || isShm(l) || !validHosts(l, *net) || ev.rowLimited(l)) continue;
     if (net->hosts[l.rank].rack == net->hosts[l.peer].rack) continue;
-    const double mbit = l.recvRate * 8 / 1e6;
-    in[l.rank] = std::max(in[l.rank], mbit);
-    out[l.peer] = std::max(out[l.peer], mbit);
+    in[l.rank] = std::max(in[l.rank], mbitOf(l));
+    out[l.peer] = std::max(out[l.peer], mbitOf(l));
   }
   for (int h = 0; h < n; ++h) {
-    const double measured =
-        in[h] > 0 && out[h] > 0 ? std::min(in[h], out[h]) : std::max(in[h], out[h]);
-    if (measured <= 0) continue;
+    const double m = in[h] > 0 && out[h] > 0 ? std::min(in[h], out[h]) : std::max(in[h], out[h]);
+    if (m <= 0) continue;
     double& link = net->hosts[h].linkMbit;
-    link = link > 0 ? std::min(link, measured) : measured;
+    link = link > 0 ? std::min(link, m) : m;
   }
+}
+
+}  // namespace
+
+void addMeasuredUplinkRates(const std::vector<LinkRate>& table, plan::Network* net) {
+  SpineEvidence(table, *net).lowerUplinks(net);
+}
+
+void addMeasuredProbes(const std::vector<LinkRate>& table, plan::Network* net) {
+  applyProbes(table, SpineEvidence(table, *net), net);
+}
+
+void addMeasuredHostRates(const std::vector<LinkRate>& table, plan::Network* net) {
+  applyHostRates(table, SpineEvidence(table, *net), net);
+}
+
+void addMeasuredRates(const std::vector<LinkRate>& table, plan::Network* net) {
+  const plan::Network configured = *net;
+  const SpineEvidence ev(table, configured);
+  ev.lowerUplinks(net);
+  applyProbes(table, ev, net);
+  applyHostRates(table, ev, net);
 }
 
 }  // namespace rina::algo

@@ -19,6 +19,12 @@ namespace rina::algo {
 struct LinkRate {
   int32_t rank = 0;  // the rank that measured
   int32_t peer = 0;
+  // The spine this connection's path crosses: a per-spine connection's
+  // spine, or the spine of the pair's default connection when the pair has
+  // addresses on several spines (Communicator::defaultSpine); -1: none known
+  // (same rack, one spine).
+  int32_t spine = -1;
+  int32_t defaultPath = 1;  // 1: the pair's default connection; 0: a per-spine one
   uint64_t bytesSent = 0;
   uint64_t bytesRecv = 0;
   int64_t sendBusyNs = 0;
@@ -27,36 +33,70 @@ struct LinkRate {
   double recvRate = 0;  // bytes/s, smoothed; the hop peer -> rank as achieved
   char kind[8] = {};    // "socket", "shm"
 };
-static_assert(sizeof(LinkRate) == 64);
+static_assert(sizeof(LinkRate) == 72);
 
-// This rank's connections, by peer ascending.
+// This rank's connections, default and per-spine (Communicator::
+// spineConnections), by (peer, spine) ascending.
 std::vector<LinkRate> localLinkRates(const Communicator& comm);
 
-// Sends `bytes` to and receives `bytes` from every connected peer, one peer
-// at a time in ascending order of the pair (lower rank, higher rank), so
-// each exchange has the link to itself and no cycle of waits can form. All
-// of it within timeoutMs, else rinaTimeout naming the rank and the peer.
+// Sends `bytes` to and receives `bytes` from every connected peer (over its
+// default connection), one peer at a time in ascending order of the pair (lower rank, higher rank),
+// so each exchange has the link to itself and no cycle of waits can form. All of it within
+// timeoutMs, else rinaTimeout naming the rank and the peer.
 Status probeLinks(Communicator& comm, size_t bytes, int64_t timeoutMs);
 // probeLinks with RINA_PROBE_BYTES / RINA_PROBE_TIMEOUT_MS; nothing when 0.
 Status probeLinksFromConfig(Communicator& comm);
 
 // Collective (every rank calls it, like an allreduce): rank 0 receives
 // every rank's localLinkRates, passed down the ring from rank n-1, and gets
-// the whole table sorted by (rank, peer); the other ranks get an empty one.
+// the whole table sorted by (rank, peer, spine); the other ranks get an
+// empty one.
 Status gatherLinkRates(Communicator& comm, std::vector<LinkRate>* table);
 
-// The planner's view of a table: one probe per hop peer -> rank that
-// received bytes (its smoothed receive rate, in Mbit/s). Replaces a probe
-// of the same hop already in net, appends the others.
+// The planner's view of a table (addMeasuredRates does all of it, in order).
+//
+// Which paths are limited by a spine. Per rack R, spine s and direction
+// (leaving R / entering R), the rows of hops between R and another rack
+// over s (spine >= 0, bytes received, not shared memory) sum to U: the hops
+// of a ring run at once, so U is what R's link to s carried. If U is below
+// kHostLimited of what the hosts at the two ends could move (the lesser of
+// the summed configured link rates of the distinct senders and of the
+// distinct receivers; unknown rates: unlimited), something on the path
+// through s limited those hops: that (R, s, direction) is spine-limited, and
+// so is every row through it. Hops that reached their hosts' rates are
+// host-limited and say nothing about the spine. Two racks whose hops meet
+// only each other cannot be told apart (both ends count); with three or
+// more, the end whose other direction runs fast keeps its rate (below).
+inline constexpr double kHostLimited = 0.8;
+
+// Uplinks as measured: the link of rack R to spine s moved at least the
+// larger of its two directions' sums U; where a direction is spine-limited
+// and that is below kHostLimited of the configured rate (or the rate is
+// unknown), the uplink's rate becomes it. (Within kHostLimited, a measure
+// is the configured rate: TCP goodput and noise would otherwise make a
+// measured spine look slower than an unmeasured one of the same rate.)
+void addMeasuredUplinkRates(const std::vector<LinkRate>& table, plan::Network* net);
+
+// One probe per hop peer -> rank that received bytes (its smoothed receive
+// rate, in Mbit/s; the fastest of the pair's connections), of any path
+// (spine -1: it caps the hop whatever spine it takes). Spine-limited rows
+// are left out: one flow of several sharing an uplink says less about a
+// ring member's hop than the uplink's sum above. Replaces a probe of the
+// same hop already in net, appends the others.
 void addMeasuredProbes(const std::vector<LinkRate>& table, plan::Network* net);
 
 // Host link rates as measured, for the port shares of INA racks: a host's
 // link moves at least as fast as the fastest hop measured into it and out
 // of it (other ranks' receive rates) between hosts of different racks; the
 // lower of the two directions, and never above the configured rate. Shared
-// memory rows are left out (they do not cross the host link); hosts with
-// nothing measured keep their rate.
+// memory rows and spine-limited rows (the spine, not the host, set their
+// pace) are left out; hosts with nothing measured keep their rate.
 void addMeasuredHostRates(const std::vector<LinkRate>& table, plan::Network* net);
+
+// All three on a network with the configured rates: which rows are
+// spine-limited is decided once, from the configured host rates, then
+// uplinks, probes and host rates are lowered as above.
+void addMeasuredRates(const std::vector<LinkRate>& table, plan::Network* net);
 
 }  // namespace rina::algo
 

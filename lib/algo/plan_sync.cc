@@ -16,9 +16,9 @@ namespace {
 struct PlanNotice {
   uint32_t magic;
   uint32_t pad;
-  uint64_t seq;    // the exchange's collective number, checked at every hop
-  uint64_t bytes;  // serialized plan that follows; 0: keep
-  uint64_t pad2;
+  uint64_t seq;        // the exchange's collective number, checked at every hop
+  uint64_t bytes;      // serialized plan that follows; 0: keep
+  uint64_t nextCheck;  // collectives under the plan at the next check; 0: none
 };
 static_assert(sizeof(PlanNotice) == 32);
 constexpr uint32_t kNoticeMagic = 0x52504e54;           // "RPNT"
@@ -47,6 +47,12 @@ bool insideInaRack(const topo::RackMap& map, const LinkRate& l) {
 
 unsigned long long ull(uint64_t v) { return static_cast<unsigned long long>(v); }
 
+// How the reason names a connection: "3->1", "3->1 on spine 1".
+std::string linkName(const LinkRate& l) {
+  std::string s = std::to_string(l.peer) + "->" + std::to_string(l.rank);
+  return l.spine >= 0 ? s + " on spine " + std::to_string(l.spine) : s;
+}
+
 }  // namespace
 
 void setPlanRatesHookForTesting(std::function<void(uint64_t, std::vector<LinkRate>*)> fn) {
@@ -61,6 +67,12 @@ Status PlanSync::create(const Communicator& comm, const plan::ReplanPolicy& poli
   s->policy_ = policy;
   RINA_TRY(plan::networkFromTopology(comm.topology(), comm.racks(), &s->network_)
                .prepend("rank " + std::to_string(comm.rank()) + ": the planner's network: "));
+  // Addresses on more spines than the topology names (RINA_SPINE_ADDRS
+  // without a file): those spines' rates are unknown until measured.
+  if (comm.spines() > s->network_.spines()) {
+    s->network_.spineMbit.resize(comm.spines(), 0);
+    for (plan::Network::Rack& rack : s->network_.racks) rack.uplinkMbit.resize(comm.spines(), 0);
+  }
   s->chunks_ = planChunks(comm.racks());
   const size_t members = topo::ringMembers(comm.racks()).size();
   s->active_ = comm.size() >= 2 && members <= kMaxPlannedMembers;
@@ -92,15 +104,8 @@ Status PlanSync::beforeCollective(Communicator& comm) {
     RINA_TRY(exchange(comm, false));
   }
   ++since_;
+  ++total_;
   return {};
-}
-
-bool PlanSync::checkDue() const {
-  if (since_ == 0) return false;
-  const uint64_t every = policy_.everyCollectives();
-  if (every > 0 && since_ % every == 0) return true;
-  const bool watching = policy_.threshold() > 0 || policy_.everySeconds() > 0;
-  return watching && since_ % kCheckEvery == 0;
 }
 
 Status PlanSync::exchange(Communicator& comm, bool initial) {
@@ -110,9 +115,24 @@ Status PlanSync::exchange(Communicator& comm, bool initial) {
   RINA_TRY(gatherLinkRates(comm, &table));
   if (exchangeHook()) exchangeHook()(r);
   std::vector<uint8_t> bytes;
-  if (r == 0) bytes = decide(comm, initial, check, &table);
-  RINA_TRY(broadcast(comm, &bytes));
+  uint64_t next = 0;
+  if (r == 0) {
+    bytes = decide(comm, initial, check, &table);
+    // How long a collective takes here (compute between them included), for
+    // a check schedule in seconds.
+    const auto now = std::chrono::steady_clock::now();
+    double perCollective = 0;
+    if (total_ > totalAtExchange_ && exchangedAt_ != std::chrono::steady_clock::time_point{}) {
+      perCollective = std::chrono::duration<double>(now - exchangedAt_).count() /
+                      static_cast<double>(total_ - totalAtExchange_);
+    }
+    exchangedAt_ = now;
+    totalAtExchange_ = total_;
+    next = policy_.nextCheck(bytes.empty() ? since_ : 0, perCollective);
+  }
+  RINA_TRY(broadcast(comm, &bytes, &next));
   started_ = true;
+  nextCheck_ = next;
   if (bytes.empty()) return {};
   plan::Plan p;
   const std::string where = "rank " + std::to_string(r) + ": ";
@@ -140,15 +160,22 @@ std::vector<uint8_t> PlanSync::decide(Communicator& comm, bool initial, uint64_t
     std::vector<std::string> names;
     for (const LinkRate& l : *table) {
       if (insideInaRack(map, l)) continue;
-      // A link first seen now (made for the current plan) starts its baseline.
-      auto [it, fresh] = baseline_.emplace(std::make_pair(l.peer, l.rank), hopMbit(l));
+      // A link first seen now (made for the current plan), or first
+      // measured now (a spine the plan just moved hops to), starts its
+      // baseline: nothing was assumed of it that could have moved.
+      auto [it, fresh] = baseline_.emplace(std::make_tuple(l.peer, l.rank, l.spine), hopMbit(l));
       if (fresh) continue;
+      if (it->second <= 0) {
+        it->second = hopMbit(l);
+        continue;
+      }
       then.push_back(it->second);
       current.push_back(hopMbit(l));
-      names.push_back(std::to_string(l.peer) + "->" + std::to_string(l.rank));
+      names.push_back(linkName(l));
     }
     const double seconds = std::chrono::duration<double>(now - madeAt_).count();
-    plan::ReplanPolicy::Decision d = policy_.decide(since_, seconds, then, current, &names);
+    plan::ReplanPolicy::Decision d =
+        policy_.decide(since_ - evaluatedAt_, seconds, then, current, &names);
     if (!d.replan) {
       RINA_TRACE("plan check %llu: keeping plan #%llu", ull(check), ull(epoch()));
       return {};
@@ -156,12 +183,12 @@ std::vector<uint8_t> PlanSync::decide(Communicator& comm, bool initial, uint64_t
     reason = d.reason;
   }
   plan::Network net = network_;
-  addMeasuredProbes(*table, &net);
-  addMeasuredHostRates(*table, &net);
+  addMeasuredRates(*table, &net);
   plan::PlanOptions options;
   options.chunks = chunks_;
   options.epoch = epoch() + 1;
   options.reason = reason;
+  options.previous = plan_ ? &*plan_ : nullptr;
   plan::Plan p;
   Status st = plan::makePlan(net, options, &p);
   if (!st.ok()) {
@@ -169,16 +196,24 @@ std::vector<uint8_t> PlanSync::decide(Communicator& comm, bool initial, uint64_t
               st.message().c_str(), plan_ ? "the current plan" : "the rack order");
     return {};
   }
-  RINA_INFO("%s", p.describe().c_str());
   baseline_.clear();
   for (const LinkRate& l : *table) {
-    if (!insideInaRack(map, l)) baseline_[std::make_pair(l.peer, l.rank)] = hopMbit(l);
+    if (!insideInaRack(map, l)) baseline_[std::make_tuple(l.peer, l.rank, l.spine)] = hopMbit(l);
   }
   madeAt_ = now;
+  if (plan_ && p.ring == plan_->ring && p.hopSpine == plan_->hopSpine && p.ports == plan_->ports) {
+    // Nothing to switch to: the rates it was made from become the baseline.
+    RINA_TRACE("plan check %llu: plan #%llu stays (%s): the rates give the same plan", ull(check),
+               ull(epoch()), reason.c_str());
+    evaluatedAt_ = since_;
+    return {};
+  }
+  RINA_INFO("%s", p.describe().c_str());
+  evaluatedAt_ = 0;
   return p.serialize();
 }
 
-Status PlanSync::broadcast(Communicator& comm, std::vector<uint8_t>* bytes) {
+Status PlanSync::broadcast(Communicator& comm, std::vector<uint8_t>* bytes, uint64_t* nextCheck) {
   const int r = comm.rank(), n = comm.size();
   const uint64_t seq = comm.nextSeq();
   transport::Connection* prev = r > 0 ? comm.peer(r - 1) : nullptr;
@@ -187,7 +222,7 @@ Status PlanSync::broadcast(Communicator& comm, std::vector<uint8_t>* bytes) {
     return errorf(rinaInternalError, "rank %d: plan exchange #%llu: no connection to rank %d", r,
                   ull(seq), r > 0 && !prev ? r - 1 : r + 1);
   }
-  PlanNotice notice{kNoticeMagic, 0, seq, bytes->size(), 0};
+  PlanNotice notice{kNoticeMagic, 0, seq, bytes->size(), *nextCheck};
   if (prev) {
     Engine head(contextFor(comm, kPlanExchange, seq, 1));
     RecvItem item{prev, reinterpret_cast<char*>(&notice), sizeof notice, {}, -1, 1, 0, {}};
@@ -203,6 +238,7 @@ Status PlanSync::broadcast(Communicator& comm, std::vector<uint8_t>* bytes) {
     head.recvs().push_back(std::move(item));
     RINA_TRY(head.run());
     bytes->assign(notice.bytes, 0);
+    *nextCheck = notice.nextCheck;
   }
   Engine body(contextFor(comm, kPlanExchange, seq, 1));
   if (prev && !bytes->empty()) {

@@ -3,18 +3,22 @@
 // measured link rates").
 //
 // The agreement. Plans change only at *check points*, collectives that
-// every rank can name without talking: the check is due before the next
-// hier / rina allreduce when the number of them run under the current plan
-// reaches RINA_PLAN_INTERVAL's count N, and, when a rate threshold or a
-// time interval is set, every kCheckEvery of them as well. At a check
-// point every rank joins one exchange: the link rates gather to rank 0
-// (gatherLinkRates), rank 0 decides (ReplanPolicy: the rates against those
-// the plan was made from, the count, its own clock) and sends a notice
-// down the line 0 -> 1 -> ... -> n-1: "keep" or a new plan's bytes. Every
-// rank then adopts the same plan before that same collective, connecting
-// to its new ring neighbours (Communicator::updatePeers). Between check
-// points a collective pays one counter compare and sends nothing extra; a
-// check costs 2(n-1) hop latencies plus the rate table (64 bytes per link).
+// every rank can name without talking: each exchange's notice tells every
+// rank after how many hier / rina allreduces under the plan the next check
+// comes (rank 0's ReplanPolicy::nextCheck: multiples of
+// RINA_PLAN_INTERVAL's count N and, when a rate threshold or a time
+// interval is set, of RINA_PLAN_CHECK_EVERY, a count or seconds that rank 0
+// turns into a count from how long its recent collectives took), so only
+// rank 0's knobs decide the schedule. At a check point every rank joins one exchange: the
+// link rates gather to rank 0 (gatherLinkRates, per-spine connections
+// included), rank 0 decides (ReplanPolicy: the rates against those the plan
+// was made from, the count, its own clock) and sends a notice down the line
+// 0 -> 1 -> ... -> n-1: "keep" or a new plan's bytes, and the next check.
+// Every rank then adopts the same plan before that same collective,
+// connecting to its new ring neighbours (Communicator::updatePeers).
+// Between check points a collective pays one counter compare and sends
+// nothing extra; a check costs 2(n-1) hop latencies plus the rate table (72
+// bytes per connection).
 // The exchange runs on the step engine, so every wait has RINA_TIMEOUT_MS
 // and an error naming the rank, the peer and the exchange; a rank that
 // dies in it makes the others fail, not hang.
@@ -27,6 +31,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -41,9 +46,10 @@ namespace rina::algo {
 class PlanSync {
  public:
   // With a rate threshold or a time interval, rank 0 looks at the rates and
-  // its clock every this many hier / rina collectives: how late a moved
-  // rate or an elapsed interval is noticed, and how often a check is paid.
-  static constexpr uint64_t kCheckEvery = 16;
+  // its clock every this many hier / rina collectives unless
+  // RINA_PLAN_CHECK_EVERY says otherwise: how late a moved rate or an
+  // elapsed interval is noticed, and how often a check is paid.
+  static constexpr uint64_t kCheckEvery = plan::ReplanPolicy::kDefaultCheckEvery;
   // Beyond this many ring members rank 0 would plan for too long (the ring
   // heuristic grows about cubically: 0.06 s at 128 members, 49 s at 1024 on
   // the build machine) while every rank waits: the rack order stays.
@@ -72,13 +78,13 @@ class PlanSync {
 
  private:
   PlanSync() = default;
-  bool checkDue() const;
+  bool checkDue() const { return nextCheck_ > 0 && since_ == nextCheck_; }
   Status exchange(Communicator& comm, bool initial);
   // Rank 0: a new plan's bytes, or none to keep the current plan.
   std::vector<uint8_t> decide(Communicator& comm, bool initial, uint64_t check,
                               std::vector<LinkRate>* table);
-  // Rank 0's bytes reach every rank (empty: keep).
-  Status broadcast(Communicator& comm, std::vector<uint8_t>* bytes);
+  // Rank 0's bytes and next check reach every rank (empty bytes: keep).
+  Status broadcast(Communicator& comm, std::vector<uint8_t>* bytes, uint64_t* nextCheck);
 
   plan::ReplanPolicy policy_;
   plan::Network network_;  // as configured; rank 0 adds measured rates to a copy
@@ -87,12 +93,20 @@ class PlanSync {
   bool started_ = false;
   std::optional<plan::Plan> plan_;
   uint64_t since_ = 0;  // hier / rina collectives run under the current plan
+  uint64_t nextCheck_ = 0;  // since_ at the next check point (rank 0's word); 0: none
   uint64_t replans_ = 0;
   uint64_t checks_ = 0;
-  // Rank 0: when the current plan was made, and the rate of each hop
-  // (peer, rank) it was made from, in Mbit/s.
+  // Rank 0: when the current plan was made (or last re-made unchanged), and
+  // the rate of each connection
+  // (peer, rank, spine) it was made from, in Mbit/s (0: nothing measured
+  // then; the first rate measured later becomes its baseline).
   std::chrono::steady_clock::time_point madeAt_;
-  std::map<std::pair<int, int>, double> baseline_;
+  uint64_t evaluatedAt_ = 0;  // since_ when rank 0 last planned (a plan that stayed)
+  // Rank 0: hier / rina collectives ever, and at the last exchange, when.
+  uint64_t total_ = 0;
+  uint64_t totalAtExchange_ = 0;
+  std::chrono::steady_clock::time_point exchangedAt_{};
+  std::map<std::tuple<int, int, int>, double> baseline_;
 };
 
 // Tests: rank 0 of every communicator in this process passes each gathered

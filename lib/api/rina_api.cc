@@ -213,20 +213,35 @@ rinaResult_t rinaCommGetStats(const rinaComm_t comm, rinaCommStats_t* stats) {
   return rinaSuccess;
 }
 
-rinaResult_t rinaCommGetLinkStats(const rinaComm_t comm, rinaLinkStats_t* links, int maxLinks,
-                                  int* nLinks) {
+namespace {
+
+constexpr size_t kLinkStatsV1Bytes = offsetof(rinaLinkStats_t, spine);
+static_assert(kLinkStatsV1Bytes == 64, "version 1 entries are 64 bytes");
+
+rinaResult_t linkStats(const char* fn, const rinaComm_t comm, void* links, size_t linkBytes,
+                       bool defaultOnly, int maxLinks, int* nLinks) {
   if (!comm || !nLinks) {
-    return fail(comm, errorf(rinaInvalidArgument, "rinaCommGetLinkStats: %s is NULL",
-                             comm ? "nLinks" : "comm"));
+    return fail(comm, errorf(rinaInvalidArgument, "%s: %s is NULL", fn, comm ? "nLinks" : "comm"));
   }
   if (maxLinks < 0 || (!links && maxLinks > 0)) {
     return fail(comm, errorf(rinaInvalidArgument,
-                             "rinaCommGetLinkStats: maxLinks %d with links %s; expected "
+                             "%s: maxLinks %d with links %s; expected "
                              "maxLinks >= 0 and links non-NULL when maxLinks > 0",
-                             maxLinks, links ? "set" : "NULL"));
+                             fn, maxLinks, links ? "set" : "NULL"));
   }
-  const std::vector<rina::algo::LinkRate> rows = rina::algo::localLinkRates(*comm->impl);
+  if (linkBytes < kLinkStatsV1Bytes) {
+    return fail(comm, errorf(rinaInvalidArgument,
+                             "%s: linkBytes %zu is smaller than %zu; pass sizeof(rinaLinkStats_t)",
+                             fn, linkBytes, kLinkStatsV1Bytes));
+  }
+  std::vector<rina::algo::LinkRate> rows = rina::algo::localLinkRates(*comm->impl);
+  if (defaultOnly) {
+    rows.erase(std::remove_if(rows.begin(), rows.end(),
+                              [](const rina::algo::LinkRate& l) { return !l.defaultPath; }),
+               rows.end());
+  }
   *nLinks = static_cast<int>(rows.size());
+  char* dst = static_cast<char*>(links);
   for (size_t i = 0; i < rows.size() && i < static_cast<size_t>(maxLinks); ++i) {
     const rina::algo::LinkRate& l = rows[i];
     rinaLinkStats_t out{};
@@ -238,9 +253,27 @@ rinaResult_t rinaCommGetLinkStats(const rinaComm_t comm, rinaLinkStats_t* links,
     out.busyRecvSec = static_cast<double>(l.recvBusyNs) / 1e9;
     out.sendRate = l.sendRate;
     out.recvRate = l.recvRate;
-    links[i] = out;
+    out.spine = l.spine;
+    out.defaultPath = l.defaultPath;
+    std::memcpy(dst + i * linkBytes, &out, std::min(linkBytes, sizeof out));
   }
   return rinaSuccess;
+}
+
+}  // namespace
+
+rinaResult_t rinaCommGetLinkStatsSized(const rinaComm_t comm, rinaLinkStats_t* links,
+                                       size_t linkBytes, int maxLinks, int* nLinks) {
+  return linkStats("rinaCommGetLinkStats", comm, links, linkBytes, false, maxLinks, nLinks);
+}
+
+// Version 1 of the header declared this function; programs built against it
+// pass 64-byte entries and know nothing of per-spine connections.
+#undef rinaCommGetLinkStats
+extern "C" RINA_API rinaResult_t rinaCommGetLinkStats(const rinaComm_t comm, void* links,
+                                                      int maxLinks, int* nLinks);
+rinaResult_t rinaCommGetLinkStats(const rinaComm_t comm, void* links, int maxLinks, int* nLinks) {
+  return linkStats("rinaCommGetLinkStats", comm, links, kLinkStatsV1Bytes, true, maxLinks, nLinks);
 }
 
 const char* rinaGetErrorString(rinaResult_t result) {

@@ -93,6 +93,9 @@ constexpr Knob kKnobs[] = {
      "spine_addrs)"},
     {"RINA_PLAN_THRESHOLD", "0.2",
      "re-plan when a measured link rate moves by more than this fraction (0 = never)"},
+    {"RINA_PLAN_CHECK_EVERY", "16",
+     "with a threshold or a time interval: hier/rina collectives between looks at the rates, "
+     "or Ns: about every N seconds (rank 0's value counts)"},
 };
 
 struct Cache {

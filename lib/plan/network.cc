@@ -97,6 +97,10 @@ Status validateNetwork(const Network& net) {
       return errorf(rinaInvalidArgument, "probe %d -> %d: not two hosts of %d", p.from, p.to, nh);
     }
     RINA_TRY(checkRate(p.mbit, "probe from host", net.hosts[p.from].name));
+    if (p.spine < -1 || p.spine >= net.spines()) {
+      return errorf(rinaInvalidArgument, "probe %d -> %d: spine %d of %d", p.from, p.to, p.spine,
+                    net.spines());
+    }
   }
   return {};
 }
@@ -132,38 +136,68 @@ double memberRate(const Network& net, const Member& m, int chunks) {
   return portRate(weights, ports);
 }
 
-RateMatrix hopRates(const Network& net, const std::vector<Member>& members, int chunks) {
+namespace {
+
+// Per spine (one matrix when there are none): hop rates with probes of any
+// path and of that spine applied; `path` says whether the spine's own links
+// count (false: no spines).
+std::vector<RateMatrix> hopRatesOn(const Network& net, const std::vector<Member>& members,
+                                   int chunks) {
   const size_t n = members.size();
   std::vector<double> own(n);
   for (size_t i = 0; i < n; ++i) own[i] = memberRate(net, members[i], chunks);
-  RateMatrix rate(n, std::vector<double>(n, 0));
-  for (size_t a = 0; a < n; ++a) {
-    for (size_t b = 0; b < n; ++b) {
-      if (a == b) continue;
-      double r = std::min(own[a], own[b]);
-      int ra = members[a].rack, rb = members[b].rack;
-      if (ra != rb) {
-        double path = net.spines() ? 0 : kInf;
-        for (int s = 0; s < net.spines(); ++s) {
-          path = std::max(path,
-                          std::min({orInf(net.racks[ra].uplinkMbit[s]),
-                                    orInf(net.racks[rb].uplinkMbit[s]), orInf(net.spineMbit[s])}));
-        }
-        r = std::min(r, path);
-      }
-      rate[a][b] = r;
-    }
-  }
-  // Probes cap the hop between the members that hold their hosts.
   std::vector<int> memberOf(net.hosts.size(), -1);
   for (size_t i = 0; i < n; ++i) {
     for (int h : members[i].hosts) memberOf[h] = static_cast<int>(i);
   }
-  for (const Network::Probe& p : net.probes) {
-    int a = memberOf[p.from], b = memberOf[p.to];
-    if (a >= 0 && b >= 0 && a != b && p.mbit > 0) rate[a][b] = std::min(rate[a][b], p.mbit);
+  const int S = std::max(net.spines(), 1);
+  std::vector<RateMatrix> rate(S, RateMatrix(n, std::vector<double>(n, 0)));
+  for (int s = 0; s < S; ++s) {
+    for (size_t a = 0; a < n; ++a) {
+      for (size_t b = 0; b < n; ++b) {
+        if (a == b) continue;
+        double r = std::min(own[a], own[b]);
+        const int ra = members[a].rack, rb = members[b].rack;
+        if (ra != rb && net.spines() > 0) {
+          r = std::min({r, orInf(net.racks[ra].uplinkMbit[s]), orInf(net.racks[rb].uplinkMbit[s]),
+                        orInf(net.spineMbit[s])});
+        }
+        rate[s][a][b] = r;
+      }
+    }
+    // Probes cap the hop between the members that hold their hosts; one of
+    // a spine only where the hop crosses that spine.
+    for (const Network::Probe& p : net.probes) {
+      const int a = memberOf[p.from], b = memberOf[p.to];
+      if (a < 0 || b < 0 || a == b || p.mbit <= 0) continue;
+      const bool crosses = members[a].rack != members[b].rack && net.spines() > 0;
+      if (p.spine >= 0 && (!crosses || p.spine != s)) continue;
+      rate[s][a][b] = std::min(rate[s][a][b], p.mbit);
+    }
   }
   return rate;
+}
+
+}  // namespace
+
+RateMatrix hopRates(const Network& net, const std::vector<Member>& members, int chunks) {
+  std::vector<RateMatrix> bySpine = hopRatesOn(net, members, chunks);
+  RateMatrix rate = bySpine[0];
+  const size_t n = members.size();
+  for (size_t s = 1; s < bySpine.size(); ++s) {
+    for (size_t a = 0; a < n; ++a) {
+      for (size_t b = 0; b < n; ++b) {
+        if (members[a].rack != members[b].rack) rate[a][b] = std::max(rate[a][b], bySpine[s][a][b]);
+      }
+    }
+  }
+  return rate;
+}
+
+std::vector<RateMatrix> hopRatesBySpine(const Network& net, const std::vector<Member>& members,
+                                        int chunks) {
+  if (net.spines() == 0) return {};
+  return hopRatesOn(net, members, chunks);
 }
 
 }  // namespace rina::plan

@@ -30,10 +30,13 @@ struct Network {
     std::vector<double> uplinkMbit;  // per spine: ToR <-> spine s
   };
   // A measured rate of the hop from one host to another (a probe between
-  // candidate pairs); caps the hop between their members.
+  // candidate pairs); caps the hop between their members: over every path
+  // (spine -1), or over spine s only (the measure of that path, which says
+  // nothing of the others).
   struct Probe {
     int from = 0, to = 0;
     double mbit = 0;
+    int spine = -1;
   };
   std::vector<Host> hosts;  // index = rank
   std::vector<Rack> racks;
@@ -71,8 +74,16 @@ double memberRate(const Network& net, const Member& m, int chunks);
 
 // rate[a][b] for members a != b, before hops share uplinks and spines:
 // min(member rates, best single spine path between different racks, probes).
-// Unknown (0) rates count as +infinity.
+// Unknown (0) rates count as +infinity. Between different racks this is the
+// largest hopRatesBySpine entry.
 RateMatrix hopRates(const Network& net, const std::vector<Member>& members, int chunks);
+
+// rate[s][a][b]: the hop a -> b over spine s, before sharing: min(member
+// rates, both racks' uplinks to s, spine s, probes of any path and of
+// spine s). Members in one rack cross no spine: hopRates' entry on every s.
+// One matrix per spine (none when net has no spines).
+std::vector<RateMatrix> hopRatesBySpine(const Network& net, const std::vector<Member>& members,
+                                        int chunks);
 
 }  // namespace rina::plan
 

@@ -34,7 +34,7 @@ std::pair<double, int> evaluate(const Network& net, const std::vector<SpineHop>&
     else if (v == b)
       ++at;
   };
-  for (size_t i = 0; i < hops.size(); ++i) see(orInf(hops[i].ownMbit));
+  for (size_t i = 0; i < hops.size(); ++i) see(orInf(hops[i].on(assign[i])));
   for (int r = 0; r < L.racks; ++r) {
     for (int s = 0; s < L.spines; ++s) {
       if (int k = L.up[r * L.spines + s]) see(orInf(net.racks[r].uplinkMbit[s]) / k);
@@ -44,7 +44,6 @@ std::pair<double, int> evaluate(const Network& net, const std::vector<SpineHop>&
   for (int s = 0; s < L.spines; ++s) {
     if (L.spine[s]) see(orInf(net.spineMbit[s]) / L.spine[s]);
   }
-  (void)assign;
   return {b, at};
 }
 
@@ -52,16 +51,14 @@ bool better(std::pair<double, int> a, std::pair<double, int> b) {
   return a.first > b.first || (a.first == b.first && a.second < b.second);
 }
 
-}  // namespace
-
-double spineAssignmentRate(const Network& net, const std::vector<SpineHop>& hops,
-                           const std::vector<int>& spine) {
+std::pair<double, int> evaluateAll(const Network& net, const std::vector<SpineHop>& hops,
+                                   const std::vector<int>& spine) {
   Loads L(net.spines(), static_cast<int>(net.racks.size()));
   for (size_t i = 0; i < hops.size(); ++i) L.add(hops[i], spine[i], 1);
-  return evaluate(net, hops, L, spine).first;
+  return evaluate(net, hops, L, spine);
 }
 
-SpineAssignment assignSpines(const Network& net, const std::vector<SpineHop>& hops) {
+SpineAssignment searchSpines(const Network& net, const std::vector<SpineHop>& hops) {
   const int S = net.spines();
   const size_t n = hops.size();
   SpineAssignment out;
@@ -94,10 +91,19 @@ SpineAssignment assignSpines(const Network& net, const std::vector<SpineHop>& ho
   std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
     return orInf(hops[a].ownMbit) < orInf(hops[b].ownMbit);
   });
+  // evaluate() reads every hop's own rate on its spine in the assignment:
+  // hops not placed yet sit on their fastest spine (an upper bound of what
+  // they can get) and load nothing.
+  for (size_t i = 0; i < n; ++i) {
+    for (int s = 1; s < S; ++s) {
+      if (orInf(hops[i].on(s)) > orInf(hops[i].on(out.spine[i]))) out.spine[i] = s;
+    }
+  }
   for (size_t i : idx) {
     int pick = 0;
     std::pair<double, int> best{-kInf, 0};
     for (int s = 0; s < S; ++s) {
+      out.spine[i] = s;
       L.add(hops[i], s, 1);
       auto v = evaluate(net, hops, L, out.spine);
       L.add(hops[i], s, -1);
@@ -111,21 +117,48 @@ SpineAssignment assignSpines(const Network& net, const std::vector<SpineHop>& ho
     bool improved = false;
     for (size_t i = 0; i < n; ++i) {
       for (int s = 0; s < S; ++s) {
-        if (s == out.spine[i]) continue;
-        L.add(hops[i], out.spine[i], -1);
+        const int was = out.spine[i];
+        if (s == was) continue;
+        L.add(hops[i], was, -1);
         L.add(hops[i], s, 1);
+        out.spine[i] = s;
         auto v = evaluate(net, hops, L, out.spine);
         if (better(v, cur)) {
-          cur = v, out.spine[i] = s, improved = true;
+          cur = v, improved = true;
         } else {
           L.add(hops[i], s, -1);
-          L.add(hops[i], out.spine[i], 1);
+          L.add(hops[i], was, 1);
+          out.spine[i] = was;
         }
       }
     }
     if (!improved) break;
   }
   out.bottleneck = cur.first;
+  return out;
+}
+
+}  // namespace
+
+double spineAssignmentRate(const Network& net, const std::vector<SpineHop>& hops,
+                           const std::vector<int>& spine) {
+  return evaluateAll(net, hops, spine).first;
+}
+
+SpineAssignment assignSpines(const Network& net, const std::vector<SpineHop>& hops,
+                             const std::vector<int>& incumbent) {
+  const int S = net.spines();
+  const size_t n = hops.size();
+  bool haveIncumbent = incumbent.size() == n;
+  for (int s : incumbent) haveIncumbent &= s >= 0 && s < S;
+  SpineAssignment out = searchSpines(net, hops);
+  if (haveIncumbent) {
+    const auto kept = evaluateAll(net, hops, incumbent);
+    if (!better(evaluateAll(net, hops, out.spine), kept)) {
+      out.spine = incumbent;
+      out.bottleneck = kept.first;
+    }
+  }
   return out;
 }
 

@@ -22,6 +22,12 @@ namespace rina::plan {
 struct SpineHop {
   int fromRack = 0, toRack = 0;  // different racks
   double ownMbit = 0;            // the hop's rate without sharing (0: unknown)
+  // Where the hop's own rate depends on the spine (measured paths): its
+  // rate over each spine, 0 unknown; empty: ownMbit over every spine.
+  std::vector<double> spineMbit = {};
+  double on(int spine) const {
+    return spine < static_cast<int>(spineMbit.size()) ? spineMbit[spine] : ownMbit;
+  }
 };
 
 struct SpineAssignment {
@@ -35,8 +41,11 @@ inline constexpr long kExactSpineAssignments = 1 << 16;
 double spineAssignmentRate(const Network& net, const std::vector<SpineHop>& hops,
                            const std::vector<int>& spine);
 
-// net.spines() must be >= 1.
-SpineAssignment assignSpines(const Network& net, const std::vector<SpineHop>& hops);
+// net.spines() must be >= 1. incumbent (empty, or one spine per hop): the
+// assignment in use, kept unless another is strictly better, so equal
+// choices do not make plans flip between them.
+SpineAssignment assignSpines(const Network& net, const std::vector<SpineHop>& hops,
+                             const std::vector<int>& incumbent = {});
 
 }  // namespace rina::plan
 

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 
 #include "plan/paths.h"
 #include "plan/ports.h"
@@ -61,6 +62,44 @@ std::string rate(double mbit) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.0f Mbit/s", mbit);
   return buf;
+}
+
+// The previous plan's spine for each hop (by its pair of racks: what a
+// spine choice is about); empty unless every hop's rack pair had one.
+std::vector<int> previousSpines(const Plan* previous, const Network& net,
+                                const std::vector<SpineHop>& hops) {
+  if (!previous || previous->ring.size() != previous->hopSpine.size()) return {};
+  const int nh = static_cast<int>(net.hosts.size());
+  std::map<std::pair<int, int>, int> spineOf;
+  const size_t m = previous->ring.size();
+  for (size_t j = 0; j < m; ++j) {
+    const int a = previous->ring[j], b = previous->ring[(j + 1) % m];
+    if (a < 0 || a >= nh || b < 0 || b >= nh || previous->hopSpine[j] < 0) continue;
+    spineOf[{net.hosts[a].rack, net.hosts[b].rack}] = previous->hopSpine[j];
+  }
+  std::vector<int> out;
+  for (const SpineHop& h : hops) {
+    auto it = spineOf.find({h.fromRack, h.toRack});
+    if (it == spineOf.end()) return {};
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+// The previous plan's ring as member indices, when it visits exactly these
+// members; else empty.
+std::vector<int> previousOrder(const Plan* previous, const std::vector<Member>& members) {
+  if (!previous || previous->ring.size() != members.size()) return {};
+  std::vector<int> order;
+  std::vector<bool> seen(members.size(), false);
+  for (int agent : previous->ring) {
+    size_t i = 0;
+    while (i < members.size() && members[i].agent() != agent) ++i;
+    if (i == members.size() || seen[i]) return {};
+    seen[i] = true;
+    order.push_back(static_cast<int>(i));
+  }
+  return order;
 }
 
 }  // namespace
@@ -167,6 +206,47 @@ std::string Plan::describe() const {
   return s;
 }
 
+namespace {
+
+// The agents of `order` in ring order, the spine of each inter-rack hop
+// (assignSpines, the previous plan's spines preferred on ties), and the
+// ring's bottleneck: the order's own (orderBottleneck) or the spines' sharing.
+double routeRing(const Network& net, const std::vector<Member>& members, const RateMatrix& rates,
+                 const std::vector<RateMatrix>& bySpine, const std::vector<int>& order,
+                 double orderBottleneck, const Plan* previous, std::vector<int>* ring,
+                 std::vector<int>* hopSpine, bool* exact) {
+  const size_t n = order.size();
+  std::vector<SpineHop> hops;
+  std::vector<int> hopIndex(n, -1);  // ring position -> index into hops
+  ring->clear();
+  hopSpine->clear();
+  for (size_t k = 0; k < n && n > 1; ++k) {
+    const int a = order[k], b = order[(k + 1) % n];
+    ring->push_back(members[a].agent());
+    if (members[a].rack != members[b].rack && net.spines() > 0) {
+      hopIndex[k] = static_cast<int>(hops.size());
+      SpineHop hop{members[a].rack, members[b].rack, rates[a][b]};
+      for (const RateMatrix& m : bySpine) hop.spineMbit.push_back(m[a][b]);
+      hops.push_back(std::move(hop));
+    }
+  }
+  if (n == 1) ring->push_back(members[0].agent());
+  double bottleneck = orderBottleneck;
+  SpineAssignment spines;
+  spines.exact = true;
+  if (!hops.empty()) {
+    spines = assignSpines(net, hops, previousSpines(previous, net, hops));
+    bottleneck = std::min(bottleneck, spines.bottleneck);
+  }
+  *exact = spines.exact;
+  for (size_t k = 0; k < ring->size(); ++k) {
+    hopSpine->push_back(hopIndex[k] >= 0 ? spines.spine[hopIndex[k]] : -1);
+  }
+  return bottleneck;
+}
+
+}  // namespace
+
 Status makePlan(const Network& net, const PlanOptions& options, Plan* out) {
   RINA_TRY(validateNetwork(net));
   if (options.chunks < 0)
@@ -175,34 +255,34 @@ Status makePlan(const Network& net, const PlanOptions& options, Plan* out) {
   const int chunks =
       options.chunks ? options.chunks : std::max<int>(1, static_cast<int>(members.size()));
   RateMatrix rates = hopRates(net, members, chunks);
+  const std::vector<RateMatrix> bySpine = hopRatesBySpine(net, members, chunks);
   RingOrder order = bestRingOrder(rates);
   Plan p;
   p.epoch = options.epoch;
   p.reason = options.reason;
   p.exactOrder = order.exact;
-  const size_t n = order.order.size();
-  std::vector<SpineHop> hops;
-  std::vector<int> hopIndex(n, -1);  // ring position -> index into hops
-  for (size_t k = 0; k < n && n > 1; ++k) {
-    int a = order.order[k], b = order.order[(k + 1) % n];
-    p.ring.push_back(members[a].agent());
-    if (members[a].rack != members[b].rack && net.spines() > 0) {
-      hopIndex[k] = static_cast<int>(hops.size());
-      hops.push_back(SpineHop{members[a].rack, members[b].rack, rates[a][b]});
+  bool exactPaths = true;
+  double bottleneck = routeRing(net, members, rates, bySpine, order.order, order.bottleneck,
+                                options.previous, &p.ring, &p.hopSpine, &exactPaths);
+  // The ring in use stays while, with its spines chosen again, its
+  // bottleneck is as good: measured rates move a little at every check, and
+  // a ring that changes with them (its sum of rates only breaks ties) would
+  // move traffic for nothing.
+  if (const std::vector<int> kept = previousOrder(options.previous, members);
+      !kept.empty() && members.size() > 1) {
+    std::vector<int> ring, hopSpine;
+    bool exact = true;
+    const double b = routeRing(net, members, rates, bySpine, kept, cycleBottleneck(rates, kept),
+                               options.previous, &ring, &hopSpine, &exact);
+    if (b >= bottleneck) {
+      bottleneck = b;
+      p.ring = std::move(ring);
+      p.hopSpine = std::move(hopSpine);
+      exactPaths = exact;
     }
   }
-  if (n == 1) p.ring.push_back(members[0].agent());
-  double bottleneck = order.bottleneck;
-  SpineAssignment spines;
-  spines.exact = true;
-  if (!hops.empty()) {
-    spines = assignSpines(net, hops);
-    bottleneck = std::min(bottleneck, spines.bottleneck);
-  }
-  p.exactPaths = spines.exact;
-  for (size_t k = 0; k < p.ring.size(); ++k) {
-    p.hopSpine.push_back(hopIndex[k] >= 0 ? spines.spine[hopIndex[k]] : -1);
-  }
+  const size_t n = order.order.size();
+  p.exactPaths = exactPaths;
   p.bottleneckMbit = n > 1 ? bottleneck : std::numeric_limits<double>::infinity();
   for (const Member& m : members) {
     if (!m.ina) continue;

@@ -44,10 +44,16 @@ struct PlanOptions {
   int chunks = 0;  // chunks per INA rack port assignment; 0: one per member
   uint64_t epoch = 0;
   std::string reason = "initial";
+  // The plan in use, if any: its ring order stays while no order has a
+  // better bottleneck, and its spine per pair of racks while no choice is
+  // strictly better (no flip-flop between equal choices at every re-plan).
+  const Plan* previous = nullptr;
 };
 
 // Ring order (plan/ring_order.h), then spines for the inter-rack hops
-// (plan/paths.h), then ports per chunk (plan/ports.h). validateNetwork first.
+// (plan/paths.h; each hop's own rate per spine from hopRatesBySpine, so a
+// path measured slow is avoided), then ports per chunk (plan/ports.h).
+// validateNetwork first.
 Status makePlan(const Network& net, const PlanOptions& options, Plan* out);
 
 }  // namespace rina::plan

@@ -1,5 +1,6 @@
 #include "plan/replan.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -25,6 +26,11 @@ bool parseNumber(std::string_view text, double* out) {
 
 Status ReplanPolicy::parse(std::string_view interval, std::string_view threshold,
                            ReplanPolicy* out) {
+  return parse(interval, threshold, std::to_string(kDefaultCheckEvery), out);
+}
+
+Status ReplanPolicy::parse(std::string_view interval, std::string_view threshold,
+                           std::string_view checkEvery, ReplanPolicy* out) {
   ReplanPolicy p;
   double v = 0;
   if (!interval.empty() && interval.back() == 's') {
@@ -45,13 +51,52 @@ Status ReplanPolicy::parse(std::string_view interval, std::string_view threshold
     return errorf(rinaInvalidArgument, "RINA_PLAN_THRESHOLD=%.*s: expected a number >= 0",
                   static_cast<int>(threshold.size()), threshold.data());
   }
+  double every = 0;
+  if (!checkEvery.empty() && checkEvery.back() == 's') {
+    if (!parseNumber(checkEvery.substr(0, checkEvery.size() - 1), &every) || every <= 0) {
+      return errorf(rinaInvalidArgument,
+                    "RINA_PLAN_CHECK_EVERY=%.*s: expected a number of seconds > 0 before 's'",
+                    static_cast<int>(checkEvery.size()), checkEvery.data());
+    }
+    p.checkEvery_ = 0;
+    p.checkEverySeconds_ = every;
+  } else {
+    if (!parseNumber(checkEvery, &every) || every != std::floor(every) || every < 1 ||
+        every > static_cast<double>(kMaxCheckEvery)) {
+      return errorf(rinaInvalidArgument,
+                    "RINA_PLAN_CHECK_EVERY=%.*s: expected a whole number of collectives from 1 "
+                    "to %llu, or Ns (seconds)",
+                    static_cast<int>(checkEvery.size()), checkEvery.data(),
+                    static_cast<unsigned long long>(kMaxCheckEvery));
+    }
+    p.checkEvery_ = static_cast<uint64_t>(every);
+  }
   *out = p;
   return {};
 }
 
 Status ReplanPolicy::fromConfig(ReplanPolicy* out) {
   return parse(config::stringValue("RINA_PLAN_INTERVAL"),
-               config::stringValue("RINA_PLAN_THRESHOLD"), out);
+               config::stringValue("RINA_PLAN_THRESHOLD"),
+               config::stringValue("RINA_PLAN_CHECK_EVERY"), out);
+}
+
+uint64_t ReplanPolicy::nextCheck(uint64_t since, double secondsPerCollective) const {
+  auto nextMultiple = [since](uint64_t k) { return (since / k + 1) * k; };
+  uint64_t next = 0;
+  if (everyCollectives_ > 0) next = nextMultiple(everyCollectives_);
+  if (threshold_ > 0 || everySeconds_ > 0) {
+    uint64_t look;
+    if (checkEvery_ > 0) {
+      look = nextMultiple(checkEvery_);
+    } else {
+      const double n =
+          secondsPerCollective > 0 ? std::ceil(checkEverySeconds_ / secondsPerCollective) : 1.0;
+      look = since + static_cast<uint64_t>(std::clamp(n, 1.0, static_cast<double>(kMaxCheckEvery)));
+    }
+    next = next ? std::min(next, look) : look;
+  }
+  return next;
 }
 
 ReplanPolicy::Decision ReplanPolicy::decide(uint64_t collectives, double seconds,

@@ -1,8 +1,9 @@
 // When rank 0 re-plans: every RINA_PLAN_INTERVAL collectives ("100") or
 // seconds ("5s"; "0" = never on a schedule), and whenever a measured link
 // rate moved by more than RINA_PLAN_THRESHOLD (a fraction; 0.2 = 20%, 0 =
-// off) relative to the rate the current plan was made from. A pure decision:
-// the caller counts collectives, keeps the clock and the rates.
+// off) relative to the rate the current plan was made from, looked at every
+// RINA_PLAN_CHECK_EVERY collectives (16). A pure decision: the caller counts
+// collectives, keeps the clock and the rates.
 #ifndef RINA_LIB_PLAN_REPLAN_H_
 #define RINA_LIB_PLAN_REPLAN_H_
 
@@ -22,11 +23,30 @@ class ReplanPolicy {
     std::string reason;  // for the plan's reason and the INFO line
   };
 
+  // Collectives between looks at the rates and the clock (with a threshold
+  // or a time interval), unless RINA_PLAN_CHECK_EVERY says otherwise.
+  static constexpr uint64_t kDefaultCheckEvery = 16;
+
   // interval: "N" (collectives), "Ns" / "N.5s" (seconds), "0" (never);
-  // threshold: a number >= 0. Anything else is rinaInvalidArgument.
+  // threshold: a number >= 0; checkEvery: a whole number >= 1 of
+  // collectives, or "Ns" (a number > 0 of seconds: rank 0 turns it into a
+  // count from how long the collectives since the last check took). Anything
+  // else is rinaInvalidArgument naming the knob.
   static Status parse(std::string_view interval, std::string_view threshold, ReplanPolicy* out);
-  // From RINA_PLAN_INTERVAL and RINA_PLAN_THRESHOLD.
+  static Status parse(std::string_view interval, std::string_view threshold,
+                      std::string_view checkEvery, ReplanPolicy* out);
+  // From RINA_PLAN_INTERVAL, RINA_PLAN_THRESHOLD and RINA_PLAN_CHECK_EVERY.
   static Status fromConfig(ReplanPolicy* out);
+
+  // The check points: after `since` collectives under the current plan, the
+  // next count at which a check is due: a multiple of the interval's count,
+  // or (with a threshold or a time interval) of checkEvery; 0: never. With
+  // checkEvery in seconds, `secondsPerCollective` (0: not known yet) turns
+  // it into a count: since + ceil(seconds / secondsPerCollective), at least
+  // 1 (the first check after the next collective while nothing is known),
+  // at most kMaxCheckEvery.
+  uint64_t nextCheck(uint64_t since, double secondsPerCollective = 0) const;
+  static constexpr uint64_t kMaxCheckEvery = 1 << 20;
 
   // collectives / seconds: since the current plan was made. ratesAtPlan /
   // ratesNow: the same links in the same order (a different length means
@@ -40,11 +60,15 @@ class ReplanPolicy {
   uint64_t everyCollectives() const { return everyCollectives_; }
   double everySeconds() const { return everySeconds_; }
   double threshold() const { return threshold_; }
+  uint64_t checkEvery() const { return checkEvery_; }  // 0: in seconds
+  double checkEverySeconds() const { return checkEverySeconds_; }
 
  private:
   uint64_t everyCollectives_ = 0;  // 0: not by count
   double everySeconds_ = 0;        // 0: not by time
   double threshold_ = 0;           // 0: rates never trigger
+  uint64_t checkEvery_ = kDefaultCheckEvery;
+  double checkEverySeconds_ = 0;
 };
 
 }  // namespace rina::plan

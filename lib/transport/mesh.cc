@@ -115,6 +115,15 @@ bool needsSpineConnection(const bootstrap::PeerInfo& connector, const bootstrap:
          spine < bootstrap::kMaxSpineAddrs && !(acceptor.spine[spine] == acceptor.listen);
 }
 
+int defaultSpineOf(const bootstrap::PeerInfo& acceptor, int spines) {
+  const int most =
+      std::min({spines, static_cast<int>(acceptor.spineCount), bootstrap::kMaxSpineAddrs});
+  for (int s = 0; s < most; ++s) {
+    if (acceptor.spine[s] == acceptor.listen) return s;
+  }
+  return -1;
+}
+
 Status buildMesh(const MeshOptions& opt, std::map<int, std::unique_ptr<Connection>>* out,
                  SpineConnections* spineOut) {
   SpineConnections unusedSpines;

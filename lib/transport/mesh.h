@@ -32,6 +32,11 @@ using SpineConnections = std::map<std::pair<int, int>, std::unique_ptr<Connectio
 bool needsSpineConnection(const bootstrap::PeerInfo& connector, const bootstrap::PeerInfo& acceptor,
                           int spine);
 
+// The spine whose path the pair's default connection takes: the first s <
+// spines on which the acceptor's (the higher rank's) address is its default
+// listen address; -1 when there is none.
+int defaultSpineOf(const bootstrap::PeerInfo& acceptor, int spines);
+
 struct MeshOptions {
   int rank = 0;
   uint64_t commId = 0;

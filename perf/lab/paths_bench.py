@@ -8,16 +8,20 @@ static: 2 racks, spines 2, one spine's uplinks at 1/4 of the other's; for
   the planned / other throughput ratio. Writes perf/results/lab-paths.md and
   lab-paths.png.
 midrun: both spines at the fast rate; rina-allreduce-perf runs back-to-back
-  allreduces with --timeline while, after --change-after seconds, rack a's
-  uplink to spine 0 drops to 1/4 (`rina-netlab shape`). Throughput per
-  iteration over time, against the best static plan for the new rates (a
-  second run in a lab built with those rates). Writes
-  perf/results/lab-paths-midrun.md and lab-paths-midrun.png.
+  allreduces of --midrun-algorithm (hier or rina: the ones that re-plan) with
+  --timeline under RINA_PLAN_THRESHOLD=--threshold, RINA_PLAN_INTERVAL=0 and
+  RINA_PLAN_CHECK_EVERY=--check-every, while, after --change-after seconds,
+  rack a's uplink to spine 0 drops to 1/4 (`rina-netlab shape`). Throughput
+  per iteration over time, against the best static plan for the new rates (a
+  second run in a lab built with those rates); the recovery time is from the
+  change to the end of the last allreduce below 90% of that plan's
+  throughput. Writes perf/results/lab-paths-midrun.md and lab-paths-midrun.png.
 
   perf/lab/paths_bench.py [--build DIR] [--lab-name NAME] [--experiments static,midrun]
                           [--algorithms ring] [--size 16M] [-n ITERS]
                           [--fast-mbit 200] [--host-mbit 400] [--change-after S]
-                          [--midrun-iters N]
+                          [--midrun-algorithm hier] [--midrun-size 4M] [--midrun-iters N]
+                          [--threshold 0.5] [--check-every 1]
 Needs root.
 """
 
@@ -49,13 +53,14 @@ def parse_size(text):
     return int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2).upper()]
 
 
-def netlab(name, *args, timeout=RUN_TIMEOUT_S):
+def netlab(name, *args, timeout=RUN_TIMEOUT_S, stderr=False):
+    """stdout (with stderr=True: stdout and stderr)."""
     cmd = [os.path.join(REPO, "tools/rina-netlab"), "--name", name, *args]
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     if run.returncode != 0:
         raise Failure(f"{' '.join(shlex.quote(c) for c in cmd)}: exit {run.returncode}\n"
                       f"{run.stdout[-3000:]}{run.stderr[-3000:]}")
-    return run.stdout
+    return (run.stdout, run.stderr) if stderr else run.stdout
 
 
 def topology(uplinks, host_mbit, ina):
@@ -84,9 +89,9 @@ class Lab:
             print(f"paths_bench.py: down failed: {e}", file=sys.stderr)
 
 
-def perf_cmd(build, algorithms, size, iters, extra=()):
+def perf_cmd(build, algorithms, size, iters, extra=(), check="1", warmup="1"):
     return [os.path.join(build, "tools/rina-allreduce-perf"), "-a", ",".join(algorithms), "-b",
-            str(size), "-e", str(size), "-n", str(iters), "-w", "1", "-c", "1", *extra]
+            str(size), "-e", str(size), "-n", str(iters), "-w", warmup, "-c", check, *extra]
 
 
 def perf_times(out, algorithms):
@@ -183,7 +188,10 @@ def read_timeline(path):
 
 def midrun_experiment(args, work, algorithms, size):
     fast, slow = args.fast_mbit, args.fast_mbit / 4
-    algo = algorithms[0]
+    algo, size = args.midrun_algorithm, args.midrun_size
+    plan_env = ["--env", "RINA_PATHS=planned", "--env", f"RINA_PLAN_THRESHOLD={args.threshold:g}",
+                "--env", "RINA_PLAN_INTERVAL=0", "--env", f"RINA_PLAN_CHECK_EVERY={args.check_every}",
+                "--env", "RINA_DEBUG=INFO"]
     commands = []
     # 1. Both spines fast; rack a's uplink to spine 0 drops mid-run.
     doc = topology([fast, fast], args.host_mbit, algo == "rina")
@@ -191,8 +199,9 @@ def midrun_experiment(args, work, algorithms, size):
     with Lab(args.lab_name, doc, work, args.switchd) as lab:
         commands.append(f"# topology file: {json.dumps(doc)}")
         commands.append(f"rina-netlab --name {args.lab_name} up {lab.path}")
-        run = ["run", "--timeout", str(RUN_TIMEOUT_S), "--env", "RINA_PATHS=planned", "--"] + \
-            perf_cmd(args.build, [algo], size, args.midrun_iters, ["--timeline", timeline])
+        run = ["run", "--timeout", str(RUN_TIMEOUT_S), *plan_env, "--"] + \
+            perf_cmd(args.build, [algo], size, args.midrun_iters,
+                     ["--timeline", timeline], check="2", warmup="0")
         shape = ["shape", "--rack", "a", "--spine", "0", "--mbit", f"{slow:g}"]
         changed = {}
 
@@ -204,9 +213,12 @@ def midrun_experiment(args, work, algorithms, size):
         # placed relative to the first timed iteration below.
         t = threading.Thread(target=lower)
         t.start()
-        out = netlab(args.lab_name, *run)
+        out, err = netlab(args.lab_name, *run, stderr=True)
         t.join()
         perf_times(out, [algo])
+        plans = [line.split("RINA INFO ", 1)[1] for line in (out + err).splitlines()
+                 if "RINA INFO plan #" in line]
+        stats = [line for line in out.splitlines() if line.startswith("# rina plans")]
         commands.append(f"rina-netlab --name {args.lab_name} " +
                         " ".join(shlex.quote(c) for c in run))
         commands.append(f"rina-netlab --name {args.lab_name} {' '.join(shape)}   "
@@ -225,26 +237,53 @@ def midrun_experiment(args, work, algorithms, size):
                         " ".join(shlex.quote(c) for c in run2))
     t0 = rows[0][2]
     change = changed.get("at", float("nan")) - t0
-    before = [r[3] for r in rows if r[2] + r[3] < t0 + change]
+    before = [r[3] for r in rows[3:] if r[2] + r[3] < t0 + change]
     after = [r for r in rows if r[2] >= t0 + change]
     late = [r[3] for r in after if r[2] >= t0 + change + 2]
+    hit = [r for r in rows if r[2] + r[3] >= t0 + change]
+    check_words = (f"about one plan check per {args.check_every[:-1]} s of {algo} allreduces, "
+                   f"rank 0 counting" if args.check_every.endswith("s") else
+                   f"a plan check before every {args.check_every} {algo} allreduce(s)")
+    # Recovered: after the end of the last allreduce that took 1.5x the best
+    # static plan's time or more (the slowed path; single allreduces vary by
+    # about +-10% on this host, so "below 90%" alone would count noise).
+    slow_path = [r for r in hit if r[3] >= 1.5 * best]
+    recovered = (slow_path[-1][2] + slow_path[-1][3] - t0 - change) if slow_path else 0.0
+    # Throughput per second after the change: bytes of the allreduces that
+    # ended in the window over the window's length.
+    windows = []
+    end = max(r[2] + r[3] for r in rows) - t0
+    w = 0.0
+    while change + w + 1 <= end:
+        done = [r for r in rows if change + w <= r[2] + r[3] - t0 < change + w + 1]
+        busy = sum(r[3] for r in done)
+        windows.append((w, len(done), (len(done) * best / busy) if busy else 0.0))
+        w += 1
     mean = lambda xs: sum(xs) / len(xs) if xs else float("nan")
     lines = ["# Throughput over time across a mid-run rate change (netns lab)", "",
              f"2 racks of 2 hosts, 2 spines, every uplink {fast:g} Mbit/s, hosts "
              f"{args.host_mbit} Mbit/s; {algo} allreduce of {size >> 20} MiB back to back "
-             f"({len(rows)} iterations, RINA_PATHS=planned: with equal rates both cross-rack hops "
-             f"take spine 0). {change:.1f} s into the timed run rack a's uplink to spine 0 drops "
-             f"to {slow:g} Mbit/s (`rina-netlab shape`, HTB class change on both ends).", "",
+             f"({len(rows)} iterations, every result checked), RINA_PATHS=planned, "
+             f"RINA_PLAN_THRESHOLD={args.threshold:g}, RINA_PLAN_INTERVAL=0, "
+             f"RINA_PLAN_CHECK_EVERY={args.check_every} ({check_words}); with equal rates the first plan puts both "
+             f"rack hops on spine 0. {change:.1f} s into the timed run rack a's uplink to spine 0 "
+             f"drops to {slow:g} Mbit/s (`rina-netlab shape`, HTB class change on both ends).", "",
              "| | mean time (ms) | throughput vs best static |", "|---|---|---|",
              f"| before the change | {mean(before) * 1e3:.0f} | {best / mean(before):.2f} |",
              f"| from the change on | {mean([r[3] for r in after]) * 1e3:.0f} | "
              f"{best / mean([r[3] for r in after]):.2f} |",
              f"| from 2 s after the change | {mean(late) * 1e3:.0f} | {best / mean(late):.2f} |",
              f"| best static plan for the new rates (spine 1) | {best * 1e3:.0f} | 1.00 |", "",
+             f"Recovery: the last allreduce on the slowed path (>= 1.5x the best static plan's "
+             f"time; the slowest took {max(r[3] for r in hit) * 1e3:.0f} ms) ended "
+             f"{recovered:.2f} s after the change. Throughput of the allreduces ending in each "
+             f"second after the change (bytes / their summed time), against the best static "
+             f"plan:", "", "| seconds after the change | allreduces | throughput vs best static |",
+             "|---|---|---|"] + [f"| {w:.0f}-{w + 1:.0f} | {n} | {f:.2f} |" for w, n, f in windows] + [
+             "",
+             "Plans (rank 0, RINA_DEBUG=INFO):", "```"] + plans + stats + ["```", "",
              "Target (issue 6): >= 90% of the best static plan's throughput within 2 s of the "
-             "change. This build has no re-plan in the communicator yet (the plan-wire branch "
-             "brings it): the path stays on the slowed spine, so throughput stays at the slow "
-             "rate; the harness is here for when re-plan lands.", "", "Commands:", "```"] + \
+             "change.", "", "Commands:", "```"] + \
         commands + ["```", "", f"Driver: `perf/lab/paths_bench.py {' '.join(sys.argv[1:])}`", "",
                     "![throughput over time](lab-paths-midrun.png)", ""]
     plot_timeline(os.path.join(RESULTS, "lab-paths-midrun.png"), rows, t0, change, best, size)
@@ -287,7 +326,12 @@ def main():
     parser.add_argument("--fast-mbit", type=float, default=200)
     parser.add_argument("--host-mbit", type=float, default=400)
     parser.add_argument("--change-after", type=float, default=6)
-    parser.add_argument("--midrun-iters", type=int, default=30)
+    parser.add_argument("--midrun-algorithm", default="hier", choices=("hier", "rina"))
+    parser.add_argument("--midrun-size", type=parse_size, default=parse_size("4M"))
+    parser.add_argument("--midrun-iters", type=int, default=60)
+    parser.add_argument("--threshold", type=float, default=0.5)
+    parser.add_argument("--check-every", default="1",
+                        help="RINA_PLAN_CHECK_EVERY: collectives, or Ns (seconds)")
     parser.add_argument("--switchd", help="rina-switchd (default: the build's)")
     args = parser.parse_args()
     if not re.fullmatch(r"[A-Za-z0-9_]+", args.lab_name):

@@ -9,8 +9,8 @@ always brought down, also on failure.
 
   perf/lab/sim_vs_lab.py [--build DIR] [--lab-name NAME] [--algorithms ring,rina]
                          [--sizes 4M,16M] [--paths planned,fixed] [-n ITERS]
-                         [--step-latency-us U] [--tolerance F] [--markdown FILE]
-                         TOPOLOGY.json
+                         [--env NAME=VALUE ...] [--step-latency-us U] [--tolerance F]
+                         [--markdown FILE] TOPOLOGY.json
 
 What the simulator is told: the file's rates (host links, per-spine uplinks)
 times the TCP goodput of a shaped link (0.956: 1448 payload bytes per 1514
@@ -18,7 +18,10 @@ on the wire, LAB-NOTES), since rina-sim moves payload at the raw rate. The
 path rules map to rina-sim's planner: RINA_PATHS=planned <-> --planner plan;
 fixed (every hop on spine 0) is simulated by the same planner on a topology
 whose other spines are removed (spines: 1 keeps spine 0's rates), hash is not
-simulated. Needs root.
+simulated. A lab host with an address per spine (the resolved file's
+spine_addrs) has a NIC per plane, and so does its simulated host (traffic
+over spine s on NIC s, switch and in-rack traffic on NIC 0). --env passes
+RINA_* settings to the lab's ranks (e.g. RINA_INA_SLOTS). Needs root.
 """
 
 import argparse
@@ -55,12 +58,14 @@ def netlab(name, *args, timeout=RUN_TIMEOUT_S):
     return run.stdout
 
 
-def lab_times(name, build, algorithms, sizes, iters, paths):
+def lab_times(name, build, algorithms, sizes, iters, paths, env=()):
     """Mean allreduce time (s) per (algo, size) from one perf run."""
     perf = os.path.join(build, "tools/rina-allreduce-perf")
     args = ["run", "--timeout", str(RUN_TIMEOUT_S)]
     if paths:
         args += ["--env", f"RINA_PATHS={paths}"]
+    for e in env:
+        args += ["--env", e]
     args += ["--", perf, "-a", ",".join(algorithms), "-b", str(min(sizes)), "-e", str(max(sizes)),
              "-f", "4", "-n", str(iters), "-w", "1", "-c", "1"]
     out = netlab(name, *args)
@@ -135,6 +140,8 @@ def main():
     parser.add_argument("--paths", default="",
                         help="RINA_PATHS rules to run (planned,fixed); default: none set")
     parser.add_argument("-n", "--iters", type=int, default=3)
+    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                        help="a RINA_* setting for the lab's ranks (repeatable)")
     parser.add_argument("--step-latency-us", type=float, default=100)
     parser.add_argument("--tolerance", type=float, default=0.15)
     parser.add_argument("--markdown", help="also write the table here")
@@ -145,6 +152,9 @@ def main():
     algorithms = args.algorithms.split(",")
     sizes = sorted(parse_size(s) for s in args.sizes.split(","))
     paths = [p for p in args.paths.split(",") if p] or [""]
+    for e in args.env:
+        if not re.fullmatch(r"RINA_[A-Z0-9_]+=\S*", e):
+            parser.error(f"--env: NAME=VALUE with a RINA_* name, got '{e}'")
     for p in paths:
         if p not in ("planned", "fixed"):
             parser.error(f"--paths: planned or fixed, got '{p}'")
@@ -161,7 +171,7 @@ def main():
         resolved = f"/run/rina-netlab/{args.lab_name}/topology.json"
         for rule in paths:
             times, command = lab_times(args.lab_name, args.build, algorithms, sizes, args.iters,
-                                       rule)
+                                       rule, args.env)
             commands.append(command)
             topo = sim_topology(resolved, 1 if rule == "fixed" else 0, work)
             planner = "plan" if rule == "planned" else "default"

@@ -311,6 +311,7 @@ TEST_F(RackPlanTest, ThresholdMoveMakesRankZeroReplan) {
     });
   });
   static_assert(algo::PlanSync::kCheckEvery == 16, "the call numbers below assume it");
+  ScopedEnv every("RINA_PLAN_CHECK_EVERY", nullptr);  // the default
   std::vector<std::vector<uint64_t>> outside(n, std::vector<uint64_t>(calls));
   std::vector<std::vector<uint64_t>> epochs(n, std::vector<uint64_t>(calls));
   std::vector<rinaCommStats_t> stats(n);
@@ -347,14 +348,45 @@ TEST_F(RackPlanTest, ThresholdMoveMakesRankZeroReplan) {
   EXPECT_EQ(err.find("plan #3"), std::string::npos) << err;
 }
 
-// Bad RINA_PLAN_INTERVAL / RINA_PLAN_THRESHOLD: rinaCommInitRank fails on
-// every rank, the message naming the knob and the value.
+// RINA_PLAN_CHECK_EVERY in seconds: rank 0 turns it into a count from how
+// long the collectives took and sends it with every notice. Nothing is
+// known at the first plan, so the next check comes after one collective;
+// then 1000 s is far beyond 20 small collectives (no more checks), and
+// 1 us is less than any collective (a check before every one). Any rank
+// off that schedule would make the calls fail or the counts differ.
+TEST_F(RackPlanTest, CheckScheduleInSecondsComesFromRankZero) {
+  ScopedEnv racks("RINA_RACKS", "2,2");
+  ScopedEnv interval("RINA_PLAN_INTERVAL", "0");
+  ScopedEnv threshold("RINA_PLAN_THRESHOLD", "0.5");
+  for (const auto& [every, checks] : {std::pair<const char*, uint64_t>{"1000s", 2},
+                                      std::pair<const char*, uint64_t>{"0.000001s", 20}}) {
+    ScopedEnv e("RINA_PLAN_CHECK_EVERY", every);
+    const int n = 4, calls = 20;
+    std::vector<rinaCommStats_t> stats(n);
+    runThreads(n, [&](int rank, rinaComm_t comm) {
+      ASSERT_EQ(rinaCommSetAlgorithm(comm, "hier"), rinaSuccess);
+      for (int call = 0; call < calls; ++call) {
+        allreduceExact(comm, rank, n, call, 3000);
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+      stats[rank] = statsOf(comm);
+    });
+    for (int r = 0; r < n; ++r) {
+      EXPECT_EQ(stats[r].planChecks, checks) << every << " rank " << r;
+    }
+  }
+}
+
+// Bad RINA_PLAN_INTERVAL / RINA_PLAN_THRESHOLD / RINA_PLAN_CHECK_EVERY:
+// rinaCommInitRank fails on every rank, the message naming the knob and
+// the value.
 TEST(RackPlanKnobs, BadValuesAreRefusedAtInit) {
   const std::vector<std::pair<const char*, const char*>> bad = {
       {"RINA_PLAN_INTERVAL", "often"}, {"RINA_PLAN_INTERVAL", "-3"},
       {"RINA_PLAN_INTERVAL", "5x"},    {"RINA_PLAN_INTERVAL", "1.5"},
       {"RINA_PLAN_INTERVAL", "s"},     {"RINA_PLAN_THRESHOLD", "-0.1"},
-      {"RINA_PLAN_THRESHOLD", "x"},    {"RINA_PLAN_THRESHOLD", "inf"}};
+      {"RINA_PLAN_THRESHOLD", "x"},    {"RINA_PLAN_THRESHOLD", "inf"},
+      {"RINA_PLAN_CHECK_EVERY", "0"},  {"RINA_PLAN_CHECK_EVERY", "0s"}};
   for (const auto& [knob, value] : bad) {
     ScopedEnv e(knob, value);
     rinaUniqueId id;

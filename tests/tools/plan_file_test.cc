@@ -19,7 +19,8 @@ Status parse(const std::string& rest, PlanFile* out) {
 TEST(PlanFile, SectionsSetTheNetwork) {
   PlanFile pf;
   ASSERT_TRUE(parse(R"("measured": {"host_link_mbit": {"a1": 80}, "uplink_mbit": {"r1": [40, 60]},
-                                    "spine_mbit": 900, "probes": [{"from": "a0", "to": "rank0", "mbit": 7}]},
+                                    "spine_mbit": 900, "probes": [{"from": "a0", "to": "rank0", "mbit": 7},
+                                                           {"from": "a1", "to": "rank1", "mbit": 9, "spine": 1}]},
                       "chunks": 6, "grid": {"ps": "a1", "rack_agg_mbit": {"r0": 2000}, "spine_agg_mbit": 5})",
                     &pf)
                   .ok());
@@ -33,9 +34,11 @@ TEST(PlanFile, SectionsSetTheNetwork) {
   EXPECT_EQ(pf.net.racks[0].uplinkMbit, (std::vector<double>{500, 500}));
   EXPECT_EQ(pf.net.racks[1].uplinkMbit, (std::vector<double>{40, 60}));
   EXPECT_EQ(pf.net.spineMbit, (std::vector<double>{900, 900}));
-  ASSERT_EQ(pf.net.probes.size(), 1u);
+  ASSERT_EQ(pf.net.probes.size(), 2u);
   EXPECT_EQ(pf.net.probes[0].from, 2);
   EXPECT_EQ(pf.net.probes[0].to, 0);
+  EXPECT_EQ(pf.net.probes[0].spine, -1);  // any path
+  EXPECT_EQ(pf.net.probes[1].spine, 1);
   EXPECT_EQ(pf.chunks, 6);
   EXPECT_TRUE(pf.hasGrid);
   EXPECT_EQ(pf.grid.psHost, 3);
@@ -71,6 +74,10 @@ TEST(PlanFile, RejectsBadInput) {
       {R"("measured": {"probes": [{"from": 3, "to": "a1", "mbit": 1}]})",
        "must be a non-empty name"},
       {R"("measured": {"probes": [{"from": "a0", "to": "a0", "mbit": 1}]})", "not two hosts"},
+      {R"("measured": {"probes": [{"from": "a0", "to": "a1", "mbit": 1, "spine": 2}]})",
+       "measured.probes[0].spine: must be a spine from 0 to 1"},
+      {R"("measured": {"probes": [{"from": "a0", "to": "a1", "mbit": 1, "spine": "s1"}]})",
+       "measured.probes[0].spine: must be a spine from 0 to 1"},
       {R"("chunks": 0)", "chunks: must be a whole number"},
       {R"("chunks": 2.5)", "chunks: must be a whole number"},
       {R"("grid": {"rack_agg_mbit": {}})", "grid: no \"ps\""},

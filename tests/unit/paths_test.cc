@@ -4,7 +4,9 @@
 // ring hop's bytes take, and the error paths of the knobs.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
@@ -12,7 +14,9 @@
 #include <thread>
 #include <vector>
 
+#include "algo/link_stats.h"
 #include "algo/path_choice.h"
+#include "algo/plan_sync.h"
 #include "api/handle.h"
 #include "rank_harness.h"
 #include "topo/topology_json.h"
@@ -186,6 +190,142 @@ TEST(Paths, BadKnobsFailInitNamingThem) {
               std::string::npos)
         << msg;
   }
+}
+
+// Per-spine connections in the link stats: after a ring allreduce whose
+// cross-rack hops take spine 1 (hash), rinaCommGetLinkStats lists for rank
+// 1 two connections to rank 2: the default one (spine 0: rank 2's default
+// address is its spine-0 one) and spine 1's own, which carried the hop's
+// bytes. The version 1 entry point writes 64-byte entries of the default
+// connections only, equal to the head of the version 2 entries.
+extern "C" rinaResult_t(rinaCommGetLinkStats)(rinaComm_t comm, void* links, int maxLinks,
+                                              int* nLinks);
+
+TEST(Paths, LinkStatsListEachSpinesConnection) {
+  LoopbackSpines env;
+  ScopedEnv policy("RINA_PATHS", "hash");
+  runThreads(4, [&](int rank, rinaComm_t comm) {
+    ringBytes(rank, comm);
+    int n = 0;
+    ASSERT_EQ(rinaCommGetLinkStats(comm, nullptr, 0, &n), rinaSuccess);
+    std::vector<rinaLinkStats_t> v2(static_cast<size_t>(n));
+    ASSERT_EQ(rinaCommGetLinkStats(comm, v2.data(), n, &n), rinaSuccess);
+    int n1 = 0;
+    ASSERT_EQ((rinaCommGetLinkStats)(comm, nullptr, 0, &n1), rinaSuccess);
+    std::vector<char> v1(static_cast<size_t>(n1) * 64 + 64, 'x');
+    ASSERT_EQ((rinaCommGetLinkStats)(comm, v1.data(), n1, &n1), rinaSuccess);
+    EXPECT_EQ(v1[static_cast<size_t>(n1) * 64], 'x') << "wrote past n1 64-byte entries";
+    int defaults = 0;
+    for (const rinaLinkStats_t& l : v2) {
+      const bool otherRack = l.peer / 2 != rank / 2;
+      if (l.defaultPath) {
+        EXPECT_EQ(l.spine, otherRack ? 0 : -1) << "rank " << rank << " peer " << l.peer;
+        ASSERT_LT(defaults, n1);
+        EXPECT_EQ(std::memcmp(v1.data() + 64 * defaults, &l, 64), 0) << "peer " << l.peer;
+        ++defaults;
+      } else {
+        EXPECT_TRUE(otherRack);
+        EXPECT_EQ(l.spine, 1) << "rank " << rank << " peer " << l.peer;
+      }
+      // The hop rank -> rank + 1 across racks (1 -> 2, 3 -> 0) is on spine 1.
+      const bool hop = l.peer == (rank + 1) % 4 && otherRack;
+      if (hop && l.spine == 1) {
+        EXPECT_EQ(l.bytesSent, 2 * 3 * kBytes / 4 + kHeaderBytes);
+        EXPECT_GT(l.busySendSec, 0.0);
+      }
+      if (hop && l.spine == 0) {
+        EXPECT_EQ(l.bytesSent, 0u) << "rank " << rank;
+      }
+    }
+    EXPECT_EQ(defaults, n1);
+    // Version 1 entries are 64 bytes; less is refused.
+    EXPECT_EQ(rinaCommGetLinkStatsSized(comm, v2.data(), 63, n, &n), rinaInvalidArgument);
+    EXPECT_NE(std::string(rinaCommGetLastError(comm)).find("linkBytes 63 is smaller than 64"),
+              std::string::npos)
+        << rinaCommGetLastError(comm);
+  });
+}
+
+// A slowed spine measured through the per-spine rows moves hier's hops off
+// it. The rate table rank 0 gathers is checked to hold each pair's
+// per-spine row, then replaced (the hook) by one where every cross-rack hop
+// over spine 0 ran at 8 Mbit/s and over spine 1 at 8000: with no configured
+// rates the flows over each spine are spine-limited, so the racks' uplinks
+// become the sums (spine 0: 2 x 8 = 16, spine 1: 16000) and the re-plan
+// before call 2 puts both rack hops on spine 1 (ties under the first plan
+// gave spine 0). Bytes then leave each rack only over spine-1 connections
+// (but for headers), results exact, and every rank counts one re-plan.
+TEST(Paths, MeasuredSlowSpineMovesHierHopsOff) {
+  LoopbackSpines env;
+  ScopedEnv policy("RINA_PATHS", "planned");
+  ScopedEnv interval("RINA_PLAN_INTERVAL", "2");
+  ScopedEnv threshold("RINA_PLAN_THRESHOLD", "0");
+  std::atomic<bool> sawSpineRows{false};
+  algo::setPlanRatesHookForTesting([&](uint64_t check, std::vector<algo::LinkRate>* table) {
+    bool spine1 = false;
+    for (const algo::LinkRate& l : *table) spine1 |= l.spine == 1 && !l.defaultPath;
+    if (check == 1) sawSpineRows = spine1;
+    if (check == 0) return;
+    table->clear();
+    for (int r = 0; r < 4; ++r) {
+      for (int p = 0; p < 4; ++p) {
+        if (p == r) continue;
+        for (int s : p / 2 == r / 2 ? std::vector<int>{-1} : std::vector<int>{0, 1}) {
+          algo::LinkRate l;
+          l.rank = r;
+          l.peer = p;
+          l.spine = s;
+          l.defaultPath = s == 1 ? 0 : 1;
+          l.bytesRecv = 1 << 20;
+          l.recvRate = s == 0 ? 1e6 : 1e9;
+          std::strncpy(l.kind, "socket", sizeof(l.kind) - 1);
+          table->push_back(l);
+        }
+      }
+    }
+  });
+  std::vector<std::map<std::pair<int, int>, uint64_t>> sent(4);
+  std::vector<rinaCommStats_t> stats(4);
+  runThreads(4, [&](int rank, rinaComm_t comm) {
+    algo::Communicator* c = api::communicatorOf(comm);
+    ASSERT_EQ(rinaCommSetAlgorithm(comm, "hier"), rinaSuccess);
+    auto bytesNow = [&] {
+      std::map<std::pair<int, int>, uint64_t> m;
+      for (const algo::LinkRate& l : algo::localLinkRates(*c)) m[{l.peer, l.spine}] = l.bytesSent;
+      return m;
+    };
+    std::map<std::pair<int, int>, uint64_t> before;
+    for (int call = 0; call < 4; ++call) {
+      if (call == 3) before = bytesNow();
+      std::vector<int32_t> buf(50000);
+      for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<int32_t>(rank * 1000 + i % 997);
+      ASSERT_EQ(rinaAllReduce(buf.data(), buf.data(), buf.size(), rinaInt32, rinaSum, comm),
+                rinaSuccess)
+          << rinaCommGetLastError(comm);
+      for (size_t i = 0; i < buf.size(); ++i) {
+        ASSERT_EQ(buf[i], static_cast<int32_t>(6000 + 4 * (i % 997))) << "rank " << rank;
+      }
+    }
+    for (const auto& [key, bytes] : bytesNow()) sent[rank][key] = bytes - before[key];
+    stats[rank].size = sizeof stats[rank];
+    EXPECT_EQ(rinaCommGetStats(comm, &stats[rank]), rinaSuccess);
+  });
+  algo::setPlanRatesHookForTesting({});
+  EXPECT_TRUE(sawSpineRows.load()) << "the gathered table had no per-spine rows";
+  uint64_t overSpine1 = 0;
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_EQ(stats[r].replans, 1u) << "rank " << r;
+    for (const auto& [key, bytes] : sent[r]) {
+      if (key.first / 2 == r / 2) continue;
+      // At most the collective's header, which the rack agents exchange
+      // over their default connection.
+      if (key.second == 0) {
+        EXPECT_LE(bytes, kHeaderBytes) << "rank " << r << " -> " << key.first << " s0";
+      }
+      if (key.second == 1) overSpine1 += bytes;
+    }
+  }
+  EXPECT_GT(overSpine1, 0u);
 }
 
 }  // namespace

@@ -131,7 +131,7 @@ Status parsePlanFile(const std::string& text, PlanFile* out) {
       for (size_t k = 0; k < m["probes"].size(); ++k) {
         const json& p = m["probes"][k];
         std::string where = "measured.probes[" + std::to_string(k) + "]";
-        RINA_TRY(checkKeys(p, {"from", "to", "mbit"}, where));
+        RINA_TRY(checkKeys(p, {"from", "to", "mbit", "spine"}, where));
         if (!p.contains("from") || !p.contains("to") || !p.contains("mbit")) {
           return errorf(rinaInvalidArgument, "%s: needs \"from\", \"to\" and \"mbit\"",
                         where.c_str());
@@ -140,6 +140,15 @@ Status parsePlanFile(const std::string& text, PlanFile* out) {
         RINA_TRY(host(p["from"], where + ".from", &probe.from));
         RINA_TRY(host(p["to"], where + ".to", &probe.to));
         RINA_TRY(readMbit(p["mbit"], where + ".mbit", &probe.mbit));
+        if (p.contains("spine")) {
+          // The path it measured: it caps the hop over that spine only.
+          if (!p["spine"].is_number_integer() || p["spine"].get<int64_t>() < 0 ||
+              p["spine"].get<int64_t>() >= spec.spines) {
+            return errorf(rinaInvalidArgument, "%s.spine: must be a spine from 0 to %d",
+                          where.c_str(), spec.spines - 1);
+          }
+          probe.spine = static_cast<int>(p["spine"].get<int64_t>());
+        }
         pf.net.probes.push_back(probe);
       }
     }

@@ -25,17 +25,39 @@ class LinkBytes {
   std::unordered_map<int, double> bytes_;
 };
 
+// The spine of each of `connections` connections from rack a to rack b,
+// numbered from `first` (the planner picks each one's spine: ECMP hashes a
+// connection onto one path); -1 for all when a == b.
+std::vector<int> spinesOf(const SimTopology& topo, Planner& planner, int a, int b, int first,
+                          int connections) {
+  std::vector<int> out(connections, -1);
+  for (int c = 0; a != b && c < connections; ++c) out[c] = planner.spineFor(topo, a, b, first + c);
+  return out;
+}
+
 // `bytes` from rack a to rack b (nothing when a == b), split evenly over
-// `connections` connections numbered from `first`; the planner picks each
-// one's spine (ECMP hashes a connection onto one path).
+// the connections whose spines are `spines`.
+void crossRacks(const SimTopology& topo, int a, int b, const std::vector<int>& spines, double bytes,
+                LinkBytes* lb) {
+  if (a == b) return;
+  for (int s : spines) {
+    lb->add(topo.racks[a].up[s], bytes / spines.size());
+    lb->add(topo.racks[b].down[s], bytes / spines.size());
+  }
+}
+
 void crossRacks(const SimTopology& topo, Planner& planner, int a, int b, int first, int connections,
                 double bytes, LinkBytes* lb) {
-  if (a == b) return;
-  for (int c = 0; c < connections; ++c) {
-    const int s = planner.spineFor(topo, a, b, first + c);
-    lb->add(topo.racks[a].up[s], bytes / connections);
-    lb->add(topo.racks[b].down[s], bytes / connections);
-  }
+  crossRacks(topo, a, b, spinesOf(topo, planner, a, b, first, connections), bytes, lb);
+}
+
+// A host's share of a hop sent (received) over the NICs of the hop's
+// connections' spines, evenly (multi-rail hosts; one NIC: all on it).
+void hostUp(const SimHost& h, const std::vector<int>& spines, double bytes, LinkBytes* lb) {
+  for (int s : spines) lb->add(h.upOn(s), bytes / spines.size());
+}
+void hostDown(const SimHost& h, const std::vector<int>& spines, double bytes, LinkBytes* lb) {
+  for (int s : spines) lb->add(h.downOn(s), bytes / spines.size());
 }
 
 // Racks in order with the job's hosts in each.
@@ -53,9 +75,14 @@ std::vector<std::pair<int, std::vector<int>>> hostsByRack(const SimTopology& top
 // ring and rina: ring members are INA racks (when `useIna` and the job has
 // slots there) and autonomous workers. With R members and chunks C = 1/R,
 // every hop carries 2(R-1)C. An INA rack adds, per worker w porting a share
-// f_w of the chunks: S up (its contributions), S down (the final chunk and
-// the all-gather multicast), and f_w (R-1)C up (handing all-gather chunks
-// to the switch); the hop traffic enters and leaves at the ports.
+// f_w of the chunks: S up (its contributions to the switch's
+// reduce-scatter), S down (its share's sums and the others' final pieces),
+// and f_w S up (every final piece of its share goes to the switch's
+// multicast, the rack's own chunk included: lib/algo/rina.cc, per INA
+// worker S (1 + 1/n + 2(R-1)/(Rn)) up; one INA rack alone: S up, one switch
+// call); the hop traffic enters and leaves
+// at the ports, over the NIC of the hop's spine on multi-rail hosts (switch
+// traffic stays on NIC 0).
 Collective ringOfMembers(const SimTopology& topo, const std::vector<int>& hosts,
                          const InaAccess& ina, Planner& planner, bool useIna) {
   std::vector<RingMember> members;
@@ -76,29 +103,36 @@ Collective ringOfMembers(const SimTopology& topo, const std::vector<int>& hosts,
   LinkBytes lb;
   for (int i = 0; i < n && n > 1; ++i) {
     const int a = order[i], b = order[(i + 1) % n];
-    for (size_t k = 0; k < members[a].hosts.size(); ++k) {
-      lb.add(topo.hosts[members[a].hosts[k]].up, hop * shares[a][k]);
-    }
-    for (size_t k = 0; k < members[b].hosts.size(); ++k) {
-      lb.add(topo.hosts[members[b].hosts[k]].down, hop * shares[b][k]);
-    }
     // Chunks move between different port pairs: one connection per port.
-    const int conns = static_cast<int>(std::max(members[a].hosts.size(), members[b].hosts.size()));
     // Numbered from the job's first host, so jobs on other hosts do not all
     // land on the same spines.
-    crossRacks(topo, planner, members[a].rack, members[b].rack, hosts.front() + i, conns, hop, &lb);
+    const int conns = static_cast<int>(std::max(members[a].hosts.size(), members[b].hosts.size()));
+    const std::vector<int> spines =
+        spinesOf(topo, planner, members[a].rack, members[b].rack, hosts.front() + i, conns);
+    for (size_t k = 0; k < members[a].hosts.size(); ++k) {
+      hostUp(topo.hosts[members[a].hosts[k]], spines, hop * shares[a][k], &lb);
+    }
+    for (size_t k = 0; k < members[b].hosts.size(); ++k) {
+      hostDown(topo.hosts[members[b].hosts[k]], spines, hop * shares[b][k], &lb);
+    }
+    crossRacks(topo, members[a].rack, members[b].rack, spines, hop, &lb);
   }
+  // One member alone (an INA rack) is one switch call: every worker sends S
+  // and gets the sum back, no multicast.
+  const double gather = n > 1 ? 1.0 : 0.0;
   for (int m = 0; m < n; ++m) {
     if (!members[m].ina) continue;
     const SimRack& rack = topo.racks[members[m].rack];
     const double k = static_cast<double>(members[m].hosts.size());
     for (size_t w = 0; w < members[m].hosts.size(); ++w) {
       const SimHost& h = topo.hosts[members[m].hosts[w]];
-      lb.add(h.up, 1.0 + shares[m][w] * (n - 1) * chunk);
+      lb.add(h.up, 1.0 + gather * shares[m][w]);
       lb.add(h.down, 1.0);
     }
-    lb.add(rack.aggregation, k + (n - 1) * chunk);
-    lb.add(ina.slotPipe[members[m].rack], 1.0 + (n - 1) * chunk);
+    // k contributions summed, and (with a ring) the whole buffer multicast
+    // once; both run on the job's slots.
+    lb.add(rack.aggregation, k + gather);
+    lb.add(ina.slotPipe[members[m].rack], 1.0 + gather);
   }
   return Collective{lb.usages(), n > 1 ? 2 * (n - 1) : 1, n};
 }
@@ -139,9 +173,11 @@ Collective hierarchical(const SimTopology& topo, const std::vector<int>& hosts, 
   const double hop = 2.0 * (n - 1) / n;
   for (int i = 0; i < n && n > 1; ++i) {
     const int a = order[i], b = order[(i + 1) % n];
-    lb.add(topo.hosts[ports[a]].up, hop);
-    lb.add(topo.hosts[ports[b]].down, hop);
-    crossRacks(topo, planner, members[a].rack, members[b].rack, hosts.front() + i, 1, hop, &lb);
+    const std::vector<int> spines =
+        spinesOf(topo, planner, members[a].rack, members[b].rack, hosts.front() + i, 1);
+    hostUp(topo.hosts[ports[a]], spines, hop, &lb);
+    hostDown(topo.hosts[ports[b]], spines, hop, &lb);
+    crossRacks(topo, members[a].rack, members[b].rack, spines, hop, &lb);
   }
   return Collective{lb.usages(), 2 * (n - 1) + 2 * longestChain, n};
 }

@@ -17,6 +17,7 @@ struct RackPlan {
   bool ina = false;
   std::vector<std::string> hostNames;
   std::vector<double> hostRates;  // bytes/s
+  std::vector<bool> multiRail;    // per host (empty: none): a NIC per spine
   double uplinkPerSpine = 0;      // bytes/s; 0: non-blocking (sum of host rates / spines)
   std::vector<double> uplinkBySpine;  // bytes/s per spine (0 entries: uplinkPerSpine)
 };
@@ -46,6 +47,15 @@ void build(std::string name, int spines, const std::vector<RackPlan>& plans,
       h.rate = p.hostRates[i];
       h.up = addLink(t, h.name + ".up", h.rate);
       h.down = addLink(t, h.name + ".down", h.rate);
+      if (i < p.multiRail.size() && p.multiRail[i] && spines > 1) {
+        h.railUp.push_back(h.up);
+        h.railDown.push_back(h.down);
+        for (int s = 1; s < spines; ++s) {
+          const std::string nic = h.name + ".nic" + std::to_string(s);
+          h.railUp.push_back(addLink(t, nic + ".up", h.rate));
+          h.railDown.push_back(addLink(t, nic + ".down", h.rate));
+        }
+      }
       rack.hosts.push_back(static_cast<int>(t->hosts.size()));
       t->hosts.push_back(h);
       sum += h.rate;
@@ -169,10 +179,14 @@ bool loadTopologyJson(const std::string& path, const TopologyOptions& opt, SimTo
     for (int h = 0; h < rs.rankCount; ++h) {
       p.hostNames.push_back(p.name + "-" + std::to_string(h));
       p.hostRates.push_back(hostMbit * kMbit);
+      p.multiRail.push_back(false);
     }
     for (const topo::HostSpec& hs : rs.hosts) {
       p.hostNames.push_back(hs.name);
       p.hostRates.push_back((hs.linkMbit > 0 ? hs.linkMbit : hostMbit) * kMbit);
+      // An address per spine: a NIC per spine (rina-netlab's planes).
+      p.multiRail.push_back(spec.spines > 1 &&
+                            static_cast<int>(hs.spineAddrs.size()) == spec.spines);
     }
     // uplink_mbit (else spine_link_mbit), a rate or a list per spine, is the
     // rate of each ToR-spine link.

@@ -15,8 +15,19 @@ struct SimHost {
   std::string name;
   int rack = 0;
   double rate = 0;  // bytes/s each direction
-  int up = -1;      // link host -> ToR
+  int up = -1;      // link host -> ToR (NIC 0: switch and in-rack traffic)
   int down = -1;    // link ToR -> host
+  // Multi-rail: one NIC per spine, each at `rate` (a topology file's host
+  // with spine_addrs, as rina-netlab builds planes); railUp[s] / railDown[s]
+  // carry traffic between racks over spine s, railUp[0] == up. Empty: one
+  // NIC for every path.
+  std::vector<int> railUp, railDown;
+  int upOn(int spine) const {
+    return spine >= 0 && spine < static_cast<int>(railUp.size()) ? railUp[spine] : up;
+  }
+  int downOn(int spine) const {
+    return spine >= 0 && spine < static_cast<int>(railDown.size()) ? railDown[spine] : down;
+  }
 };
 
 struct SimRack {
