@@ -45,11 +45,6 @@ namespace rina::algo {
 
 class PlanSync {
  public:
-  // With a rate threshold or a time interval, rank 0 looks at the rates and
-  // its clock every this many hier / rina collectives unless
-  // RINA_PLAN_CHECK_EVERY says otherwise: how late a moved rate or an
-  // elapsed interval is noticed, and how often a check is paid.
-  static constexpr uint64_t kCheckEvery = plan::ReplanPolicy::kDefaultCheckEvery;
   // Beyond this many ring members rank 0 would plan for too long (the ring
   // heuristic grows about cubically: 0.06 s at 128 members, 49 s at 1024 on
   // the build machine) while every rank waits: the rack order stays.

@@ -93,7 +93,7 @@ constexpr Knob kKnobs[] = {
      "spine_addrs)"},
     {"RINA_PLAN_THRESHOLD", "0.2",
      "re-plan when a measured link rate moves by more than this fraction (0 = never)"},
-    {"RINA_PLAN_CHECK_EVERY", "16",
+    {"RINA_PLAN_CHECK_EVERY", "0.5s",
      "with a threshold or a time interval: hier/rina collectives between looks at the rates, "
      "or Ns: about every N seconds (rank 0's value counts)"},
 };

@@ -26,7 +26,7 @@ bool parseNumber(std::string_view text, double* out) {
 
 Status ReplanPolicy::parse(std::string_view interval, std::string_view threshold,
                            ReplanPolicy* out) {
-  return parse(interval, threshold, std::to_string(kDefaultCheckEvery), out);
+  return parse(interval, threshold, kDefaultCheckEvery, out);
 }
 
 Status ReplanPolicy::parse(std::string_view interval, std::string_view threshold,

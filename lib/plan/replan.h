@@ -23,9 +23,13 @@ class ReplanPolicy {
     std::string reason;  // for the plan's reason and the INFO line
   };
 
-  // Collectives between looks at the rates and the clock (with a threshold
-  // or a time interval), unless RINA_PLAN_CHECK_EVERY says otherwise.
-  static constexpr uint64_t kDefaultCheckEvery = 16;
+  // How often rank 0 looks at the rates and the clock (with a threshold or a
+  // time interval), unless RINA_PLAN_CHECK_EVERY says otherwise: about every
+  // half second, whatever a collective takes. A fixed count would notice a
+  // moved rate late with long collectives (16 x 200 ms: 3.2 s) and pay a
+  // check (a gather of the rates and a notice, ~0.15 ms) too often with
+  // short ones.
+  static constexpr const char* kDefaultCheckEvery = "0.5s";
 
   // interval: "N" (collectives), "Ns" / "N.5s" (seconds), "0" (never);
   // threshold: a number >= 0; checkEvery: a whole number >= 1 of
@@ -67,8 +71,8 @@ class ReplanPolicy {
   uint64_t everyCollectives_ = 0;  // 0: not by count
   double everySeconds_ = 0;        // 0: not by time
   double threshold_ = 0;           // 0: rates never trigger
-  uint64_t checkEvery_ = kDefaultCheckEvery;
-  double checkEverySeconds_ = 0;
+  uint64_t checkEvery_ = 0;  // the default: in seconds
+  double checkEverySeconds_ = 0.5;
 };
 
 }  // namespace rina::plan

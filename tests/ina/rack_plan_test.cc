@@ -292,7 +292,7 @@ TEST_P(RackPlanEveryTest, EveryRankSwitchesAtTheSameCollective) {
 INSTANTIATE_TEST_SUITE_P(Interval, RackPlanEveryTest, ::testing::Values(1, 2));
 
 // Only a measured move past RINA_PLAN_THRESHOLD re-plans (no interval):
-// rank 0 looks every PlanSync::kCheckEvery collectives, keeps the plan
+// rank 0 looks every 16 collectives (RINA_PLAN_CHECK_EVERY=16), keeps the plan
 // while the rates hold, and after rank 1's outside links drop (from call
 // 20 on) re-plans at the next check, logging the plan and the link that
 // moved; every rank follows, and rank 1 stops carrying outside traffic.
@@ -310,8 +310,7 @@ TEST_F(RackPlanTest, ThresholdMoveMakesRankZeroReplan) {
       return slow && outside && (a == 1 || b == 1) ? kSlow : kFast;
     });
   });
-  static_assert(algo::PlanSync::kCheckEvery == 16, "the call numbers below assume it");
-  ScopedEnv every("RINA_PLAN_CHECK_EVERY", nullptr);  // the default
+  ScopedEnv every("RINA_PLAN_CHECK_EVERY", "16");
   std::vector<std::vector<uint64_t>> outside(n, std::vector<uint64_t>(calls));
   std::vector<std::vector<uint64_t>> epochs(n, std::vector<uint64_t>(calls));
   std::vector<rinaCommStats_t> stats(n);
@@ -418,6 +417,7 @@ TEST(RackPlanFailure, RankDyingInTheExchangeFailsTheOthers) {
   ScopedEnv racks("RINA_RACKS", "2,2");
   ScopedEnv algo("RINA_ALGO", "hier");
   ScopedEnv interval("RINA_PLAN_INTERVAL", "2");
+  ScopedEnv threshold("RINA_PLAN_THRESHOLD", "0");  // checks only by the count
   ScopedEnv timeout("RINA_TIMEOUT_MS", "5000");
   // Exchange 0 is the initial plan at creation, exchange 1 comes before the
   // third collective.

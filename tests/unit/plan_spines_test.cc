@@ -234,7 +234,13 @@ TEST(PlanSpines, IncumbentStaysOnTies) {
 // Check points: the next count after `since` at which a check is due.
 TEST(PlanSpines, NextCheck) {
   plan::ReplanPolicy p;
+  // The default: about every half second.
   ASSERT_TRUE(plan::ReplanPolicy::parse("100", "0.2", &p).ok());
+  EXPECT_EQ(p.checkEvery(), 0u);
+  EXPECT_DOUBLE_EQ(p.checkEverySeconds(), 0.5);
+  EXPECT_EQ(p.nextCheck(0, 0.2), 3u);
+  EXPECT_EQ(plan::ReplanPolicy().checkEverySeconds(), 0.5);
+  ASSERT_TRUE(plan::ReplanPolicy::parse("100", "0.2", "16", &p).ok());
   EXPECT_EQ(p.checkEvery(), 16u);
   EXPECT_EQ(p.nextCheck(0), 16u);
   EXPECT_EQ(p.nextCheck(90), 96u);
