@@ -189,6 +189,7 @@ std::vector<uint8_t> PlanSync::decide(Communicator& comm, bool initial, uint64_t
   options.epoch = epoch() + 1;
   options.reason = reason;
   options.previous = plan_ ? &*plan_ : nullptr;
+  options.keepMargin = policy_.threshold();
   plan::Plan p;
   Status st = plan::makePlan(net, options, &p);
   if (!st.ok()) {

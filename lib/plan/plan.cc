@@ -1,5 +1,6 @@
 #include "plan/plan.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -84,6 +85,25 @@ std::vector<int> previousSpines(const Plan* previous, const Network& net,
     out.push_back(it->second);
   }
   return out;
+}
+
+// The previous plan's port split of `m` as indices into m.hosts, when it
+// has one for this rack with `chunks` ports, all of them the rack's hosts;
+// else empty.
+std::vector<int> previousPorts(const Plan* previous, const Member& m, int chunks) {
+  if (!previous) return {};
+  for (const Plan::RackPorts& rp : previous->ports) {
+    if (rp.agent != m.agent()) continue;
+    if (static_cast<int>(rp.portRanks.size()) != chunks) return {};
+    std::vector<int> idx;
+    for (int rank : rp.portRanks) {
+      auto it = std::find(m.hosts.begin(), m.hosts.end(), rank);
+      if (it == m.hosts.end()) return {};
+      idx.push_back(static_cast<int>(it - m.hosts.begin()));
+    }
+    return idx;
+  }
+  return {};
 }
 
 // The previous plan's ring as member indices, when it visits exactly these
@@ -265,16 +285,16 @@ Status makePlan(const Network& net, const PlanOptions& options, Plan* out) {
   double bottleneck = routeRing(net, members, rates, bySpine, order.order, order.bottleneck,
                                 options.previous, &p.ring, &p.hopSpine, &exactPaths);
   // The ring in use stays while, with its spines chosen again, its
-  // bottleneck is as good: measured rates move a little at every check, and
-  // a ring that changes with them (its sum of rates only breaks ties) would
-  // move traffic for nothing.
+  // bottleneck is as good, or within keepMargin of the best: measured rates
+  // move at every check, and a ring that changes with them (its sum of
+  // rates only breaks ties) would move traffic for nothing.
   if (const std::vector<int> kept = previousOrder(options.previous, members);
       !kept.empty() && members.size() > 1) {
     std::vector<int> ring, hopSpine;
     bool exact = true;
     const double b = routeRing(net, members, rates, bySpine, kept, cycleBottleneck(rates, kept),
                                options.previous, &ring, &hopSpine, &exact);
-    if (b >= bottleneck) {
+    if (b * (1 + std::max(0.0, options.keepMargin)) >= bottleneck) {
       bottleneck = b;
       p.ring = std::move(ring);
       p.hopSpine = std::move(hopSpine);
@@ -295,6 +315,13 @@ Status makePlan(const Network& net, const PlanOptions& options, Plan* out) {
     }
     std::vector<int> idx;
     RINA_TRY(portsPerChunk(weights, chunks, &idx));
+    // The previous split stays unless the new one's port rate is better by
+    // more than keepMargin.
+    if (std::vector<int> kept = previousPorts(options.previous, m, chunks); !kept.empty() &&
+        portRate(weights, kept) * (1 + std::max(0.0, options.keepMargin)) >=
+            portRate(weights, idx)) {
+      idx = std::move(kept);
+    }
     Plan::RackPorts rp;
     rp.agent = m.agent();
     for (int i : idx) rp.portRanks.push_back(m.hosts[i]);

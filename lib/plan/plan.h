@@ -48,6 +48,13 @@ struct PlanOptions {
   // better bottleneck, and its spine per pair of racks while no choice is
   // strictly better (no flip-flop between equal choices at every re-plan).
   const Plan* previous = nullptr;
+  // With a previous plan: its ring order, and each INA rack's port split,
+  // stay unless the new choice is better at these rates by more than this
+  // fraction (the ring's bottleneck, the rack's port rate). Measured rates
+  // move by tens of percent from one check to the next on a busy host; a
+  // plan that followed them would move traffic and reconnect for nothing.
+  // PlanSync passes RINA_PLAN_THRESHOLD.
+  double keepMargin = 0;
 };
 
 // Ring order (plan/ring_order.h), then spines for the inter-rack hops

@@ -4,6 +4,7 @@
 // the header, so a change of rule shows up as a number that no longer fits.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -229,6 +230,58 @@ TEST(PlanSpines, IncumbentStaysOnTies) {
   ASSERT_TRUE(plan::makePlan(one, keep, &second).ok());
   EXPECT_NE(second.ring, other.ring);
   EXPECT_DOUBLE_EQ(second.bottleneckMbit, 1000);
+}
+
+// keepMargin: the ring in use stays while the best order is no more than
+// that fraction better, and so does an INA rack's port split. Ring: racks
+// of two, one spine, hosts 1000, uplinks 1900; 0 -> 2 -> 1 -> 3 crosses
+// four times (two hops per uplink: 950) where the best crosses twice
+// (1000), 5% better. Ports: rack a is INA, hosts 1000 and 1100, 12 chunks;
+// the best split is 6/6 (rate 12 / max(6/1000, 6/1100) = 2000), 5/7 gives
+// 12 / (7/1100) = 1886, 6% less.
+TEST(PlanSpines, KeepMarginHoldsRingAndPortsAgainstSmallMoves) {
+  plan::Network one = racksOfTwo(2, 1, 1000, 1900);
+  plan::Plan prev, next;
+  ASSERT_TRUE(plan::makePlan(one, plan::PlanOptions{}, &prev).ok());
+  prev.ring = {0, 2, 1, 3};
+  prev.hopSpine = {0, 0, 0, 0};
+  plan::PlanOptions o;
+  o.previous = &prev;
+  ASSERT_TRUE(plan::makePlan(one, o, &next).ok());
+  EXPECT_NE(next.ring, prev.ring);  // no margin: the better ring
+  EXPECT_DOUBLE_EQ(next.bottleneckMbit, 1000);
+  o.keepMargin = 0.1;
+  ASSERT_TRUE(plan::makePlan(one, o, &next).ok());
+  EXPECT_EQ(next.ring, prev.ring);
+  EXPECT_DOUBLE_EQ(next.bottleneckMbit, 950);
+  one.racks[0].uplinkMbit = {1000};  // now 500 against 1000: it goes
+  one.racks[1].uplinkMbit = {1000};
+  ASSERT_TRUE(plan::makePlan(one, o, &next).ok());
+  EXPECT_NE(next.ring, prev.ring);
+  EXPECT_DOUBLE_EQ(next.bottleneckMbit, 1000);
+
+  plan::Network ina = racksOfTwo(2, 1, 1000, 100000);
+  ina.racks[0].ina = true;
+  ina.hosts[1].linkMbit = 1100;
+  plan::PlanOptions p;
+  p.chunks = 12;
+  ASSERT_TRUE(plan::makePlan(ina, p, &prev).ok());
+  ASSERT_FALSE(prev.ports.empty());
+  auto count = [](const plan::Plan& pl, int rank) {
+    return std::count(pl.ports[0].portRanks.begin(), pl.ports[0].portRanks.end(), rank);
+  };
+  EXPECT_EQ(count(prev, 0), 6);
+  EXPECT_EQ(count(prev, 1), 6);
+  prev.ports[0].portRanks = {0, 1, 0, 1, 0, 1, 1, 1, 0, 1, 0, 1};  // 5/7
+  p.previous = &prev;
+  ASSERT_TRUE(plan::makePlan(ina, p, &next).ok());
+  EXPECT_EQ(count(next, 0), 6);  // no margin: the better split
+  p.keepMargin = 0.1;
+  ASSERT_TRUE(plan::makePlan(ina, p, &next).ok());
+  EXPECT_EQ(next.ports[0].portRanks, prev.ports[0].portRanks);
+  p.keepMargin = 0.05;
+  ASSERT_TRUE(plan::makePlan(ina, p, &next).ok());
+  EXPECT_EQ(count(next, 0), 6);
 }
 
 // Check points: the next count after `since` at which a check is due.
