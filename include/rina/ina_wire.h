@@ -19,6 +19,11 @@
 //   16   4   job token
 //   20       payload: elems x int32
 //
+// A DATA datagram with elems 0 and TO_PORT is a *port marker*: the port of
+// a reduce-scatter slice adds its own values on the host, so it sends only
+// its bit (and the exponent it announces) and the switch counts it as a
+// contribution of zeros. Any other DATA / BCAST needs a payload.
+//
 // Header-only and free of other rina headers so that rina-switchd, the
 // fuzzers and the host library share one decoder.
 #ifndef RINA_INA_WIRE_H_
@@ -109,7 +114,7 @@ enum class DecodeError : uint8_t {
   kBadFanIn,      // 0 or above kMaxFanIn
   kBadWorker,     // worker >= fan_in
   kBadJob,        // job 0
-  kEmptyPayload,  // DATA / BCAST without payload
+  kEmptyPayload,  // DATA / BCAST without payload (other than a port marker)
   kCount
 };
 
@@ -120,6 +125,11 @@ inline const char* decodeErrorName(DecodeError e) {
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(DecodeError::kCount));
   auto i = static_cast<size_t>(e);
   return i < static_cast<size_t>(DecodeError::kCount) ? kNames[i] : "unknown";
+}
+
+// A DATA header-only contribution from a slice's port (see the top).
+inline bool isPortMarker(const Header& h) {
+  return h.type == Type::kData && h.elems == 0 && (h.flags & kFlagToPort);
 }
 
 // Checks every field of a host-order header; the same rules as decode().
@@ -134,7 +144,7 @@ inline DecodeError validate(const Header& h) {
   if (h.fanIn == 0 || h.fanIn > kMaxFanIn) return DecodeError::kBadFanIn;
   if (h.worker >= h.fanIn) return DecodeError::kBadWorker;
   if (h.slot >= kMaxSlots) return DecodeError::kBadLength;
-  if ((h.type == Type::kData || h.type == Type::kBcast) && h.elems == 0) {
+  if ((h.type == Type::kData || h.type == Type::kBcast) && h.elems == 0 && !isPortMarker(h)) {
     return DecodeError::kEmptyPayload;
   }
   return DecodeError::kOk;

@@ -16,7 +16,7 @@ double rateOf(const topo::Rack& rack, double fallback) {
 
 }  // namespace
 
-LinkModel linkModel(const topo::RackMap& map) {
+LinkModel linkModel(const topo::RackMap& map, bool portMarkers) {
   double fastest = 1;
   for (const topo::Rack& r : map.racks) fastest = std::max(fastest, r.hostLinkMbit);
   size_t n = 0;
@@ -35,7 +35,8 @@ LinkModel linkModel(const topo::RackMap& map) {
     double bytes = 2 * (R - 1) / R;  // an autonomous member
     if (mem.ina && mem.ranks.size() >= 2) {
       // An INA rack alone is summed in one switch call: S up, S down.
-      bytes = members.size() == 1 ? 1 : 1 + 1 / k + 2 * (R - 1) / (R * k);
+      const double reduce = portMarkers ? (k - 1) / k : 1;
+      bytes = members.size() == 1 ? 1 : reduce + 1 / k + 2 * (R - 1) / (R * k);
     }
     m.rina = std::max(m.rina, bytes * fastest / rate);
   }
@@ -43,7 +44,7 @@ LinkModel linkModel(const topo::RackMap& map) {
 }
 
 Algorithm resolveAuto(const topo::RackMap& map, size_t bytes, size_t smallMsgBytes,
-                      std::string* why) {
+                      std::string* why, bool portMarkers) {
   char buf[160];
   if (bytes < smallMsgBytes) {
     std::snprintf(buf, sizeof buf, "%zu bytes < RINA_SMALL_MSG_BYTES (%zu): rd", bytes,
@@ -55,7 +56,7 @@ Algorithm resolveAuto(const topo::RackMap& map, size_t bytes, size_t smallMsgByt
     *why = "no INA rack: ring";
     return Algorithm::kRing;
   }
-  const LinkModel m = linkModel(map);
+  const LinkModel m = linkModel(map, portMarkers);
   const bool rina = m.rina < m.ring;
   std::snprintf(buf, sizeof buf, "link model, busiest host link: rina %.2f S, ring %.2f S: %s",
                 m.rina, m.ring, rina ? "rina" : "ring");

@@ -47,6 +47,10 @@ constexpr Knob kKnobs[] = {
     {"RINA_SWITCHD_ARGS", "", "extra flags for auto-started rina-switchd (--drop-rate 0.01)"},
     {"RINA_INA_SLOTS", "64",
      "aggregator slots an INA rack asks its switch for (slices in flight per worker)"},
+    {"RINA_INA_PORT_MARKERS", "1",
+     "rina's rack reduce-scatter: 1 = a slice's port sends a header-only marker and adds its "
+     "own values on receive ((n-1)/n of the buffer up per worker), 0 = every worker sends all "
+     "(a switch that does not know markers)"},
     {"RINA_INA_TRANSPORT", "auto",
      "INA client backend: auto (RDMA UC writes when an RDMA device is found and the switch is "
      "not on loopback, else UDP), udp, or rdma (RDMA UC or an error)"},

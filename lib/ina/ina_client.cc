@@ -56,6 +56,7 @@ struct InaClient::Call {
   bool toPortOnly = false;  // resultToPortOnly
   bool isPort = false;
   const std::vector<uint8_t>* roles = nullptr;  // InaCallOptions::sliceRoles
+  bool markers = false;                         // InaCallOptions::portMarkers
   uint8_t worker = 0;
   bool bcast = false;  // BCAST slices of raw words (broadcast root)
   uint32_t P = 0;
@@ -101,6 +102,9 @@ struct InaClient::Call {
     return spans ? (*spans)[i].len : std::min<size_t>(P, count - sliceFirst(i));
   }
   bool isData(uint32_t r) const { return r >= prologue; }
+  // Data slice i goes as a port marker: the sum comes without this
+  // worker's values, which it adds on receive.
+  bool marker(uint32_t i) const { return markers && roles && (*roles)[i] == kSlicePort; }
   // Data slice i as float (plus the upstream partial): float32 without one
   // is read where it lies, anything else is converted into scratch[0, n).
   const float* floatsOf(uint32_t i) {
@@ -188,6 +192,19 @@ void InaClient::buildSlice(Call& c, uint32_t r, Entry& e) {
   uint32_t ahead = r + c.win - c.prologue;
   h.exponent = c.quantized ? (ahead < c.slices ? c.localExp[ahead] : kExponentZero) : 0;
   size_t filled = 0;  // ints[0, filled) are this packet's values; the rest are zeros
+  if (c.isData(r) && c.marker(r - c.prologue)) {
+    const uint32_t i = r - c.prologue;
+    if (c.quantized && c.sharedExp[i] == kExponentHost) c.host[i] = true;
+    h.elems = 0;
+    e.bytes.resize(kHeaderBytes);
+    encode(h, {}, e.bytes);
+    e.seq = t;
+    e.slot = w;
+    e.busy = true;
+    e.retransmitted = false;
+    e.fastResent = false;
+    return;
+  }
   if (c.isData(r)) {
     uint32_t i = r - c.prologue;
     size_t first = c.sliceFirst(i), n = c.sliceLen(i);
@@ -310,18 +327,34 @@ void InaClient::onDatagram(Call& c, const uint8_t* data, size_t len) {
     return;
   }
   size_t first = c.sliceFirst(i), n = c.sliceLen(i);
+  const bool marker = c.marker(i);
   if (!c.quantized) {
-    decodePayload(data + kHeaderBytes, n, static_cast<int32_t*>(c.buffer) + first);
+    int32_t* out = static_cast<int32_t*>(c.buffer) + first;
+    if (!marker) {
+      decodePayload(data + kHeaderBytes, n, out);
+      return;
+    }
+    decodePayload(data + kHeaderBytes, n, c.ints.data());
+    for (size_t k = 0; k < n; ++k) {  // wraps like the host int32 kernels do
+      out[k] = static_cast<int32_t>(static_cast<uint32_t>(out[k]) +
+                                    static_cast<uint32_t>(c.ints[k]));
+    }
     return;
   }
   decodePayload(data + kHeaderBytes, n, c.ints.data());
   int8_t E = c.sharedExp[i];
+  // The sum goes to scratch[P, P + n): floatsOf(i) may use scratch[0, n).
+  float* sum = c.scratch.data() + c.P;
   if (E == kExponentZero) {
-    std::fill(c.scratch.begin(), c.scratch.begin() + static_cast<long>(n), 0.0f);
+    std::fill(sum, sum + n, 0.0f);
   } else {
-    dequantize(c.ints.data(), n, E, options_.fanIn, c.scratch.data());
+    dequantize(c.ints.data(), n, E, options_.fanIn, sum);
   }
-  storeFromFloat(c.scratch.data(), n, c.type, first, c.buffer);
+  if (marker) {
+    const float* own = c.floatsOf(i);
+    for (size_t k = 0; k < n; ++k) sum[k] += own[k];
+  }
+  storeFromFloat(sum, n, c.type, first, c.buffer);
 }
 
 void InaClient::receive(Call* c) {
@@ -391,6 +424,7 @@ Status InaClient::retransmit(Call& c) {
   if (!resend.empty()) {
     if (timedOut) rto_.backoff();
     c.stats.retransmissions += resend.size();
+    for (const Entry* e : resend) c.stats.bytesSent += e->bytes.size();
     RINA_TRY(sendEntries(resend));
   }
   c.nextTimeoutScan = earliest;
@@ -418,6 +452,7 @@ Status InaClient::pump(Call& c, bool* moved) {
   }
   if (!batch.empty()) {
     c.stats.datagramsSent += batch.size();
+    for (const Entry* e : batch) c.stats.bytesSent += e->bytes.size();
     RINA_TRY(sendEntries(batch));
     c.nextTimeoutScan =
         std::min(c.nextTimeoutScan, Clock::now() + std::chrono::microseconds(rto_.rtoUs()));
@@ -482,6 +517,7 @@ Status InaClient::start(void* buffer, size_t count, rinaDataType_t type,
   c.toPortOnly = call.resultToPortOnly;
   c.isPort = call.isPort;
   c.roles = call.resultToPortOnly ? call.sliceRoles : nullptr;
+  c.markers = call.portMarkers;
   c.spans = call.spans;
   c.worker = options_.worker;
   c.count = count;

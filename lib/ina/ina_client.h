@@ -80,6 +80,13 @@ struct InaCallOptions {
   // two ports' ranges). The rack's workers must agree: each slice has one
   // port or is kSliceAll everywhere. Not with upstreamPartial.
   const std::vector<uint8_t>* sliceRoles = nullptr;
+  // With sliceRoles: this worker's kSlicePort slices go as port markers
+  // (header-only DATA with TO_PORT, include/rina/ina_wire.h): the switch
+  // counts them as zeros and this worker adds its own values to the sum
+  // when it comes, so a rack of n uploads (n-1)/n of the buffer per worker
+  // instead of all of it. Needs a switch that knows markers (rina-switchd,
+  // p4/); the rack's workers need not agree on it.
+  bool portMarkers = false;
   // Where each data slice lies (null: slice i is elements [i P, i P + P) of
   // the buffer, the last one short). Slices of 1 to P elements anywhere in
   // the buffer, in the order they go to the switch, so a caller can send
@@ -102,6 +109,7 @@ inline constexpr uint8_t kSliceAll = 2;
 struct InaCallStats {
   uint64_t slices = 0;           // data slices of the call
   uint64_t datagramsSent = 0;    // first sends, prologue included
+  uint64_t bytesSent = 0;        // INA datagram bytes, first sends and resends
   uint64_t retransmissions = 0;  // all resends, fast ones included
   uint64_t fastRetransmissions = 0;
   uint64_t results = 0;

@@ -337,6 +337,19 @@ control RinaIngress(inout headers_t hdr, inout ig_metadata_t ig_md,
             drop_with(V_BAD_TOKEN);
             exit;
         }
+        /* A port marker (DATA, elems 0, TO_PORT): the slice's port adds its
+         * own values on the host; here it is a contribution of zeros, so
+         * everything below (add, complete, resend) sees a full payload. */
+        if (hdr.ina.type == INA_DATA && hdr.ina.elems == 0 &&
+            (hdr.ina.flags & FLAG_TO_PORT) != 0 && !hdr.payload.isValid() &&
+            hdr.udp.length == UDP_HEADER_BYTES + INA_HEADER_BYTES) {
+            hdr.payload.setValid();
+#define ZERO_VALUE(i) hdr.payload.v##i = 0;
+            RINA_FOR_EACH_ELEM(ZERO_VALUE)
+            hdr.ina.elems = RINA_ELEMS;
+            hdr.udp.length = UDP_HEADER_BYTES + INA_HEADER_BYTES + (RINA_ELEMS * 4);
+            hdr.ipv4.total_len = IPV4_HEADER_BYTES + hdr.udp.length;
+        }
         if (!hdr.payload.isValid() || hdr.ina.fan_in != ig_md.fan_in ||
             hdr.ina.worker >= hdr.ina.fan_in ||
             hdr.udp.length != UDP_HEADER_BYTES + INA_HEADER_BYTES + (RINA_ELEMS * 4)) {

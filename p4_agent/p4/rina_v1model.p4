@@ -171,6 +171,19 @@ control RinaIngress(inout headers_t hdr, inout metadata_t meta,
             drop_with(V_BAD_TOKEN);
             return;
         }
+        /* A port marker (DATA, elems 0, TO_PORT): the slice's port adds its
+         * own values on the host; here it is a contribution of zeros, so
+         * everything below (add, complete, resend) sees a full payload. */
+        if (hdr.ina.type == INA_DATA && hdr.ina.elems == 0 &&
+            (hdr.ina.flags & FLAG_TO_PORT) != 0 && !hdr.payload.isValid() &&
+            hdr.udp.length == UDP_HEADER_BYTES + INA_HEADER_BYTES) {
+            hdr.payload.setValid();
+#define ZERO_VALUE(i) hdr.payload.v##i = 0;
+            RINA_FOR_EACH_ELEM(ZERO_VALUE)
+            hdr.ina.elems = RINA_ELEMS;
+            hdr.udp.length = UDP_HEADER_BYTES + INA_HEADER_BYTES + (RINA_ELEMS << 2);
+            hdr.ipv4.total_len = IPV4_HEADER_BYTES + hdr.udp.length;
+        }
         /* decode()'s length rules, and the switch's payload size and fan-in. */
         if (!hdr.payload.isValid() || hdr.ina.fan_in != meta.fan_in ||
             hdr.ina.worker >= hdr.ina.fan_in ||

@@ -76,7 +76,8 @@ Verdict Pipeline::process(std::span<const uint8_t> datagram, const Endpoint& sen
     v = Verdict::kUnknownJob;
   } else if (it->second.token != h.token) {
     v = Verdict::kBadToken;
-  } else if (h.elems != config_.payloadElems || h.fanIn != it->second.fanIn) {
+  } else if ((h.elems != config_.payloadElems && !ina::isPortMarker(h)) ||
+             h.fanIn != it->second.fanIn) {
     v = Verdict::kBadShape;
   } else if (h.slot >= config_.totalSlots || !ownsSlot(h.slot)) {
     v = Verdict::kBadSlot;
@@ -124,7 +125,10 @@ Verdict Pipeline::contribute(const Header& h, const uint8_t* datagram, const Job
   }
   const uint8_t* payload = datagram + ina::kHeaderBytes;
   uint32_t n = config_.payloadElems;
-  if (s.count == 0) {
+  if (ina::isPortMarker(h)) {
+    // A port marker: its bit, its exponent and TO_PORT, values all zero.
+    if (s.count == 0) std::fill(values, values + n, 0);
+  } else if (s.count == 0) {
     ina::decodePayload(payload, n, values);
   } else {
     // Saturating add, branch-free so it vectorizes: a wrapped sum would look

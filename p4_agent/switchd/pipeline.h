@@ -13,7 +13,8 @@
 //   bit already set         -> duplicate: dropped while pending; once the set is
 //                              complete, the stored result goes back to the sender
 //   otherwise               -> first writes, later adds (int32, saturating and
-//                              flagged OVERFLOW), bit set, counter++, exponent max
+//                              flagged OVERFLOW), bit set, counter++, exponent max;
+//                              a port marker (header-only, TO_PORT) adds zeros
 //   counter == fan_in       -> RESULT multicast to every member (one send each),
 //                              or, when a contributor set TO_PORT, the result to
 //                              the port and a header-only RESULT (ack) to the rest

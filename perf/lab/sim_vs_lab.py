@@ -21,7 +21,8 @@ whose other spines are removed (spines: 1 keeps spine 0's rates), hash is not
 simulated. A lab host with an address per spine (the resolved file's
 spine_addrs) has a NIC per plane, and so does its simulated host (traffic
 over spine s on NIC s, switch and in-rack traffic on NIC 0). --env passes
-RINA_* settings to the lab's ranks (e.g. RINA_INA_SLOTS). Needs root.
+RINA_* settings to the lab's ranks (e.g. RINA_INA_SLOTS); RINA_INA_PORT_MARKERS
+there is simulated too (rina-sim --port-markers). Needs root.
 """
 
 import argparse
@@ -115,9 +116,10 @@ def sim_topology(resolved, spines_kept, work):
     return path
 
 
-def sim_time(build, topo, algo, size, planner, step_latency_us):
+def sim_time(build, topo, algo, size, planner, step_latency_us, markers="1"):
     cmd = [os.path.join(build, "tools/sim/rina-sim"), "--topo", topo, "-a", algo, "-s",
-           str(size), "--planner", planner, "--step-latency-us", str(step_latency_us)]
+           str(size), "--planner", planner, "--step-latency-us", str(step_latency_us),
+           "--port-markers", markers]
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     if run.returncode != 0:
         raise Failure(f"{' '.join(cmd)}: exit {run.returncode}: {run.stderr}")
@@ -155,6 +157,14 @@ def main():
     for e in args.env:
         if not re.fullmatch(r"RINA_[A-Z0-9_]+=\S*", e):
             parser.error(f"--env: NAME=VALUE with a RINA_* name, got '{e}'")
+    # The simulator counts what the ranks send: with RINA_INA_PORT_MARKERS
+    # given, it simulates the same.
+    markers = "1"
+    for e in args.env:
+        if e.startswith("RINA_INA_PORT_MARKERS="):
+            markers = e.split("=", 1)[1]
+    if markers not in ("0", "1"):
+        parser.error("--env RINA_INA_PORT_MARKERS: 0 or 1")
     for p in paths:
         if p not in ("planned", "fixed"):
             parser.error(f"--paths: planned or fixed, got '{p}'")
@@ -180,7 +190,7 @@ def main():
                     if (algo, size) not in times:
                         raise Failure(f"no lab time for {algo} at {size} bytes")
                     sim, sim_cmd = sim_time(args.build, topo, algo, size, planner,
-                                            args.step_latency_us)
+                                            args.step_latency_us, markers)
                     lab = times[(algo, size)]
                     rows.append((rule or "-", algo, size, lab, sim, sim / lab - 1))
                     if sim_cmd not in commands:

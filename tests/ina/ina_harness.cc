@@ -154,7 +154,8 @@ void Rack::allreduce(std::vector<std::vector<uint8_t>>& buffers, size_t count, r
 
 void Rack::reduceScatter(std::vector<std::vector<uint8_t>>& buffers, size_t count,
                          rinaDataType_t type, const std::vector<std::vector<uint8_t>>& roles,
-                         std::vector<Status>* statuses, std::vector<InaCallResult>* results) {
+                         std::vector<Status>* statuses, std::vector<InaCallResult>* results,
+                         bool portMarkers) {
   statuses->assign(clients_.size(), Status());
   results->assign(clients_.size(), InaCallResult{});
   std::vector<std::thread> threads;
@@ -163,6 +164,7 @@ void Rack::reduceScatter(std::vector<std::vector<uint8_t>>& buffers, size_t coun
       InaCallOptions call;
       call.resultToPortOnly = true;
       call.sliceRoles = &roles[w];
+      call.portMarkers = portMarkers;
       (*statuses)[w] = clients_[w]->allreduce(buffers[w].data(), count, type, call, &(*results)[w]);
     });
   }

@@ -72,10 +72,10 @@ class Rack {
                  std::vector<Status>* statuses, std::vector<InaCallResult>* results,
                  const std::vector<const void*>& upstream = {}, int port = -1);
   // A reduce-scatter: worker w passes roles[w] as InaCallOptions::sliceRoles
-  // (with resultToPortOnly).
+  // (with resultToPortOnly), and portMarkers.
   void reduceScatter(std::vector<std::vector<uint8_t>>& buffers, size_t count, rinaDataType_t type,
                      const std::vector<std::vector<uint8_t>>& roles, std::vector<Status>* statuses,
-                     std::vector<InaCallResult>* results);
+                     std::vector<InaCallResult>* results, bool portMarkers = false);
   // Every worker calls InaClient::broadcast on its buffer (bytes long),
   // worker root as the root, concurrently.
   void broadcast(std::vector<std::vector<uint8_t>>& buffers, size_t bytes, int root,

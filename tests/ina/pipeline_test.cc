@@ -268,6 +268,64 @@ TEST_F(PipelineTest, ToPortSendsResultToThePortAndAcksTheOthers) {
   EXPECT_EQ(emitted(0).elems, kElems);
 }
 
+// A port marker (header-only DATA with TO_PORT) counts as a contribution of
+// zeros: first or later, the port gets the others' sum alone, the others an
+// acknowledgement, and a resend of the marker gets the stored sum. Without
+// TO_PORT, or as a BCAST, an empty payload is malformed.
+TEST_F(PipelineTest, PortMarkerCountsAsZeros) {
+  EXPECT_EQ(send({.worker = 1, .values = {}, .exponent = 9, .flags = ina::kFlagToPort}),
+            Verdict::kFirst);
+  EXPECT_EQ(send({.worker = 0, .values = {5, 6, 7, 8}, .exponent = 1}), Verdict::kAdded);
+  EXPECT_EQ(send({.worker = 2, .values = {1, -1, 1, -1}, .exponent = 2}), Verdict::kCompleted);
+  ASSERT_EQ(out_.messages().size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    std::vector<int32_t> v;
+    Header h = emitted(i, &v);
+    EXPECT_EQ(h.exponent, 9);  // the marker's announced exponent counts
+    if (i == 1) {
+      EXPECT_EQ(v, (std::vector<int32_t>{6, 5, 8, 7}));
+    } else {
+      EXPECT_EQ(h.elems, 0u) << "member " << i;
+    }
+  }
+  EXPECT_EQ(send({.worker = 1, .values = {}, .flags = ina::kFlagToPort | ina::kFlagResend}),
+            Verdict::kDuplicateResent);
+  std::vector<int32_t> v;
+  emitted(0, &v);
+  EXPECT_EQ(v, (std::vector<int32_t>{6, 5, 8, 7}));
+  // The marker last: the sum already held stays.
+  send({.seq = 2, .values = {1, 2, 3, 4}});
+  send({.worker = 2, .seq = 2, .values = {10, 20, 30, 40}});
+  EXPECT_EQ(send({.worker = 1, .seq = 2, .values = {}, .flags = ina::kFlagToPort}),
+            Verdict::kCompleted);
+  Header h = emitted(1, &v);
+  EXPECT_EQ(h.elems, kElems);
+  EXPECT_EQ(v, (std::vector<int32_t>{11, 22, 33, 44}));
+  EXPECT_EQ(pipeline_.stats().contributions.get(), 6u);
+  // No TO_PORT, or a BCAST: not a marker, an empty payload.
+  Header bad;
+  bad.type = Type::kData;
+  bad.job = kJob;
+  bad.fanIn = 3;
+  bad.seq = 3;
+  bad.token = kToken;
+  bad.elems = 0;
+  std::vector<uint8_t> buf(ina::kHeaderBytes);
+  ASSERT_TRUE(ina::encodeHeader(bad, buf) == false);
+  bad.type = Type::kBcast;
+  bad.flags = ina::kFlagToPort;
+  ASSERT_TRUE(ina::encodeHeader(bad, buf) == false);
+  bad.type = Type::kData;
+  ASSERT_TRUE(ina::encodeHeader(bad, buf));  // the marker itself
+  buf[1] = static_cast<uint8_t>(buf[1] & 0xF0);  // TO_PORT cleared on the wire
+  out_.clear();
+  EXPECT_EQ(pipeline_.process(buf, member(0), 1000, &out_), Verdict::kMalformed);
+  EXPECT_EQ(pipeline_.stats()
+                .malformed[static_cast<size_t>(ina::DecodeError::kEmptyPayload)]
+                .get(),
+            1u);
+}
+
 TEST(PipelineShards, ShardServesOnlyItsSlots) {
   Pipeline p(PipelineConfig{16, kElems, 1, 2});
   p.installJob(JobEntry{kJob, kToken, 1, {member(0)}});

@@ -410,6 +410,22 @@ TEST(RackInit, BadRacksOrSwitchIsAClearError) {
     ScopedEnv slots("RINA_INA_SLOTS", "0");
     expectInitFails(2, "RINA_INA_SLOTS");
   }
+  {
+    ScopedEnv racks("RINA_RACKS", "2:ina");
+    ScopedEnv markers("RINA_INA_PORT_MARKERS", "2");
+    expectInitFails(2, "RINA_INA_PORT_MARKERS");
+  }
+}
+
+// RINA_INA_PORT_MARKERS=0 (a switch that does not know port markers):
+// every worker sends every slice of the rack reduce-scatter; the results
+// are the serial sums as with markers (every other rina test).
+TEST(RackInit, WithoutPortMarkersStillCorrect) {
+  ScopedEnv switchd("RINA_SWITCHD_PATH", RINA_SWITCHD_PATH);
+  ScopedEnv sw("RINA_SWITCH", "auto");
+  ScopedEnv markers("RINA_INA_PORT_MARKERS", "0");
+  checkAllreduce(Case{"3:ina,2:ina,1", "rina"}, 9001, rinaInt32, rinaSum, false);
+  checkAllreduce(Case{"2:ina,3:ina", "rina"}, 9001, rinaFloat32, rinaSum, true);
 }
 
 // RINA_INA_SLOTS: fewer slots than the default still give exact int32 sums

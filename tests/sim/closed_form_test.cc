@@ -21,7 +21,8 @@ std::vector<int> allHosts(const SimTopology& t) {
 }
 
 // One allreduce of S by every worker; returns its duration.
-double allreduceTime(const SimTopology& topo, Algorithm algo, double bytes = kS) {
+double allreduceTime(const SimTopology& topo, Algorithm algo, double bytes = kS,
+                     bool portMarkers = true) {
   JobSpec job;
   job.name = "j";
   job.hosts = allHosts(topo);
@@ -29,6 +30,7 @@ double allreduceTime(const SimTopology& topo, Algorithm algo, double bytes = kS)
   job.bytes = bytes;
   ClusterOptions opt;
   opt.stepLatencySec = 0;
+  opt.portMarkers = portMarkers;
   DefaultPlanner planner;
   ClusterResult res;
   std::string error;
@@ -85,13 +87,17 @@ TEST(ClosedForm, PsWithoutInaIsIncastOfEveryWorker) {
 }
 
 TEST(ClosedForm, RinaPortsCarryTheRing) {
-  // R INA racks of k: a worker sends S to the switch and, for its 1/k of
-  // the buffer, 2(R-1)/R S downstream plus all of it (S/k) to the switch's
-  // multicast: S (1 + 1/k + 2(R-1)/(Rk)), the library's count (rina.cc).
+  // R INA racks of k: a worker sends the switch all but its own 1/k of the
+  // buffer (port markers) and, for its 1/k, 2(R-1)/R S downstream plus all
+  // of it (S/k) to the switch's multicast: S (1 + 2(R-1)/(Rk)), the
+  // library's count (rina.cc). Without markers it sends the switch all of
+  // S: S (1 + 1/k + 2(R-1)/(Rk)).
   for (auto [racks, k] : {std::pair{4, 4}, std::pair{8, 16}}) {
     const SimTopology t = leafSpineOf(racks, k, 4);
     const double r = racks;
     expectWithin1Percent(allreduceTime(t, Algorithm::kRina),
+                         (1 + 2 * (r - 1) / (r * k)) * kS / kB);
+    expectWithin1Percent(allreduceTime(t, Algorithm::kRina, kS, false),
                          (1 + 1.0 / k + 2 * (r - 1) / (r * k)) * kS / kB);
   }
 }
@@ -103,7 +109,7 @@ TEST(ClosedForm, RinaIsPacedByItsSlowestPort) {
   opt.slowFactor = 0.25;
   const SimTopology t = leafSpineOf(4, 4, 2, opt);
   expectWithin1Percent(allreduceTime(t, Algorithm::kRina),
-                       (1 + 1.0 / 4 + 2 * 3.0 / 16) * kS / (kB / 4));
+                       (1 + 2 * 3.0 / 16) * kS / (kB / 4));
 }
 
 TEST(ClosedForm, LinkLoadIsTheScheduleBytes) {
@@ -348,8 +354,8 @@ class AvoidHostPlanner : public DefaultPlanner {
 
 TEST(PlannerSeam, PortSharesMoveTheBottleneck) {
   // 4 INA racks of 4, host 0 at B/2. Equal shares: host 0 sends
-  // (1 + 1/4 + 2 x 3/16) S at B/2. Without its port share: S at B/2 (2 S/B),
-  // the others (1 + 1/3 + 2 x 3/4 / 3) S = 1.83 S at B.
+  // (1 + 2 x 3/16) S at B/2 (port markers). Without its port share: S at
+  // B/2 (2 S/B), the others (1 + 2 x 3/4 / 3) S = 1.5 S at B.
   SimTopology t = leafSpineOf(4, 4, 2);
   for (int link : {t.hosts[0].up, t.hosts[0].down}) t.linkCapacity[link] = kB / 2;
   t.hosts[0].rate = kB / 2;
@@ -362,7 +368,7 @@ TEST(PlannerSeam, PortSharesMoveTheBottleneck) {
   ASSERT_TRUE(simulateCluster(t, {job}, opt, plain, &equal, &error)) << error;
   AvoidHostPlanner planner(0);
   ASSERT_TRUE(simulateCluster(t, {job}, opt, planner, &avoid, &error)) << error;
-  expectWithin1Percent(equal.jobs[0].lastAllreduceSec, (1 + 1.0 / 4 + 6.0 / 16) * kS / (kB / 2));
+  expectWithin1Percent(equal.jobs[0].lastAllreduceSec, (1 + 6.0 / 16) * kS / (kB / 2));
   expectWithin1Percent(avoid.jobs[0].lastAllreduceSec, 2 * kS / kB);
 }
 

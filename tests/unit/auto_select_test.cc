@@ -24,15 +24,19 @@ TEST(AutoSelect, LinkModelMatchesHandCounts) {
   EXPECT_DOUBLE_EQ(m.rina, 1.0);
   EXPECT_DOUBLE_EQ(m.ring, 1.5);
   // Two INA racks of 3 and two single hosts (R = 4): an INA worker sends
-  // 1 + 1/3 + 2*3/(4*3) = 11/6 S, an autonomous one 2*3/4 = 1.5 S; the
-  // ring over 8 sends 2*7/8 = 1.75 S.
+  // 2/3 (reduce-scatter with port markers) + 1/3 (multicast) + 2*3/(4*3)
+  // = 1.5 S, without markers 1 + 1/3 + 1/2 = 11/6 S; an autonomous one
+  // 2*3/4 = 1.5 S; the ring over 8 sends 2*7/8 = 1.75 S.
   m = linkModel(mapOf("3:ina,3:ina,1,1"));
-  EXPECT_NEAR(m.rina, 11.0 / 6.0, 1e-12);
+  EXPECT_NEAR(m.rina, 1.5, 1e-12);
   EXPECT_DOUBLE_EQ(m.ring, 1.75);
-  // Two INA racks of 16: 1 + 1/16 + 2*1/(2*16) = 1.125 against 2*31/32.
+  EXPECT_NEAR(linkModel(mapOf("3:ina,3:ina,1,1"), false).rina, 11.0 / 6.0, 1e-12);
+  // Two INA racks of 16: 15/16 + 1/16 + 2*1/(2*16) = 1.0625 against
+  // 2*31/32 (without markers 1.125).
   m = linkModel(mapOf("16:ina,16:ina"));
-  EXPECT_DOUBLE_EQ(m.rina, 1.125);
+  EXPECT_DOUBLE_EQ(m.rina, 1.0625);
   EXPECT_DOUBLE_EQ(m.ring, 62.0 / 32.0);
+  EXPECT_DOUBLE_EQ(linkModel(mapOf("16:ina,16:ina"), false).rina, 1.125);
   // An INA rack of one is an autonomous member.
   m = linkModel(mapOf("1:ina,1"));
   EXPECT_DOUBLE_EQ(m.rina, 1.0);
@@ -47,7 +51,7 @@ TEST(AutoSelect, SlowerRackLinksWeighIn) {
   // Ring over 6: 2*5/6 S on every host, the slow ones count 4x: 40/6.
   EXPECT_NEAR(m.ring, 40.0 / 6.0, 1e-12);
   // rina, R = 3 (the INA rack and two autonomous hosts): autonomous
-  // 2*2/3 S x 4 = 16/3; INA workers 1 + 1/4 + 4/12.
+  // 2*2/3 S x 4 = 16/3; INA workers 3/4 + 1/4 + 4/12.
   EXPECT_NEAR(m.rina, 16.0 / 3.0, 1e-12);
 }
 
@@ -55,7 +59,10 @@ TEST(AutoSelect, ChoosesByModelAndSize) {
   std::string why;
   EXPECT_EQ(resolveAuto(mapOf("4:ina"), 16 << 20, 128 << 10, &why), Algorithm::kRina);
   EXPECT_NE(why.find("rina 1.00 S, ring 1.50 S"), std::string::npos) << why;
-  EXPECT_EQ(resolveAuto(mapOf("3:ina,3:ina,1,1"), 16 << 20, 128 << 10, &why), Algorithm::kRing);
+  EXPECT_EQ(resolveAuto(mapOf("3:ina,3:ina,1,1"), 16 << 20, 128 << 10, &why), Algorithm::kRina);
+  EXPECT_NE(why.find("rina 1.50 S, ring 1.75 S"), std::string::npos) << why;
+  EXPECT_EQ(resolveAuto(mapOf("3:ina,3:ina,1,1"), 16 << 20, 128 << 10, &why, false),
+            Algorithm::kRing);
   EXPECT_EQ(resolveAuto(mapOf("16:ina,16:ina"), 16 << 20, 128 << 10, &why), Algorithm::kRina);
   EXPECT_EQ(resolveAuto(mapOf("4,4"), 16 << 20, 128 << 10, &why), Algorithm::kRing);
   EXPECT_EQ(why, "no INA rack: ring");

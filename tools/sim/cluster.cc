@@ -119,6 +119,7 @@ class Cluster {
 
   InaAccess accessOf(const JobState* j) const {
     InaAccess a;
+    a.portMarkers = opt_.portMarkers;
     a.slotPipe.assign(topo_.racks.size(), -1);
     for (size_t r = 0; r < topo_.racks.size(); ++r) {
       if (j->granted[r] > 0) a.slotPipe[r] = j->pipe[r];

@@ -37,6 +37,7 @@ struct ClusterOptions {
   SlotPolicy policy = SlotPolicy::kEsa;
   double idleSec = 0;
   double stepLatencySec = 5e-6;  // per dependent step of a collective
+  bool portMarkers = true;       // InaAccess::portMarkers
 };
 
 struct JobOutcome {

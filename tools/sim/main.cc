@@ -121,6 +121,7 @@ int main(int argc, char** argv) {
       copt.policy = policy;
       copt.idleSec = o.idleSec;
       copt.stepLatencySec = o.stepLatencySec;
+      copt.portMarkers = o.portMarkers;
       ClusterResult res;
       if (!simulateCluster(topo, makeJobs(o, topo, algo), copt, planner, &res, &error)) {
         std::fprintf(stderr, "rina-sim: %s\n", error.c_str());

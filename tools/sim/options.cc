@@ -71,6 +71,9 @@ Collective:
   -a, --algo LIST         ring,hier,rina,ps-ina (default rina); one run each
   -s, --size BYTES        allreduce size, K/M/G suffixes (default 1G)
   --step-latency-us U     latency per dependent step (default 5)
+  --port-markers B        rina: 1 (default) = a port sends header-only markers
+                          for its own share of the rack reduce-scatter, as the
+                          library does (RINA_INA_PORT_MARKERS); 0 = it sends all
   --model M               aggregate (default): one coupled flow per allreduce;
                           steps: every ring step its own flows, one step after
                           the other (ring and rina, one job; an error bound)
@@ -188,6 +191,9 @@ bool parseSimOptions(int argc, const char* const* argv, SimOptions* out, std::st
     } else if (flag == "--step-latency-us") {
       if (!toDouble(value, &d) || d < 0) return bad(">= 0");
       out->stepLatencySec = d * 1e-6;
+    } else if (flag == "--port-markers") {
+      if (value != "0" && value != "1") return bad("0 or 1");
+      out->portMarkers = value == "1";
     } else if (flag == "--model") {
       if (value != "aggregate" && value != "steps") return bad("aggregate, steps");
       out->stepModel = value == "steps";

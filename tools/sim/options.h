@@ -29,6 +29,7 @@ struct SimOptions {
   std::vector<SlotPolicy> policies{SlotPolicy::kEsa};
   double idleSec = 0;
   bool stepModel = false;  // --model steps
+  bool portMarkers = true;  // --port-markers
   // --planner: DefaultPlanner ("default") and/or lib/plan ("plan"), one run each.
   std::vector<std::string> planners{"default"};
   int top = 5;

@@ -75,12 +75,13 @@ std::vector<std::pair<int, std::vector<int>>> hostsByRack(const SimTopology& top
 // ring and rina: ring members are INA racks (when `useIna` and the job has
 // slots there) and autonomous workers. With R members and chunks C = 1/R,
 // every hop carries 2(R-1)C. An INA rack adds, per worker w porting a share
-// f_w of the chunks: S up (its contributions to the switch's
-// reduce-scatter), S down (its share's sums and the others' final pieces),
-// and f_w S up (every final piece of its share goes to the switch's
-// multicast, the rack's own chunk included: lib/algo/rina.cc, per INA
-// worker S (1 + 1/n + 2(R-1)/(Rn)) up; one INA rack alone: S up, one switch
-// call); the hop traffic enters and leaves
+// f_w of the chunks: (1 - f_w) S up with port markers, else S (its
+// contributions to the switch's reduce-scatter), S down (its share's sums
+// and the others' final pieces), and f_w S up (every final piece of its
+// share goes to the switch's multicast, the rack's own chunk included:
+// lib/algo/rina.cc, per INA worker S (1 + 2(R-1)/(Rn)) up, without markers
+// S (1 + 1/n + 2(R-1)/(Rn)); one INA rack alone: S up, one switch call);
+// the hop traffic enters and leaves
 // at the ports, over the NIC of the hop's spine on multi-rail hosts (switch
 // traffic stays on NIC 0).
 Collective ringOfMembers(const SimTopology& topo, const std::vector<int>& hosts,
@@ -126,7 +127,8 @@ Collective ringOfMembers(const SimTopology& topo, const std::vector<int>& hosts,
     const double k = static_cast<double>(members[m].hosts.size());
     for (size_t w = 0; w < members[m].hosts.size(); ++w) {
       const SimHost& h = topo.hosts[members[m].hosts[w]];
-      lb.add(h.up, 1.0 + gather * shares[m][w]);
+      const double own = ina.portMarkers ? gather * shares[m][w] : 0.0;
+      lb.add(h.up, 1.0 - own + gather * shares[m][w]);
       lb.add(h.down, 1.0);
     }
     // k contributions summed, and (with a ring) the whole buffer multicast

@@ -24,6 +24,9 @@ const char* algorithmName(Algorithm a);
 // those workers then take part as hosts.
 struct InaAccess {
   std::vector<int> slotPipe;  // per rack
+  // rina's port markers (RINA_INA_PORT_MARKERS): a port does not upload
+  // its own share to the reduce-scatter.
+  bool portMarkers = true;
   bool usable(int rack) const { return slotPipe[rack] >= 0; }
 };
 
