@@ -303,4 +303,39 @@ void addMeasuredRates(const std::vector<LinkRate>& table, plan::Network* net) {
   applyHostRates(table, ev, net);
 }
 
+// The reasons are in link_stats.h.
+void holdMeasuredRates(const plan::Network& configured, plan::Network* net) {
+  auto held = [](double measured, double ref, double fraction) {
+    return ref > 0 && measured >= ref * fraction ? ref : measured;
+  };
+  for (const plan::Network::Rack& rack : net->racks) {
+    double best = 0;
+    for (int h : rack.hosts) best = std::max(best, net->hosts[h].linkMbit);
+    for (int h : rack.hosts) {
+      const double ref = configured.hosts[h].linkMbit > 0 ? configured.hosts[h].linkMbit : best;
+      net->hosts[h].linkMbit = held(net->hosts[h].linkMbit, ref, kHoldHostFraction);
+    }
+  }
+  for (size_t r = 0; r < net->racks.size() && r < configured.racks.size(); ++r) {
+    std::vector<double>& up = net->racks[r].uplinkMbit;
+    const std::vector<double>& ref = configured.racks[r].uplinkMbit;
+    for (size_t s = 0; s < up.size() && s < ref.size(); ++s) {
+      up[s] = held(up[s], ref[s], kHoldPathFraction);
+    }
+  }
+  // A probe caps its hop: it stays only where it is under kHoldHostFraction of
+  // the slower configured end (or where neither end is configured).
+  std::vector<plan::Network::Probe> kept;
+  const int n = static_cast<int>(configured.hosts.size());
+  for (const plan::Network::Probe& p : net->probes) {
+    double ref = 0;
+    if (p.from >= 0 && p.from < n && p.to >= 0 && p.to < n) {
+      const double a = configured.hosts[p.from].linkMbit, b = configured.hosts[p.to].linkMbit;
+      ref = a > 0 && b > 0 ? std::min(a, b) : std::max(a, b);
+    }
+    if (held(p.mbit, ref, kHoldHostFraction) == p.mbit) kept.push_back(p);
+  }
+  net->probes = std::move(kept);
+}
+
 }  // namespace rina::algo

@@ -98,6 +98,25 @@ void addMeasuredHostRates(const std::vector<LinkRate>& table, plan::Network* net
 // uplinks, probes and host rates are lowered as above.
 void addMeasuredRates(const std::vector<LinkRate>& table, plan::Network* net);
 
+// After addMeasuredRates, what the run-time planner keeps of the measures.
+// A measured rate is what a connection achieved, and a host's comes from
+// the hops it carries: a host the plan gives fewer chunks waits less and
+// looks different, and on a busy host readings of equal links differ by
+// 2-3x even as peaks over several checks (lab, 2 INA racks of 3 and 2
+// hosts at 500 Mbit/s: port shares flipped between 5,4,5 and 4,5,4 at
+// every check, doubling hier's time, and the ring order changed at most
+// checks). So a measured host rate or a probe (a hop's cap, against the
+// slower end's configured host rate) counts only below kHoldHostFraction
+// of what is configured for it (a failing NIC, a link renegotiated down),
+// an uplink only below kHoldPathFraction (the lab tests' uplink shaped
+// from 200 to 50 Mbit/s reads about 75: the sum of the hops that share
+// it); otherwise the configured rate stands. Where nothing is configured
+// the measure stands, except that a host's reference is the fastest host
+// of its rack.
+inline constexpr double kHoldHostFraction = 0.25;
+inline constexpr double kHoldPathFraction = 0.5;
+void holdMeasuredRates(const plan::Network& configured, plan::Network* net);
+
 }  // namespace rina::algo
 
 #endif  // RINA_LIB_ALGO_LINK_STATS_H_

@@ -1,5 +1,6 @@
 #include "algo/plan_sync.h"
 
+#include <algorithm>
 #include <string>
 
 #include "algo/collectives.h"
@@ -149,8 +150,34 @@ Status PlanSync::exchange(Communicator& comm, bool initial) {
   return {};
 }
 
+// Why peaks: a connection's smoothed rate (LinkCounters, 100 ms of busy
+// time) is what its last busy runs achieved. In a pipelined collective on a
+// busy host a receive run also holds the waits for the sender's reductions
+// (low), and a receive of bytes already in the socket buffer takes almost
+// no time (high). In the lab (2 INA racks of 3 and 2 hosts, 500 Mbit/s
+// links) one hop read 150, 700, 300 Mbit/s at successive checks, and every
+// check re-planned, once moving a port share off a host and doubling
+// hier's time. A link's capacity is at least what it achieved, so the
+// highest of the last kPeakChecks readings is the estimate: a dip from
+// waiting does not move it, a real drop does once it has lasted
+// kPeakChecks checks; highs beyond the configured rates are cut there when
+// the planner takes them (addMeasuredRates). A connection that carried
+// (almost) nothing since the last check keeps the rate of whatever it
+// carried last, which may be a plan ago: it reads as not measured.
+void PlanSync::usePeakRates(std::vector<LinkRate>* table) {
+  for (LinkRate& l : *table) {
+    Recent& r = recent_[std::make_tuple(l.peer, l.rank, l.spine)];
+    const bool fresh = l.bytesRecv >= r.bytes + kFreshBytes || l.bytesRecv < r.bytes;
+    r.bytes = l.bytesRecv;
+    r.rates.push_back(fresh ? l.recvRate : 0.0);
+    if (r.rates.size() > kPeakChecks) r.rates.erase(r.rates.begin());
+    l.recvRate = *std::max_element(r.rates.begin(), r.rates.end());
+  }
+}
+
 std::vector<uint8_t> PlanSync::decide(Communicator& comm, bool initial, uint64_t check,
                                       std::vector<LinkRate>* table) {
+  usePeakRates(table);
   if (ratesHook()) ratesHook()(check, table);
   const auto now = std::chrono::steady_clock::now();
   const topo::RackMap& map = comm.racks();
@@ -169,6 +196,7 @@ std::vector<uint8_t> PlanSync::decide(Communicator& comm, bool initial, uint64_t
         it->second = hopMbit(l);
         continue;
       }
+      if (hopMbit(l) <= 0) continue;  // nothing fresh on it: nothing to compare
       then.push_back(it->second);
       current.push_back(hopMbit(l));
       names.push_back(linkName(l));
@@ -184,6 +212,7 @@ std::vector<uint8_t> PlanSync::decide(Communicator& comm, bool initial, uint64_t
   }
   plan::Network net = network_;
   addMeasuredRates(*table, &net);
+  holdMeasuredRates(network_, &net);
   plan::PlanOptions options;
   options.chunks = chunks_;
   options.epoch = epoch() + 1;

@@ -78,6 +78,13 @@ class PlanSync {
   // Rank 0: a new plan's bytes, or none to keep the current plan.
   std::vector<uint8_t> decide(Communicator& comm, bool initial, uint64_t check,
                               std::vector<LinkRate>* table);
+  // Rank 0: each row's recvRate becomes the highest smoothed rate the
+  // connection showed at this check and the kPeakChecks - 1 before it,
+  // counting only checks since which it received kFreshBytes (0: nothing
+  // fresh, not measured); plan_sync.cc says why.
+  void usePeakRates(std::vector<LinkRate>* table);
+  static constexpr size_t kPeakChecks = 3;
+  static constexpr uint64_t kFreshBytes = 64 << 10;  // what the engine times a run from
   // Rank 0's bytes and next check reach every rank (empty bytes: keep).
   Status broadcast(Communicator& comm, std::vector<uint8_t>* bytes, uint64_t* nextCheck);
 
@@ -102,6 +109,13 @@ class PlanSync {
   uint64_t totalAtExchange_ = 0;
   std::chrono::steady_clock::time_point exchangedAt_{};
   std::map<std::tuple<int, int, int>, double> baseline_;
+  // (peer, rank, spine) -> bytes received at the last check, and its
+  // smoothed rates at the last checks (0: nothing fresh), newest last.
+  struct Recent {
+    uint64_t bytes = 0;
+    std::vector<double> rates;
+  };
+  std::map<std::tuple<int, int, int>, Recent> recent_;
 };
 
 // Tests: rank 0 of every communicator in this process passes each gathered

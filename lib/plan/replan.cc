@@ -108,12 +108,16 @@ ReplanPolicy::Decision ReplanPolicy::decide(uint64_t collectives, double seconds
                       std::to_string(ratesNow.size()) + ")"};
   }
   if (threshold_ > 0) {
-    // The largest relative move decides, so the reason names the worst link.
+    // The largest relative drop decides, so the reason names the worst
+    // link. Only drops (and a first measurement): a link that got faster
+    // cannot slow the plan in use (the next interval re-plan takes it), and
+    // a measured rise is more often a burst read out of a socket buffer
+    // than a faster link.
     double worst = 0;
     size_t which = 0;
     for (size_t i = 0; i < ratesNow.size(); ++i) {
       double then = ratesAtPlan[i], now = ratesNow[i];
-      double move = then > 0 ? std::fabs(now - then) / then : (now > 0 ? INFINITY : 0);
+      double move = then > 0 ? (now < then ? (then - now) / then : 0) : (now > 0 ? INFINITY : 0);
       if (move > worst) worst = move, which = i;
     }
     if (worst > threshold_) {

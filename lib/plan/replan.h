@@ -1,9 +1,9 @@
 // When rank 0 re-plans: every RINA_PLAN_INTERVAL collectives ("100") or
 // seconds ("5s"; "0" = never on a schedule), and whenever a measured link
-// rate moved by more than RINA_PLAN_THRESHOLD (a fraction; 0.2 = 20%, 0 =
-// off) relative to the rate the current plan was made from, looked at every
-// RINA_PLAN_CHECK_EVERY collectives (16). A pure decision: the caller counts
-// collectives, keeps the clock and the rates.
+// rate dropped by more than RINA_PLAN_THRESHOLD (a fraction; 0.5 = 50%, 0
+// = off) below the rate the current plan was made from (a rise waits for
+// the interval), looked at every RINA_PLAN_CHECK_EVERY (0.5 s). A pure
+// decision: the caller counts collectives, keeps the clock and the rates.
 #ifndef RINA_LIB_PLAN_REPLAN_H_
 #define RINA_LIB_PLAN_REPLAN_H_
 

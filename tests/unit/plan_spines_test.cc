@@ -157,6 +157,43 @@ TEST(MeasuredRates, UnknownRatesBecomeTheMeasure) {
   EXPECT_EQ(net.hosts[0].linkMbit, 0);  // spine-limited rows say nothing of hosts
 }
 
+// holdMeasuredRates: host rates and probes at or above a quarter of what
+// is configured, uplinks at or above half, give way to the
+// configured rate; lower ones stand. Without a configured host rate, a
+// host's reference is the fastest host of its rack; a probe between
+// unconfigured hosts stands.
+TEST(MeasuredRates, HoldKeepsConfiguredRatesAboveAFraction) {
+  const plan::Network configured = racksOfTwo(2, 1, 1000, 800);
+  plan::Network net = configured;
+  net.hosts[0].linkMbit = 400;  // 0.4: held at 1000
+  net.hosts[1].linkMbit = 200;  // 0.2: a real drop
+  net.racks[0].uplinkMbit = {500};  // 0.625 of 800: held
+  net.racks[1].uplinkMbit = {300};  // 0.375: stands
+  net.probes = {{0, 2, 300, -1}, {1, 3, 200, 0}};  // 0.3 and 0.2 of min(1000, 1000)
+  holdMeasuredRates(configured, &net);
+  EXPECT_EQ(net.hosts[0].linkMbit, 1000);
+  EXPECT_EQ(net.hosts[1].linkMbit, 200);
+  EXPECT_EQ(net.racks[0].uplinkMbit, (std::vector<double>{800}));
+  EXPECT_EQ(net.racks[1].uplinkMbit, (std::vector<double>{300}));
+  ASSERT_EQ(net.probes.size(), 1u);
+  EXPECT_EQ(net.probes[0].from, 1);
+  EXPECT_EQ(net.probes[0].mbit, 200);
+
+  const plan::Network unknown = racksOfTwo(2, 1, 0, 0);
+  net = unknown;
+  net.hosts[0].linkMbit = 900;
+  net.hosts[1].linkMbit = 300;  // a third of its rack's fastest: held at 900
+  net.hosts[2].linkMbit = 900;
+  net.hosts[3].linkMbit = 100;  // a ninth: stands
+  net.racks[0].uplinkMbit = {50};  // nothing configured: stands
+  net.probes = {{0, 2, 500, -1}};
+  holdMeasuredRates(unknown, &net);
+  EXPECT_EQ(net.hosts[1].linkMbit, 900);
+  EXPECT_EQ(net.hosts[3].linkMbit, 100);
+  EXPECT_EQ(net.racks[0].uplinkMbit, (std::vector<double>{50}));
+  EXPECT_EQ(net.probes.size(), 1u);
+}
+
 // hopRatesBySpine: a probe of spine 1 caps the hop over spine 1 only; a
 // probe of any path caps it on both; hopRates is the better spine.
 TEST(PlanSpines, SpineProbesCapTheirSpineOnly) {

@@ -308,6 +308,9 @@ TEST(Replan, Decisions) {
   EXPECT_FALSE(never.decide(1000000, 1e9, then, big).replan);
   EXPECT_TRUE(never.decide(0, 0, then, {1000}).replan);  // the set of links changed
   EXPECT_TRUE(byCount.decide(0, 0, {0}, {10}).replan);   // unknown -> measured
+  // Only drops: three times faster waits for the interval.
+  EXPECT_FALSE(byCount.decide(1, 0, then, {3000, 6000}).replan);
+  EXPECT_TRUE(byCount.decide(1, 0, then, {3000, 1000}).replan);
 }
 
 }  // namespace
