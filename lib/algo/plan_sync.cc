@@ -158,20 +158,24 @@ Status PlanSync::exchange(Communicator& comm, bool initial) {
 // links) one hop read 150, 700, 300 Mbit/s at successive checks, and every
 // check re-planned, once moving a port share off a host and doubling
 // hier's time. A link's capacity is at least what it achieved, so the
-// highest of the last kPeakChecks readings is the estimate: a dip from
-// waiting does not move it, a real drop does once it has lasted
-// kPeakChecks checks; highs beyond the configured rates are cut there when
-// the planner takes them (addMeasuredRates). A connection that carried
+// highest of its readings over the last kPeakSeconds is the estimate: a dip
+// from waiting does not move it, a real drop does once it has lasted that
+// long (holdMeasuredRates then keeps what is not far below the configured
+// rates, link_stats.h). A connection that carried
 // (almost) nothing since the last check keeps the rate of whatever it
 // carried last, which may be a plan ago: it reads as not measured.
 void PlanSync::usePeakRates(std::vector<LinkRate>* table) {
+  const auto now = std::chrono::steady_clock::now();
+  const auto window = std::chrono::duration<double>(kPeakSeconds);
   for (LinkRate& l : *table) {
     Recent& r = recent_[std::make_tuple(l.peer, l.rank, l.spine)];
     const bool fresh = l.bytesRecv >= r.bytes + kFreshBytes || l.bytesRecv < r.bytes;
     r.bytes = l.bytesRecv;
-    r.rates.push_back(fresh ? l.recvRate : 0.0);
-    if (r.rates.size() > kPeakChecks) r.rates.erase(r.rates.begin());
-    l.recvRate = *std::max_element(r.rates.begin(), r.rates.end());
+    while (!r.rates.empty() && now - r.rates.front().first > window) r.rates.erase(r.rates.begin());
+    r.rates.emplace_back(now, fresh ? l.recvRate : 0.0);
+    double peak = 0;
+    for (const auto& [at, rate] : r.rates) peak = std::max(peak, rate);
+    l.recvRate = peak;
   }
 }
 

@@ -79,11 +79,11 @@ class PlanSync {
   std::vector<uint8_t> decide(Communicator& comm, bool initial, uint64_t check,
                               std::vector<LinkRate>* table);
   // Rank 0: each row's recvRate becomes the highest smoothed rate the
-  // connection showed at this check and the kPeakChecks - 1 before it,
-  // counting only checks since which it received kFreshBytes (0: nothing
-  // fresh, not measured); plan_sync.cc says why.
+  // connection showed at this check and the checks of the kPeakSeconds
+  // before it, counting only checks since which it received kFreshBytes
+  // (0: nothing fresh, not measured); plan_sync.cc says why.
   void usePeakRates(std::vector<LinkRate>* table);
-  static constexpr size_t kPeakChecks = 3;
+  static constexpr double kPeakSeconds = 1.0;
   static constexpr uint64_t kFreshBytes = 64 << 10;  // what the engine times a run from
   // Rank 0's bytes and next check reach every rank (empty bytes: keep).
   Status broadcast(Communicator& comm, std::vector<uint8_t>* bytes, uint64_t* nextCheck);
@@ -113,7 +113,7 @@ class PlanSync {
   // smoothed rates at the last checks (0: nothing fresh), newest last.
   struct Recent {
     uint64_t bytes = 0;
-    std::vector<double> rates;
+    std::vector<std::pair<std::chrono::steady_clock::time_point, double>> rates;
   };
   std::map<std::tuple<int, int, int>, Recent> recent_;
 };
