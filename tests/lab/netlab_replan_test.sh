@@ -23,40 +23,10 @@
 set -u
 netlab=$1 perf=$2 topology=$3
 
-if [ "$(id -u)" -ne 0 ]; then
-  echo "SKIP: the lab test needs root (network namespaces)"
-  exit 77
-fi
-probe=rnl-probe$$
-if ! ip netns add "$probe" 2>/dev/null; then
-  echo "SKIP: cannot create network namespaces here"
-  exit 77
-fi
-ip netns del "$probe"
-if ! command -v mpirun > /dev/null; then
-  echo "SKIP: no mpirun"
-  exit 77
-fi
-
-name=trp$$
-work=$(mktemp -d)
-state=$work/state
-lab() { "$netlab" --name "$name" --state "$state" "$@"; }
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
+. "$(cd "$(dirname "$0")" && pwd)/lab_common.sh"
 shaper=
-cleanup() {
-  [ -n "$shaper" ] && kill "$shaper" 2> /dev/null
-  lab down > /dev/null 2>&1
-  for ns in $(ip netns list | awk -v p="rnl-$name-" 'index($1, p) == 1 {print $1}'); do
-    echo "cleanup: removing leftover namespace $ns" >&2
-    ip netns del "$ns"
-  done
-  rm -rf "$work"
-}
-trap cleanup EXIT
+lab_before_cleanup() { [ -n "$shaper" ] && kill "$shaper" 2> /dev/null; }
+lab_init trp
 
 lab up "$topology" > /dev/null || fail "up failed"
 

@@ -14,39 +14,8 @@ netlab=$1 switchd=$2 perf=$3 topology=$4
 here=$(cd "$(dirname "$0")" && pwd)
 rate_tool=$here/tcp_rate.py
 
-if [ "$(id -u)" -ne 0 ]; then
-  echo "SKIP: the lab test needs root (network namespaces)"
-  exit 77
-fi
-probe=rnl-probe$$
-if ! ip netns add "$probe" 2>/dev/null; then
-  echo "SKIP: cannot create network namespaces here"
-  exit 77
-fi
-ip netns del "$probe"
-if ! command -v mpirun > /dev/null; then
-  echo "SKIP: no mpirun"
-  exit 77
-fi
-
-name=ts$$
-work=$(mktemp -d)
-state=$work/state
-lab() { "$netlab" --name "$name" --state "$state" "$@"; }
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-cleanup() {
-  lab down > /dev/null 2>&1
-  for ns in $(ip netns list | awk -v p="rnl-$name-" 'index($1, p) == 1 {print $1}'); do
-    echo "cleanup: removing leftover namespace $ns" >&2
-    ip netns del "$ns"
-  done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-lab_namespaces() { ip netns list | awk -v p="rnl-$name-" 'index($1, p) == 1 {print $1}'; }
+. "$here/lab_common.sh"
+lab_init ts
 
 # TCP goodput from a0 to ADDR (a host of rack b) in Mbit/s.
 tcp_rate() {
