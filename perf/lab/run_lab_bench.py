@@ -32,7 +32,7 @@ import statistics
 import subprocess
 import sys
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from labtools import REPO, parse_size
 DEFAULT_TOPOLOGIES = [os.path.join(REPO, "perf/lab", f)
                       for f in ("lab-a-one-rack.json", "lab-b-two-racks.json")]
 RESULTS = os.path.join(REPO, "perf/results")
@@ -42,13 +42,6 @@ LAB_NAME = "bench"
 # (LAB-NOTES: shaped TCP reaches 0.956 x rate).
 TCP_GOODPUT = 0.956
 RUN_TIMEOUT_S = 1800
-
-
-def parse_size(text):
-    m = re.fullmatch(r"(\d+)([KMG]?)", text.strip(), re.I)
-    if not m:
-        raise argparse.ArgumentTypeError(f"bad size '{text}'")
-    return int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2).upper()]
 
 
 def human(size):

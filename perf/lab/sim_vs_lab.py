@@ -26,6 +26,7 @@ there is simulated too (rina-sim --port-markers). Needs root.
 """
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -34,29 +35,12 @@ import subprocess
 import sys
 import tempfile
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from labtools import REPO, Failure, parse_size
+import labtools
+
 TCP_GOODPUT = 0.956
 RUN_TIMEOUT_S = 600
-
-
-class Failure(Exception):
-    pass
-
-
-def parse_size(text):
-    m = re.fullmatch(r"(\d+)([KMG]?)", text.strip(), re.I)
-    if not m:
-        raise argparse.ArgumentTypeError(f"bad size '{text}'")
-    return int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2).upper()]
-
-
-def netlab(name, *args, timeout=RUN_TIMEOUT_S):
-    cmd = [os.path.join(REPO, "tools/rina-netlab"), "--name", name, *args]
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    if run.returncode != 0:
-        raise Failure(f"{' '.join(shlex.quote(c) for c in cmd)}: exit {run.returncode}\n"
-                      f"{run.stdout[-3000:]}{run.stderr[-3000:]}")
-    return run.stdout
+netlab = functools.partial(labtools.netlab, timeout=RUN_TIMEOUT_S)
 
 
 def lab_times(name, build, algorithms, sizes, iters, paths, env=()):
