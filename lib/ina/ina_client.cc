@@ -192,20 +192,13 @@ void InaClient::buildSlice(Call& c, uint32_t r, Entry& e) {
   uint32_t ahead = r + c.win - c.prologue;
   h.exponent = c.quantized ? (ahead < c.slices ? c.localExp[ahead] : kExponentZero) : 0;
   size_t filled = 0;  // ints[0, filled) are this packet's values; the rest are zeros
-  if (c.isData(r) && c.marker(r - c.prologue)) {
+  const bool marker = c.isData(r) && c.marker(r - c.prologue);
+  if (marker) {
+    // Header only; a slice the hosts must sum is still marked as below.
     const uint32_t i = r - c.prologue;
     if (c.quantized && c.sharedExp[i] == kExponentHost) c.host[i] = true;
     h.elems = 0;
-    e.bytes.resize(kHeaderBytes);
-    encode(h, {}, e.bytes);
-    e.seq = t;
-    e.slot = w;
-    e.busy = true;
-    e.retransmitted = false;
-    e.fastResent = false;
-    return;
-  }
-  if (c.isData(r)) {
+  } else if (c.isData(r)) {
     uint32_t i = r - c.prologue;
     size_t first = c.sliceFirst(i), n = c.sliceLen(i);
     filled = n;
@@ -232,9 +225,9 @@ void InaClient::buildSlice(Call& c, uint32_t r, Entry& e) {
       }
     }
   }
-  std::fill(c.ints.begin() + static_cast<long>(filled), c.ints.end(), 0);
-  e.bytes.resize(kHeaderBytes + 4 * size_t{c.P});
-  encode(h, c.ints, e.bytes);
+  if (!marker) std::fill(c.ints.begin() + static_cast<long>(filled), c.ints.end(), 0);
+  e.bytes.resize(kHeaderBytes + 4 * size_t{h.elems});
+  encode(h, std::span<const int32_t>(c.ints.data(), h.elems), e.bytes);
   e.seq = t;
   e.slot = w;
   e.busy = true;
