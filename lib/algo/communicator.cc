@@ -147,6 +147,12 @@ Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
   comm->spinUs_ = std::max<int64_t>(0, config::intValue("RINA_SPIN_US"));
   RINA_TRY(parseAlgorithm(config::stringValue("RINA_ALGO"), &comm->algorithm_)
                .prepend("RINA_ALGO: "));
+  const int64_t markers = config::intValue("RINA_INA_PORT_MARKERS");
+  if (markers != 0 && markers != 1) {
+    return errorf(rinaInvalidArgument, "RINA_INA_PORT_MARKERS=%lld: give 0 or 1",
+                  static_cast<long long>(markers));
+  }
+  comm->portMarkers_ = markers == 1;
   plan::ReplanPolicy policy;
   RINA_TRY(plan::ReplanPolicy::fromConfig(&policy).prepend("rank " + std::to_string(rank) + ": "));
   int socketsPerPeer = 1;  // 0: auto

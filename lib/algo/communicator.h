@@ -141,6 +141,9 @@ class Communicator {
   int64_t timeoutMs() const { return timeoutMs_; }
   size_t sliceBytes() const { return sliceBytes_; }
   size_t smallMsgBytes() const { return smallMsgBytes_; }
+  // RINA_INA_PORT_MARKERS: rina's rack reduce-scatter ports send markers
+  // (and auto's link model counts them).
+  bool portMarkers() const { return portMarkers_; }
   int64_t spinUs() const { return spinUs_; }
 
   // 64-byte aligned scratch of at least bytes; valid until the next call.
@@ -173,6 +176,7 @@ class Communicator {
   int64_t timeoutMs_ = 60000;
   size_t sliceBytes_ = 128 << 10;
   size_t smallMsgBytes_ = 128 << 10;
+  bool portMarkers_ = true;
   int64_t spinUs_ = 0;
   char* scratch_ = nullptr;
   size_t scratchBytes_ = 0;

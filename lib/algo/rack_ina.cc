@@ -190,12 +190,6 @@ Status RackIna::setup(Communicator& comm, uint64_t commId, std::unique_ptr<RackI
                   static_cast<long long>(slots));
   }
   ri->slotsWanted_ = static_cast<uint32_t>(slots);
-  const int64_t markers = config::intValue("RINA_INA_PORT_MARKERS");
-  if (markers != 0 && markers != 1) {
-    return errorf(rinaInvalidArgument, "RINA_INA_PORT_MARKERS=%lld: give 0 or 1",
-                  static_cast<long long>(markers));
-  }
-  ri->portMarkers_ = markers == 1;
   bool autoSwitch = false;
   if (!rack.switchCtrl.empty()) {
     if (!ina::parseEndpoint(rack.switchCtrl, &ri->controller_)) {

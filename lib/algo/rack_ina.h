@@ -42,8 +42,6 @@ class RackIna {
   bool active() const { return active_; }
   ina::InaClient& client() { return *client_; }
   int inaTimeoutMs() const { return timeoutMs_; }
-  // RINA_INA_PORT_MARKERS: the rack reduce-scatter's ports send markers.
-  bool portMarkers() const { return portMarkers_; }
 
   // At the start of a collective that uses the switch (every worker of the
   // rack calls it): the agent applies pushed notices and tells every worker
@@ -62,7 +60,6 @@ class RackIna {
 
   const topo::Rack* rack_ = nullptr;
   int rackIndex_ = 0;
-  bool portMarkers_ = true;
   int worker_ = 0;
   bool active_ = false;
   int timeoutMs_ = 2000;

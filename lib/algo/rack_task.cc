@@ -106,7 +106,7 @@ Status RackTask::startSwitchReduce() {
   ina::InaCallOptions o;
   o.resultToPortOnly = true;
   o.sliceRoles = &roles_;
-  o.portMarkers = ina_->portMarkers();
+  o.portMarkers = call_.comm.portMarkers();
   o.spans = &spans_;
   o.slots = W - gatherSlots;
   Status st = client.start(data_, count, call_.type, o);

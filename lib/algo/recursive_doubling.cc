@@ -7,7 +7,6 @@
 
 #include "algo/auto_select.h"
 #include "algo/collectives.h"
-#include "core/config.h"
 #include "core/log.h"
 #include "reduce/reduce.h"
 
@@ -88,8 +87,7 @@ Status allReduce(Communicator& comm, const void* send, void* recv, size_t count,
   Algorithm a = comm.algorithm();
   if (a == Algorithm::kAuto) {
     std::string why;
-    a = resolveAuto(comm.racks(), bytes, comm.smallMsgBytes(), &why,
-                    config::intValue("RINA_INA_PORT_MARKERS") != 0);
+    a = resolveAuto(comm.racks(), bytes, comm.smallMsgBytes(), &why, comm.portMarkers());
     if (comm.noteAutoChoice(a))
       RINA_INFO("rank %d: auto runs %s (%s)", comm.rank(), algorithmName(a), why.c_str());
   } else if (a == Algorithm::kRing && bytes < comm.smallMsgBytes()) {
