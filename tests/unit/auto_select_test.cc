@@ -3,48 +3,41 @@
 
 #include <gtest/gtest.h>
 
+#include "rack_maps.h"
 #include "topo/rack_map.h"
 
 namespace rina::algo {
 namespace {
 
-topo::RackMap mapOf(const char* racks) {
-  topo::TopologySpec spec;
-  EXPECT_TRUE(topo::parseRacksShortForm(racks, &spec).ok());
-  int n = 0;
-  for (const auto& r : spec.racks) n += r.rankCount;
-  topo::RackMap map;
-  EXPECT_TRUE(topo::resolveRackMap(spec, std::vector<std::string>(n, "h"), &map).ok());
-  return map;
-}
+using testing::rackMapOf;
 
 TEST(AutoSelect, LinkModelMatchesHandCounts) {
   // One INA rack of 4: S up per worker against the ring's 2 * 3/4 S.
-  LinkModel m = linkModel(mapOf("4:ina"));
+  LinkModel m = linkModel(rackMapOf("4:ina"));
   EXPECT_DOUBLE_EQ(m.rina, 1.0);
   EXPECT_DOUBLE_EQ(m.ring, 1.5);
   // Two INA racks of 3 and two single hosts (R = 4): an INA worker sends
   // 2/3 (reduce-scatter with port markers) + 1/3 (multicast) + 2*3/(4*3)
   // = 1.5 S, without markers 1 + 1/3 + 1/2 = 11/6 S; an autonomous one
   // 2*3/4 = 1.5 S; the ring over 8 sends 2*7/8 = 1.75 S.
-  m = linkModel(mapOf("3:ina,3:ina,1,1"));
+  m = linkModel(rackMapOf("3:ina,3:ina,1,1"));
   EXPECT_NEAR(m.rina, 1.5, 1e-12);
   EXPECT_DOUBLE_EQ(m.ring, 1.75);
-  EXPECT_NEAR(linkModel(mapOf("3:ina,3:ina,1,1"), false).rina, 11.0 / 6.0, 1e-12);
+  EXPECT_NEAR(linkModel(rackMapOf("3:ina,3:ina,1,1"), false).rina, 11.0 / 6.0, 1e-12);
   // Two INA racks of 16: 15/16 + 1/16 + 2*1/(2*16) = 1.0625 against
   // 2*31/32 (without markers 1.125).
-  m = linkModel(mapOf("16:ina,16:ina"));
+  m = linkModel(rackMapOf("16:ina,16:ina"));
   EXPECT_DOUBLE_EQ(m.rina, 1.0625);
   EXPECT_DOUBLE_EQ(m.ring, 62.0 / 32.0);
-  EXPECT_DOUBLE_EQ(linkModel(mapOf("16:ina,16:ina"), false).rina, 1.125);
+  EXPECT_DOUBLE_EQ(linkModel(rackMapOf("16:ina,16:ina"), false).rina, 1.125);
   // An INA rack of one is an autonomous member.
-  m = linkModel(mapOf("1:ina,1"));
+  m = linkModel(rackMapOf("1:ina,1"));
   EXPECT_DOUBLE_EQ(m.rina, 1.0);
   EXPECT_DOUBLE_EQ(m.ring, 1.0);
 }
 
 TEST(AutoSelect, SlowerRackLinksWeighIn) {
-  topo::RackMap map = mapOf("4:ina,2");
+  topo::RackMap map = rackMapOf("4:ina,2");
   map.racks[0].hostLinkMbit = 1000;
   map.racks[1].hostLinkMbit = 250;  // 4x slower: its hosts' bytes count 4x
   const LinkModel m = linkModel(map);
@@ -57,18 +50,18 @@ TEST(AutoSelect, SlowerRackLinksWeighIn) {
 
 TEST(AutoSelect, ChoosesByModelAndSize) {
   std::string why;
-  EXPECT_EQ(resolveAuto(mapOf("4:ina"), 16 << 20, 128 << 10, &why), Algorithm::kRina);
+  EXPECT_EQ(resolveAuto(rackMapOf("4:ina"), 16 << 20, 128 << 10, &why), Algorithm::kRina);
   EXPECT_NE(why.find("rina 1.00 S, ring 1.50 S"), std::string::npos) << why;
-  EXPECT_EQ(resolveAuto(mapOf("3:ina,3:ina,1,1"), 16 << 20, 128 << 10, &why), Algorithm::kRina);
+  EXPECT_EQ(resolveAuto(rackMapOf("3:ina,3:ina,1,1"), 16 << 20, 128 << 10, &why), Algorithm::kRina);
   EXPECT_NE(why.find("rina 1.50 S, ring 1.75 S"), std::string::npos) << why;
-  EXPECT_EQ(resolveAuto(mapOf("3:ina,3:ina,1,1"), 16 << 20, 128 << 10, &why, false),
+  EXPECT_EQ(resolveAuto(rackMapOf("3:ina,3:ina,1,1"), 16 << 20, 128 << 10, &why, false),
             Algorithm::kRing);
-  EXPECT_EQ(resolveAuto(mapOf("16:ina,16:ina"), 16 << 20, 128 << 10, &why), Algorithm::kRina);
-  EXPECT_EQ(resolveAuto(mapOf("4,4"), 16 << 20, 128 << 10, &why), Algorithm::kRing);
+  EXPECT_EQ(resolveAuto(rackMapOf("16:ina,16:ina"), 16 << 20, 128 << 10, &why), Algorithm::kRina);
+  EXPECT_EQ(resolveAuto(rackMapOf("4,4"), 16 << 20, 128 << 10, &why), Algorithm::kRing);
   EXPECT_EQ(why, "no INA rack: ring");
-  EXPECT_EQ(resolveAuto(mapOf("4:ina"), 4096, 128 << 10, &why), Algorithm::kRecursiveDoubling);
+  EXPECT_EQ(resolveAuto(rackMapOf("4:ina"), 4096, 128 << 10, &why), Algorithm::kRecursiveDoubling);
   EXPECT_NE(why.find("4096 bytes"), std::string::npos) << why;
-  EXPECT_EQ(resolveAuto(mapOf("4:ina"), 4096, 0, &why), Algorithm::kRina);
+  EXPECT_EQ(resolveAuto(rackMapOf("4:ina"), 4096, 0, &why), Algorithm::kRina);
 }
 
 }  // namespace

@@ -13,20 +13,13 @@
 #include "algo/communicator.h"
 #include "algo/link_stats.h"
 #include "plan/network.h"
+#include "rack_maps.h"
 #include "topo/ring_members.h"
 
 namespace rina::algo {
 namespace {
 
-topo::RackMap mapOf(const char* racks) {
-  topo::TopologySpec spec;
-  EXPECT_TRUE(topo::parseRacksShortForm(racks, &spec).ok());
-  int n = 0;
-  for (const topo::RackSpec& r : spec.racks) n += r.rankCount;
-  topo::RackMap map;
-  EXPECT_TRUE(topo::resolveRackMap(spec, std::vector<std::string>(n, "h"), &map).ok());
-  return map;
-}
+using testing::rackMapOf;
 
 // Racks 2:ina {0,1}, {2}, 3:ina {3,4,5}: members agents 0, 2, 3; six
 // chunks (lcm of 2, 1, 3).
@@ -40,7 +33,7 @@ plan::Plan samplePlan() {
 }
 
 TEST(PlanMembers, RinaMembersFollowOrderPortsAndSpines) {
-  const topo::RackMap map = mapOf("2:ina,1,3:ina");
+  const topo::RackMap map = rackMapOf("2:ina,1,3:ina");
   EXPECT_EQ(planChunks(map), 6);
   const plan::Plan p = samplePlan();
   ASSERT_TRUE(checkPlanFits(p, map, 6).ok());
@@ -65,7 +58,7 @@ TEST(PlanMembers, RinaMembersFollowOrderPortsAndSpines) {
 }
 
 TEST(PlanMembers, HierMembersTakeTheRackOrderOfThePlan) {
-  const topo::RackMap map = mapOf("2,2,2:ina,2");
+  const topo::RackMap map = rackMapOf("2,2,2:ina,2");
   plan::Plan p;
   // Hosts of racks r0 {0,1}, r1 {2,3}, r3 {6,7}; rack r2 {4,5} is one member.
   p.ring = {0, 6, 4, 1, 2, 7, 3};
@@ -87,7 +80,7 @@ TEST(PlanMembers, HierMembersTakeTheRackOrderOfThePlan) {
 }
 
 TEST(PlanMembers, PeersAreTheRingNeighboursAndSymmetric) {
-  const topo::RackMap map = mapOf("2,2,2,2,2");
+  const topo::RackMap map = rackMapOf("2,2,2,2,2");
   plan::Plan p;
   p.ring = {0, 1, 4, 5, 8, 9, 2, 3, 6, 7};  // racks r0 r2 r4 r1 r3
   p.hopSpine.assign(10, 0);
@@ -96,7 +89,7 @@ TEST(PlanMembers, PeersAreTheRingNeighboursAndSymmetric) {
   // rank needs more than its two ring members and two plan racks give.
   std::mt19937 rng(5);
   for (const char* racks : {"2,2,2,2,2", "3:ina,1,2,2:ina,1", "1,1,1,1,1,1,1"}) {
-    const topo::RackMap m = mapOf(racks);
+    const topo::RackMap m = rackMapOf(racks);
     const int n = static_cast<int>(m.rackOf.size());
     std::vector<int> agents;
     for (const topo::RingMember& rm : topo::ringMembers(m)) agents.push_back(rm.ranks.front());
@@ -117,7 +110,7 @@ TEST(PlanMembers, PeersAreTheRingNeighboursAndSymmetric) {
 }
 
 TEST(PlanMembers, PlansThatDoNotFitAreRefused) {
-  const topo::RackMap map = mapOf("2:ina,1,3:ina");
+  const topo::RackMap map = rackMapOf("2:ina,1,3:ina");
   auto refused = [&](const plan::Plan& p, const char* what) {
     Status s = checkPlanFits(p, map, 6);
     EXPECT_EQ(s.code(), rinaInternalError) << what;
@@ -181,7 +174,7 @@ TEST(PlanMembers, MeasuredHostRates) {
 }
 
 TEST(PlanMembers, BasePeersKeepRingRdRackAndStar) {
-  const topo::RackMap map = mapOf("2,2,2,2,2");
+  const topo::RackMap map = rackMapOf("2,2,2,2,2");
   EXPECT_EQ(basePeerRanks(5, map), (std::set<int>{3, 4, 6, 9}));
   EXPECT_EQ(basePeerRanks(4, map), (std::set<int>{0, 1, 3, 5, 8}));  // an agent: + rank 0
   const std::set<int> zero = basePeerRanks(0, map);
