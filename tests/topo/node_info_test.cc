@@ -11,6 +11,8 @@
 #include <fstream>
 #include <thread>
 
+#include "kernel_cpus.h"
+
 namespace rina::topo {
 namespace {
 
@@ -133,29 +135,18 @@ TEST(NodeInfo, RealNodeMatchesSysconf) {
   EXPECT_EQ(fromSys.numa.size(), node.numa.size());
 }
 
-std::vector<int> allowedCpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  EXPECT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
-  std::vector<int> cpus;
-  for (int c = 0; c < CPU_SETSIZE; ++c) {
-    if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  }
-  return cpus;
-}
-
 TEST(PlaceThread, PinsToTheNicsNumaNodeWithinTheAllowedCpus) {
   const std::string root = makeFakeSys();
   NodeInfo node;
   ASSERT_TRUE(detectNodeFromSysfs(root, &node).ok());
   fs::remove_all(root);
-  // ib0 is near CPUs 1 and 3; this process may use allowedCpus().
+  // ib0 is near CPUs 1 and 3; this process may use testing::kernelCpus().
   std::vector<int> expected;
-  for (int c : allowedCpus()) {
+  for (int c : testing::kernelCpus()) {
     if (c == 1 || c == 3) expected.push_back(c);
   }
-  if (expected.empty()) expected = allowedCpus();
-  const std::vector<int> before = allowedCpus();
+  if (expected.empty()) expected = testing::kernelCpus();
+  const std::vector<int> before = testing::kernelCpus();
   std::vector<int> placed, actual;
   Status placedStatus;
   std::thread t([&] {
@@ -172,7 +163,7 @@ TEST(PlaceThread, PinsToTheNicsNumaNodeWithinTheAllowedCpus) {
   EXPECT_EQ(placed, expected);
   EXPECT_EQ(actual, expected);
   // The test's own thread is not moved.
-  EXPECT_EQ(allowedCpus(), before);
+  EXPECT_EQ(testing::kernelCpus(), before);
 }
 
 TEST(PlaceThread, UnknownInterfaceIsAnError) {

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <thread>
 
+#include "kernel_cpus.h"
 #include "rank_harness.h"
 #include "rina/rina.h"
 
@@ -19,18 +20,6 @@ namespace rina::topo {
 namespace {
 
 namespace fs = std::filesystem;
-
-// sched_getaffinity of the calling thread, independently of threadCpus().
-std::vector<int> kernelMask() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  EXPECT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
-  std::vector<int> cpus;
-  for (int c = 0; c < CPU_SETSIZE; ++c) {
-    if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  }
-  return cpus;
-}
 
 // CPUs 0-3 over two NUMA nodes (0,2 and 1,3); eth9 sits on node 1.
 std::string fakeTwoNodeSys() {
@@ -69,16 +58,16 @@ TEST(ThreadPlacement, Modes) {
 
 TEST(ThreadPlacement, BindingRestoresTheOldMaskUnlessPinned) {
   std::thread([] {
-    const std::vector<int> before = kernelMask();
+    const std::vector<int> before = testing::kernelCpus();
     ASSERT_FALSE(before.empty());
     for (bool restore : {true, false}) {
       {
         std::unique_ptr<ThreadBinding> b;
         ASSERT_TRUE(ThreadBinding::bind({before.back()}, restore, &b).ok());
-        EXPECT_EQ(kernelMask(), std::vector<int>{before.back()});
-        EXPECT_EQ(threadCpus(), kernelMask());
+        EXPECT_EQ(testing::kernelCpus(), std::vector<int>{before.back()});
+        EXPECT_EQ(threadCpus(), testing::kernelCpus());
       }
-      EXPECT_EQ(kernelMask(), restore ? before : std::vector<int>{before.back()});
+      EXPECT_EQ(testing::kernelCpus(), restore ? before : std::vector<int>{before.back()});
     }
     std::unique_ptr<ThreadBinding> b;
     EXPECT_EQ(ThreadBinding::bind({}, true, &b).code(), rinaInvalidArgument);
@@ -98,7 +87,7 @@ TEST(ThreadPlacement, SetupAndPinBindNearTheNicsNode) {
   ASSERT_TRUE(detectNodeFromSysfs(root, &node).ok());
   fs::remove_all(root);
   std::thread([&] {
-    const std::vector<int> before = kernelMask();
+    const std::vector<int> before = testing::kernelCpus();
     // eth9 is near CPUs 1 and 3, within what this thread may use (this machine
     // may have only CPUs 0-1); with none of them allowed, every allowed CPU.
     std::vector<int> near;
@@ -109,21 +98,21 @@ TEST(ThreadPlacement, SetupAndPinBindNearTheNicsNode) {
     for (AffinityMode mode : {AffinityMode::kSetup, AffinityMode::kPin}) {
       std::unique_ptr<ThreadBinding> placed;
       ASSERT_TRUE(placeThreadForSetup(0, mode, node, "eth9", &placed).ok());
-      EXPECT_EQ(kernelMask(), near);
+      EXPECT_EQ(testing::kernelCpus(), near);
       EXPECT_EQ(placed != nullptr, near != before);
       placed.reset();
-      EXPECT_EQ(kernelMask(), mode == AffinityMode::kSetup ? before : near);
+      EXPECT_EQ(testing::kernelCpus(), mode == AffinityMode::kSetup ? before : near);
       std::unique_ptr<ThreadBinding> undo;
       ASSERT_TRUE(ThreadBinding::bind(before, false, &undo).ok());
     }
     std::unique_ptr<ThreadBinding> placed;
     ASSERT_TRUE(placeThreadForSetup(0, AffinityMode::kOff, node, "eth9", &placed).ok());
     EXPECT_EQ(placed, nullptr);
-    EXPECT_EQ(kernelMask(), before);
+    EXPECT_EQ(testing::kernelCpus(), before);
     // A NIC the node does not have: nothing moves, and it is no error.
     ASSERT_TRUE(placeThreadForSetup(0, AffinityMode::kPin, node, "nosuch0", &placed).ok());
     EXPECT_EQ(placed, nullptr);
-    EXPECT_EQ(kernelMask(), before);
+    EXPECT_EQ(testing::kernelCpus(), before);
   }).join();
 }
 
@@ -140,7 +129,7 @@ TEST(ThreadPlacement, RealNodePinsWhereSysfsSaysTheNicIs) {
       ASSERT_TRUE(cpusNearNic(sys, nic.name, &expected).ok()) << nic.name;
       std::unique_ptr<ThreadBinding> placed;
       ASSERT_TRUE(placeThreadForSetup(0, AffinityMode::kPin, hw, nic.name, &placed).ok());
-      EXPECT_EQ(kernelMask(), expected) << nic.name;
+      EXPECT_EQ(testing::kernelCpus(), expected) << nic.name;
     }).join();
   }
 }
@@ -161,12 +150,12 @@ TEST(ThreadPlacement, KnobThroughCommInit) {
   for (const char* mode : {"setup", "off"}) {
     testing::ScopedEnv m("RINA_CPU_AFFINITY", mode);
     std::thread([] {
-      const std::vector<int> before = kernelMask();
+      const std::vector<int> before = testing::kernelCpus();
       rinaUniqueId id;
       ASSERT_EQ(rinaGetUniqueId(&id), rinaSuccess);
       rinaComm_t comm = nullptr;
       ASSERT_EQ(rinaCommInitRank(&comm, 1, id, 0), rinaSuccess) << rinaCommGetLastError(nullptr);
-      EXPECT_EQ(kernelMask(), before);
+      EXPECT_EQ(testing::kernelCpus(), before);
       rinaCommDestroy(comm);
     }).join();
   }
