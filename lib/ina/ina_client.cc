@@ -123,8 +123,6 @@ struct InaClient::Call {
 InaClient::InaClient(const InaClientOptions& options)
     : options_(options),
       rto_(options.initialRtoUs, options.minRtoUs, options.maxRtoUs),
-      rxBuffers_(kRxBatch, std::vector<uint8_t>(roce::kMaxDatagramBytes + 4)),
-      rxLengths_(kRxBatch, 0),
       rxScratch_(kMaxDatagramBytes) {}
 
 InaClient::~InaClient() = default;
@@ -139,6 +137,10 @@ Status InaClient::create(const InaClientOptions& options, std::unique_ptr<InaCli
   std::unique_ptr<InaClient> c(new InaClient(options));
   Status s = openUdpSocket(options.local, options.socketBufferBytes, &c->socket_);
   if (s.ok()) s = boundEndpoint(c->socket_.get(), &c->local_);
+  if (s.ok()) {
+    const bool gro = UdpBatchReceiver::enableGro(c->socket_.get());
+    c->rx_ = std::make_unique<UdpBatchReceiver>(kRxBatch, roce::kMaxDatagramBytes + 4, gro);
+  }
   if (!s.ok()) {
     return s.prepend("ina: worker " + std::to_string(options.worker) + " job " +
                      std::to_string(options.job) + ": ");
@@ -252,27 +254,18 @@ Status InaClient::sendEntries(const std::vector<Entry*>& batch) {
 }
 
 int InaClient::receiveBatch() {
-  mmsghdr hdrs[kRxBatch];
-  iovec iovs[kRxBatch];
-  for (int k = 0; k < kRxBatch; ++k) {
-    iovs[k] = {rxBuffers_[k].data(), rxBuffers_[k].size()};
-    hdrs[k] = {};
-    hdrs[k].msg_hdr.msg_iov = &iovs[k];
-    hdrs[k].msg_hdr.msg_iovlen = 1;
-  }
-  int got = ::recvmmsg(socket_.get(), hdrs, kRxBatch, MSG_DONTWAIT, nullptr);
-  for (int k = 0; k < got; ++k) {
-    size_t len = hdrs[k].msg_len;
-    if (hdrs[k].msg_hdr.msg_flags & MSG_TRUNC) len = 0;
+  int got = rx_->receive(socket_.get());
+  for (UdpBatchReceiver::Datagram& d : rx_->datagrams()) {
+    if (d.truncated) d.len = 0;
     // A RoCEv2 answer (its first byte is the BTH opcode, never a native
-    // magic/version byte) is translated; one that does not parse is dropped.
-    std::vector<uint8_t>& b = rxBuffers_[k];
-    if (len > 0 && b[0] == roce::kOpUcWriteOnlyImm) {
+    // magic/version byte) is translated in place (the native form is
+    // shorter); one that does not parse is dropped.
+    if (d.len > 0 && d.data[0] == roce::kOpUcWriteOnlyImm) {
       roce::RoceError err;
-      len = roce::toNative({b.data(), len}, rxScratch_, &err);
-      std::memcpy(b.data(), rxScratch_.data(), len);
+      size_t len = roce::toNative({d.data, d.len}, rxScratch_, &err);
+      std::memcpy(d.data, rxScratch_.data(), len);
+      d.len = static_cast<uint32_t>(len);
     }
-    rxLengths_[k] = len;
   }
   return got;
 }
@@ -360,9 +353,9 @@ void InaClient::receive(Call* c) {
   for (;;) {
     int got = receiveBatch();
     if (got <= 0) return;
-    for (int k = 0; k < got; ++k) {
-      const uint8_t* data = rxBuffers_[k].data();
-      const size_t len = rxLengths_[k];
+    for (const UdpBatchReceiver::Datagram& d : rx_->datagrams()) {
+      const uint8_t* data = d.data;
+      const size_t len = d.len;
       if (len == 0) continue;
       if (keepIfEarly(data, len, end)) continue;
       if (g && inGather(*g, data, len)) {
@@ -747,12 +740,11 @@ Status InaClient::broadcastReceive(uint8_t* buffer, size_t bytes, uint32_t base,
     if (leftMs <= 0) break;
     pollfd p{socket_.get(), POLLIN, 0};
     ::poll(&p, 1, static_cast<int>(std::min<int64_t>(leftMs, 50)));
-    int n = receiveBatch();
-    for (int k = 0; k < n; ++k) {
-      const size_t len = rxLengths_[k];
-      if (len == 0) continue;
-      if (keepIfEarly(rxBuffers_[k].data(), len, base + slices)) continue;
-      handle(rxBuffers_[k].data(), len);
+    receiveBatch();
+    for (const UdpBatchReceiver::Datagram& d : rx_->datagrams()) {
+      if (d.len == 0) continue;
+      if (keepIfEarly(d.data, d.len, base + slices)) continue;
+      handle(d.data, d.len);
     }
   }
   result->stats.slices = slices;

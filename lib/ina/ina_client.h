@@ -40,6 +40,7 @@
 #include "ina/ina_sender.h"
 #include "ina/net.h"
 #include "ina/rto.h"
+#include "ina/udp_batch.h"
 #include "rina/rina.h"
 
 namespace rina::ina {
@@ -258,7 +259,8 @@ class InaClient {
   uint32_t slotPort(uint32_t w) const { return (grant_.base + w) % grant_.ports; }
   void buildSlice(Call& c, uint32_t r, Entry& e);
   Status sendEntries(const std::vector<Entry*>& batch);
-  // Up to kRxBatch answers into rxBuffers_ / rxLengths_, as native datagrams.
+  // One recvmmsg of answers: the messages read (<= 0: none); rx_->datagrams()
+  // then lists them as native datagrams (len 0: dropped).
   int receiveBatch();
   // Takes what arrived: results of c (may be null) and of the gather in
   // progress; datagrams of later calls are kept.
@@ -290,8 +292,7 @@ class InaClient {
   std::vector<bool> deadSlots_;  // per window index; preempted under us
   std::vector<Entry> entries_;   // per window index
   RtoEstimator rto_;
-  std::vector<std::vector<uint8_t>> rxBuffers_;
-  std::vector<size_t> rxLengths_;
+  std::unique_ptr<UdpBatchReceiver> rx_;  // answers, segmented receives where the kernel has them
   std::vector<uint8_t> rxScratch_;  // a RoCEv2 answer on its way to the native layout
   std::deque<std::vector<uint8_t>> early_;
   std::unique_ptr<Call> active_;  // the call start() began

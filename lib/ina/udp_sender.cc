@@ -1,17 +1,17 @@
-// The UDP backend of the INA client: native datagrams by sendmmsg.
-#include <errno.h>
-#include <poll.h>
-#include <sys/socket.h>
-
-#include <algorithm>
+// The UDP backend of the INA client: native datagrams by sendmmsg, runs to
+// one switch port as segmented sends (udp_batch.h).
+#include <vector>
 
 #include "ina/endpoint.h"
 #include "ina/ina_sender.h"
+#include "ina/udp_batch.h"
 
 namespace rina::ina {
 namespace {
 
-constexpr size_t kBatch = 64;
+// A full send buffer is waited on for up to a second per batch; past that
+// the datagrams count as lost and the retransmission timer resends them.
+constexpr int kMaxStalls = 1000;
 
 class UdpSender : public InaSender {
  public:
@@ -23,38 +23,18 @@ class UdpSender : public InaSender {
  private:
   int fd_;
   uint32_t switchAddr_;
+  UdpBatchSender sender_;
+  std::vector<UdpOut> out_;
 };
 
 Status UdpSender::send(std::span<const OutDatagram> batch) {
-  size_t next = 0;
-  while (next < batch.size()) {
-    const size_t n = std::min(batch.size() - next, kBatch);
-    mmsghdr hdrs[kBatch];
-    iovec iovs[kBatch];
-    sockaddr_in to[kBatch];
-    for (size_t k = 0; k < n; ++k) {
-      const OutDatagram& d = batch[next + k];
-      to[k] = Endpoint{switchAddr_, d.port}.toSockaddr();
-      iovs[k] = {const_cast<uint8_t*>(d.bytes.data()), d.bytes.size()};
-      hdrs[k] = {};
-      hdrs[k].msg_hdr.msg_name = &to[k];
-      hdrs[k].msg_hdr.msg_namelen = sizeof to[k];
-      hdrs[k].msg_hdr.msg_iov = &iovs[k];
-      hdrs[k].msg_hdr.msg_iovlen = 1;
-    }
-    int sent = ::sendmmsg(fd_, hdrs, static_cast<unsigned>(n), 0);
-    if (sent <= 0) {
-      const bool full = sent < 0 && (errno == EAGAIN || errno == ENOBUFS);
-      if (full) {
-        pollfd p{fd_, POLLOUT, 0};
-        ::poll(&p, 1, 1);
-      }
-      // Anything else (ECONNREFUSED from an ICMP error, ...): the datagram
-      // counts as lost and the retransmission timer handles it.
-      sent = sent < 0 && !full ? 1 : 0;
-    }
-    next += static_cast<size_t>(sent);
+  out_.resize(batch.size());
+  for (size_t k = 0; k < batch.size(); ++k) {
+    const OutDatagram& d = batch[k];
+    out_[k] = {Endpoint{switchAddr_, d.port}.toSockaddr(), d.bytes.data(),
+               static_cast<uint32_t>(d.bytes.size())};
   }
+  sender_.send(fd_, out_, kMaxStalls);
   return {};
 }
 

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 #include <vector>
@@ -18,6 +19,9 @@ namespace rina::switchd {
 namespace {
 
 constexpr int kBatch = 64;
+// A full send buffer is waited on for up to 100 ms per batch, then the
+// answer is dropped (the workers' retransmissions recover it).
+constexpr int kMaxSendStalls = 100;
 
 uint64_t nowMs() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -70,39 +74,24 @@ void DataThread::drainCommands() {
   done_.notify_all();
 }
 
+// Answers leave grouped by destination (in their order within each), so
+// that the results and multicast copies for one member form runs that the
+// sender segments into one send (udp_batch.h).
 void DataThread::sendAll(const std::vector<OutMessage>& msgs, const Output& arena, int fd) {
-  mmsghdr hdrs[kBatch];
-  iovec iovs[kBatch];
-  sockaddr_in addrs[kBatch];
-  size_t next = 0;
-  int stalls = 0;
-  while (next < msgs.size()) {
-    size_t n = std::min<size_t>(msgs.size() - next, kBatch);
-    for (size_t i = 0; i < n; ++i) {
-      const OutMessage& m = msgs[next + i];
-      addrs[i] = m.to.toSockaddr();
-      iovs[i] = {const_cast<uint8_t*>(arena.bytes(m)), m.length};
-      hdrs[i] = {};
-      hdrs[i].msg_hdr.msg_name = &addrs[i];
-      hdrs[i].msg_hdr.msg_namelen = sizeof(sockaddr_in);
-      hdrs[i].msg_hdr.msg_iov = &iovs[i];
-      hdrs[i].msg_hdr.msg_iovlen = 1;
-    }
-    int sent = ::sendmmsg(fd, hdrs, static_cast<unsigned>(n), 0);
-    if (sent < 0) {
-      if ((errno == EAGAIN || errno == ENOBUFS) && stalls++ < 100) {
-        pollfd p{fd, POLLOUT, 0};
-        ::poll(&p, 1, 1);
-        continue;
-      }
-      // An unreachable member (ECONNREFUSED from an earlier send, ...) must
-      // not stall the others: skip this datagram.
-      sendErrors_.add();
-      ++next;
-      continue;
-    }
-    next += static_cast<size_t>(sent);
+  if (msgs.empty()) return;
+  order_.resize(msgs.size());
+  for (uint32_t i = 0; i < msgs.size(); ++i) order_[i] = i;
+  auto key = [&](uint32_t i) { return uint64_t{msgs[i].to.addr} << 16 | msgs[i].to.port; };
+  std::stable_sort(order_.begin(), order_.end(),
+                   [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
+  out_.resize(msgs.size());
+  for (size_t k = 0; k < msgs.size(); ++k) {
+    const OutMessage& m = msgs[order_[k]];
+    out_[k] = {m.to.toSockaddr(), arena.bytes(m), m.length};
   }
+  ina::UdpBatchSender::Result r = sender_.send(fd, out_, kMaxSendStalls);
+  sendErrors_.add(r.dropped);
+  sentMessages_.add(r.messages);
 }
 
 // Answers of jobs that speak the RoCEv2 layout are translated and leave
@@ -144,25 +133,16 @@ void DataThread::flush() {
 }
 
 void DataThread::receive(int fd, bool roce) {
-  mmsghdr hdrs[kBatch];
-  iovec iovs[kBatch];
-  sockaddr_in from[kBatch];
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
   const double burst = std::max(64.0, options_.capacityPps / 100.0);
   // A bounded number of batches before looking at commands again.
   for (int round = 0; round < 64; ++round) {
-    for (int i = 0; i < kBatch; ++i) {
-      iovs[i] = {buffers_[i].data(), buffers_[i].size()};
-      hdrs[i] = {};
-      hdrs[i].msg_hdr.msg_name = &from[i];
-      hdrs[i].msg_hdr.msg_namelen = sizeof(sockaddr_in);
-      hdrs[i].msg_hdr.msg_iov = &iovs[i];
-      hdrs[i].msg_hdr.msg_iovlen = 1;
-    }
-    int got = ::recvmmsg(fd, hdrs, kBatch, MSG_DONTWAIT, nullptr);
+    int got = rx_->receive(fd);
     if (got <= 0) break;
-    received_.add(static_cast<uint64_t>(got));
-    if (roce) roceReceived_.add(static_cast<uint64_t>(got));
+    const std::span<ina::UdpBatchReceiver::Datagram> datagrams = rx_->datagrams();
+    receivedMessages_.add(static_cast<uint64_t>(got));
+    received_.add(datagrams.size());
+    if (roce) roceReceived_.add(datagrams.size());
     uint64_t now = nowMs();
     if (options_.capacityPps > 0) {
       auto t = std::chrono::steady_clock::now();
@@ -170,7 +150,7 @@ void DataThread::receive(int fd, bool roce) {
                                               std::chrono::duration<double>(t - lastRefill_).count());
       lastRefill_ = t;
     }
-    for (int i = 0; i < got; ++i) {
+    for (const ina::UdpBatchReceiver::Datagram& d : datagrams) {
       if (options_.dropRate > 0 && uniform(rng_) < options_.dropRate) {
         injectedDrops_.add();
         continue;
@@ -182,9 +162,8 @@ void DataThread::receive(int fd, bool roce) {
         }
         tokens_ -= 1.0;
       }
-      size_t len = hdrs[i].msg_len;
-      if (hdrs[i].msg_hdr.msg_flags & MSG_TRUNC) len = buffers_[i].size();  // decoder rejects it
-      const uint8_t* data = buffers_[i].data();
+      size_t len = d.len;  // a truncated one is rejected by the decoder (too long for its elems)
+      const uint8_t* data = d.data;
       if (roce) {
         ina::roce::RoceError err;
         len = ina::roce::toNative({data, len}, scratch_, &err);
@@ -195,10 +174,11 @@ void DataThread::receive(int fd, bool roce) {
         data = scratch_.data();
         roceJobs_.insert(static_cast<uint16_t>(data[2] << 8 | data[3]));
       }
-      pipeline_.process({data, len}, ina::Endpoint::fromSockaddr(from[i]), now, &output_, roce);
+      pipeline_.process({data, len}, ina::Endpoint::fromSockaddr(rx_->from(d)), now, &output_,
+                        roce);
     }
     flush();
-    if (got < kBatch) break;
+    if (static_cast<size_t>(got) < rx_->batch()) break;
   }
 }
 
@@ -211,7 +191,10 @@ void DataThread::loop() {
   }
   rng_.seed(options_.seed);
   lastRefill_ = std::chrono::steady_clock::now();
-  buffers_.assign(kBatch, std::vector<uint8_t>(ina::roce::kMaxDatagramBytes + 4));
+  // Segmented receives on both sockets when the kernel has them.
+  bool gro = ina::UdpBatchReceiver::enableGro(socket_.get());
+  if (roceSocket_.valid()) gro = ina::UdpBatchReceiver::enableGro(roceSocket_.get()) && gro;
+  rx_ = std::make_unique<ina::UdpBatchReceiver>(kBatch, ina::roce::kMaxDatagramBytes + 4, gro);
   scratch_.resize(ina::kMaxDatagramBytes);
   // poll ignores a negative fd: no RoCE socket, no entry.
   pollfd fds[3] = {{socket_.get(), POLLIN, 0},

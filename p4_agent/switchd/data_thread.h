@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "ina/net.h"
+#include "ina/udp_batch.h"
 #include "switchd/pipeline.h"
 
 namespace rina::switchd {
@@ -54,6 +55,10 @@ class DataThread {
   uint64_t sendErrors() const { return sendErrors_.get(); }
   uint64_t roceReceived() const { return roceReceived_.get(); }
   uint64_t roceMalformed() const { return roceMalformed_.get(); }
+  // Messages through recvmmsg / sendmmsg: fewer than the datagrams when the
+  // kernel's UDP segmentation offloads carry several in one.
+  uint64_t receivedMessages() const { return receivedMessages_.get(); }
+  uint64_t sentMessages() const { return sentMessages_.get(); }
 
  private:
   void loop();
@@ -79,12 +84,15 @@ class DataThread {
   uint64_t applied_ = 0;  // guarded by mu_
 
   Counter injectedDrops_, injectedSendDrops_, capacityDrops_, received_, sendErrors_;
-  Counter roceReceived_, roceMalformed_;
+  Counter roceReceived_, roceMalformed_, receivedMessages_, sentMessages_;
   // Data-thread state of the receive loop and the RoCEv2 translation.
   std::mt19937_64 rng_;
   double tokens_ = 0;
   std::chrono::steady_clock::time_point lastRefill_;
-  std::vector<std::vector<uint8_t>> buffers_;
+  std::unique_ptr<ina::UdpBatchReceiver> rx_;
+  ina::UdpBatchSender sender_;
+  std::vector<uint32_t> order_;
+  std::vector<ina::UdpOut> out_;
   std::vector<uint8_t> scratch_;
   std::unordered_set<uint16_t> roceJobs_;
   std::vector<OutMessage> plain_;

@@ -158,7 +158,8 @@ class ShardedDataPlane : public DataPlane {
     std::vector<uint64_t> verdicts(static_cast<size_t>(Verdict::kCount), 0);
     std::vector<uint64_t> malformed(static_cast<size_t>(ina::DecodeError::kCount), 0);
     uint64_t received = 0, contributions = 0, overflows = 0, sent = 0, injected = 0, capacity = 0,
-             sendErrors = 0, sendInjected = 0, roceReceived = 0, roceMalformed = 0;
+             sendErrors = 0, sendInjected = 0, roceReceived = 0, roceMalformed = 0,
+             receiveMessages = 0, sendMessages = 0;
     for (const auto& t : threads_) {
       const PipelineStats& s = t->pipeline().stats();
       for (size_t i = 0; i < verdicts.size(); ++i) verdicts[i] += s.verdicts[i].get();
@@ -173,6 +174,8 @@ class ShardedDataPlane : public DataPlane {
       sendErrors += t->sendErrors();
       roceReceived += t->roceReceived();
       roceMalformed += t->roceMalformed();
+      receiveMessages += t->receivedMessages();
+      sendMessages += t->sentMessages();
     }
     auto field = [](const char* name, uint64_t v) {
       return "\"" + std::string(name) + "\":" + std::to_string(v);
@@ -182,7 +185,9 @@ class ShardedDataPlane : public DataPlane {
                        field("contributions", contributions) + "," + field("overflows", overflows) +
                        "," + field("sent", sent) + "," + field("send_errors", sendErrors) + "," +
                        field("roce_received", roceReceived) + "," +
-                       field("roce_malformed", roceMalformed);
+                       field("roce_malformed", roceMalformed) + "," +
+                       field("receive_messages", receiveMessages) + "," +
+                       field("send_messages", sendMessages);
     for (size_t i = 0; i < verdicts.size(); ++i) {
       json += "," + field(verdictName(static_cast<Verdict>(i)), verdicts[i]);
     }
