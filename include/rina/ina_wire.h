@@ -24,6 +24,10 @@
 // its bit (and the exponent it announces) and the switch counts it as a
 // contribution of zeros. Any other DATA / BCAST needs a payload.
 //
+// The switch multicasts a BCAST's RESULT with its payload to the rack's
+// other members and with elems 0 (an acknowledgement) to its root, which
+// already holds the values.
+//
 // Header-only and free of other rina headers so that rina-switchd, the
 // fuzzers and the host library share one decoder.
 #ifndef RINA_INA_WIRE_H_
@@ -55,7 +59,7 @@ inline constexpr int8_t kExponentHost = 127;
 enum class Type : uint8_t {
   kData = 1,    // a contribution, host -> switch
   kResult = 2,  // the sum, switch -> hosts; elems 0 = acknowledgement only
-  kBcast = 3,   // fan-in 1 contribution the switch multicasts to the rack
+  kBcast = 3,   // fan-in 1 contribution the switch multicasts to the rack (root: ack only)
   kCtrl = 4,    // reserved for in-band control; the control plane is TCP
   kNack = 5,    // switch -> host: slot not (or no longer) granted to the job
 };

@@ -58,9 +58,11 @@ int subRingCount(const std::vector<Member>& members) {
 //    reduced once); a ring item waits only for the slices of the rack sum
 //    it reads, so the ring starts while the switch is still summing;
 //  - each final piece goes from its port through the switch's multicast to
-//    the rest of the rack as soon as it is final (S/n up, S down).
-// Per INA worker that is S (1 + 1/n + 2 (R-1) / (R n)) up; a flat ring over
-// N workers sends 2 (N-1)/N S. Autonomous members are plain ring members. A
+//    the rest of the rack as soon as it is final (S/n up, S (n-1)/n down;
+//    the root gets an acknowledgement only).
+// Per INA worker that is S (1 + 1/n + 2 (R-1) / (R n)) up, S/n less
+// with port markers, and S (1 + 2 (R-1) / (R n)) down; a flat ring over N
+// workers sends 2 (N-1)/N S each way. Autonomous members are plain ring members. A
 // rack without its switch (and every hier rack) does the same over shm/TCP
 // (RackTask): reduce to the ports, (n-1)/n S, and send the final pieces back.
 // One INA rack alone is summed in one switch call instead.

@@ -306,7 +306,9 @@ void InaClient::onDatagram(Call& c, const uint8_t* data, size_t len) {
   }
   uint32_t ahead = r + c.win - c.prologue;
   if (c.quantized && ahead < c.slices) c.sharedExp[ahead] = h.exponent;
-  if (!isData || c.host[i]) return;
+  // A broadcast root's slice is acknowledged (the switch sends it the
+  // header only; an older switch echoes the same bits).
+  if (c.bcast || !isData || c.host[i]) return;
   if (!c.getsSum(i) && h.elems == 0) return;  // acknowledged: the sum went to the port
   if ((h.flags & kFlagOverflow) || h.elems != c.P) {
     c.host[i] = true;
@@ -661,8 +663,8 @@ Status InaClient::broadcast(void* buffer, size_t bytes, bool isRoot, int quietMs
 
 Status InaClient::broadcastRoot(const uint8_t* buffer, size_t bytes, uint32_t base, uint32_t slices,
                                 InaBroadcastResult* result) {
-  // The slices as padded words; the multicast copy that comes back to the
-  // root lands here too (the same bits), which is the root's acknowledgement.
+  // The slices as padded words. The switch answers each with a header-only
+  // RESULT to the root: its acknowledgement.
   std::vector<int32_t> words(size_t{slices} * grant_.payloadElems, 0);
   std::memcpy(words.data(), buffer, bytes);
   Call c;

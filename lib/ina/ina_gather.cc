@@ -6,8 +6,9 @@
 // j-th slice is seq base + j * fanIn + w, slot w * share + j % share, set
 // (j / share) % 2. A receiver learns root and index from the seq alone.
 //
-// Loss: a root resends a slice until the switch echoes it back (the switch
-// multicasts its stored copy again); a receiver that misses a multicast
+// Loss: a root resends a slice until the switch acknowledges it (a
+// header-only RESULT to the root; the switch multicasts its stored copy
+// to the others again); a receiver that misses a multicast
 // cannot ask the switch for it, so finishGather() lists what never came and
 // the caller fetches it from the root over host connections.
 #include <poll.h>
@@ -117,8 +118,11 @@ void InaClient::onGatherDatagram(GatherCall& g, const uint8_t* data, size_t len)
   }
   const uint32_t off = h.seq - g.base;
   const uint32_t w = off % g.n, j = off / g.n;
+  // A root's own slice comes back as an acknowledgement (elems 0; an older
+  // switch echoes the whole slice); everyone else's with its payload.
   if (off >= g.span || j >= g.byRoot[w].size() || h.slot != g.slotOf(grant_.base, w, j) ||
-      h.shadow != ((j / g.share) % 2 == 1) || h.elems != grant_.payloadElems) {
+      h.shadow != ((j / g.share) % 2 == 1) ||
+      (h.elems != grant_.payloadElems && (w != g.me || h.elems != 0))) {
     g.stats.staleResults++;
     return;
   }

@@ -439,8 +439,11 @@ control RinaIngress(inout headers_t hdr, inout ig_metadata_t ig_md,
         verdicts.count(hdr.ina.type == INA_BCAST ? V_BCAST : V_COMPLETED);
         hdr.ina.type = INA_RESULT;
         /* One replica per member (rid = worker index); egress rewrites the
-         * destination. TO_PORT for P4 is left to the egress member table
-         * (switchd implements the acknowledgement-only copies). */
+         * destination. The acknowledgement-only copies (TO_PORT's other
+         * members, a BCAST's root) are left to the egress member table:
+         * here they carry the values, which hosts accept as an
+         * acknowledgement too (switchd and rina_v1model.p4 send the header
+         * only). */
         ig_tm_md.mcast_grp_a = ig_md.mcast_grp;
         hdr.bridged.job = hdr.ina.job;
     }

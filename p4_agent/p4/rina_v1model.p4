@@ -41,6 +41,8 @@ struct metadata_t {
     bit<1>  to_port;
     bit<8>  port_worker;
     bit<1>  multicast;   /* a RESULT replicated to the job's members */
+    bit<1>  bcast;       /* ... of a BCAST: its root gets an acknowledgement */
+    bit<8>  root_worker;
 }
 
 parser RinaParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
@@ -303,6 +305,8 @@ control RinaIngress(inout headers_t hdr, inout metadata_t meta,
         }
         /* Complete (or BCAST): RESULT to every member of the job's group. */
         verdicts.count(hdr.ina.type == INA_BCAST ? V_BCAST : V_COMPLETED);
+        meta.bcast = (hdr.ina.type == INA_BCAST) ? 1w1 : 1w0;
+        meta.root_worker = hdr.ina.worker;
         hdr.ina.type = INA_RESULT;
         hdr.ina.flags = (of == 1) ? FLAG_OVERFLOW : 4w0;
         hdr.ina.exponent = exponent;
@@ -333,8 +337,10 @@ control RinaEgress(inout headers_t hdr, inout metadata_t meta,
     apply {
         if (meta.multicast == 1 && hdr.ina.isValid()) {
             member_table.apply();
-            /* TO_PORT: the port gets the sum, the others an acknowledgement. */
-            if (meta.to_port == 1 && (bit<8>)sm.egress_rid != meta.port_worker) {
+            /* TO_PORT: the port gets the sum, the others an acknowledgement.
+             * BCAST: the others get the values, the root an acknowledgement. */
+            if ((meta.to_port == 1 && (bit<8>)sm.egress_rid != meta.port_worker) ||
+                (meta.bcast == 1 && (bit<8>)sm.egress_rid == meta.root_worker)) {
                 hdr.payload.setInvalid();
                 hdr.ina.elems = 0;
                 hdr.udp.length = UDP_HEADER_BYTES + INA_HEADER_BYTES;

@@ -221,10 +221,14 @@ void Pipeline::emitResult(const Header& h, const JobEntry& job, const SlotSet& s
     stats_.sent.add();
     return;
   }
+  // A BCAST's root has the values: it gets an acknowledgement only, as do
+  // the members other than a TO_PORT slice's port.
+  const bool bcast = h.type == Type::kBcast;
   uint32_t full = encodeResult(h, job, s, values, true, resend, out, &fullLen);
-  uint32_t ack = s.toPort ? encodeResult(h, job, s, values, false, resend, out, &ackLen) : 0;
+  uint32_t ack =
+      s.toPort || bcast ? encodeResult(h, job, s, values, false, resend, out, &ackLen) : 0;
   for (size_t w = 0; w < job.members.size(); ++w) {
-    bool withPayload = !s.toPort || w == s.portWorker;
+    bool withPayload = bcast ? w != h.worker : !s.toPort || w == s.portWorker;
     out->add(job.members[w], withPayload ? full : ack, withPayload ? fullLen : ackLen);
     stats_.sent.add();
   }

@@ -240,16 +240,29 @@ TEST_F(PipelineTest, SlotNotOwnedAnswersNackAndReassignmentResets) {
 }
 
 TEST_F(PipelineTest, BcastMulticastsImmediatelyAndResendsStoredCopy) {
+  // The others get the values; the root (worker 1) a header-only RESULT.
+  auto check = [&] {
+    ASSERT_EQ(out_.messages().size(), 3u);
+    for (size_t i = 0; i < 3; ++i) {
+      std::vector<int32_t> v;
+      Header h = emitted(i, &v);
+      EXPECT_EQ(out_.messages()[i].to, member(static_cast<int>(i)));
+      EXPECT_EQ(h.type, Type::kResult);
+      EXPECT_EQ(h.seq, 1u);
+      if (i == 1) {
+        EXPECT_EQ(h.elems, 0u);
+      } else {
+        EXPECT_EQ(v, (std::vector<int32_t>{9, 8, 7, 6})) << "member " << i;
+      }
+    }
+  };
   EXPECT_EQ(send({.worker = 1, .slot = 2, .values = {9, 8, 7, 6}, .type = Type::kBcast}),
             Verdict::kBcast);
-  ASSERT_EQ(out_.messages().size(), 3u);
-  std::vector<int32_t> v;
-  Header h = emitted(2, &v);
-  EXPECT_EQ(h.type, Type::kResult);
-  EXPECT_EQ(v, (std::vector<int32_t>{9, 8, 7, 6}));
+  check();
+  // A resend (the root's acknowledgement was lost) multicasts the stored copy.
   EXPECT_EQ(send({.worker = 1, .slot = 2, .values = {9, 8, 7, 6}, .type = Type::kBcast}),
             Verdict::kBcast);
-  EXPECT_EQ(out_.messages().size(), 3u);
+  check();
 }
 
 TEST_F(PipelineTest, ToPortSendsResultToThePortAndAcksTheOthers) {
