@@ -39,6 +39,20 @@ int memberIndexOf(const std::vector<Member>& members, int rank);
 // buffer is cut into, so one port per segment and member; the planner makes
 // that many port choices per INA rack.
 int subRingCount(const std::vector<Member>& members);
+// The member ring's pipeline slice (rina.cc), in elements: RINA_SLICE_BYTES
+// at most, and small enough that a chunk of chunkElems has about
+// kMemberSlicesPerStep slices per ring step, but not under
+// kMinMemberSliceBytes; a multiple of kMemberSliceAlignElems (whole INA
+// datagrams) unless RINA_SLICE_BYTES is smaller. The ring runs as a
+// wavefront over (step, slice): with few slices per chunk much of a
+// collective is the wavefront filling and draining, while the rack's switch
+// reduce-scatter (upload-heavy) runs ahead at the start and its all-gather
+// (download-heavy) is left at the end, each with the other direction of the
+// host link half idle. Every rank computes the same value.
+inline constexpr size_t kMemberSlicesPerStep = 8;
+inline constexpr size_t kMinMemberSliceBytes = 16 * 1024;
+inline constexpr size_t kMemberSliceAlignElems = 2048;  // ina::kMaxPayloadElems
+size_t memberSliceElems(size_t chunkElems, int steps, size_t elemBytes, size_t sliceBytes);
 
 // One collective's settings for the steps.
 struct RackCall {

@@ -15,6 +15,7 @@
 #include "algo/rack_task.h"
 #include "core/log.h"
 #include "reduce/reduce.h"
+#include "rina/ina_wire.h"
 
 namespace rina::algo {
 namespace {
@@ -35,6 +36,20 @@ int gcd(int a, int b) { return b == 0 ? a : gcd(b, a % b); }
 constexpr int kMaxSubRings = 12;
 
 }  // namespace
+
+static_assert(kMemberSliceAlignElems == ina::kMaxPayloadElems,
+              "member ring slices are whole INA datagrams of the largest payload");
+
+size_t memberSliceElems(size_t chunkElems, int steps, size_t elemBytes, size_t sliceBytes) {
+  const size_t most = std::max<size_t>(1, sliceBytes / elemBytes);
+  const size_t least = std::max<size_t>(1, kMinMemberSliceBytes / elemBytes);
+  const size_t want = chunkElems / (kMemberSlicesPerStep * static_cast<size_t>(std::max(1, steps)));
+  // Whole INA datagrams: the switch's payload is a power of two up to
+  // kMaxPayloadElems, and a slice's last datagram is sent full size.
+  const size_t a = kMemberSliceAlignElems;
+  const size_t aligned = std::max(a, (want + a / 2) / a * a);
+  return std::min(most, std::max(least, aligned));
+}
 
 int subRingCount(const std::vector<Member>& members) {
   int k = 1, largest = 1;
@@ -94,15 +109,15 @@ Status memberRingAllReduce(Communicator& comm, const std::vector<Member>& member
     return {};
   }
   const reduce::ReduceFn fn = reduce::reduceFunction(type, op == rinaAvg ? rinaSum : op);
-  const size_t sliceElems = std::max<size_t>(1, comm.sliceBytes() / es);
   std::vector<int> mine;  // the sub-rings this rank is a port of
   for (int k = 0; k < K; ++k) {
     if (me.portFor(k) == r) mine.push_back(k);
   }
   const size_t maxChunk = (segments.size(0) + R - 1) / R;
+  const int steps = 2 * (R - 1);
+  const size_t sliceElems = memberSliceElems(maxChunk, steps, es, comm.sliceBytes());
   const int nslices =
       static_cast<int>(std::max<size_t>(1, (maxChunk + sliceElems - 1) / sliceElems));
-  const int steps = 2 * (R - 1);
   // Chunk c of segment k (a piece): its element offset and count.
   auto pieceOf = [&](int k, int c) {
     const MemberChunks chunks{segments.size(k), R};

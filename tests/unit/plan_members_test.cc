@@ -12,6 +12,7 @@
 
 #include "algo/communicator.h"
 #include "algo/link_stats.h"
+#include "algo/rack_steps.h"
 #include "plan/network.h"
 #include "rack_maps.h"
 #include "topo/ring_members.h"
@@ -179,6 +180,28 @@ TEST(PlanMembers, BasePeersKeepRingRdRackAndStar) {
   EXPECT_EQ(basePeerRanks(4, map), (std::set<int>{0, 1, 3, 5, 8}));  // an agent: + rank 0
   const std::set<int> zero = basePeerRanks(0, map);
   for (int agent : {2, 4, 6, 8}) EXPECT_EQ(zero.count(agent), 1u);
+}
+
+// The member ring's slice (rack_steps.h), by hand: chunk / (8 x steps),
+// rounded to whole 2048-element datagrams, within [16 KiB, RINA_SLICE_BYTES].
+TEST(MemberSlice, FollowsTheChunkWithinBounds) {
+  // Lab (b), 16 MiB float32: K = 3 sub-rings, R = 4 members, chunk 349526
+  // elements, 6 steps: 349526 / 48 = 7281 -> 8192 (32 KiB).
+  EXPECT_EQ(memberSliceElems(349526, 6, 4, 128 * 1024), 8192u);
+  // 64 MiB: 1398102 / 48 = 29127 -> 14 x 2048 = 28672.
+  EXPECT_EQ(memberSliceElems(1398102, 6, 4, 128 * 1024), 28672u);
+  // 256 MiB: capped by RINA_SLICE_BYTES (128 KiB = 32768 floats).
+  EXPECT_EQ(memberSliceElems(5592406, 6, 4, 128 * 1024), 32768u);
+  // 4 MiB: 87382 / 48 = 1820 -> 2048, raised to 16 KiB = 4096 floats.
+  EXPECT_EQ(memberSliceElems(87382, 6, 4, 128 * 1024), 4096u);
+  // fp16: 16 KiB is 8192 elements.
+  EXPECT_EQ(memberSliceElems(87382, 6, 2, 128 * 1024), 8192u);
+  // A RINA_SLICE_BYTES under the floor wins (and need not be whole datagrams).
+  EXPECT_EQ(memberSliceElems(349526, 6, 4, 4000), 1000u);
+  // Two members (2 steps): 349526 / 16 = 21845 -> 22528.
+  EXPECT_EQ(memberSliceElems(349526, 2, 4, 128 * 1024), 22528u);
+  // Degenerate inputs stay at least one element.
+  EXPECT_EQ(memberSliceElems(0, 0, 8, 1), 1u);
 }
 
 }  // namespace
