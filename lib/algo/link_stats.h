@@ -105,15 +105,21 @@ void addMeasuredRates(const std::vector<LinkRate>& table, plan::Network* net);
 // 2-3x even as peaks over several checks (lab, 2 INA racks of 3 and 2
 // hosts at 500 Mbit/s: port shares flipped between 5,4,5 and 4,5,4 at
 // every check, doubling hier's time, and the ring order changed at most
-// checks). So a measured host rate or a probe (a hop's cap, against the
-// slower end's configured host rate) counts only below kHoldHostFraction
-// of what is configured for it (a failing NIC, a link renegotiated down),
+// checks). A hop's rate is also one flow's share of a shared link: in the
+// same lab after the INA path stopped being CPU-bound, the hops from an
+// autonomous host to the 3 ports of an INA rack, and ring hops on INA hosts
+// whose links also carry the switch traffic, ran at about a third of the
+// host rate and read as low as 0.248 of it, which moved a port share off a
+// host at a quarter. So a measured host rate or a probe (a hop's cap,
+// against the slower end's configured host rate) counts only below
+// kHoldHostFraction of what is configured for it (a failing NIC, a link
+// renegotiated down),
 // an uplink only below kHoldPathFraction (the lab tests' uplink shaped
 // from 200 to 50 Mbit/s reads about 75: the sum of the hops that share
 // it); otherwise the configured rate stands. Where nothing is configured
 // the measure stands, except that a host's reference is the fastest host
 // of its rack.
-inline constexpr double kHoldHostFraction = 0.25;
+inline constexpr double kHoldHostFraction = 0.125;
 inline constexpr double kHoldPathFraction = 0.5;
 void holdMeasuredRates(const plan::Network& configured, plan::Network* net);
 

@@ -157,7 +157,7 @@ TEST(MeasuredRates, UnknownRatesBecomeTheMeasure) {
   EXPECT_EQ(net.hosts[0].linkMbit, 0);  // spine-limited rows say nothing of hosts
 }
 
-// holdMeasuredRates: host rates and probes at or above a quarter of what
+// holdMeasuredRates: host rates and probes at or above an eighth of what
 // is configured, uplinks at or above half, give way to the
 // configured rate; lower ones stand. Without a configured host rate, a
 // host's reference is the fastest host of its rack; a probe between
@@ -165,26 +165,26 @@ TEST(MeasuredRates, UnknownRatesBecomeTheMeasure) {
 TEST(MeasuredRates, HoldKeepsConfiguredRatesAboveAFraction) {
   const plan::Network configured = racksOfTwo(2, 1, 1000, 800);
   plan::Network net = configured;
-  net.hosts[0].linkMbit = 400;  // 0.4: held at 1000
-  net.hosts[1].linkMbit = 200;  // 0.2: a real drop
+  net.hosts[0].linkMbit = 250;  // 0.25 (a flow's share of a shared link): held at 1000
+  net.hosts[1].linkMbit = 100;  // 0.1: a real drop
   net.racks[0].uplinkMbit = {500};  // 0.625 of 800: held
   net.racks[1].uplinkMbit = {300};  // 0.375: stands
-  net.probes = {{0, 2, 300, -1}, {1, 3, 200, 0}};  // 0.3 and 0.2 of min(1000, 1000)
+  net.probes = {{0, 2, 200, -1}, {1, 3, 100, 0}};  // 0.2 and 0.1 of min(1000, 1000)
   holdMeasuredRates(configured, &net);
   EXPECT_EQ(net.hosts[0].linkMbit, 1000);
-  EXPECT_EQ(net.hosts[1].linkMbit, 200);
+  EXPECT_EQ(net.hosts[1].linkMbit, 100);
   EXPECT_EQ(net.racks[0].uplinkMbit, (std::vector<double>{800}));
   EXPECT_EQ(net.racks[1].uplinkMbit, (std::vector<double>{300}));
   ASSERT_EQ(net.probes.size(), 1u);
   EXPECT_EQ(net.probes[0].from, 1);
-  EXPECT_EQ(net.probes[0].mbit, 200);
+  EXPECT_EQ(net.probes[0].mbit, 100);
 
   const plan::Network unknown = racksOfTwo(2, 1, 0, 0);
   net = unknown;
   net.hosts[0].linkMbit = 900;
   net.hosts[1].linkMbit = 300;  // a third of its rack's fastest: held at 900
   net.hosts[2].linkMbit = 900;
-  net.hosts[3].linkMbit = 100;  // a ninth: stands
+  net.hosts[3].linkMbit = 100;  // a ninth (under an eighth): stands
   net.racks[0].uplinkMbit = {50};  // nothing configured: stands
   net.probes = {{0, 2, 500, -1}};
   holdMeasuredRates(unknown, &net);
