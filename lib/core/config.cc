@@ -51,6 +51,9 @@ constexpr Knob kKnobs[] = {
      "rina's rack reduce-scatter: 1 = a slice's port sends a header-only marker and adds its "
      "own values on receive ((n-1)/n of the buffer up per worker), 0 = every worker sends all "
      "(a switch that does not know markers)"},
+    {"RINA_INA_UDP_OFFLOAD", "1",
+     "INA datagrams over UDP (clients and rina-switchd): 1 = segmented sends (UDP_SEGMENT) and "
+     "coalesced receives (UDP_GRO) where the kernel takes them, 0 = one per datagram"},
     {"RINA_INA_TRANSPORT", "auto",
      "INA client backend: auto (RDMA UC writes when an RDMA device is found and the switch is "
      "not on loopback, else UDP), udp, or rdma (RDMA UC or an error)"},

@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include <algorithm>
-#include <cstdlib>
 
+#include "core/config.h"
 #include "core/log.h"
 
 #ifndef UDP_SEGMENT
@@ -20,7 +20,6 @@
 namespace rina::ina {
 namespace {
 
-constexpr size_t kControlBytes = CMSG_SPACE(sizeof(uint16_t));
 constexpr size_t kRxControlBytes = CMSG_SPACE(sizeof(int));
 constexpr size_t kGroBufferBytes = 65536;
 
@@ -30,16 +29,9 @@ bool sameTo(const sockaddr_in& a, const sockaddr_in& b) {
 
 }  // namespace
 
-bool udpOffloadEnabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("RINA_INA_UDP_OFFLOAD");
-    return !(v && v[0] == '0' && v[1] == '\0');
-  }();
-  return on;
-}
+bool udpOffloadEnabled() { return config::intValue("RINA_INA_UDP_OFFLOAD") != 0; }
 
 size_t UdpBatchSender::build(std::span<const UdpOut> out, size_t next) {
-  if (control_.empty()) control_.assign(kMessages * kControlBytes, 0);
   size_t m = 0;
   size_t iov = 0;
   while (m < kMessages && next < out.size()) {
@@ -70,10 +62,10 @@ size_t UdpBatchSender::build(std::span<const UdpOut> out, size_t next) {
       iovs_[iov++] = {const_cast<uint8_t*>(out[next + k].data), out[next + k].len};
     }
     if (n > 1) {
-      uint8_t* c = &control_[m * kControlBytes];
-      memset(c, 0, kControlBytes);
+      uint8_t* c = &control_[m * kSegmentControlBytes];
+      memset(c, 0, kSegmentControlBytes);
       h.msg_hdr.msg_control = c;
-      h.msg_hdr.msg_controllen = kControlBytes;
+      h.msg_hdr.msg_controllen = kSegmentControlBytes;
       cmsghdr* cm = CMSG_FIRSTHDR(&h.msg_hdr);
       cm->cmsg_level = SOL_UDP;
       cm->cmsg_type = UDP_SEGMENT;

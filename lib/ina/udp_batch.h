@@ -30,8 +30,8 @@
 
 namespace rina::ina {
 
-// RINA_INA_UDP_OFFLOAD=0 turns both offloads off (read once per process;
-// default on).
+// RINA_INA_UDP_OFFLOAD=0 turns both offloads off (default on; a knob of
+// core/config.h, read where a sender or receiver is made).
 bool udpOffloadEnabled();
 
 struct UdpOut {
@@ -66,13 +66,14 @@ class UdpBatchSender {
   size_t build(std::span<const UdpOut> out, size_t next);
 
   static constexpr size_t kMessages = 64;
+  static constexpr size_t kSegmentControlBytes = CMSG_SPACE(sizeof(uint16_t));
   bool segment_;
   size_t limit_ = SIZE_MAX;
   std::vector<mmsghdr> hdrs_ = std::vector<mmsghdr>(kMessages);
   std::vector<iovec> iovs_ = std::vector<iovec>(kMessages * kMaxSegments);
   std::vector<uint32_t> counts_ = std::vector<uint32_t>(kMessages);  // datagrams per message
   std::vector<sockaddr_in> addrs_ = std::vector<sockaddr_in>(kMessages);
-  std::vector<uint8_t> control_;
+  std::vector<uint8_t> control_ = std::vector<uint8_t>(kMessages * kSegmentControlBytes);
 };
 
 class UdpBatchReceiver {
