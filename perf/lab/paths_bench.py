@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Path choice in the netns lab with several spines (issue 6). Two
+"""Path choice in the netns lab with several spines. Two
 experiments, each bringing its own lab up and down (also on failure):
 
 static: 2 racks, spines 2, one spine's uplinks at 1/4 of the other's; for
@@ -16,12 +16,14 @@ midrun: both spines at the fast rate; rina-allreduce-perf runs back-to-back
   second run in a lab built with those rates); the recovery time is from the
   change to the end of the last allreduce below 90% of that plan's
   throughput. Writes perf/results/lab-paths-midrun.md and lab-paths-midrun.png.
+--suffix S is appended to the result file names (lab-paths-midrun-check-every-1
+is --check-every 1 --suffix=-check-every-1).
 
   perf/lab/paths_bench.py [--build DIR] [--lab-name NAME] [--experiments static,midrun]
                           [--algorithms ring] [--size 16M] [-n ITERS]
                           [--fast-mbit 200] [--host-mbit 400] [--change-after S]
                           [--midrun-algorithm hier] [--midrun-size 4M] [--midrun-iters N]
-                          [--threshold 0.5] [--check-every 1]
+                          [--threshold 0.5] [--check-every 1] [--suffix S]
 Needs root.
 """
 
@@ -123,12 +125,13 @@ def static_experiment(args, work, algorithms, size):
                 continue
             lines.append(f"| {slow_spine} | {algo} | {t[0] * 1e3:.0f} | {t[1] * 1e3:.0f} | "
                          f"{t[2] * 1e3:.0f} | {t[1] / t[0]:.2f} | {t[2] / t[0]:.2f} |")
-    lines += ["", "Target (issue 6): planned >= 1.5x the throughput of a fixed or hashed choice "
+    name = "lab-paths" + args.suffix
+    lines += ["", "Target: planned >= 1.5x the throughput of a fixed or hashed choice "
               "(where that choice lands on the slow spine).", "", "Commands:", "```"] + commands + [
         "```", "", f"Driver: `perf/lab/paths_bench.py {' '.join(sys.argv[1:])}`", "",
-        "![allreduce time per path rule](lab-paths.png)", ""]
-    plot_static(os.path.join(RESULTS, "lab-paths.png"), times, algorithms, size)
-    with open(os.path.join(RESULTS, "lab-paths.md"), "w") as f:
+        f"![allreduce time per path rule]({name}.png)", ""]
+    plot_static(os.path.join(RESULTS, name + ".png"), times, algorithms, size)
+    with open(os.path.join(RESULTS, name + ".md"), "w") as f:
         f.write("\n".join(lines))
     print("\n".join(lines))
 
@@ -265,12 +268,13 @@ def midrun_experiment(args, work, algorithms, size):
              "|---|---|---|"] + [f"| {w:.0f}-{w + 1:.0f} | {n} | {f:.2f} |" for w, n, f in windows] + [
              "",
              "Plans (rank 0, RINA_DEBUG=INFO):", "```"] + plans + stats + ["```", "",
-             "Target (issue 6): >= 90% of the best static plan's throughput within 2 s of the "
+             "Target: >= 90% of the best static plan's throughput within 2 s of the "
              "change.", "", "Commands:", "```"] + \
         commands + ["```", "", f"Driver: `perf/lab/paths_bench.py {' '.join(sys.argv[1:])}`", "",
-                    "![throughput over time](lab-paths-midrun.png)", ""]
-    plot_timeline(os.path.join(RESULTS, "lab-paths-midrun.png"), rows, t0, change, best, size)
-    with open(os.path.join(RESULTS, "lab-paths-midrun.md"), "w") as f:
+                    f"![throughput over time](lab-paths-midrun{args.suffix}.png)", ""]
+    plot_timeline(os.path.join(RESULTS, f"lab-paths-midrun{args.suffix}.png"), rows, t0, change,
+                  best, size)
+    with open(os.path.join(RESULTS, f"lab-paths-midrun{args.suffix}.md"), "w") as f:
         f.write("\n".join(lines))
     print("\n".join(lines))
 
@@ -316,6 +320,7 @@ def main():
     parser.add_argument("--check-every", default="1",
                         help="RINA_PLAN_CHECK_EVERY: collectives, or Ns (seconds)")
     parser.add_argument("--switchd", help="rina-switchd (default: the build's)")
+    parser.add_argument("--suffix", default="", help="appended to the result file names")
     args = parser.parse_args()
     if not re.fullmatch(r"[A-Za-z0-9_]+", args.lab_name):
         parser.error("--lab-name: letters, digits and _ only")
