@@ -1,5 +1,5 @@
 // cuda_reduce_bench: GB/s of the device reduction kernels (lib/cuda) against
-// the device's copy bandwidth measured in the same run. The target:
+// the device's copy bandwidth measured in the same run. The target:
 // float32 sum >= 80% of the copy bandwidth.
 //
 //   cuda_reduce_bench [-n MiB per buffer (256)] [-i iterations (20)] [-a: every type and op]

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Allreduce in the emulated lab (tools/rina-netlab): the issue's performance
+"""Allreduce in the emulated lab (tools/rina-netlab) against the performance
 targets. For each topology file it brings the lab up, runs rina-allreduce-perf
 under `rina-netlab run` (one rank per lab host, the algorithms interleaved on
 the same buffers, results checked), brings the lab down, and writes
@@ -9,13 +9,14 @@ of the topology file as perf/results/lab-NAME.json.
 
   perf/lab/run_lab_bench.py [--build DIR] [--algorithms LIST] [--sizes 1M,...]
                             [-n ITERS] [-w WARMUP] [--repeats R] [--mtu BYTES]
-                            [--lab-name NAME] [TOPOLOGY.json ...]
+                            [--lab-name NAME] [--suffix S] [TOPOLOGY.json ...]
 
 Defaults: perf/lab/lab-a-one-rack.json and perf/lab/lab-b-two-racks.json,
 algorithms ring,hier,rina,ps-ina,mpi (an algorithm this build does not know
 is dropped, and the results say so), sizes 1M,4M,16M,64M, 5 iterations, 1
 warmup, 1 repeat (the table shows the median over repeats), MTU 9000, lab
-name bench (--lab-name: several engineers on one machine each use their own).
+name bench (labs side by side on one machine each need their own --lab-name),
+no suffix (--suffix S is appended to the result names: lab-NAME<S>.md).
 Needs root.
 """
 
@@ -39,7 +40,7 @@ RESULTS = os.path.join(REPO, "perf/results")
 RAW = os.path.join(RESULTS, "raw")
 LAB_NAME = "bench"
 # TCP goodput per byte of link rate: 1448 payload bytes per 1514 on the wire
-# (LAB-NOTES: shaped TCP reaches 0.956 x rate).
+# (docs/testing.md: shaped TCP reaches 0.956 x rate).
 TCP_GOODPUT = 0.956
 RUN_TIMEOUT_S = 1800
 
@@ -120,7 +121,7 @@ def ratio(num, den):
 
 
 def targets(name, times, sizes):
-    """The issue's targets, as far as the algorithms that ran allow."""
+    """The targets of lab (a) and (b), as far as the algorithms that ran allow."""
     lines = []
     t = lambda size, algo: times.get((size, algo))
     mib16, mib64 = 16 << 20, 64 << 20
@@ -248,7 +249,7 @@ def main():
             out.append(f"| {human(s)} | " + " | ".join(cells) + " |")
         out += ["", f"Ring closed form: 2(n-1)/n * S / B with B = {mbit} Mbit/s x "
                 f"{TCP_GOODPUT} (TCP goodput on a shaped link).", ""]
-        out += ["Targets (issue 5):"] + targets(name, times, sizes) + [""]
+        out += ["Targets:"] + targets(name, times, sizes) + [""]
         out += [f"![busbw vs size](lab-{name}.png)", ""]
         md = os.path.join(RESULTS, f"lab-{name}.md")
         with open(md, "w") as f:

@@ -78,7 +78,7 @@ def main():
     print(f"size / time x 2(n-1)/n. Wrong elements over all runs: {wrong}.\n")
     print(f"- Date: {a.start}; rina commit {a.commit}, build `{a.build}`")
     print(f"- Machine: {platform.system()} {platform.release()} {platform.machine()}, "
-          f"{os.cpu_count()} cores, shared with other developers' builds")
+          f"{os.cpu_count()} cores, shared with other builds")
     print(f"- Load average (1, 5, 15 min) before / after: {a.load}")
     print(f"- RINA_MPI_MIN_BYTES default: {a.min_bytes}\n")
     print("Commands (from the repository root; raw outputs in perf/results/raw/):\n```")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Experiment (2) of issue 6 and the GRID LP timing: a k=8 fat tree (128
+# GRID routing against its baselines, and the GRID LP timing: a k=8 fat tree (128
 # hosts) with heterogeneous rates, GRID vs nearest-switch (ATP) vs no INA.
 #   perf/plan/run.sh [BUILD_DIR]   (default build) -> perf/results/plan-grid.{csv,png}, table on stdout
 set -euo pipefail
