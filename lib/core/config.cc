@@ -22,7 +22,7 @@ uint64_t generation() { return generationCounter.load(std::memory_order_relaxed)
 
 namespace {
 
-// The one list of knobs. README.md documents each; keep them in step.
+// The one list of knobs. docs/knobs.md documents each; keep them in step.
 constexpr Knob kKnobs[] = {
     {"RINA_DEBUG", "WARN", "log level: WARN, INFO or TRACE"},
     {"RINA_TIMEOUT_MS", "60000",

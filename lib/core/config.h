@@ -14,7 +14,7 @@ namespace rina::config {
 struct Knob {
   const char* name;          // "RINA_TIMEOUT_MS"
   const char* defaultValue;  // as text; "" = unset
-  const char* doc;           // one line, shown by printConfig and in README
+  const char* doc;           // one line, shown by printConfig and in docs/knobs.md
 };
 
 std::span<const Knob> knobs();
