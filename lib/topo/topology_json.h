@@ -1,5 +1,5 @@
 // The topology file (RINA_TOPO_FILE): a TopologySpec as JSON. The schema is
-// in README.md ("Topology file"); every key is checked, unknown keys and bad
+// in docs/topology.md; every key is checked, unknown keys and bad
 // values are rinaInvalidArgument naming the rack, the host and the key.
 #ifndef RINA_LIB_TOPO_TOPOLOGY_JSON_H_
 #define RINA_LIB_TOPO_TOPOLOGY_JSON_H_

@@ -1,12 +1,15 @@
-// The topology file parser: the README's example read into a spec whose
-// fields are written out here by hand, and every kind of bad input.
+// The topology file parser: an example, and the one docs/topology.md shows,
+// read into specs whose fields are written out here by hand, and every kind
+// of bad input.
 #include "topo/topology_json.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <string>
+#include <vector>
 
 namespace rina::topo {
 namespace {
@@ -20,6 +23,44 @@ constexpr const char* kExample = R"({
     {"name": "r1", "ranks": 2}
   ]
 })";
+
+// The example of docs/topology.md (its first json block) reads as the page
+// says: two spines with a rate each, an INA rack with its switch and a host
+// with an address per spine, and a rack given by its rank count.
+TEST(TopologyJson, DocumentedExampleReads) {
+  std::ifstream f(RINA_SOURCE_DIR "/docs/topology.md");
+  ASSERT_TRUE(f.good());
+  const std::string page((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const size_t open = page.find("```json\n");
+  ASSERT_NE(open, std::string::npos) << "docs/topology.md has no json example";
+  const size_t begin = open + 8;
+  const size_t end = page.find("```", begin);
+  ASSERT_NE(end, std::string::npos);
+  TopologySpec spec;
+  Status s = parseTopologyJson(page.substr(begin, end - begin), &spec);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(spec.name, "lab");
+  EXPECT_EQ(spec.spines, 2);
+  EXPECT_EQ(spec.spineLinkMbitBySpine, (std::vector<double>{2000, 500}));
+  ASSERT_EQ(spec.racks.size(), 2u);
+  const RackSpec& r0 = spec.racks[0];
+  EXPECT_EQ(r0.name, "r0");
+  EXPECT_TRUE(r0.ina);
+  EXPECT_EQ(r0.switchCtrl, "10.77.0.254:9300");
+  EXPECT_EQ(r0.hostLinkMbit, 500);
+  EXPECT_EQ(r0.uplinkMbit, 2000);
+  ASSERT_EQ(r0.hosts.size(), 2u);
+  EXPECT_EQ(r0.hosts[0].name, "h0");
+  EXPECT_EQ(r0.hosts[1].name, "h1");
+  EXPECT_EQ(r0.hosts[1].linkMbit, 250);
+  EXPECT_EQ(r0.hosts[1].addr, "10.77.0.2");
+  EXPECT_EQ(r0.hosts[1].spineAddrs, (std::vector<std::string>{"10.77.0.2", "10.78.0.2"}));
+  const RackSpec& r1 = spec.racks[1];
+  EXPECT_EQ(r1.name, "r1");
+  EXPECT_FALSE(r1.ina);
+  EXPECT_EQ(r1.rankCount, 2);
+  EXPECT_TRUE(r1.hosts.empty());
+}
 
 TEST(TopologyJson, ReadsEveryField) {
   TopologySpec spec;
