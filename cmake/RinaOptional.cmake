@@ -30,7 +30,7 @@ if(RINA_HAVE_MPI AND MPIEXEC_EXECUTABLE)
   execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE _mpiexec_version
     ERROR_QUIET RESULT_VARIABLE _mpiexec_rc)
   if(_mpiexec_rc EQUAL 0 AND _mpiexec_version MATCHES "Open MPI|OpenRTE")
-    # Ranks poll; on a small machine they must yield (shared/LAB-NOTES.md).
+    # Ranks poll; on a small machine they must yield (docs/testing.md, "The lab").
     set(RINA_MPIEXEC_FLAGS --oversubscribe --mca mpi_yield_when_idle 1)
   endif()
 endif()

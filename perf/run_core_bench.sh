@@ -32,7 +32,7 @@ out=$repo/perf/results/core-allreduce.md
 mkdir -p "$raw"
 
 if [[ $(id -u) == 0 ]]; then
-  # Open MPI refuses root without these, and then exits 0 (shared/LAB-NOTES.md).
+  # Open MPI refuses root without these, and then exits 0 (docs/testing.md, "The lab").
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
 

@@ -14,7 +14,7 @@ always brought down, also on failure.
 
 What the simulator is told: the file's rates (host links, per-spine uplinks)
 times the TCP goodput of a shaped link (0.956: 1448 payload bytes per 1514
-on the wire, LAB-NOTES), since rina-sim moves payload at the raw rate. The
+on the wire, docs/testing.md), since rina-sim moves payload at the raw rate. The
 path rules map to rina-sim's planner: RINA_PATHS=planned <-> --planner plan;
 fixed (every hop on spine 0) is simulated by the same planner on a topology
 whose other spines are removed (spines: 1 keeps spine 0's rates), hash is not
