@@ -28,7 +28,7 @@ const char* kUsage =
     "the ranks resolve to, the ring of members (an INA rack is one member, a worker\n"
     "of a rack without INA is one), the port rank of each chunk in every INA rack\n"
     "(rotating over the rack's workers) and each rack's agent (its lowest rank).\n"
-    "  --file FILE       topology file (JSON, see README); default $RINA_TOPO_FILE\n"
+    "  --file FILE       topology file (JSON, docs/topology.md); default $RINA_TOPO_FILE\n"
     "  --racks SPEC      short form, e.g. 3:ina,3:ina,1,1; default $RINA_RACKS\n"
     "  --nranks N        number of ranks; default: the racks' counts plus one rank\n"
     "                    per host the file lists\n"

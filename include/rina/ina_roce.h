@@ -21,7 +21,7 @@
 //   30   1   fan_in
 //   31   1   exponent (int8)
 //   32       payload: elems x int32, network order (as ina_wire.h)
-//   end  4   ICRC (carried, not checked: see the README)
+//   end  4   ICRC (carried, not checked: see p4_agent/README.md)
 //
 // The switch's answers use the same layout, addressed to the sender. The
 // translation to and from the native header (ina_wire.h) is lossless, so

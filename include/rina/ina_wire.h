@@ -1,9 +1,9 @@
 // The INA datagram: what hosts, rina-switchd and the P4 programs exchange.
 //
 // One fixed 20-byte header in network byte order, then `elems` int32 payload
-// values (also network order). The layout is the DESIGN.md sketch plus a
-// 16-bit payload count, which makes the header 4-byte aligned and lets the
-// decoder check the datagram length against the header:
+// values (also network order). A 16-bit payload count keeps the header
+// 4-byte aligned and lets the decoder check the datagram length against the
+// header (docs/design.md, p4_agent/README.md):
 //
 //   off size field
 //    0   1   magic (high nibble, 0x5) | version (low nibble, 1)

@@ -96,13 +96,15 @@ RINA_API rinaResult_t rinaCommCount(const rinaComm_t comm, int* count);
 RINA_API rinaResult_t rinaCommUserRank(const rinaComm_t comm, int* rank);
 
 /* Names the allreduce algorithm for later calls on comm: "auto" (default,
- * or RINA_ALGO: rina when a rack has INA, else ring), "ring" (pipelined
+ * or RINA_ALGO: recursive doubling below RINA_SMALL_MSG_BYTES, else rina
+ * when a rack has INA and its link model beats the ring's, else ring;
+ * docs/racks.md), "ring" (pipelined
  * ring, with the latency algorithm below RINA_SMALL_MSG_BYTES), "rd"
  * (recursive doubling, the latency algorithm, at any size), "hier" (reduce
  * inside each rack, ring between racks, broadcast inside), "rina" (INA
  * racks as ring members through their switch, other ranks as autonomous
  * members), "ps-ina" (INA racks and a parameter server at rank 0). Racks
- * come from RINA_RACKS (else one per host). Unknown names return
+ * come from RINA_TOPO_FILE, else RINA_RACKS, else one per host. Unknown names return
  * rinaInvalidArgument. Must be set to the same value on every rank. */
 RINA_API rinaResult_t rinaCommSetAlgorithm(rinaComm_t comm, const char* algorithm);
 
@@ -131,7 +133,7 @@ typedef struct {
   uint64_t links;         /* connections to other ranks now */
   uint64_t bytesSent;     /* over all connections, closed ones included */
   uint64_t bytesReceived; /* over all connections, closed ones included */
-  /* version 3: the plan hier and rina follow (README "Planning"); equal on
+  /* version 3: the plan hier and rina follow (docs/planning.md); equal on
    * every rank between collectives */
   uint64_t planEpoch;  /* the current plan's number; 0: none yet */
   uint64_t replans;    /* plans adopted after the initial one */
@@ -162,7 +164,7 @@ typedef struct {
   double sendRate; /* bytes/s, 0 before anything moved */
   double recvRate; /* bytes/s, 0 before anything arrived */
   /* version 2: with addresses on several spines a pair has a default
-   * connection and one more per other spine (README "Several paths") */
+   * connection and one more per other spine (docs/planning.md, "Several paths") */
   int spine;       /* the spine this connection's path crosses; -1: none known
                       (same rack, or one spine) */
   int defaultPath; /* 1: the pair's default connection; 0: a per-spine one */
@@ -244,7 +246,7 @@ RINA_API rinaResult_t rinaAllReduceWeighted(const void* sendbuff, void* recvbuff
  * where computeRate[i] is rank i's samples/s and commSeconds[i] its measured
  * communication time per iteration (NULL: all 0). The result is within
  * max_i 1/computeRate[i] seconds of the continuous optimum (water-filling;
- * see README "Planning"). Rates must be finite and > 0, times finite and
+ * see docs/planning.md). Rates must be finite and > 0, times finite and
  * >= 0, globalBatch >= 0, nranks >= 1: else rinaInvalidArgument. */
 RINA_API rinaResult_t rinaSuggestBatchSizes(int64_t globalBatch, int nranks,
                                             const double* computeRate,

@@ -1,6 +1,6 @@
 // Every rank on the same plan (plan/plan.h) for the rack algorithms (hier,
-// rina), re-planned from measured link rates (DESIGN.md, "Planning from
-// measured link rates").
+// rina), re-planned from measured link rates (docs/planning.md, "Plans at
+// run time").
 //
 // The agreement. Plans change only at *check points*, collectives that
 // every rank can name without talking: each exchange's notice tells every

@@ -1,5 +1,5 @@
-// The member ring under rina and hier (DESIGN.md, "Rina data flow", and the
-// README's "Racks and INA"): members are INA racks, racks aggregating on
+// The member ring under rina and hier (docs/racks.md): members are INA
+// racks, racks aggregating on
 // their hosts (hier) or autonomous workers; one pipelined engine run moves
 // the rack phases (RackTask) and the ring between members' ports.
 #include <algorithm>

@@ -42,7 +42,7 @@ def run(args):
 def main():
     lines = ["# rina-sim: allreduce time vs fraction of INA racks (1024 workers)", ""]
     lines += [
-        "Flow-level simulation (`rina-sim`, README \"rina-sim\"), 1 GiB float allreduce,",
+        "Flow-level simulation (`rina-sim`, docs/sim.md), 1 GiB float allreduce,",
         "64 racks x 16 hosts at 100 Gbit/s, 4 spines, step latency 5 us, switch slots",
         "8192 (never short here), default planner (identity ring order, equal port",
         "shares, connections spread round robin over spines). INA racks are spread",

@@ -104,7 +104,7 @@ TEST(PlanRing, TrivialRings) {
 }
 
 // The heuristic never claims more than the optimum; its gap on random
-// instances (printed, and bounded here) is the number the README states.
+// instances (printed, and bounded here) is the number docs/planning.md states.
 TEST(PlanRing, HeuristicGapToExact) {
   std::mt19937 rng(11);
   int instances = 0, optimal = 0;

@@ -174,9 +174,10 @@ std::string usageText(std::string_view program) {
                   float64 (default float32)
   -o OP           sum prod min max avg (default sum)
   -a ALGOS        comma-separated; each is given to rinaCommSetAlgorithm
-                  (auto, ring, rd, hier, rina, ps-ina; racks from RINA_RACKS),
-                  except "mpi": MPI's own allreduce (PMPI), under mpirun only.
-                  Several run interleaved on the same buffers. (default auto)
+                  (auto, ring, rd, hier, rina, ps-ina; racks from RINA_TOPO_FILE,
+                  else RINA_RACKS), except "mpi": MPI's own allreduce (PMPI),
+                  under mpirun only. Several run interleaved on the same
+                  buffers. (default auto)
   --local-ranks N fork N ranks on this host instead of using MPI
   --timeout SECS  with --local-ranks: kill every rank after this (default 600)
   -J FILE         also write the results as JSON

@@ -21,7 +21,7 @@ using namespace rina;
 const char kUsage[] =
     "usage: rina-plan FILE [--grid] [--json] [--chunks N] [--samples N] [--seed S]\n"
     "\n"
-    "Reads a topology and measured link rates (JSON, see README \"Planning\") and\n"
+    "Reads a topology and measured link rates (JSON, see docs/planning.md) and\n"
     "prints the plan rank 0 would make: the ring order over members (INA racks\n"
     "and autonomous hosts) with its bottleneck hop rate, the spine of every\n"
     "inter-rack hop, and the port host of each chunk in every INA rack.\n"

@@ -1,5 +1,5 @@
 // rina-sim: flow-level simulation of rina's allreduce algorithms on rack
-// topologies with INA switches (README "rina-sim").
+// topologies with INA switches (docs/sim.md).
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>

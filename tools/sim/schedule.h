@@ -1,6 +1,6 @@
 // The step schedules of lib/algo, summed per link: one allreduce becomes one
 // coupled flow whose weight on each link is the bytes the schedule puts
-// there per byte of the buffer (README "Modelling choices").
+// there per byte of the buffer (docs/sim.md, "Collectives in aggregate").
 #ifndef RINA_TOOLS_SIM_SCHEDULE_H_
 #define RINA_TOOLS_SIM_SCHEDULE_H_
 

@@ -1,5 +1,5 @@
 // A step-synchronous model of ring and rina, to bound the error of the
-// aggregate model (README "Error of that choice"): every ring step is its own
+// aggregate model (docs/sim.md, "Error of that choice"): every ring step is its own
 // set of chunk-sized flows on the hosts that step actually uses (ports rotate
 // per chunk, an INA rack's contributions, result and downstream send move
 // together), and a step starts when the previous one is done. The aggregate

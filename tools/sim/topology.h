@@ -83,10 +83,10 @@ struct TopologyOptions {
 bool leafSpine(int racks, int hostsPerRack, int spines, const TopologyOptions& opt,
                SimTopology* out, std::string* error);
 // A k-ary fat-tree (k even): k^2/2 edge switches of k/2 hosts, full
-// bisection, modelled as leaf-spine with k/2 spines (README: why that is exact
-// for rates under ideal load balancing).
+// bisection, modelled as leaf-spine with k/2 spines (docs/sim.md: why that is
+// exact for rates under ideal load balancing).
 bool fatTree(int k, const TopologyOptions& opt, SimTopology* out, std::string* error);
-// The topology file of RINA_TOPO_FILE (README "Topology file", parsed by
+// The topology file of RINA_TOPO_FILE (docs/topology.md, parsed by
 // lib/topo/topology_json.h). Rates the file leaves out come from `opt`; a
 // rack without uplink_mbit or spine_link_mbit is non-blocking.
 bool loadTopologyJson(const std::string& path, const TopologyOptions& opt, SimTopology* out,
