@@ -81,14 +81,15 @@ def main():
         "",
         "Reading: the jobs use disjoint hosts and the uplinks never bind here, so a",
         "job's time is its compute plus, per allreduce, the INA time",
-        "(1 + 3(R-1)/(Rk)) S/B with k = 8 workers per rack, or the host ring's",
-        "2(n-1)/n S/B when short of slots (1.5x longer). The average JCT therefore",
+        "(1 + 2(R-1)/(Rk)) S/B (port markers, as the library sends) with R = 8",
+        "racks and k = 8 workers of the job per rack, or the host ring's",
+        "2(n-1)/n S/B when short of slots (1.6x longer). The average JCT therefore",
         "depends only on how many allreduces found slots: ESA helps when it lends",
         "slots that would sit idle (more INA allreduces: rows 1-3, 5), and changes",
         "nothing when it only moves slots from one job to another (the",
         "`--idle-ms 20` row: same count, same average, different jobs served). With",
         "no compute there are no idle slots to lend. The gain is bounded by the",
-        "INA/host ratio of one allreduce, 1.5x here.",
+        "INA/host ratio of one allreduce, 1.6x here.",
     ]
     with open(OUT, "w") as f:
         f.write("\n".join(lines) + "\n")
