@@ -27,6 +27,9 @@ class CtrlClient {
   Status query(const std::string& line, std::string* reply);
   // Notices received so far (reads what is already on the socket).
   std::vector<PreemptNotice> takeNotices();
+  // Readable when a notice (or the controller's close) arrived, for a
+  // caller that waits on it with poll() between takeNotices() calls.
+  int fd() const { return fd_.get(); }
   // The controller closed the connection (seen by takeNotices): the switch
   // is gone.
   bool closed() const { return closed_; }

@@ -13,7 +13,87 @@
 #include <set>
 #include <thread>
 
+#include "rina/ina_wire.h"
+
 namespace rina::ina::testing {
+namespace {
+
+// The sender of a gated worker: datagrams before the gate's slice go at
+// once, the rest after SliceGate::pass. inner is attached after the client
+// exists when it is the client's own UDP socket.
+class GatedSender : public InaSender {
+ public:
+  GatedSender(SliceGate& gate, std::unique_ptr<InaSender> inner)
+      : gate_(gate), inner_(std::move(inner)) {}
+  bool attached() const { return inner_ != nullptr; }
+  void attach(std::unique_ptr<InaSender> inner) { inner_ = std::move(inner); }
+  const char* name() const override { return inner_->name(); }
+  Status setGrant(const Grant& grant) override { return inner_->setGrant(grant); }
+  Status send(std::span<const OutDatagram> batch) override {
+    // The first datagram the gate holds splits the batch: those before it
+    // leave now, it and the rest once the gate lets it pass.
+    for (size_t k = 0; k < batch.size(); ++k) {
+      Header h;
+      if (decode(batch[k].bytes, &h) != DecodeError::kOk || !gate_.holds(h.seq)) continue;
+      if (k > 0) RINA_TRY(inner_->send(batch.first(k)));
+      gate_.pass(h.seq);
+      return inner_->send(batch.subspan(k));
+    }
+    return inner_->send(batch);
+  }
+
+ private:
+  SliceGate& gate_;
+  std::unique_ptr<InaSender> inner_;
+};
+
+}  // namespace
+
+bool SliceGate::waitHolding(int timeoutMs) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_for(lock, std::chrono::milliseconds(timeoutMs), [&] { return holding_; });
+}
+
+void SliceGate::open() {
+  std::lock_guard<std::mutex> lock(mu_);
+  open_ = true;
+  cv_.notify_all();
+}
+
+bool SliceGate::expired() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return expired_;
+}
+
+bool SliceGate::holds(uint32_t seq) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return !open_ && seq >= fromSeq_;
+}
+
+void SliceGate::pass(uint32_t seq) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (open_ || seq < fromSeq_) return;
+  holding_ = true;
+  cv_.notify_all();
+  if (!cv_.wait_for(lock, std::chrono::milliseconds(kHoldLimitMs), [&] { return open_; })) {
+    expired_ = true;
+    open_ = true;
+  }
+}
+
+bool waitForNotices(CtrlClient& ctrl, int timeoutMs, std::vector<PreemptNotice>* notices) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+  for (;;) {
+    std::vector<PreemptNotice> got = ctrl.takeNotices();
+    notices->insert(notices->end(), got.begin(), got.end());
+    if (!got.empty()) return true;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0 || ctrl.closed()) return false;
+    pollfd p{ctrl.fd(), POLLIN, 0};
+    ::poll(&p, 1, static_cast<int>(left.count()));
+  }
+}
 
 SwitchdProcess::SwitchdProcess(const std::vector<std::string>& flags) {
   int out[2];
@@ -115,8 +195,17 @@ Status Rack::create(const SwitchdProcess& sw, int k, const RackOptions& options,
     o.token = options.token;
     o.worker = static_cast<uint8_t>(w);
     o.fanIn = static_cast<uint8_t>(k);
+    std::unique_ptr<InaSender> sender = options.sender ? options.sender(w) : nullptr;
+    GatedSender* gated = nullptr;
+    if (options.gate && w == options.gatedWorker) {
+      auto g = std::make_unique<GatedSender>(*options.gate, std::move(sender));
+      gated = g.get();
+      sender = std::move(g);
+    }
     std::unique_ptr<InaClient> c;
-    RINA_TRY(InaClient::create(o, &c, options.sender ? options.sender(w) : nullptr));
+    RINA_TRY(InaClient::create(o, &c, std::move(sender)));
+    // Worker w's own UDP socket exists only now.
+    if (gated && !gated->attached()) gated->attach(makeUdpSender(c->fd(), o.switchAddr));
     reg.members.push_back(c->localEndpoint());
     rack->clients_.push_back(std::move(c));
   }

@@ -5,8 +5,10 @@
 
 #include <sys/types.h>
 
+#include <condition_variable>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -42,6 +44,43 @@ class SwitchdProcess {
   Endpoint data_, control_, roce_;
 };
 
+// Holds one worker's contributions at a known point of a call, so a test can
+// make something happen (a preemption) while the call surely has slices in
+// flight, on any machine: the worker's datagrams for slices fromSeq and
+// later wait in its sender until open(). The other workers' contributions to
+// those slices reach the switch, which cannot complete them meanwhile.
+class SliceGate {
+ public:
+  // A fresh client numbers its first call's slices from 1.
+  explicit SliceGate(uint32_t fromSeq) : fromSeq_(fromSeq) {}
+  // Waits until the worker tried to send slice fromSeq or later (its window
+  // is then full of held slices). False after timeoutMs.
+  bool waitHolding(int timeoutMs);
+  // Lets the held datagrams and every later one go.
+  void open();
+  // A held send gave up waiting for open() (kHoldLimitMs) and went anyway:
+  // the test never opened the gate in time.
+  bool expired() const;
+  // The worker's side (its sender): whether seq must wait, and the wait
+  // until it may go.
+  bool holds(uint32_t seq) const;
+  void pass(uint32_t seq);
+
+  static constexpr int kHoldLimitMs = 60000;
+
+ private:
+  const uint32_t fromSeq_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool holding_ = false;
+  bool open_ = false;
+  bool expired_ = false;
+};
+
+// The PREEMPT notices that reach a job's CTRL connection, waited for: at
+// least one (appended to *notices), or false after timeoutMs.
+bool waitForNotices(CtrlClient& ctrl, int timeoutMs, std::vector<PreemptNotice>* notices);
+
 struct RackOptions {
   uint16_t job = 1;
   uint32_t token = 42;
@@ -50,6 +89,10 @@ struct RackOptions {
   InaClientOptions client;  // job/token/worker/fanIn are filled in per worker
   // Worker w's sender (ina_sender.h); unset or null: UDP.
   std::function<std::unique_ptr<InaSender>(int worker)> sender;
+  // Worker gatedWorker's datagrams pass through this gate (not owned; it
+  // must outlive the rack's calls).
+  SliceGate* gate = nullptr;
+  int gatedWorker = 0;
 };
 
 // k workers registered as one job; the agent's CTRL connection stays open.

@@ -5,7 +5,6 @@
 // every result is exact.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cstring>
 #include <random>
 #include <thread>
@@ -31,11 +30,20 @@ void hostAggregate(const std::vector<std::vector<uint8_t>>& in, const std::vecto
 TEST(InaEsa, HigherPriorityJobPreemptsAndBothResultsAreExact) {
   SwitchdProcess sw({"--slots", "48", "--idle-ms", "60000"});
   ASSERT_TRUE(sw.ready());
+  // Job 1's worker 0 holds its contributions from slice 257 on until the
+  // switch has told job 1 of the preemption: job 1 is then surely mid-call,
+  // its window full of slices the switch cannot complete, however fast or
+  // loaded the machine is.
+  SliceGate gate(257);
   RackOptions lowOpt;
   lowOpt.job = 1;
   lowOpt.token = 111;
   lowOpt.priority = 1;
   lowOpt.slots = 32;
+  lowOpt.gate = &gate;
+  lowOpt.gatedWorker = 0;
+  // Workers 1 and 2 wait on worker 0 while it is held.
+  lowOpt.client.switchTimeoutMs = 60000;
   std::unique_ptr<Rack> low;
   ASSERT_TRUE(Rack::create(sw, 3, lowOpt, &low).ok());
   ASSERT_EQ(low->grant().length, 32u);
@@ -46,12 +54,19 @@ TEST(InaEsa, HigherPriorityJobPreemptsAndBothResultsAreExact) {
   std::vector<Status> lowSt;
   std::vector<InaCallResult> lowRes;
   std::thread lowThread([&] { low->allreduce(lowBuf, lowCount, rinaInt32, &lowSt, &lowRes); });
+  // Whatever fails below, job 1's call ends and its thread is joined.
+  struct JoinLow {
+    SliceGate& gate;
+    std::thread& thread;
+    ~JoinLow() {
+      gate.open();
+      if (thread.joinable()) thread.join();
+    }
+  } joinLow{gate, lowThread};
 
-  // Let the low-priority job get going (bounded wait on a switch counter).
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (sw.statsField("completed") < 200 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::yield();
-  }
+  ASSERT_TRUE(gate.waitHolding(60000)) << "job 1 worker 0 never reached slice 257";
+  // Slices up to 257 - window went through the switch before the hold.
+  EXPECT_GE(sw.statsField("completed"), 200);
   RackOptions highOpt;
   highOpt.job = 2;
   highOpt.token = 222;
@@ -61,12 +76,17 @@ TEST(InaEsa, HigherPriorityJobPreemptsAndBothResultsAreExact) {
   Status s = Rack::create(sw, 2, highOpt, &high);
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(high->grant().length, 32u);  // 16 free + 16 taken from job 1
+  std::vector<PreemptNotice> notices;
+  ASSERT_TRUE(waitForNotices(low->ctrl(), 60000, &notices))
+      << "job 1's agent got no PREEMPT notice within 60 s";
+  gate.open();
   auto highIn = int32Inputs(2, highCount, 2);
   auto highBuf = highIn;
   std::vector<Status> highSt;
   std::vector<InaCallResult> highRes;
   high->allreduce(highBuf, highCount, rinaInt32, &highSt, &highRes);
   lowThread.join();
+  EXPECT_FALSE(gate.expired());
 
   for (size_t w = 0; w < highSt.size(); ++w) {
     ASSERT_TRUE(highSt[w].ok()) << highSt[w].message();
@@ -85,7 +105,7 @@ TEST(InaEsa, HigherPriorityJobPreemptsAndBothResultsAreExact) {
 
   EXPECT_GT(sw.statsField("preemptions"), 0);
   EXPECT_EQ(sw.statsField("preempted_slots"), 16);
-  auto notices = low->ctrl().takeNotices();
+  for (const PreemptNotice& n : low->ctrl().takeNotices()) notices.push_back(n);
   ASSERT_FALSE(notices.empty());
   EXPECT_EQ(notices[0].job, 1);
 
