@@ -18,7 +18,7 @@
 #include <cstddef>
 #include <string>
 
-#include "algo/communicator.h"
+#include "comm/communicator.h"
 #include "topo/rack_map.h"
 
 namespace rina::algo {

@@ -3,7 +3,7 @@
 #ifndef RINA_LIB_ALGO_COLLECTIVES_H_
 #define RINA_LIB_ALGO_COLLECTIVES_H_
 
-#include "algo/communicator.h"
+#include "comm/communicator.h"
 #include "algo/engine.h"
 
 namespace rina::algo {

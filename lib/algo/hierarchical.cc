@@ -3,7 +3,7 @@
 // around the ring of racks, and broadcast inside the rack. It is also what
 // an INA rack runs after it lost its switch.
 #include "algo/plan_members.h"
-#include "algo/plan_sync.h"
+#include "comm/plan_sync.h"
 #include "algo/rack_steps.h"
 
 namespace rina::algo {

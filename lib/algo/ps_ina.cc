@@ -6,7 +6,7 @@
 // rack). The parameter server's link carries every member's full buffer.
 #include <cstring>
 
-#include "algo/rack_ina.h"
+#include "comm/rack_ina.h"
 #include "algo/rack_steps.h"
 #include "reduce/reduce.h"
 

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <string>
 
-#include "algo/rack_ina.h"
+#include "comm/rack_ina.h"
 #include "core/log.h"
 #include "reduce/reduce.h"
 #include "topo/ring_members.h"

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "algo/rack_ina.h"
+#include "comm/rack_ina.h"
 #include "core/log.h"
 #include "reduce/reduce.h"
 

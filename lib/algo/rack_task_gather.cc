@@ -1,7 +1,7 @@
 // RackTask's all-gather and repair phases (rack_task.h).
 #include <algorithm>
 
-#include "algo/rack_ina.h"
+#include "comm/rack_ina.h"
 #include "algo/rack_task.h"
 #include "core/log.h"
 

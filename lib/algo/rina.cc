@@ -9,8 +9,8 @@
 #include <utility>
 
 #include "algo/plan_members.h"
-#include "algo/plan_sync.h"
-#include "algo/rack_ina.h"
+#include "comm/plan_sync.h"
+#include "comm/rack_ina.h"
 #include "algo/rack_steps.h"
 #include "algo/rack_task.h"
 #include "core/log.h"

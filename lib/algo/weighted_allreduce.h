@@ -5,7 +5,7 @@
 #ifndef RINA_LIB_ALGO_WEIGHTED_ALLREDUCE_H_
 #define RINA_LIB_ALGO_WEIGHTED_ALLREDUCE_H_
 
-#include "algo/communicator.h"
+#include "comm/communicator.h"
 
 namespace rina::algo {
 

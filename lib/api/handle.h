@@ -3,7 +3,7 @@
 #ifndef RINA_LIB_API_HANDLE_H_
 #define RINA_LIB_API_HANDLE_H_
 
-#include "algo/communicator.h"
+#include "comm/communicator.h"
 #include "rina/rina.h"
 
 namespace rina::api {

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "algo/collectives.h"
-#include "algo/communicator.h"
-#include "algo/link_stats.h"
-#include "algo/plan_sync.h"
+#include "comm/communicator.h"
+#include "comm/link_stats.h"
+#include "comm/plan_sync.h"
 #include "algo/weighted_allreduce.h"
 #include "api/handle.h"
 #include "bootstrap/bootstrap.h"

@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "algo/communicator.h"
-#include "algo/rack_ina.h"
+#include "comm/communicator.h"
+#include "comm/rack_ina.h"
 #include "core/config.h"
 #include "ina_harness.h"
 #include "rank_harness.h"

@@ -1,4 +1,4 @@
-// The plan in the communicator (lib/algo/plan_sync.h): rank 0 plans from
+// The plan in the communicator (lib/comm/plan_sync.h): rank 0 plans from
 // the link rates gathered to it (injected here through the test hook, so
 // they are exact), every rank adopts each plan before the same collective,
 // and the rack algorithms follow its ring order and ports. What a plan
@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "algo/plan_sync.h"
+#include "comm/plan_sync.h"
 #include "rank_harness.h"
 
 namespace rina::testing {

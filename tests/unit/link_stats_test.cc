@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "algo/link_stats.h"
+#include "comm/link_stats.h"
 #include "api/handle.h"
 #include "rank_harness.h"
 

@@ -14,9 +14,9 @@
 #include <thread>
 #include <vector>
 
-#include "algo/link_stats.h"
-#include "algo/path_choice.h"
-#include "algo/plan_sync.h"
+#include "comm/link_stats.h"
+#include "comm/path_choice.h"
+#include "comm/plan_sync.h"
 #include "api/handle.h"
 #include "rank_harness.h"
 #include "topo/topology_json.h"

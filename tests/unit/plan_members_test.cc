@@ -10,8 +10,8 @@
 #include <numeric>
 #include <random>
 
-#include "algo/communicator.h"
-#include "algo/link_stats.h"
+#include "comm/communicator.h"
+#include "comm/link_stats.h"
 #include "algo/rack_steps.h"
 #include "plan/network.h"
 #include "rack_maps.h"

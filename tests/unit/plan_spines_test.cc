@@ -1,4 +1,4 @@
-// Per-spine measured rates in the planner (algo/link_stats.h,
+// Per-spine measured rates in the planner (comm/link_stats.h,
 // addMeasuredRates; plan/network.h, hopRatesBySpine; plan/paths.h, the
 // incumbent): each expectation below is worked out by hand from the rule in
 // the header, so a change of rule shows up as a number that no longer fits.
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "algo/link_stats.h"
+#include "comm/link_stats.h"
 #include "plan/paths.h"
 #include "plan/plan.h"
 #include "plan/replan.h"

@@ -1,4 +1,4 @@
-#include "algo/link_stats.h"
+#include "comm/link_stats.h"
 
 #include <algorithm>
 #include <array>

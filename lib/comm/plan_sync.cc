@@ -1,4 +1,4 @@
-#include "algo/plan_sync.h"
+#include "comm/plan_sync.h"
 
 #include <algorithm>
 #include <string>

@@ -10,8 +10,8 @@
 //   hash:    (from + to) % spines, the ECMP-like static spread.
 // A hop inside a rack, or a pair without a spine of its own, uses the
 // default connection (spine -1).
-#ifndef RINA_LIB_ALGO_PATH_CHOICE_H_
-#define RINA_LIB_ALGO_PATH_CHOICE_H_
+#ifndef RINA_LIB_COMM_PATH_CHOICE_H_
+#define RINA_LIB_COMM_PATH_CHOICE_H_
 
 #include <string>
 #include <vector>
@@ -56,4 +56,4 @@ Status spineAddressesFromEnv(const std::string& hostname, std::vector<std::strin
 
 }  // namespace rina::algo
 
-#endif  // RINA_LIB_ALGO_PATH_CHOICE_H_
+#endif  // RINA_LIB_COMM_PATH_CHOICE_H_

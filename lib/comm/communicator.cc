@@ -1,4 +1,4 @@
-#include "algo/communicator.h"
+#include "comm/communicator.h"
 
 #include <unistd.h>
 
@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "algo/link_stats.h"
-#include "algo/plan_sync.h"
-#include "algo/rack_ina.h"
+#include "comm/link_stats.h"
+#include "comm/plan_sync.h"
+#include "comm/rack_ina.h"
 #include "bootstrap/bootstrap.h"
 #include "core/config.h"
 #include "core/log.h"

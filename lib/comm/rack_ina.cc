@@ -1,4 +1,4 @@
-#include "algo/rack_ina.h"
+#include "comm/rack_ina.h"
 
 #include <arpa/inet.h>
 #include <sys/socket.h>

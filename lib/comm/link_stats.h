@@ -2,13 +2,13 @@
 // counters the step engine keeps, transport::LinkCounters), a bounded probe
 // at communicator creation to seed them, and the report of every rank's
 // links to rank 0, where the planner (lib/plan) takes them as probes.
-#ifndef RINA_LIB_ALGO_LINK_STATS_H_
-#define RINA_LIB_ALGO_LINK_STATS_H_
+#ifndef RINA_LIB_COMM_LINK_STATS_H_
+#define RINA_LIB_COMM_LINK_STATS_H_
 
 #include <cstdint>
 #include <vector>
 
-#include "algo/communicator.h"
+#include "comm/communicator.h"
 #include "core/status.h"
 #include "plan/network.h"
 
@@ -125,4 +125,4 @@ void holdMeasuredRates(const plan::Network& configured, plan::Network* net);
 
 }  // namespace rina::algo
 
-#endif  // RINA_LIB_ALGO_LINK_STATS_H_
+#endif  // RINA_LIB_COMM_LINK_STATS_H_

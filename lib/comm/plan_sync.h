@@ -22,8 +22,8 @@
 // The exchange runs on the step engine, so every wait has RINA_TIMEOUT_MS
 // and an error naming the rank, the peer and the exchange; a rank that
 // dies in it makes the others fail, not hang.
-#ifndef RINA_LIB_ALGO_PLAN_SYNC_H_
-#define RINA_LIB_ALGO_PLAN_SYNC_H_
+#ifndef RINA_LIB_COMM_PLAN_SYNC_H_
+#define RINA_LIB_COMM_PLAN_SYNC_H_
 
 #include <chrono>
 #include <cstdint>
@@ -35,8 +35,8 @@
 #include <utility>
 #include <vector>
 
-#include "algo/communicator.h"
-#include "algo/link_stats.h"
+#include "comm/communicator.h"
+#include "comm/link_stats.h"
 #include "plan/network.h"
 #include "plan/plan.h"
 #include "plan/replan.h"
@@ -128,4 +128,4 @@ void setPlanExchangeHookForTesting(std::function<void(int rank)> fn);
 
 }  // namespace rina::algo
 
-#endif  // RINA_LIB_ALGO_PLAN_SYNC_H_
+#endif  // RINA_LIB_COMM_PLAN_SYNC_H_

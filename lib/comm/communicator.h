@@ -1,8 +1,8 @@
 // A communicator: this rank's place in the group, its connections to the
 // peers its algorithms use, its settings, and scratch memory. Algorithms
 // (lib/algo) run on it; the C API (lib/api) owns it.
-#ifndef RINA_LIB_ALGO_COMMUNICATOR_H_
-#define RINA_LIB_ALGO_COMMUNICATOR_H_
+#ifndef RINA_LIB_COMM_COMMUNICATOR_H_
+#define RINA_LIB_COMM_COMMUNICATOR_H_
 
 #include <atomic>
 #include <cstdint>
@@ -12,7 +12,7 @@
 #include <string>
 
 #include "core/socket.h"
-#include "algo/path_choice.h"
+#include "comm/path_choice.h"
 #include "core/status.h"
 #include "rina/rina.h"
 #include "topo/rack_map.h"
@@ -185,4 +185,4 @@ class Communicator {
 
 }  // namespace rina::algo
 
-#endif  // RINA_LIB_ALGO_COMMUNICATOR_H_
+#endif  // RINA_LIB_COMM_COMMUNICATOR_H_

@@ -12,13 +12,13 @@
 // rest of that collective and every later one. Each worker learns a fallback
 // from the rank that saw it (rack_steps.cc), so the rack's workers always
 // agree on the mode.
-#ifndef RINA_LIB_ALGO_RACK_INA_H_
-#define RINA_LIB_ALGO_RACK_INA_H_
+#ifndef RINA_LIB_COMM_RACK_INA_H_
+#define RINA_LIB_COMM_RACK_INA_H_
 
 #include <memory>
 #include <string>
 
-#include "algo/communicator.h"
+#include "comm/communicator.h"
 #include "ina/ctrl_client.h"
 #include "ina/ina_client.h"
 #include "ina/local_switchd.h"
@@ -75,4 +75,4 @@ class RackIna {
 
 }  // namespace rina::algo
 
-#endif  // RINA_LIB_ALGO_RACK_INA_H_
+#endif  // RINA_LIB_COMM_RACK_INA_H_

@@ -1,4 +1,4 @@
-#include "algo/path_choice.h"
+#include "comm/path_choice.h"
 
 #include <arpa/inet.h>
 
