@@ -11,10 +11,6 @@ namespace rina::algo {
 // The engine settings for one collective on comm.
 EngineContext contextFor(Communicator& comm, uint8_t kind, uint64_t seq, int steps);
 
-// Picks ring or recursive doubling by comm.algorithm() and size.
-Status allReduce(Communicator& comm, const void* send, void* recv, size_t count,
-                 rinaDataType_t type, rinaRedOp_t op);
-
 // Reduce-scatter then all-gather around the ring, sliced and pipelined.
 // Every element is reduced once (by the rank that finishes its chunk) and
 // then copied, so all ranks hold bitwise identical results.

@@ -5,9 +5,7 @@
 // order; the kernels are commutative bit for bit, so all ranks agree exactly.
 #include <cstring>
 
-#include "algo/auto_select.h"
 #include "algo/collectives.h"
-#include "core/log.h"
 #include "reduce/reduce.h"
 
 namespace rina::algo {
@@ -75,39 +73,6 @@ Status recursiveDoublingAllReduce(Communicator& comm, const void* send, void* re
     RINA_TRY(exchange(comm, seq, steps, steps, mine, comm.peer(r - 1), recv, nullptr, nullptr, {}, bytes));
   }
   return {};
-}
-
-Status allReduce(Communicator& comm, const void* send, void* recv, size_t count,
-                 rinaDataType_t type, rinaRedOp_t op) {
-  if (comm.size() == 1) {
-    if (send != recv) std::memcpy(recv, send, count * reduce::dataTypeSize(type));
-    return {};  // avg over one rank is the value itself
-  }
-  const size_t bytes = count * reduce::dataTypeSize(type);
-  Algorithm a = comm.algorithm();
-  if (a == Algorithm::kAuto) {
-    std::string why;
-    a = resolveAuto(comm.racks(), bytes, comm.smallMsgBytes(), &why, comm.portMarkers());
-    if (comm.noteAutoChoice(a))
-      RINA_INFO("rank %d: auto runs %s (%s)", comm.rank(), algorithmName(a), why.c_str());
-  } else if (a == Algorithm::kRing && bytes < comm.smallMsgBytes()) {
-    a = Algorithm::kRecursiveDoubling;
-  }
-  comm.stats().calls[static_cast<int>(a)]++;
-  switch (a) {
-    case Algorithm::kRecursiveDoubling:
-      return recursiveDoublingAllReduce(comm, send, recv, count, type, op);
-    case Algorithm::kHier:
-      return hierAllReduce(comm, send, recv, count, type, op);
-    case Algorithm::kRina:
-      return rinaAllReduce(comm, send, recv, count, type, op);
-    case Algorithm::kPsIna:
-      return psInaAllReduce(comm, send, recv, count, type, op);
-    case Algorithm::kRing:
-    case Algorithm::kAuto:
-      return ringAllReduce(comm, send, recv, count, type, op);
-  }
-  return errorf(rinaInternalError, "unknown algorithm");
 }
 
 }  // namespace rina::algo

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <vector>
 
-#include "algo/collectives.h"
+#include "algo/dispatch.h"
 #include "reduce/half.h"
 
 namespace rina::algo {

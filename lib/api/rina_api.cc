@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "algo/collectives.h"
+#include "algo/dispatch.h"
 #include "comm/communicator.h"
 #include "comm/link_stats.h"
 #include "comm/plan_sync.h"
