@@ -18,7 +18,7 @@
 #include <cstddef>
 #include <string>
 
-#include "comm/communicator.h"
+#include "algo/algorithm.h"
 #include "topo/rack_map.h"
 
 namespace rina::algo {

@@ -1,48 +1,49 @@
-// The collectives on a Communicator. Arguments are already validated by the
-// C API; counts are in elements.
+// The collectives on a Context. Arguments are already validated by the C
+// API; counts are in elements. The dispatcher (dispatch.h) picks among the
+// allreduce algorithms.
 #ifndef RINA_LIB_ALGO_COLLECTIVES_H_
 #define RINA_LIB_ALGO_COLLECTIVES_H_
 
-#include "comm/communicator.h"
+#include "algo/context.h"
 #include "algo/engine.h"
+#include "algo/rack_inputs.h"
 
 namespace rina::algo {
-
-// The engine settings for one collective on comm.
-EngineContext contextFor(Communicator& comm, uint8_t kind, uint64_t seq, int steps);
 
 // Reduce-scatter then all-gather around the ring, sliced and pipelined.
 // Every element is reduced once (by the rank that finishes its chunk) and
 // then copied, so all ranks hold bitwise identical results.
-Status ringAllReduce(Communicator& comm, const void* send, void* recv, size_t count,
+Status ringAllReduce(Context& ctx, const void* send, void* recv, size_t count,
                      rinaDataType_t type, rinaRedOp_t op);
 
 // Latency algorithm: log2(n) exchanges of the whole buffer.
-Status recursiveDoublingAllReduce(Communicator& comm, const void* send, void* recv, size_t count,
+Status recursiveDoublingAllReduce(Context& ctx, const void* send, void* recv, size_t count,
                                   rinaDataType_t type, rinaRedOp_t op);
 
-// Rack algorithms (rack_steps.h has the steps inside a member).
+// Rack algorithms (rack_steps.h has the steps inside a member). hier and
+// rina follow plans' current plan (null: the rack order), after
+// plans->beforeCollective; rack: this rank's INA rack (null: none).
 // hier: reduce inside each rack to the chunk's port (shm/TCP), ring between
 // racks, broadcast inside each rack.
-Status hierAllReduce(Communicator& comm, const void* send, void* recv, size_t count,
+Status hierAllReduce(Context& ctx, PlanSource* plans, const void* send, void* recv, size_t count,
                      rinaDataType_t type, rinaRedOp_t op);
 // rina: INA racks are one ring member each, reducing through their switch
 // (the port adds the upstream partial) and broadcasting by switch
 // multicast; other ranks are autonomous ring members.
-Status rinaAllReduce(Communicator& comm, const void* send, void* recv, size_t count,
-                     rinaDataType_t type, rinaRedOp_t op);
+Status rinaAllReduce(Context& ctx, PlanSource* plans, RackSwitch* rack, const void* send,
+                     void* recv, size_t count, rinaDataType_t type, rinaRedOp_t op);
 // ps-ina (ATP/SwitchML-style baseline): every member reduces to its agent
 // (through the switch in INA racks), the agents' sums meet at rank 0 (the
 // parameter server), which sends the result back to be broadcast.
-Status psInaAllReduce(Communicator& comm, const void* send, void* recv, size_t count,
+Status psInaAllReduce(Context& ctx, RackSwitch* rack, const void* send, void* recv, size_t count,
                       rinaDataType_t type, rinaRedOp_t op);
 
-Status ringReduceScatter(Communicator& comm, const void* send, void* recv, size_t recvCount,
+Status ringReduceScatter(Context& ctx, const void* send, void* recv, size_t recvCount,
                          rinaDataType_t type, rinaRedOp_t op);
-Status ringAllGather(Communicator& comm, const void* send, void* recv, size_t sendCount,
+Status ringAllGather(Context& ctx, const void* send, void* recv, size_t sendCount,
                      rinaDataType_t type);
 // A pipelined chain root -> root+1 -> ... -> root-1.
-Status chainBroadcast(Communicator& comm, const void* send, void* recv, size_t count,
+Status chainBroadcast(Context& ctx, const void* send, void* recv, size_t count,
                       rinaDataType_t type, int root);
 
 }  // namespace rina::algo

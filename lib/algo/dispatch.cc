@@ -10,35 +10,69 @@
 
 namespace rina::algo {
 
-Status allReduce(Communicator& comm, const void* send, void* recv, size_t count,
-                 rinaDataType_t type, rinaRedOp_t op) {
-  if (comm.size() == 1) {
+Status parseAlgorithm(const std::string& name, Algorithm* out) {
+  if (name == "auto" || name.empty()) *out = Algorithm::kAuto;
+  else if (name == "ring") *out = Algorithm::kRing;
+  else if (name == "rd") *out = Algorithm::kRecursiveDoubling;
+  else if (name == "hier") *out = Algorithm::kHier;
+  else if (name == "rina") *out = Algorithm::kRina;
+  else if (name == "ps-ina") *out = Algorithm::kPsIna;
+  else return errorf(rinaInvalidArgument, "unknown algorithm '%s' (known: auto, ring, rd, hier, rina, ps-ina)", name.c_str());
+  return {};
+}
+
+const char* algorithmName(Algorithm a) {
+  switch (a) {
+    case Algorithm::kRing: return "ring";
+    case Algorithm::kRecursiveDoubling: return "rd";
+    case Algorithm::kHier: return "hier";
+    case Algorithm::kRina: return "rina";
+    case Algorithm::kPsIna: return "ps-ina";
+    default: return "auto";
+  }
+}
+
+Algorithm resolveAllReduce(Context& ctx, Algorithm configured, size_t bytes) {
+  if (configured == Algorithm::kAuto) {
+    std::string why;
+    const Algorithm a =
+        resolveAuto(ctx.racks(), bytes, ctx.smallMsgBytes(), &why, ctx.portMarkers());
+    if (ctx.noteAutoChoice(a))
+      RINA_INFO("rank %d: auto runs %s (%s)", ctx.rank(), algorithmName(a), why.c_str());
+    return a;
+  }
+  if (configured == Algorithm::kRing && bytes < ctx.smallMsgBytes()) {
+    return Algorithm::kRecursiveDoubling;
+  }
+  return configured;
+}
+
+bool followsPlan(const Context& ctx, Algorithm configured) {
+  if (ctx.size() < 2) return false;
+  return configured == Algorithm::kHier || configured == Algorithm::kRina ||
+         (configured == Algorithm::kAuto && ctx.racks().anyIna());
+}
+
+Status allReduce(Context& ctx, Algorithm configured, const RackInputs& in, const void* send,
+                 void* recv, size_t count, rinaDataType_t type, rinaRedOp_t op) {
+  if (ctx.size() == 1) {
     if (send != recv) std::memcpy(recv, send, count * reduce::dataTypeSize(type));
     return {};  // avg over one rank is the value itself
   }
-  const size_t bytes = count * reduce::dataTypeSize(type);
-  Algorithm a = comm.algorithm();
-  if (a == Algorithm::kAuto) {
-    std::string why;
-    a = resolveAuto(comm.racks(), bytes, comm.smallMsgBytes(), &why, comm.portMarkers());
-    if (comm.noteAutoChoice(a))
-      RINA_INFO("rank %d: auto runs %s (%s)", comm.rank(), algorithmName(a), why.c_str());
-  } else if (a == Algorithm::kRing && bytes < comm.smallMsgBytes()) {
-    a = Algorithm::kRecursiveDoubling;
-  }
-  comm.stats().calls[static_cast<int>(a)]++;
+  const Algorithm a = resolveAllReduce(ctx, configured, count * reduce::dataTypeSize(type));
+  ctx.stats().calls[static_cast<int>(a)]++;
   switch (a) {
     case Algorithm::kRecursiveDoubling:
-      return recursiveDoublingAllReduce(comm, send, recv, count, type, op);
+      return recursiveDoublingAllReduce(ctx, send, recv, count, type, op);
     case Algorithm::kHier:
-      return hierAllReduce(comm, send, recv, count, type, op);
+      return hierAllReduce(ctx, in.plans, send, recv, count, type, op);
     case Algorithm::kRina:
-      return rinaAllReduce(comm, send, recv, count, type, op);
+      return rinaAllReduce(ctx, in.plans, in.rack, send, recv, count, type, op);
     case Algorithm::kPsIna:
-      return psInaAllReduce(comm, send, recv, count, type, op);
+      return psInaAllReduce(ctx, in.rack, send, recv, count, type, op);
     case Algorithm::kRing:
     case Algorithm::kAuto:
-      return ringAllReduce(comm, send, recv, count, type, op);
+      return ringAllReduce(ctx, send, recv, count, type, op);
   }
   return errorf(rinaInternalError, "unknown algorithm");
 }

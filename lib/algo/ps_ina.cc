@@ -6,17 +6,16 @@
 // rack). The parameter server's link carries every member's full buffer.
 #include <cstring>
 
-#include "comm/rack_ina.h"
 #include "algo/rack_steps.h"
 #include "reduce/reduce.h"
 
 namespace rina::algo {
 
-Status psInaAllReduce(Communicator& comm, const void* sendv, void* recvv, size_t count,
-                      rinaDataType_t type, rinaRedOp_t op) {
-  const uint64_t seq = comm.nextSeq();
-  const std::vector<Member> members = rinaMembers(comm.racks());
-  const int r = comm.rank();
+Status psInaAllReduce(Context& ctx, RackSwitch* rack, const void* sendv, void* recvv,
+                      size_t count, rinaDataType_t type, rinaRedOp_t op) {
+  const uint64_t seq = ctx.nextSeq();
+  const std::vector<Member> members = rinaMembers(ctx.racks());
+  const int r = ctx.rank();
   const Member& me = members[memberIndexOf(members, r)];
   const int agent = me.ranks.front();
   const int server = members.front().ranks.front();
@@ -24,17 +23,15 @@ Status psInaAllReduce(Communicator& comm, const void* sendv, void* recvv, size_t
   const size_t bytes = count * es;
   char* recv = static_cast<char*>(recvv);
   if (sendv != recvv) std::memcpy(recv, sendv, bytes);
-  RackCall call{comm, seq, type, op, 4};
+  RackCall call{ctx, rack, seq, type, op, 4};
   RINA_TRY(checkCallsMatch(call, members, count));
-  if (me.inaRack && comm.rackIna() && comm.rackIna()->active()) {
-    RINA_TRY(comm.rackIna()->beginCollective(comm, seq));
-  }
+  if (me.inaRack && rack && rack->active()) RINA_TRY(rack->beginCollective(ctx, seq));
   RINA_TRY(rackReduce(call, me, agent, recv, count, nullptr, 1));
   if (r == server) {
     const reduce::ReduceFn fn = reduce::reduceFunction(type, op);
     std::vector<RecvItem> recvs;
     for (size_t i = 1; i < members.size(); ++i) {
-      recvs.push_back(RecvItem{comm.peer(members[i].ranks.front()),
+      recvs.push_back(RecvItem{ctx.peer(members[i].ranks.front()),
                                recv,
                                bytes,
                                transport::RecvReduce{fn, recv, es},
@@ -44,16 +41,16 @@ Status psInaAllReduce(Communicator& comm, const void* sendv, void* recvv, size_t
                                {}});
     }
     RINA_TRY(runStep(call, {}, std::move(recvs)));
-    if (op == rinaAvg) reduce::finishAverage(recv, count, type, comm.size());
+    if (op == rinaAvg) reduce::finishAverage(recv, count, type, ctx.size());
     std::vector<SendItem> sends;
     for (size_t i = 1; i < members.size(); ++i) {
       sends.push_back(
-          SendItem{comm.peer(members[i].ranks.front()), recv, bytes, -1, 3, static_cast<int>(i)});
+          SendItem{ctx.peer(members[i].ranks.front()), recv, bytes, -1, 3, static_cast<int>(i)});
     }
     RINA_TRY(runStep(call, std::move(sends), {}));
   } else if (r == agent) {
-    RINA_TRY(runStep(call, {SendItem{comm.peer(server), recv, bytes, -1, 2, 0}}, {}));
-    RINA_TRY(runStep(call, {}, {RecvItem{comm.peer(server), recv, bytes, {}, -1, 3, 0, {}}}));
+    RINA_TRY(runStep(call, {SendItem{ctx.peer(server), recv, bytes, -1, 2, 0}}, {}));
+    RINA_TRY(runStep(call, {}, {RecvItem{ctx.peer(server), recv, bytes, {}, -1, 3, 0, {}}}));
   }
   return rackBroadcast(call, me, agent, recv, count, 4);
 }

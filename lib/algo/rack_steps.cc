@@ -4,7 +4,6 @@
 #include <cstring>
 #include <string>
 
-#include "comm/rack_ina.h"
 #include "core/log.h"
 #include "reduce/reduce.h"
 #include "topo/ring_members.h"
@@ -38,7 +37,7 @@ Status checkMsg(const RackCall& call, const RackMsg& m, uint8_t kind, int peer) 
   if (m.magic != kRackMagic || m.kind != kind) {
     return errorf(rinaInternalError,
                   "rank %d: allreduce #%llu: rank %d sent rack message '%s' where '%s' was due",
-                  call.comm.rank(), static_cast<unsigned long long>(call.seq), peer,
+                  call.ctx.rank(), static_cast<unsigned long long>(call.seq), peer,
                   m.magic == kRackMagic ? kindName(m.kind) : "corrupt", kindName(kind));
   }
   return {};
@@ -69,12 +68,12 @@ std::vector<int> othersOf(const Member& m, int port) {
 // op every other worker's data.
 Status hostReduce(RackCall& call, const std::vector<int>& others, int port, char* data,
                   const char* upstream, const std::vector<Range>& ranges, int step) {
-  Communicator& comm = call.comm;
+  Context& ctx = call.ctx;
   const size_t es = reduce::dataTypeSize(call.type);
   const reduce::ReduceFn fn = reduce::reduceFunction(call.type, call.op);
   std::vector<SendItem> sends;
   std::vector<RecvItem> recvs;
-  if (comm.rank() == port) {
+  if (ctx.rank() == port) {
     for (const Range& r : ranges) {
       if (upstream)
         fn(data + r.begin * es, data + r.begin * es, upstream + r.begin * es, r.end - r.begin);
@@ -82,7 +81,7 @@ Status hostReduce(RackCall& call, const std::vector<int>& others, int port, char
     for (int q : others) {
       for (size_t i = 0; i < ranges.size(); ++i) {
         char* dst = data + ranges[i].begin * es;
-        recvs.push_back(RecvItem{comm.peer(q),
+        recvs.push_back(RecvItem{ctx.peer(q),
                                  dst,
                                  (ranges[i].end - ranges[i].begin) * es,
                                  transport::RecvReduce{fn, dst, es},
@@ -94,7 +93,7 @@ Status hostReduce(RackCall& call, const std::vector<int>& others, int port, char
     }
   } else {
     for (size_t i = 0; i < ranges.size(); ++i) {
-      sends.push_back(SendItem{comm.peer(port), data + ranges[i].begin * es,
+      sends.push_back(SendItem{ctx.peer(port), data + ranges[i].begin * es,
                                (ranges[i].end - ranges[i].begin) * es, -1, step,
                                static_cast<int>(i)});
     }
@@ -102,10 +101,10 @@ Status hostReduce(RackCall& call, const std::vector<int>& others, int port, char
   return runStep(call, std::move(sends), std::move(recvs));
 }
 
-Status inaReduce(RackCall& call, RackIna& ina, const std::vector<int>& others, int port, char* data,
+Status inaReduce(RackCall& call, RackSwitch& ina, const std::vector<int>& others, int port, char* data,
                  size_t count, const char* upstream, int step) {
-  Communicator& comm = call.comm;
-  const int me = comm.rank();
+  Context& ctx = call.ctx;
+  const int me = ctx.rank();
   const size_t es = reduce::dataTypeSize(call.type);
   const size_t P = ina.client().sliceElems();
   RackMsg go{};
@@ -114,7 +113,7 @@ Status inaReduce(RackCall& call, RackIna& ina, const std::vector<int>& others, i
   if (me == port) {
     std::vector<SendItem> sends;
     for (int q : others)
-      sends.push_back(SendItem{comm.peer(q), reinterpret_cast<char*>(&go), sizeof go, -1, step, 0});
+      sends.push_back(SendItem{ctx.peer(q), reinterpret_cast<char*>(&go), sizeof go, -1, step, 0});
     RINA_TRY(runStep(call, std::move(sends), {}));
     // What the host finishes must start from this worker's input.
     std::vector<char> saved(data, data + count * es);
@@ -131,17 +130,17 @@ Status inaReduce(RackCall& call, RackIna& ina, const std::vector<int>& others, i
       done.count = static_cast<uint32_t>(res.hostSlices.size());
       ranges = rangesOf(res.hostSlices, P, count);
     } else {
-      ina.fallBack(comm, st.message(), true);
+      ina.fallBack(ctx, st.message(), true);
       ranges = {Range{0, count}};
     }
-    countInaCall(comm, res.stats,
+    countInaCall(ctx, res.stats,
                  st.ok() ? res.hostSlices.size() : ina::InaClient::sliceCount(count, P));
     sends.clear();
     for (int q : others) {
       sends.push_back(
-          SendItem{comm.peer(q), reinterpret_cast<char*>(&done), sizeof done, -1, step, 0});
+          SendItem{ctx.peer(q), reinterpret_cast<char*>(&done), sizeof done, -1, step, 0});
       if (done.count) {
-        sends.push_back(SendItem{comm.peer(q), reinterpret_cast<const char*>(res.hostSlices.data()),
+        sends.push_back(SendItem{ctx.peer(q), reinterpret_cast<const char*>(res.hostSlices.data()),
                                  4 * res.hostSlices.size(), -1, step, 0});
       }
     }
@@ -151,27 +150,27 @@ Status inaReduce(RackCall& call, RackIna& ina, const std::vector<int>& others, i
   } else {
     RINA_TRY(runStep(
         call, {},
-        {RecvItem{comm.peer(port), reinterpret_cast<char*>(&go), sizeof go, {}, -1, step, 0, {}}}));
+        {RecvItem{ctx.peer(port), reinterpret_cast<char*>(&go), sizeof go, {}, -1, step, 0, {}}}));
     RINA_TRY(checkMsg(call, go, kGo, port));
     ina::InaCallOptions o;
     o.resultToPortOnly = true;
     ina::InaCallResult res;
     Status st = ina.client().allreduce(data, count, call.type, o, &res);
     if (!st.ok()) RINA_INFO("rank %d: %s (the port decides)", me, st.message().c_str());
-    countInaCall(comm, res.stats, 0);
+    countInaCall(ctx, res.stats, 0);
     RackMsg done{};
     RINA_TRY(runStep(
         call, {},
         {RecvItem{
-            comm.peer(port), reinterpret_cast<char*>(&done), sizeof done, {}, -1, step, 0, {}}}));
+            ctx.peer(port), reinterpret_cast<char*>(&done), sizeof done, {}, -1, step, 0, {}}}));
     RINA_TRY(checkMsg(call, done, kDone, port));
     if (done.fallback) {
-      ina.fallBack(comm, "the port of this chunk lost the switch", false);
+      ina.fallBack(ctx, "the port of this chunk lost the switch", false);
       ranges = {Range{0, count}};
     } else if (done.count) {
       std::vector<uint32_t> slices(done.count);
       RINA_TRY(runStep(call, {},
-                       {RecvItem{comm.peer(port),
+                       {RecvItem{ctx.peer(port),
                                  reinterpret_cast<char*>(slices.data()),
                                  4 * slices.size(),
                                  {},
@@ -186,10 +185,10 @@ Status inaReduce(RackCall& call, RackIna& ina, const std::vector<int>& others, i
   return hostReduce(call, others, port, data, upstream, ranges, step);
 }
 
-Status inaBroadcast(RackCall& call, RackIna& ina, const std::vector<int>& others, int port,
+Status inaBroadcast(RackCall& call, RackSwitch& ina, const std::vector<int>& others, int port,
                     char* data, size_t bytes, int step) {
-  Communicator& comm = call.comm;
-  const int me = comm.rank();
+  Context& ctx = call.ctx;
+  const int me = ctx.rank();
   const size_t sliceBytes = 4 * ina.client().sliceElems();
   RackMsg go{};
   go.kind = kGo;
@@ -197,11 +196,11 @@ Status inaBroadcast(RackCall& call, RackIna& ina, const std::vector<int>& others
   if (me == port) {
     std::vector<SendItem> sends;
     for (int q : others)
-      sends.push_back(SendItem{comm.peer(q), reinterpret_cast<char*>(&go), sizeof go, -1, step, 0});
+      sends.push_back(SendItem{ctx.peer(q), reinterpret_cast<char*>(&go), sizeof go, -1, step, 0});
     RINA_TRY(runStep(call, std::move(sends), {}));
     Status st = ina.client().broadcast(data, bytes, true, kBroadcastQuietMs, &res);
-    if (!st.ok()) ina.fallBack(comm, st.message(), true);
-    countInaCall(comm, res.stats, 0);
+    if (!st.ok()) ina.fallBack(ctx, st.message(), true);
+    countInaCall(ctx, res.stats, 0);
     RackMsg status{};
     status.kind = kDone;
     status.fallback = st.ok() ? 0 : 1;
@@ -209,9 +208,9 @@ Status inaBroadcast(RackCall& call, RackIna& ina, const std::vector<int>& others
     sends.clear();
     std::vector<RecvItem> recvs;
     for (size_t i = 0; i < others.size(); ++i) {
-      sends.push_back(SendItem{comm.peer(others[i]), reinterpret_cast<char*>(&status),
+      sends.push_back(SendItem{ctx.peer(others[i]), reinterpret_cast<char*>(&status),
                                sizeof status, -1, step, 0});
-      recvs.push_back(RecvItem{comm.peer(others[i]),
+      recvs.push_back(RecvItem{ctx.peer(others[i]),
                                reinterpret_cast<char*>(&reports[i]),
                                sizeof(RackMsg),
                                {},
@@ -227,7 +226,7 @@ Status inaBroadcast(RackCall& call, RackIna& ina, const std::vector<int>& others
       RINA_TRY(checkMsg(call, reports[i], kReport, others[i]));
       missing[i].resize(reports[i].count);
       if (reports[i].count) {
-        recvs.push_back(RecvItem{comm.peer(others[i]),
+        recvs.push_back(RecvItem{ctx.peer(others[i]),
                                  reinterpret_cast<char*>(missing[i].data()),
                                  4 * missing[i].size(),
                                  {},
@@ -244,40 +243,40 @@ Status inaBroadcast(RackCall& call, RackIna& ina, const std::vector<int>& others
                                                   : rangesOf(missing[i], sliceBytes, bytes);
       for (const Range& r : ranges) {
         sends.push_back(
-            SendItem{comm.peer(others[i]), data + r.begin, r.end - r.begin, -1, step, 0});
+            SendItem{ctx.peer(others[i]), data + r.begin, r.end - r.begin, -1, step, 0});
       }
     }
     return runStep(call, std::move(sends), {});
   }
   RINA_TRY(runStep(
       call, {},
-      {RecvItem{comm.peer(port), reinterpret_cast<char*>(&go), sizeof go, {}, -1, step, 0, {}}}));
+      {RecvItem{ctx.peer(port), reinterpret_cast<char*>(&go), sizeof go, {}, -1, step, 0, {}}}));
   RINA_TRY(checkMsg(call, go, kGo, port));
   RINA_TRY(ina.client().broadcast(data, bytes, false, kBroadcastQuietMs, &res));
-  countInaCall(comm, res.stats, res.missingSlices.size());
+  countInaCall(ctx, res.stats, res.missingSlices.size());
   RackMsg report{}, status{};
   report.kind = kReport;
   report.count = static_cast<uint32_t>(res.missingSlices.size());
   RINA_TRY(runStep(
       call,
-      {SendItem{comm.peer(port), reinterpret_cast<char*>(&report), sizeof report, -1, step, 0}},
+      {SendItem{ctx.peer(port), reinterpret_cast<char*>(&report), sizeof report, -1, step, 0}},
       {RecvItem{
-          comm.peer(port), reinterpret_cast<char*>(&status), sizeof status, {}, -1, step, 0, {}}}));
+          ctx.peer(port), reinterpret_cast<char*>(&status), sizeof status, {}, -1, step, 0, {}}}));
   RINA_TRY(checkMsg(call, status, kDone, port));
   if (report.count) {
     RINA_TRY(
         runStep(call,
-                {SendItem{comm.peer(port), reinterpret_cast<const char*>(res.missingSlices.data()),
+                {SendItem{ctx.peer(port), reinterpret_cast<const char*>(res.missingSlices.data()),
                           4 * res.missingSlices.size(), -1, step, 0}},
                 {}));
   }
-  if (status.fallback) ina.fallBack(comm, "the port of this chunk lost the switch", false);
+  if (status.fallback) ina.fallBack(ctx, "the port of this chunk lost the switch", false);
   std::vector<Range> ranges = status.fallback ? std::vector<Range>{Range{0, bytes}}
                                               : rangesOf(res.missingSlices, sliceBytes, bytes);
   std::vector<RecvItem> recvs;
   for (const Range& r : ranges) {
     recvs.push_back(
-        RecvItem{comm.peer(port), data + r.begin, r.end - r.begin, {}, -1, step, 0, {}});
+        RecvItem{ctx.peer(port), data + r.begin, r.end - r.begin, {}, -1, step, 0, {}});
   }
   return runStep(call, {}, std::move(recvs));
 }
@@ -288,11 +287,11 @@ Status inaBroadcast(RackCall& call, RackIna& ina, const std::vector<int>& others
 // that the rack falls back (*fallback; the slice list is then empty).
 // Workers may disagree (one got a result before a preemption, another did
 // not), so only the union is safe to redo on the hosts.
-Status agreeOnHostSlices(RackCall& call, RackIna& ina, const Member& m, const Status& st,
+Status agreeOnHostSlices(RackCall& call, RackSwitch& ina, const Member& m, const Status& st,
                          const ina::InaCallResult& res, size_t count, int step,
                          std::vector<uint32_t>* slices, bool* fallback) {
-  Communicator& comm = call.comm;
-  const int me = comm.rank();
+  Context& ctx = call.ctx;
+  const int me = ctx.rank();
   const int agent = m.ranks.front();
   const std::vector<int> others = othersOf(m, agent);
   const size_t P = ina.client().sliceElems();
@@ -307,7 +306,7 @@ Status agreeOnHostSlices(RackCall& call, RackIna& ina, const Member& m, const St
     std::vector<RackMsg> reports(others.size());
     std::vector<RecvItem> recvs;
     for (size_t i = 0; i < others.size(); ++i) {
-      recvs.push_back(RecvItem{comm.peer(others[i]),
+      recvs.push_back(RecvItem{ctx.peer(others[i]),
                                reinterpret_cast<char*>(&reports[i]),
                                sizeof(RackMsg),
                                {},
@@ -325,7 +324,7 @@ Status agreeOnHostSlices(RackCall& call, RackIna& ina, const Member& m, const St
       if (reports[i].fallback && lostBy.empty()) lostBy = std::to_string(others[i]);
       lists[i].resize(reports[i].count);
       if (reports[i].count) {
-        recvs.push_back(RecvItem{comm.peer(others[i]),
+        recvs.push_back(RecvItem{ctx.peer(others[i]),
                                  reinterpret_cast<char*>(lists[i].data()),
                                  4 * lists[i].size(),
                                  {},
@@ -338,7 +337,7 @@ Status agreeOnHostSlices(RackCall& call, RackIna& ina, const Member& m, const St
     RINA_TRY(runStep(call, {}, std::move(recvs)));
     if (!st.ok() || !lostBy.empty()) {
       done.fallback = 1;
-      ina.fallBack(comm,
+      ina.fallBack(ctx,
                    !st.ok() ? st.message() : "rank " + lostBy + " got no answer from the switch",
                    true);
     } else {
@@ -348,38 +347,38 @@ Status agreeOnHostSlices(RackCall& call, RackIna& ina, const Member& m, const St
       slices->erase(std::unique(slices->begin(), slices->end()), slices->end());
       done.count = static_cast<uint32_t>(slices->size());
     }
-    countInaCall(comm, res.stats,
+    countInaCall(ctx, res.stats,
                  done.fallback ? ina::InaClient::sliceCount(count, P) : slices->size());
     std::vector<SendItem> sends;
     for (int q : others) {
       sends.push_back(
-          SendItem{comm.peer(q), reinterpret_cast<char*>(&done), sizeof done, -1, step, 0});
+          SendItem{ctx.peer(q), reinterpret_cast<char*>(&done), sizeof done, -1, step, 0});
       if (done.count) {
-        sends.push_back(SendItem{comm.peer(q), reinterpret_cast<const char*>(slices->data()),
+        sends.push_back(SendItem{ctx.peer(q), reinterpret_cast<const char*>(slices->data()),
                                  4 * slices->size(), -1, step, 0});
       }
     }
     RINA_TRY(runStep(call, std::move(sends), {}));
   } else {
     if (!st.ok()) RINA_INFO("rank %d: %s (the agent decides)", me, st.message().c_str());
-    countInaCall(comm, res.stats, 0);
+    countInaCall(ctx, res.stats, 0);
     std::vector<SendItem> sends{
-        SendItem{comm.peer(agent), reinterpret_cast<char*>(&report), sizeof report, -1, step, 0}};
+        SendItem{ctx.peer(agent), reinterpret_cast<char*>(&report), sizeof report, -1, step, 0}};
     if (report.count) {
-      sends.push_back(SendItem{comm.peer(agent),
+      sends.push_back(SendItem{ctx.peer(agent),
                                reinterpret_cast<const char*>(res.hostSlices.data()),
                                4 * res.hostSlices.size(), -1, step, 0});
     }
     RINA_TRY(runStep(
         call, std::move(sends),
         {RecvItem{
-            comm.peer(agent), reinterpret_cast<char*>(&done), sizeof done, {}, -1, step, 0, {}}}));
+            ctx.peer(agent), reinterpret_cast<char*>(&done), sizeof done, {}, -1, step, 0, {}}}));
     RINA_TRY(checkMsg(call, done, kDone, agent));
-    if (done.fallback) ina.fallBack(comm, "a worker of the rack lost the switch", false);
+    if (done.fallback) ina.fallBack(ctx, "a worker of the rack lost the switch", false);
     slices->resize(done.count);
     if (done.count) {
       RINA_TRY(runStep(call, {},
-                       {RecvItem{comm.peer(agent),
+                       {RecvItem{ctx.peer(agent),
                                  reinterpret_cast<char*>(slices->data()),
                                  4 * slices->size(),
                                  {},
@@ -399,10 +398,10 @@ Status agreeOnHostSlices(RackCall& call, RackIna& ina, const Member& m, const St
 // back (2S up on the port). Host slices (the union over the rack) or, after
 // a lost switch, everything are summed on the hosts from the saved inputs
 // and sent from the agent, so every worker ends with the same bits.
-Status inaAllReduce(RackCall& call, RackIna& ina, const Member& m, char* data, size_t count,
+Status inaAllReduce(RackCall& call, RackSwitch& ina, const Member& m, char* data, size_t count,
                     const char* input, int step) {
-  Communicator& comm = call.comm;
-  const int me = comm.rank();
+  Context& ctx = call.ctx;
+  const int me = ctx.rank();
   const int agent = m.ranks.front();
   const std::vector<int> others = othersOf(m, agent);
   const size_t es = reduce::dataTypeSize(call.type);
@@ -430,9 +429,9 @@ Status inaAllReduce(RackCall& call, RackIna& ina, const Member& m, char* data, s
     char* at = data + r.begin * es;
     const size_t bytes = (r.end - r.begin) * es;
     if (me == agent) {
-      for (int q : others) sends.push_back(SendItem{comm.peer(q), at, bytes, -1, step + 1, 0});
+      for (int q : others) sends.push_back(SendItem{ctx.peer(q), at, bytes, -1, step + 1, 0});
     } else {
-      recvs.push_back(RecvItem{comm.peer(agent), at, bytes, {}, -1, step + 1, 0, {}});
+      recvs.push_back(RecvItem{ctx.peer(agent), at, bytes, {}, -1, step + 1, 0, {}});
     }
   }
   return runStep(call, std::move(sends), std::move(recvs));
@@ -441,20 +440,20 @@ Status inaAllReduce(RackCall& call, RackIna& ina, const Member& m, char* data, s
 }  // namespace
 
 bool rackAllReduceOnSwitch(RackCall& call, const Member& m) {
-  RackIna* ina = m.inaRack ? call.comm.rackIna() : nullptr;
+  RackSwitch* ina = m.inaRack ? call.rack : nullptr;
   return ina && ina->active() && inaReducible(call.type, call.op);
 }
 
 Status rackAllReduce(RackCall& call, const Member& m, char* data, size_t count, const char* input,
                      int step) {
   if (count == 0) return {};
-  return inaAllReduce(call, *call.comm.rackIna(), m, data, count, input, step);
+  return inaAllReduce(call, *call.rack, m, data, count, input, step);
 }
 
-void countInaCall(Communicator& comm, const ina::InaCallStats& s, size_t hostSlices) {
-  comm.stats().inaCalls++;
-  comm.stats().inaRetransmissions += s.retransmissions;
-  comm.stats().inaHostSlices += hostSlices;
+void countInaCall(Context& ctx, const ina::InaCallStats& s, size_t hostSlices) {
+  ctx.stats().inaCalls++;
+  ctx.stats().inaRetransmissions += s.retransmissions;
+  ctx.stats().inaHostSlices += hostSlices;
 }
 
 std::vector<Member> hierMembers(const topo::RackMap& map) {
@@ -490,8 +489,8 @@ bool inaReducible(rinaDataType_t type, rinaRedOp_t op) {
 
 Status checkCallsMatch(RackCall& call, const std::vector<Member>& members, size_t count) {
   constexpr uint32_t kHeaderMagic = 0x52484452;  // as every collective's header
-  Communicator& comm = call.comm;
-  const int r = comm.rank();
+  Context& ctx = call.ctx;
+  const int r = ctx.rank();
   const int R = static_cast<int>(members.size());
   const int m = memberIndexOf(members, r);
   const Member& me = members[m];
@@ -505,19 +504,19 @@ Status checkCallsMatch(RackCall& call, const std::vector<Member>& members, size_
                         -1,
                         0};
   std::vector<CollHeader> theirs(me.ranks.size() + 1);
-  Engine e(contextFor(comm, kAllReduce, call.seq, call.steps));
+  Engine e(contextFor(ctx, kAllReduce, call.seq, call.steps));
   const int agent = me.ranks.front();
   if (r == agent) {
     for (size_t w = 1; w < me.ranks.size(); ++w) {
-      transport::Connection* c = comm.peer(me.ranks[w]);
+      transport::Connection* c = ctx.peer(me.ranks[w]);
       addHeaderExchange(e, mine, &theirs[w], c, c, r);
     }
     if (R > 1) {
-      addHeaderExchange(e, mine, &theirs[0], comm.peer(members[(m + 1) % R].ranks.front()),
-                        comm.peer(members[(m + R - 1) % R].ranks.front()), r);
+      addHeaderExchange(e, mine, &theirs[0], ctx.peer(members[(m + 1) % R].ranks.front()),
+                        ctx.peer(members[(m + R - 1) % R].ranks.front()), r);
     }
   } else {
-    transport::Connection* c = comm.peer(agent);
+    transport::Connection* c = ctx.peer(agent);
     addHeaderExchange(e, mine, &theirs[0], c, c, r);
   }
   return e.run();
@@ -525,7 +524,7 @@ Status checkCallsMatch(RackCall& call, const std::vector<Member>& members, size_
 
 Status runStep(RackCall& call, std::vector<SendItem> sends, std::vector<RecvItem> recvs) {
   if (sends.empty() && recvs.empty()) return {};
-  Engine e(contextFor(call.comm, kAllReduce, call.seq, call.steps));
+  Engine e(contextFor(call.ctx, kAllReduce, call.seq, call.steps));
   e.sends() = std::move(sends);
   e.recvs() = std::move(recvs);
   return e.run();
@@ -534,7 +533,7 @@ Status runStep(RackCall& call, std::vector<SendItem> sends, std::vector<RecvItem
 Status rackReduce(RackCall& call, const Member& m, int port, char* data, size_t count,
                   const char* upstream, int step) {
   if (count == 0) return {};
-  RackIna* ina = m.inaRack ? call.comm.rackIna() : nullptr;
+  RackSwitch* ina = m.inaRack ? call.rack : nullptr;
   std::vector<int> others = othersOf(m, port);
   if (ina && ina->active() && inaReducible(call.type, call.op)) {
     return inaReduce(call, *ina, others, port, data, count, upstream, step);
@@ -546,16 +545,16 @@ Status rackBroadcast(RackCall& call, const Member& m, int port, char* data, size
                      int step) {
   if (count == 0 || m.ranks.size() < 2) return {};
   const size_t bytes = count * reduce::dataTypeSize(call.type);
-  RackIna* ina = m.inaRack ? call.comm.rackIna() : nullptr;
+  RackSwitch* ina = m.inaRack ? call.rack : nullptr;
   std::vector<int> others = othersOf(m, port);
   if (ina && ina->active()) return inaBroadcast(call, *ina, others, port, data, bytes, step);
-  Communicator& comm = call.comm;
+  Context& ctx = call.ctx;
   std::vector<SendItem> sends;
   std::vector<RecvItem> recvs;
-  if (comm.rank() == port) {
-    for (int q : others) sends.push_back(SendItem{comm.peer(q), data, bytes, -1, step, 0});
+  if (ctx.rank() == port) {
+    for (int q : others) sends.push_back(SendItem{ctx.peer(q), data, bytes, -1, step, 0});
   } else {
-    recvs.push_back(RecvItem{comm.peer(port), data, bytes, {}, -1, step, 0, {}});
+    recvs.push_back(RecvItem{ctx.peer(port), data, bytes, {}, -1, step, 0, {}});
   }
   return runStep(call, std::move(sends), std::move(recvs));
 }

@@ -18,7 +18,7 @@ namespace rina::algo {
 
 struct Member {
   std::vector<int> ranks;  // ascending; ranks.front() is the agent
-  bool inaRack = false;    // an INA rack of two or more (its mode: comm.rackIna())
+  bool inaRack = false;    // an INA rack of two or more (its mode: RackCall::rack)
   std::vector<int> ports = {};  // the plan's port rank per chunk (wraps); empty: rotate
   int spineToNext = -1;         // the plan's path of the hop to the next member; -1: any
   // The plan's ports, else round-robin over the member's ranks by chunk
@@ -56,7 +56,8 @@ size_t memberSliceElems(size_t chunkElems, int steps, size_t elemBytes, size_t s
 
 // One collective's settings for the steps.
 struct RackCall {
-  Communicator& comm;
+  Context& ctx;
+  RackSwitch* rack;  // this rank's INA rack (used by members with inaRack); may be null
   uint64_t seq;
   rinaDataType_t type;
   rinaRedOp_t op;
@@ -74,7 +75,7 @@ bool inaReducible(rinaDataType_t type, rinaRedOp_t op);
 Status checkCallsMatch(RackCall& call, const std::vector<Member>& members, size_t count);
 
 // Counts one switch call of this rank in the communicator's stats.
-void countInaCall(Communicator& comm, const ina::InaCallStats& s, size_t hostSlices);
+void countInaCall(Context& ctx, const ina::InaCallStats& s, size_t hostSlices);
 
 // Runs one engine over the items (step names the phase in errors).
 Status runStep(RackCall& call, std::vector<SendItem> sends, std::vector<RecvItem> recvs);
@@ -100,10 +101,10 @@ Status rackAllReduce(RackCall& call, const Member& m, char* data, size_t count, 
                      int step);
 
 // The member ring of hier and rina (rina.cc): allreduce over members, seq
-// already taken from comm.
-Status memberRingAllReduce(Communicator& comm, const std::vector<Member>& members, const void* send,
-                           void* recv, size_t count, rinaDataType_t type, rinaRedOp_t op,
-                           uint64_t seq);
+// already taken from ctx; rack: this rank's INA rack, or null.
+Status memberRingAllReduce(Context& ctx, RackSwitch* rack, const std::vector<Member>& members,
+                           const void* send, void* recv, size_t count, rinaDataType_t type,
+                           rinaRedOp_t op, uint64_t seq);
 
 }  // namespace rina::algo
 

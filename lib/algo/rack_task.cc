@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "comm/rack_ina.h"
 #include "core/log.h"
 #include "reduce/reduce.h"
 
@@ -25,14 +24,14 @@ RackTask::RackTask(RackCall& call, const Member& m, char* data, std::vector<Rack
                    std::vector<RackPiece> gatherOrder, std::function<bool(size_t, size_t)> isFinal)
     : call_(call),
       m_(m),
-      ina_(m.inaRack ? call.comm.rackIna() : nullptr),
+      ina_(m.inaRack ? call.rack : nullptr),
       data_(data),
       es_(reduce::dataTypeSize(call.type)),
       reduceOrder_(std::move(reduceOrder)),
       gatherOrder_(std::move(gatherOrder)),
       isFinal_(std::move(isFinal)) {
   for (int r : m.ranks) {
-    if (r != call.comm.rank()) others_.push_back(r);
+    if (r != call.ctx.rank()) others_.push_back(r);
   }
   msgOut_.resize(others_.size());
   msgIn_.resize(others_.size());
@@ -47,14 +46,14 @@ bool RackTask::onSwitch() const {
 }
 
 Engine& RackTask::newEngine() {
-  sub_ = std::make_unique<Engine>(contextFor(call_.comm, kAllReduce, call_.seq, call_.steps));
+  sub_ = std::make_unique<Engine>(contextFor(call_.ctx, kAllReduce, call_.seq, call_.steps));
   return *sub_;
 }
 
 void RackTask::fallBack(const std::string& why) {
   // Every worker of the rack falls back at the same point; the agent is the
   // one that logs it at WARN.
-  if (ina_) ina_->fallBack(call_.comm, why, call_.comm.rank() == m_.ranks.front());
+  if (ina_) ina_->fallBack(call_.ctx, why, call_.ctx.rank() == m_.ranks.front());
 }
 
 Status RackTask::start() {
@@ -75,7 +74,7 @@ void RackTask::finishTask() {
     line += buf;
     last = at;
   }
-  RINA_TRACE("rank %d: allreduce #%llu: rack phases: %s", call_.comm.rank(),
+  RINA_TRACE("rank %d: allreduce #%llu: rack phases: %s", call_.ctx.rank(),
              static_cast<unsigned long long>(call_.seq), line.c_str());
 }
 
@@ -84,7 +83,7 @@ void RackTask::finishTask() {
 Status RackTask::startSwitchReduce() {
   ina::InaClient& client = ina_->client();
   const size_t P = client.sliceElems();
-  const int me = call_.comm.rank();
+  const int me = call_.ctx.rank();
   size_t count = 0;
   for (const RackPiece& p : reduceOrder_) {
     firstSpan_.push_back(spans_.size());
@@ -106,7 +105,7 @@ Status RackTask::startSwitchReduce() {
   ina::InaCallOptions o;
   o.resultToPortOnly = true;
   o.sliceRoles = &roles_;
-  o.portMarkers = call_.comm.portMarkers();
+  o.portMarkers = call_.ctx.portMarkers();
   o.spans = &spans_;
   o.slots = W - gatherSlots;
   Status st = client.start(data_, count, call_.type, o);
@@ -135,7 +134,7 @@ void RackTask::exchangeMsgs(uint8_t kind, const std::vector<uint32_t>& counts, i
     msgOut_[i].kind = kind;
     msgOut_[i].fallback = lostSwitch_ ? 1 : 0;
     msgOut_[i].count = counts.empty() ? 0 : counts[i];
-    transport::Connection* c = call_.comm.peer(others_[i]);
+    transport::Connection* c = call_.ctx.peer(others_[i]);
     e.sends().push_back(
         SendItem{c, reinterpret_cast<char*>(&msgOut_[i]), sizeof(Msg), -1, step, 0});
     e.recvs().push_back(
@@ -148,7 +147,7 @@ Status RackTask::takeMsg(size_t i, uint8_t kind) {
   if (in.magic != kTaskMagic || in.kind != kind) {
     return errorf(rinaInternalError,
                   "rank %d: allreduce #%llu: rank %d sent rack message '%s' where '%s' was due",
-                  call_.comm.rank(), static_cast<unsigned long long>(call_.seq), others_[i],
+                  call_.ctx.rank(), static_cast<unsigned long long>(call_.seq), others_[i],
                   in.magic == kTaskMagic ? kindName(in.kind) : "corrupt", kindName(kind));
   }
   if (in.fallback && !rackFallBack_) {
@@ -193,7 +192,7 @@ bool RackTask::reduced(size_t p, size_t b, size_t e) const {
 Status RackTask::startHostReduce() {
   phase_ = Phase::kHostReduce;
   hostDone_.assign(reduceOrder_.size(), 0);
-  const int me = call_.comm.rank();
+  const int me = call_.ctx.rank();
   const reduce::ReduceFn fn =
       reduce::reduceFunction(call_.type, call_.op == rinaAvg ? rinaSum : call_.op);
   Engine& e = newEngine();
@@ -204,7 +203,7 @@ Status RackTask::startHostReduce() {
     const size_t bytes = piece.count * es_;
     if (piece.port == me) {
       for (int q : others_) {
-        RecvItem item{call_.comm.peer(q),  at, bytes, transport::RecvReduce{fn, at, es_}, -1, 1,
+        RecvItem item{call_.ctx.peer(q),  at, bytes, transport::RecvReduce{fn, at, es_}, -1, 1,
                       static_cast<int>(p), {}};
         item.onDone = [this, p]() -> Status {
           ++hostDone_[p];
@@ -214,7 +213,7 @@ Status RackTask::startHostReduce() {
       }
     } else {
       e.sends().push_back(
-          SendItem{call_.comm.peer(piece.port), at, bytes, -1, 1, static_cast<int>(p)});
+          SendItem{call_.ctx.peer(piece.port), at, bytes, -1, 1, static_cast<int>(p)});
     }
   }
   return {};
@@ -226,7 +225,7 @@ Status RackTask::exchangeLists(uint8_t kind, const std::vector<const std::vector
   for (size_t i = 0; i < others_.size(); ++i) {
     RINA_TRY(takeMsg(i, kind));
     wantIn_[i].resize(msgIn_[i].count);
-    transport::Connection* c = call_.comm.peer(others_[i]);
+    transport::Connection* c = call_.ctx.peer(others_[i]);
     if (!out[i]->empty()) {
       e.sends().push_back(SendItem{c, reinterpret_cast<const char*>(out[i]->data()),
                                    4 * out[i]->size(), -1, step, 0});
@@ -258,13 +257,13 @@ Status RackTask::afterFixLists() {
       reduce::reduceFunction(call_.type, call_.op == rinaAvg ? rinaSum : call_.op);
   Engine& e = newEngine();
   for (size_t i = 0; i < others_.size(); ++i) {
-    transport::Connection* c = call_.comm.peer(others_[i]);
+    transport::Connection* c = call_.ctx.peer(others_[i]);
     for (uint32_t s : wantIn_[i]) {
       if (s >= spans_.size() || roles_[s] != ina::kSliceOther) {
         return errorf(
             rinaInternalError,
             "rank %d: allreduce #%llu: rank %d asked for slice %u, which it does not port",
-            call_.comm.rank(), static_cast<unsigned long long>(call_.seq), others_[i], s);
+            call_.ctx.rank(), static_cast<unsigned long long>(call_.seq), others_[i], s);
       }
       e.sends().push_back(SendItem{c, data_ + spans_[s].first * es_, spans_[s].len * es_, -1, 1,
                                    static_cast<int>(s)});
@@ -310,7 +309,7 @@ Status RackTask::next(bool* moved) {
           lostSwitch_ = true;
           why_ = st.message();
         }
-        countInaCall(call_.comm, res.stats, res.hostSlices.size());
+        countInaCall(call_.ctx, res.stats, res.hostSlices.size());
         mine_.clear();
         for (uint32_t s : res.hostSlices) {
           state_[s] = kOnHost;

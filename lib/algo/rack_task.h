@@ -36,8 +36,6 @@
 
 namespace rina::algo {
 
-class RackIna;
-
 // Elements [begin, begin + count) of the buffer, and the rank that is their
 // port in this rack.
 struct RackPiece {
@@ -129,7 +127,7 @@ class RackTask final : public EngineTask {
 
   RackCall& call_;
   const Member& m_;
-  RackIna* ina_;
+  RackSwitch* ina_;
   char* data_;
   size_t es_;
   std::vector<int> others_;  // the rack without this rank, ascending

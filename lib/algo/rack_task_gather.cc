@@ -1,7 +1,6 @@
 // RackTask's all-gather and repair phases (rack_task.h).
 #include <algorithm>
 
-#include "comm/rack_ina.h"
 #include "algo/rack_task.h"
 #include "core/log.h"
 
@@ -52,7 +51,7 @@ Status RackTask::startGather() {
     if (!st.ok()) {
       // A grant too small to give every root a slot: this collective
       // gathers over the hosts (every worker sees the same grant, so all do).
-      RINA_INFO("rank %d: %s; the rack all-gather goes over the hosts", call_.comm.rank(),
+      RINA_INFO("rank %d: %s; the rack all-gather goes over the hosts", call_.ctx.rank(),
                 st.message().c_str());
       return startHostGather();
     }
@@ -63,8 +62,8 @@ Status RackTask::startGather() {
 
 Status RackTask::startHostGather() {
   phase_ = Phase::kHostGather;
-  const int me = call_.comm.rank();
-  const size_t part = std::max<size_t>(1, call_.comm.sliceBytes() / es_);
+  const int me = call_.ctx.rank();
+  const size_t part = std::max<size_t>(1, call_.ctx.sliceBytes() / es_);
   Engine& e = newEngine();
   for (size_t i = 0; i < gatherOrder_.size(); ++i) {
     const RackPiece& p = gatherOrder_[i];
@@ -73,13 +72,13 @@ Status RackTask::startHostGather() {
       char* at = data_ + (p.begin + b) * es_;
       if (p.port == me) {
         for (int q : others_) {
-          SendItem s{call_.comm.peer(q), at, n * es_, -1, call_.steps, static_cast<int>(i)};
+          SendItem s{call_.ctx.peer(q), at, n * es_, -1, call_.steps, static_cast<int>(i)};
           s.ready = [this, i, end = b + n] { return isFinal_(i, end); };
           e.sends().push_back(std::move(s));
         }
       } else {
         e.recvs().push_back(RecvItem{
-            call_.comm.peer(p.port), at, n * es_, {}, -1, call_.steps, static_cast<int>(i), {}});
+            call_.ctx.peer(p.port), at, n * es_, {}, -1, call_.steps, static_cast<int>(i), {}});
       }
     }
   }
@@ -97,7 +96,7 @@ Status RackTask::afterGatherDone() {
     lostSwitch_ = true;
     why_ = st.message();
   }
-  countInaCall(call_.comm, res.stats, res.missingSlices.size());
+  countInaCall(call_.ctx, res.stats, res.missingSlices.size());
   rackFallBack_ |= lostSwitch_;
   std::vector<uint32_t> counts(others_.size());
   for (size_t i = 0; i < others_.size(); ++i) {
@@ -126,15 +125,15 @@ Status RackTask::afterRepairHeaders() {
 Status RackTask::afterRepairLists() {
   Engine& e = newEngine();
   const uint8_t myRoot = static_cast<uint8_t>(
-      std::find(m_.ranks.begin(), m_.ranks.end(), call_.comm.rank()) - m_.ranks.begin());
+      std::find(m_.ranks.begin(), m_.ranks.end(), call_.ctx.rank()) - m_.ranks.begin());
   for (size_t i = 0; i < others_.size(); ++i) {
-    transport::Connection* c = call_.comm.peer(others_[i]);
+    transport::Connection* c = call_.ctx.peer(others_[i]);
     for (uint32_t s : wantIn_[i]) {
       if (s >= gatherSlices_.size() || gatherSlices_[s].root != myRoot) {
         return errorf(rinaInternalError,
                       "rank %d: allreduce #%llu: rank %d asked for all-gather slice %u, which "
                       "this rank is not the root of",
-                      call_.comm.rank(), static_cast<unsigned long long>(call_.seq), others_[i], s);
+                      call_.ctx.rank(), static_cast<unsigned long long>(call_.seq), others_[i], s);
       }
       const ina::GatherSlice& g = gatherSlices_[s];
       SendItem item{c, data_ + g.offset, g.bytes, -1, call_.steps, static_cast<int>(s)};

@@ -14,12 +14,12 @@ namespace {
 constexpr uint32_t kHeaderMagic = 0x52484452;
 
 // One exchange with one partner: headers, then the buffers.
-Status exchange(Communicator& comm, uint64_t seq, int step, int steps, const CollHeader& mine,
+Status exchange(Context& ctx, uint64_t seq, int step, int steps, const CollHeader& mine,
                 transport::Connection* to, const char* out, transport::Connection* from,
                 char* in, const transport::RecvReduce& reduce, size_t bytes) {
-  Engine e(contextFor(comm, kAllReduce, seq, steps));
+  Engine e(contextFor(ctx, kAllReduce, seq, steps));
   CollHeader theirs{};
-  addHeaderExchange(e, mine, &theirs, to, from, comm.rank());
+  addHeaderExchange(e, mine, &theirs, to, from, ctx.rank());
   if (to) e.sends().push_back(SendItem{to, out, bytes, -1, step, 0});
   if (from) e.recvs().push_back(RecvItem{from, in, bytes, reduce, -1, step, 0, {}});
   return e.run();
@@ -27,18 +27,18 @@ Status exchange(Communicator& comm, uint64_t seq, int step, int steps, const Col
 
 }  // namespace
 
-Status recursiveDoublingAllReduce(Communicator& comm, const void* send, void* recvv, size_t count,
+Status recursiveDoublingAllReduce(Context& ctx, const void* send, void* recvv, size_t count,
                                   rinaDataType_t type, rinaRedOp_t op) {
-  const int n = comm.size(), r = comm.rank();
+  const int n = ctx.size(), r = ctx.rank();
   const size_t es = reduce::dataTypeSize(type);
   const size_t bytes = count * es;
   char* recv = static_cast<char*>(recvv);
   if (send != recv) std::memcpy(recv, send, bytes);
-  const uint64_t seq = comm.nextSeq();
+  const uint64_t seq = ctx.nextSeq();
   const reduce::ReduceFn fn = reduce::reduceFunction(type, op);
   const CollHeader mine{kHeaderMagic, kAllReduce, static_cast<uint8_t>(type),
                         static_cast<uint8_t>(op), 0, seq, count, -1, 0};
-  char* tmp = comm.scratch(bytes);
+  char* tmp = ctx.scratch(bytes);
   if (!tmp && bytes) return errorf(rinaSystemError, "rank %d: cannot allocate %zu bytes", r, bytes);
 
   int p = 1, rounds = 0;
@@ -50,11 +50,11 @@ Status recursiveDoublingAllReduce(Communicator& comm, const void* send, void* re
   if (r < 2 * rem) {
     if (r % 2 == 0) {
       // Give the data to r+1, take the result back from it.
-      RINA_TRY(exchange(comm, seq, 1, steps, mine, comm.peer(r + 1), recv, nullptr, nullptr, {}, bytes));
-      return exchange(comm, seq, steps, steps, mine, nullptr, nullptr, comm.peer(r + 1), recv, {}, bytes);
+      RINA_TRY(exchange(ctx, seq, 1, steps, mine, ctx.peer(r + 1), recv, nullptr, nullptr, {}, bytes));
+      return exchange(ctx, seq, steps, steps, mine, nullptr, nullptr, ctx.peer(r + 1), recv, {}, bytes);
     }
     // Nothing of ours has been sent yet, so reduce straight into recv.
-    RINA_TRY(exchange(comm, seq, 1, steps, mine, nullptr, nullptr, comm.peer(r - 1), recv,
+    RINA_TRY(exchange(ctx, seq, 1, steps, mine, nullptr, nullptr, ctx.peer(r - 1), recv,
                       transport::RecvReduce{fn, recv, es}, bytes));
     newRank = r / 2;
     step = 1;
@@ -62,15 +62,15 @@ Status recursiveDoublingAllReduce(Communicator& comm, const void* send, void* re
   for (int mask = 1; mask < p; mask <<= 1) {
     int partnerNew = newRank ^ mask;
     int partner = partnerNew < rem ? partnerNew * 2 + 1 : partnerNew + rem;
-    transport::Connection* c = comm.peer(partner);
+    transport::Connection* c = ctx.peer(partner);
     ++step;
     // Receive into tmp: our own buffer is still being sent.
-    RINA_TRY(exchange(comm, seq, step, steps, mine, c, recv, c, tmp, {}, bytes));
+    RINA_TRY(exchange(ctx, seq, step, steps, mine, c, recv, c, tmp, {}, bytes));
     fn(recv, recv, tmp, count);
   }
   if (op == rinaAvg) reduce::finishAverage(recv, count, type, n);
   if (r < 2 * rem) {
-    RINA_TRY(exchange(comm, seq, steps, steps, mine, comm.peer(r - 1), recv, nullptr, nullptr, {}, bytes));
+    RINA_TRY(exchange(ctx, seq, steps, steps, mine, ctx.peer(r - 1), recv, nullptr, nullptr, {}, bytes));
   }
   return {};
 }

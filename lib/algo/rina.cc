@@ -9,8 +9,6 @@
 #include <utility>
 
 #include "algo/plan_members.h"
-#include "comm/plan_sync.h"
-#include "comm/rack_ina.h"
 #include "algo/rack_steps.h"
 #include "algo/rack_task.h"
 #include "core/log.h"
@@ -81,11 +79,11 @@ int subRingCount(const std::vector<Member>& members) {
 // rack without its switch (and every hier rack) does the same over shm/TCP
 // (RackTask): reduce to the ports, (n-1)/n S, and send the final pieces back.
 // One INA rack alone is summed in one switch call instead.
-Status memberRingAllReduce(Communicator& comm, const std::vector<Member>& members,
-                           const void* sendv, void* recvv, size_t count, rinaDataType_t type,
-                           rinaRedOp_t op, uint64_t seq) {
+Status memberRingAllReduce(Context& ctx, RackSwitch* rackSwitch,
+                           const std::vector<Member>& members, const void* sendv, void* recvv,
+                           size_t count, rinaDataType_t type, rinaRedOp_t op, uint64_t seq) {
   const int R = static_cast<int>(members.size());
-  const int r = comm.rank();
+  const int r = ctx.rank();
   const int m = memberIndexOf(members, r);
   const Member& me = members[m];
   const Member& prev = members[mod(m - 1, R)];
@@ -95,17 +93,17 @@ Status memberRingAllReduce(Communicator& comm, const std::vector<Member>& member
   if (sendv != recvv) std::memcpy(recv, sendv, count * es);
   const int K = subRingCount(members);
   const MemberChunks segments{count, K};
-  RackCall call{comm, seq, type, op, 2 * R};
+  RackCall call{ctx, rackSwitch, seq, type, op, 2 * R};
   RINA_TRY(checkCallsMatch(call, members, count));
-  if (me.inaRack && comm.rackIna() && comm.rackIna()->active()) {
-    RINA_TRY(comm.rackIna()->beginCollective(comm, seq));
+  if (me.inaRack && rackSwitch && rackSwitch->active()) {
+    RINA_TRY(rackSwitch->beginCollective(ctx, seq));
   }
   if (R == 1 && rackAllReduceOnSwitch(call, me)) {
     // One INA rack is the whole ring: the switch returns the sum to every
     // worker, S up and S down each.
     const char* input = sendv != recvv ? static_cast<const char*>(sendv) : nullptr;
     RINA_TRY(rackAllReduce(call, me, recv, count, input, 1));
-    if (op == rinaAvg) reduce::finishAverage(recv, count, type, comm.size());
+    if (op == rinaAvg) reduce::finishAverage(recv, count, type, ctx.size());
     return {};
   }
   const reduce::ReduceFn fn = reduce::reduceFunction(type, op == rinaAvg ? rinaSum : op);
@@ -115,7 +113,7 @@ Status memberRingAllReduce(Communicator& comm, const std::vector<Member>& member
   }
   const size_t maxChunk = (segments.size(0) + R - 1) / R;
   const int steps = 2 * (R - 1);
-  const size_t sliceElems = memberSliceElems(maxChunk, steps, es, comm.sliceBytes());
+  const size_t sliceElems = memberSliceElems(maxChunk, steps, es, ctx.sliceBytes());
   const int nslices =
       static_cast<int>(std::max<size_t>(1, (maxChunk + sliceElems - 1) / sliceElems));
   // Chunk c of segment k (a piece): its element offset and count.
@@ -123,7 +121,7 @@ Status memberRingAllReduce(Communicator& comm, const std::vector<Member>& member
     const MemberChunks chunks{segments.size(k), R};
     return std::pair<size_t, size_t>{segments.begin(k) + chunks.begin(c), chunks.size(c)};
   };
-  Engine e(contextFor(comm, kAllReduce, seq, 2 * R));
+  Engine e(contextFor(ctx, kAllReduce, seq, 2 * R));
   // recvAt[(s * mine.size() + i) * nslices + j]: index of that receive.
   std::vector<int> recvAt(static_cast<size_t>(steps) * mine.size() * nslices, -1);
   // The rack's own work (switch reduce-scatter and all-gather, or their
@@ -195,8 +193,8 @@ Status memberRingAllReduce(Communicator& comm, const std::vector<Member>& member
       const int rc = gather ? mod(m - t, R) : mod(m - t - 1, R);
       for (size_t i = 0; i < mine.size(); ++i) {
         const int k = mine[i];
-        transport::Connection* to = comm.hopTo(next.portFor(k), me.spineToNext);
-        transport::Connection* from = comm.hopFrom(prev.portFor(k), prev.spineToNext);
+        transport::Connection* to = ctx.hopTo(next.portFor(k), me.spineToNext);
+        transport::Connection* from = ctx.hopFrom(prev.portFor(k), prev.spineToNext);
         const auto [outAt, on] = grainOf(k, sc, j);
         const auto [inAt, in] = grainOf(k, rc, j);
         const int after = s == 0 ? -1 : recvAt[((s - 1) * mine.size() + i) * nslices + j];
@@ -223,16 +221,17 @@ Status memberRingAllReduce(Communicator& comm, const std::vector<Member>& member
   }
   RINA_TRY(e.run());
   // Every rank holds the same sums bit for bit, so each divides alike.
-  if (op == rinaAvg) reduce::finishAverage(recv, count, type, comm.size());
+  if (op == rinaAvg) reduce::finishAverage(recv, count, type, ctx.size());
   return {};
 }
 
-Status rinaAllReduce(Communicator& comm, const void* send, void* recv, size_t count,
-                     rinaDataType_t type, rinaRedOp_t op) {
-  RINA_TRY(comm.plans().beforeCollective(comm));  // every rank switches plans here alike
-  const uint64_t seq = comm.nextSeq();
-  return memberRingAllReduce(comm, rinaMembers(comm.racks(), comm.plans().current()), send, recv,
-                             count, type, op, seq);
+Status rinaAllReduce(Context& ctx, PlanSource* plans, RackSwitch* rack, const void* send,
+                     void* recv, size_t count, rinaDataType_t type, rinaRedOp_t op) {
+  // Every rank switches plans here alike.
+  if (plans) RINA_TRY(plans->beforeCollective(ctx));
+  const uint64_t seq = ctx.nextSeq();
+  return memberRingAllReduce(ctx, rack, rinaMembers(ctx.racks(), plans ? plans->current() : nullptr),
+                             send, recv, count, type, op, seq);
 }
 
 }  // namespace rina::algo

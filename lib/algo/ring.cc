@@ -40,10 +40,10 @@ struct RingView {
   transport::Connection* next;
   transport::Connection* prev;
 };
-RingView ringOf(Communicator& comm) {
-  const int n = comm.size(), r = comm.rank();
+RingView ringOf(Context& ctx) {
+  const int n = ctx.size(), r = ctx.rank();
   // Each hop on its spine (RINA_PATHS / the plan): both ends ask for the same one.
-  return RingView{n, r, comm.hopTo(mod(r + 1, n)), comm.hopFrom(mod(r - 1, n))};
+  return RingView{n, r, ctx.hopTo(mod(r + 1, n)), ctx.hopFrom(mod(r - 1, n))};
 }
 
 // avg: the rank that completes a slice divides it, once, before it is shared.
@@ -54,37 +54,32 @@ std::function<Status()> divideWhenDone(char* dst, size_t elems, rinaDataType_t t
   };
 }
 
-CollHeader makeHeader(Communicator& comm, uint8_t kind, size_t count, rinaDataType_t type,
+CollHeader makeHeader(Context& ctx, uint8_t kind, size_t count, rinaDataType_t type,
                       rinaRedOp_t op, int root, uint64_t seq) {
-  (void)comm;
+  (void)ctx;
   return CollHeader{kHeaderMagic, kind, static_cast<uint8_t>(type), static_cast<uint8_t>(op), 0,
                     seq, count, root, 0};
 }
 
 }  // namespace
 
-EngineContext contextFor(Communicator& comm, uint8_t kind, uint64_t seq, int steps) {
-  return EngineContext{comm.rank(), collectiveName(kind), seq, steps, comm.timeoutMs(),
-                       comm.abortFlag(), comm.spinUs()};
-}
-
-Status ringAllReduce(Communicator& comm, const void* sendv, void* recvv, size_t count,
+Status ringAllReduce(Context& ctx, const void* sendv, void* recvv, size_t count,
                      rinaDataType_t type, rinaRedOp_t op) {
-  const auto [n, r, next, prev] = ringOf(comm);
+  const auto [n, r, next, prev] = ringOf(ctx);
   const size_t es = reduce::dataTypeSize(type);
   const char* send = static_cast<const char*>(sendv);
   char* recv = static_cast<char*>(recvv);
-  const uint64_t seq = comm.nextSeq();
+  const uint64_t seq = ctx.nextSeq();
   const reduce::ReduceFn fn = reduce::reduceFunction(type, op);
 
   const Chunks chunks{count, n};
-  const size_t sliceElems = std::max<size_t>(1, comm.sliceBytes() / es);
+  const size_t sliceElems = std::max<size_t>(1, ctx.sliceBytes() / es);
   const size_t maxChunk = chunks.size(0);
   const int nslices = static_cast<int>(std::max<size_t>(1, (maxChunk + sliceElems - 1) / sliceElems));
   const int steps = 2 * (n - 1);
 
-  Engine e(contextFor(comm, kAllReduce, seq, steps));
-  CollHeader mine = makeHeader(comm, kAllReduce, count, type, op, -1, seq), theirs{};
+  Engine e(contextFor(ctx, kAllReduce, seq, steps));
+  CollHeader mine = makeHeader(ctx, kAllReduce, count, type, op, -1, seq), theirs{};
   addHeaderExchange(e, mine, &theirs, next, prev, r);
   e.sends().reserve(1 + static_cast<size_t>(steps) * nslices);
   e.recvs().reserve(1 + static_cast<size_t>(steps) * nslices);
@@ -109,25 +104,25 @@ Status ringAllReduce(Communicator& comm, const void* sendv, void* recvv, size_t 
   return e.run();
 }
 
-Status ringReduceScatter(Communicator& comm, const void* sendv, void* recvv, size_t recvCount,
+Status ringReduceScatter(Context& ctx, const void* sendv, void* recvv, size_t recvCount,
                          rinaDataType_t type, rinaRedOp_t op) {
-  const auto [n, r, next, prev] = ringOf(comm);
+  const auto [n, r, next, prev] = ringOf(ctx);
   const size_t es = reduce::dataTypeSize(type);
   const char* send = static_cast<const char*>(sendv);
   char* recv = static_cast<char*>(recvv);
-  const uint64_t seq = comm.nextSeq();
+  const uint64_t seq = ctx.nextSeq();
   const reduce::ReduceFn fn = reduce::reduceFunction(type, op);
   const size_t blockBytes = recvCount * es;
   // Partial sums of other ranks' blocks pass through two staging blocks:
   // step s lands in tmp[s % 2] and leaves from it at step s + 1.
-  char* tmp = comm.scratch(2 * blockBytes);
+  char* tmp = ctx.scratch(2 * blockBytes);
   if (!tmp && blockBytes) return errorf(rinaSystemError, "rank %d: cannot allocate %zu bytes", r, 2 * blockBytes);
 
-  const size_t sliceElems = std::max<size_t>(1, comm.sliceBytes() / es);
+  const size_t sliceElems = std::max<size_t>(1, ctx.sliceBytes() / es);
   const int nslices = static_cast<int>(std::max<size_t>(1, (recvCount + sliceElems - 1) / sliceElems));
   const int steps = n - 1;
-  Engine e(contextFor(comm, kReduceScatter, seq, steps));
-  CollHeader mine = makeHeader(comm, kReduceScatter, recvCount, type, op, -1, seq), theirs{};
+  Engine e(contextFor(ctx, kReduceScatter, seq, steps));
+  CollHeader mine = makeHeader(ctx, kReduceScatter, recvCount, type, op, -1, seq), theirs{};
   addHeaderExchange(e, mine, &theirs, next, prev, r);
   for (int s = 0; s < steps; ++s) {
     const int sc = mod(r - s - 1, n), rc = mod(r - s - 2, n);
@@ -150,24 +145,24 @@ Status ringReduceScatter(Communicator& comm, const void* sendv, void* recvv, siz
   return e.run();
 }
 
-Status ringAllGather(Communicator& comm, const void* sendv, void* recvv, size_t sendCount,
+Status ringAllGather(Context& ctx, const void* sendv, void* recvv, size_t sendCount,
                      rinaDataType_t type) {
-  const int n = comm.size(), r = comm.rank();
+  const int n = ctx.size(), r = ctx.rank();
   const size_t es = reduce::dataTypeSize(type);
   const char* send = static_cast<const char*>(sendv);
   char* recv = static_cast<char*>(recvv);
   const size_t blockBytes = sendCount * es;
   if (send != recv + r * blockBytes) std::memcpy(recv + r * blockBytes, send, blockBytes);
   if (n == 1) return {};
-  const uint64_t seq = comm.nextSeq();
-  const RingView ring = ringOf(comm);
+  const uint64_t seq = ctx.nextSeq();
+  const RingView ring = ringOf(ctx);
   transport::Connection* next = ring.next;
   transport::Connection* prev = ring.prev;
-  const size_t sliceBytes = std::max<size_t>(es, comm.sliceBytes() / es * es);
+  const size_t sliceBytes = std::max<size_t>(es, ctx.sliceBytes() / es * es);
   const int nslices = static_cast<int>(std::max<size_t>(1, (blockBytes + sliceBytes - 1) / sliceBytes));
   const int steps = n - 1;
-  Engine e(contextFor(comm, kAllGather, seq, steps));
-  CollHeader mine = makeHeader(comm, kAllGather, sendCount, type, rinaSum, -1, seq), theirs{};
+  Engine e(contextFor(ctx, kAllGather, seq, steps));
+  CollHeader mine = makeHeader(ctx, kAllGather, sendCount, type, rinaSum, -1, seq), theirs{};
   addHeaderExchange(e, mine, &theirs, next, prev, r);
   for (int s = 0; s < steps; ++s) {
     const int sc = mod(r - s, n), rc = mod(r - s - 1, n);
@@ -182,22 +177,22 @@ Status ringAllGather(Communicator& comm, const void* sendv, void* recvv, size_t 
   return e.run();
 }
 
-Status chainBroadcast(Communicator& comm, const void* sendv, void* recvv, size_t count,
+Status chainBroadcast(Context& ctx, const void* sendv, void* recvv, size_t count,
                       rinaDataType_t type, int root) {
-  const int n = comm.size(), r = comm.rank();
+  const int n = ctx.size(), r = ctx.rank();
   const size_t es = reduce::dataTypeSize(type);
   const size_t bytes = count * es;
   char* recv = static_cast<char*>(recvv);
   if (r == root && sendv != recvv) std::memcpy(recv, sendv, bytes);
   if (n == 1) return {};
-  const uint64_t seq = comm.nextSeq();
+  const uint64_t seq = ctx.nextSeq();
   const int pos = mod(r - root, n);
-  transport::Connection* next = pos < n - 1 ? comm.peer(mod(r + 1, n)) : nullptr;
-  transport::Connection* prev = pos > 0 ? comm.peer(mod(r - 1, n)) : nullptr;
-  const size_t sliceBytes = std::max<size_t>(es, comm.sliceBytes() / es * es);
+  transport::Connection* next = pos < n - 1 ? ctx.peer(mod(r + 1, n)) : nullptr;
+  transport::Connection* prev = pos > 0 ? ctx.peer(mod(r - 1, n)) : nullptr;
+  const size_t sliceBytes = std::max<size_t>(es, ctx.sliceBytes() / es * es);
   const int nslices = static_cast<int>(std::max<size_t>(1, (bytes + sliceBytes - 1) / sliceBytes));
-  Engine e(contextFor(comm, kBroadcast, seq, 1));
-  CollHeader mine = makeHeader(comm, kBroadcast, count, type, rinaSum, root, seq), theirs{};
+  Engine e(contextFor(ctx, kBroadcast, seq, 1));
+  CollHeader mine = makeHeader(ctx, kBroadcast, count, type, rinaSum, root, seq), theirs{};
   addHeaderExchange(e, mine, &theirs, next, prev, r);
   for (int j = 0; j < nslices; ++j) {
     size_t off = std::min(bytes, sliceBytes * j);

@@ -4,7 +4,6 @@
 #include <cstring>
 #include <vector>
 
-#include "algo/dispatch.h"
 #include "reduce/half.h"
 
 namespace rina::algo {
@@ -53,7 +52,7 @@ size_t elementSize(rinaDataType_t type) {
 
 }  // namespace
 
-Status weightedAllReduce(Communicator& comm, const void* send, void* recv, size_t count,
+Status weightedAllReduce(const AllReduceFn& allReduce, const void* send, void* recv, size_t count,
                          rinaDataType_t type, double weight) {
   if (type != rinaFloat16 && type != rinaBfloat16 && type != rinaFloat32 && type != rinaFloat64) {
     return errorf(rinaInvalidArgument, "weighted allreduce: datatype %d is not a floating type",
@@ -61,7 +60,7 @@ Status weightedAllReduce(Communicator& comm, const void* send, void* recv, size_
   }
   const bool bad = !std::isfinite(weight) || weight < 0;
   double local[2] = {bad ? 0.0 : weight, bad ? 1.0 : 0.0}, total[2];
-  RINA_TRY(allReduce(comm, local, total, 2, rinaFloat64, rinaSum));
+  RINA_TRY(allReduce(local, total, 2, rinaFloat64, rinaSum));
   if (total[1] > 0) {
     return errorf(rinaInvalidArgument,
                   "weighted allreduce: %.0f rank(s) passed a negative or non-finite weight%s",
@@ -73,7 +72,7 @@ Status weightedAllReduce(Communicator& comm, const void* send, void* recv, size_
   }
   std::vector<char> scaled(count * elementSize(type));
   scaleInto(type, send, scaled.data(), count, weight / total[0]);
-  return allReduce(comm, scaled.data(), recv, count, type, rinaSum);
+  return allReduce(scaled.data(), recv, count, type, rinaSum);
 }
 
 }  // namespace rina::algo

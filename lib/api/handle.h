@@ -1,5 +1,5 @@
 // The C++ communicator behind a C handle, for tests and tools inside the
-// build that call lib/algo directly (e.g. algo::gatherLinkRates).
+// build that call lib/comm and lib/algo directly (e.g. comm::gatherLinkRates).
 #ifndef RINA_LIB_API_HANDLE_H_
 #define RINA_LIB_API_HANDLE_H_
 
@@ -9,7 +9,7 @@
 namespace rina::api {
 
 // Null for a null handle.
-algo::Communicator* communicatorOf(rinaComm_t comm);
+comm::Communicator* communicatorOf(rinaComm_t comm);
 
 }  // namespace rina::api
 

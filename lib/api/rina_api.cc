@@ -1,5 +1,5 @@
 // The C ABI: argument checks, error bookkeeping, and the hand-off to
-// lib/algo. Every function returns a rinaResult_t; the message behind a
+// lib/comm and lib/algo. Every function returns a rinaResult_t; the message behind a
 // failure is kept for rinaCommGetLastError.
 #include <algorithm>
 #include <cstddef>
@@ -9,11 +9,10 @@
 #include <vector>
 
 #include "algo/collectives.h"
-#include "algo/dispatch.h"
+#include "algo/weighted_allreduce.h"
 #include "comm/communicator.h"
 #include "comm/link_stats.h"
 #include "comm/plan_sync.h"
-#include "algo/weighted_allreduce.h"
 #include "api/handle.h"
 #include "bootstrap/bootstrap.h"
 #include "core/log.h"
@@ -24,7 +23,7 @@
 
 using rina::Status;
 using rina::errorf;
-using rina::algo::Communicator;
+using rina::comm::Communicator;
 
 struct rinaComm {
   std::unique_ptr<Communicator> impl;
@@ -201,12 +200,12 @@ rinaResult_t rinaCommGetStats(const rinaComm_t comm, rinaCommStats_t* stats) {
   full.inaRegrants = c.inaRegrants;
   full.bytesSent = c.closedBytesSent;
   full.bytesReceived = c.closedBytesReceived;
-  for (const rina::algo::LinkRate& l : rina::algo::localLinkRates(*comm->impl)) {
+  for (const rina::comm::LinkRate& l : rina::comm::localLinkRates(*comm->impl)) {
     ++full.links;
     full.bytesSent += l.bytesSent;
     full.bytesReceived += l.bytesRecv;
   }
-  const rina::algo::PlanSync& plans = comm->impl->plans();
+  const rina::comm::PlanSync& plans = comm->impl->plans();
   full.planEpoch = plans.epoch();
   full.replans = plans.replans();
   full.planChecks = plans.checks();
@@ -235,16 +234,16 @@ rinaResult_t linkStats(const char* fn, const rinaComm_t comm, void* links, size_
                              "%s: linkBytes %zu is smaller than %zu; pass sizeof(rinaLinkStats_t)",
                              fn, linkBytes, kLinkStatsV1Bytes));
   }
-  std::vector<rina::algo::LinkRate> rows = rina::algo::localLinkRates(*comm->impl);
+  std::vector<rina::comm::LinkRate> rows = rina::comm::localLinkRates(*comm->impl);
   if (defaultOnly) {
     rows.erase(std::remove_if(rows.begin(), rows.end(),
-                              [](const rina::algo::LinkRate& l) { return !l.defaultPath; }),
+                              [](const rina::comm::LinkRate& l) { return !l.defaultPath; }),
                rows.end());
   }
   *nLinks = static_cast<int>(rows.size());
   char* dst = static_cast<char*>(links);
   for (size_t i = 0; i < rows.size() && i < static_cast<size_t>(maxLinks); ++i) {
-    const rina::algo::LinkRate& l = rows[i];
+    const rina::comm::LinkRate& l = rows[i];
     rinaLinkStats_t out{};
     out.peer = l.peer;
     std::memcpy(out.transport, l.kind, std::min(sizeof(out.transport) - 1, sizeof(l.kind)));
@@ -310,10 +309,10 @@ rinaResult_t rinaAllReduce(const void* sendbuff, void* recvbuff, size_t count,
     return finish(comm, rina::cuda::runStagedPipelined(
                             b, count, bytes / count, nullptr, c.rank(),
                             [&](const void* hs, void* hr, size_t, size_t n) {
-                              return rina::algo::allReduce(c, hs, hr, n, datatype, op);
+                              return c.allReduce(hs, hr, n, datatype, op);
                             }));
   }
-  return finish(comm, rina::algo::allReduce(c, sendbuff, recvbuff, count, datatype, op));
+  return finish(comm, c.allReduce(sendbuff, recvbuff, count, datatype, op));
 }
 
 rinaResult_t rinaAllReduceStream(const void* sendbuff, void* recvbuff, size_t count,
@@ -337,12 +336,12 @@ rinaResult_t rinaAllReduceStream(const void* sendbuff, void* recvbuff, size_t co
   if (!onDevice(b)) {
     s = rina::cuda::synchronizeStream(stream, c.rank());
     if (!s.ok()) return fail(comm, s.prepend("rinaAllReduceStream: "));
-    return finish(comm, rina::algo::allReduce(c, sendbuff, recvbuff, count, datatype, op));
+    return finish(comm, c.allReduce(sendbuff, recvbuff, count, datatype, op));
   }
   return finish(comm, rina::cuda::runStagedPipelined(
                           b, count, bytes / count, stream, c.rank(),
                           [&](const void* hs, void* hr, size_t, size_t n) {
-                            return rina::algo::allReduce(c, hs, hr, n, datatype, op);
+                            return c.allReduce(hs, hr, n, datatype, op);
                           }));
 }
 
@@ -354,7 +353,12 @@ rinaResult_t rinaAllReduceWeighted(const void* sendbuff, void* recvbuff, size_t 
                              rinaSum, false, 1, &bytes);
   if (!s.ok()) return fail(comm, s);
   if (count == 0) return rinaSuccess;
-  s = rina::algo::weightedAllReduce(*comm->impl, sendbuff, recvbuff, count, datatype, weight);
+  Communicator& c = *comm->impl;
+  s = rina::algo::weightedAllReduce(
+      [&c](const void* send, void* recv, size_t n, rinaDataType_t type, rinaRedOp_t op) {
+        return c.allReduce(send, recv, n, type, op);
+      },
+      sendbuff, recvbuff, count, datatype, weight);
   if (!s.ok()) s.prepend("rinaAllReduceWeighted: ");
   return finish(comm, s);
 }

@@ -6,94 +6,18 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "comm/link_stats.h"
-#include "comm/plan_sync.h"
-#include "comm/rack_ina.h"
+#include "algo/dispatch.h"
+#include "algo/peers.h"
 #include "bootstrap/bootstrap.h"
+#include "comm/link_stats.h"
+#include "comm/spine_addresses.h"
 #include "core/config.h"
 #include "core/log.h"
-#include "topo/topology_json.h"
 #include "topo/thread_placement.h"
+#include "topo/topology_json.h"
 #include "transport/mesh.h"
 
-namespace rina::algo {
-
-Status parseAlgorithm(const std::string& name, Algorithm* out) {
-  if (name == "auto" || name.empty()) *out = Algorithm::kAuto;
-  else if (name == "ring") *out = Algorithm::kRing;
-  else if (name == "rd") *out = Algorithm::kRecursiveDoubling;
-  else if (name == "hier") *out = Algorithm::kHier;
-  else if (name == "rina") *out = Algorithm::kRina;
-  else if (name == "ps-ina") *out = Algorithm::kPsIna;
-  else return errorf(rinaInvalidArgument, "unknown algorithm '%s' (known: auto, ring, rd, hier, rina, ps-ina)", name.c_str());
-  return {};
-}
-
-const char* algorithmName(Algorithm a) {
-  switch (a) {
-    case Algorithm::kRing: return "ring";
-    case Algorithm::kRecursiveDoubling: return "rd";
-    case Algorithm::kHier: return "hier";
-    case Algorithm::kRina: return "rina";
-    case Algorithm::kPsIna: return "ps-ina";
-    default: return "auto";
-  }
-}
-
-std::set<int> neighbourRanks(int rank, int n) {
-  std::set<int> peers;
-  if (n <= 1) return peers;
-  peers.insert((rank + 1) % n);
-  peers.insert((rank + n - 1) % n);
-  int p = 1;
-  while (p * 2 <= n) p *= 2;
-  int rem = n - p;
-  int newRank;
-  if (rank < 2 * rem) {
-    peers.insert(rank % 2 == 0 ? rank + 1 : rank - 1);
-    if (rank % 2 == 0) return peers;  // folded out of the doubling
-    newRank = rank / 2;
-  } else {
-    newRank = rank - rem;
-  }
-  for (int mask = 1; mask < p; mask <<= 1) {
-    int partner = newRank ^ mask;
-    peers.insert(partner < rem ? partner * 2 + 1 : partner + rem);
-  }
-  peers.erase(rank);
-  return peers;
-}
-
-std::set<int> rackPeerRanks(int rank, const topo::RackMap& map) {
-  std::set<int> peers;
-  const int nr = static_cast<int>(map.racks.size());
-  const int mine = map.rackOf[rank];
-  for (int d : {-1, 0, 1}) {
-    const topo::Rack& rack = map.racks[((mine + d) % nr + nr) % nr];
-    peers.insert(rack.ranks.begin(), rack.ranks.end());
-  }
-  if (rank == 0) {
-    for (int r = 0; r < nr; ++r) peers.insert(map.agentOf(r));
-  } else if (map.agentOf(mine) == rank) {
-    peers.insert(0);
-  }
-  peers.erase(rank);
-  return peers;
-}
-
-std::set<int> basePeerRanks(int rank, const topo::RackMap& map) {
-  std::set<int> peers = neighbourRanks(rank, static_cast<int>(map.rackOf.size()));
-  const topo::Rack& mine = map.racks[map.rackOf[rank]];
-  peers.insert(mine.ranks.begin(), mine.ranks.end());
-  if (rank == 0) {
-    for (size_t r = 0; r < map.racks.size(); ++r) peers.insert(map.agentOf(static_cast<int>(r)));
-  } else if (mine.ranks.front() == rank) {
-    peers.insert(0);
-  }
-  peers.erase(rank);
-  return peers;
-}
-
+namespace rina::comm {
 namespace {
 
 // Listens on this rank's address on every spine (RINA_SPINE_ADDRS or the
@@ -145,7 +69,7 @@ Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
   comm->sliceBytes_ = static_cast<size_t>(std::max<int64_t>(64, config::intValue("RINA_SLICE_BYTES")));
   comm->smallMsgBytes_ = static_cast<size_t>(std::max<int64_t>(0, config::intValue("RINA_SMALL_MSG_BYTES")));
   comm->spinUs_ = std::max<int64_t>(0, config::intValue("RINA_SPIN_US"));
-  RINA_TRY(parseAlgorithm(config::stringValue("RINA_ALGO"), &comm->algorithm_)
+  RINA_TRY(algo::parseAlgorithm(config::stringValue("RINA_ALGO"), &comm->algorithm_)
                .prepend("RINA_ALGO: "));
   const int64_t markers = config::intValue("RINA_INA_PORT_MARKERS");
   if (markers != 0 && markers != 1) {
@@ -175,8 +99,8 @@ Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
   std::unique_ptr<bootstrap::RootService> root;
   if (fromEnv && rank == 0) RINA_TRY(bootstrap::RootService::start(idData.root, idData.commId, &root));
 
-  PathPolicy pathPolicy = PathPolicy::kPlanned;
-  RINA_TRY(parsePathPolicy(config::stringValue("RINA_PATHS"), &pathPolicy));
+  plan::PathPolicy pathPolicy = plan::PathPolicy::kPlanned;
+  RINA_TRY(plan::parsePathPolicy(config::stringValue("RINA_PATHS"), &pathPolicy));
 
   PackedAddr listenAddr;
   std::string ifname;
@@ -206,15 +130,20 @@ Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
   for (const bootstrap::PeerInfo& p : table) hostIds.emplace_back(p.host, strnlen(p.host, sizeof(p.host)));
   RINA_TRY(topo::rackMapFromEnv(hostIds, &comm->racks_, &comm->topology_)
                .prepend("rank " + std::to_string(rank) + ": "));
-  comm->basePeers_ = basePeerRanks(rank, comm->racks_);
-  mesh.peers = neighbourRanks(rank, nranks);
-  for (int p : rackPeerRanks(rank, comm->racks_)) mesh.peers.insert(p);
+  comm->basePeers_ = algo::basePeerRanks(rank, comm->racks_);
+  mesh.peers = algo::neighbourRanks(rank, nranks);
+  for (int p : algo::rackPeerRanks(rank, comm->racks_)) mesh.peers.insert(p);
   mesh.listenFd = listen.get();
   // Every rank reaches a peer in another rack over each spine both have an
   // address on; hops pick among them (RINA_PATHS).
   int spines = bootstrap::kMaxSpineAddrs;
   for (const bootstrap::PeerInfo& p : table) spines = std::min<int>(spines, p.spineCount);
   comm->spines_ = spines;
+  comm->defaultSpines_.assign(nranks, -1);
+  for (int r = 0; r < nranks && spines >= 2; ++r) {
+    if (r != rank && comm->racks_.rackOf[r] != comm->racks_.rackOf[rank])
+      comm->defaultSpines_[r] = transport::defaultSpineOf(table[std::max(r, rank)], spines);
+  }
   for (int p : mesh.peers) {
     if (spines >= 2 && comm->racks_.rackOf[p] != comm->racks_.rackOf[rank])
       mesh.spinePeers.insert(p);
@@ -224,7 +153,7 @@ Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
     topo::TopologySpec spec;
     const std::string file = config::stringValue("RINA_TOPO_FILE");
     const bool haveSpec = !file.empty() && topo::loadTopologyFile(file, &spec).ok();
-    RINA_TRY(PathChoice::make(pathPolicy, spines, comm->racks_, haveSpec ? &spec : nullptr,
+    RINA_TRY(plan::PathChoice::make(pathPolicy, spines, comm->racks_, haveSpec ? &spec : nullptr,
                               &comm->paths_));
   }
   mesh.shmEnabled = config::intValue("RINA_SHM_DISABLE") == 0;
@@ -247,12 +176,15 @@ Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
 
   RINA_TRY(probeLinksFromConfig(*comm));
   RINA_TRY(RackIna::setup(*comm, idData.commId, &comm->rackIna_));
-  RINA_TRY(PlanSync::create(*comm, policy, &comm->plans_));
+  Communicator* self = comm.get();
+  RINA_TRY(PlanSync::create(*comm, comm->topology_, policy,
+                            [self](const std::set<int>& wanted) { return self->updatePeers(wanted); },
+                            &comm->plans_));
   // The initial plan now when the configured algorithm follows plans (its
   // connections are made before the first collective), else at the first
   // hier / rina collective (rinaCommSetAlgorithm), so a communicator that
   // never runs them never plans.
-  if (PlanSync::follows(*comm, comm->algorithm_)) RINA_TRY(comm->plans_->start(*comm));
+  if (algo::followsPlan(*comm, comm->algorithm_)) RINA_TRY(comm->plans_->start(*comm));
 
   std::string summary;
   for (auto& [peer, conn] : comm->conns_) {
@@ -263,16 +195,22 @@ Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
         " " + std::to_string(key.first) + "/s" + std::to_string(key.second) + ":" + conn->kind();
   }
   RINA_INFO("rank %d of %d ready on %s (%s); algorithm %s; racks %s; paths %s; peers%s", rank,
-            nranks, mine.listen.str().c_str(), ifname.c_str(), algorithmName(comm->algorithm_),
+            nranks, mine.listen.str().c_str(), ifname.c_str(), algo::algorithmName(comm->algorithm_),
             comm->racks_.describe().c_str(), comm->paths_.describe().c_str(),
             summary.empty() ? " none" : summary.c_str());
   *out = std::move(comm);
   return {};
 }
 
+
 Communicator::~Communicator() {
   rackIna_.reset();  // stops a local rina-switchd
-  std::free(scratch_);
+}
+
+Status Communicator::allReduce(const void* send, void* recv, size_t count, rinaDataType_t type,
+                               rinaRedOp_t op) {
+  return algo::allReduce(*this, algorithm_, algo::RackInputs{plans_.get(), rackIna_.get()}, send,
+                         recv, count, type, op);
 }
 
 Status Communicator::updatePeers(const std::set<int>& wanted) {
@@ -302,34 +240,4 @@ Status Communicator::updatePeers(const std::set<int>& wanted) {
   return {};
 }
 
-transport::Connection* Communicator::peer(int r) const {
-  auto it = conns_.find(r);
-  return it == conns_.end() ? nullptr : it->second.get();
-}
-
-transport::Connection* Communicator::connectionFor(int r, int spine) const {
-  if (spine >= 0) {
-    auto it = spineConns_.find({r, spine});
-    if (it != spineConns_.end()) return it->second.get();
-  }
-  return peer(r);
-}
-
-int Communicator::defaultSpine(int r) const {
-  if (spines_ < 2 || r < 0 || r >= nranks_ || r == rank_ ||
-      racks_.rackOf[r] == racks_.rackOf[rank_])
-    return -1;
-  return transport::defaultSpineOf(mesh_.table[std::max(r, rank_)], spines_);
-}
-
-char* Communicator::scratch(size_t bytes) {
-  if (bytes > scratchBytes_) {
-    std::free(scratch_);
-    scratchBytes_ = (bytes + 63) & ~size_t{63};
-    scratch_ = static_cast<char*>(std::aligned_alloc(64, scratchBytes_));
-    if (!scratch_) scratchBytes_ = 0;
-  }
-  return scratch_;
-}
-
-}  // namespace rina::algo
+}  // namespace rina::comm

@@ -10,10 +10,20 @@
 #include <tuple>
 
 #include "algo/engine.h"
+#include "bootstrap/bootstrap.h"
 #include "core/config.h"
 #include "core/log.h"
 
-namespace rina::algo {
+namespace rina::comm {
+
+using algo::addHeaderExchange;
+using algo::CollHeader;
+using algo::collectiveName;
+using algo::Engine;
+using algo::EngineContext;
+using algo::kGatherLinkRates;
+using algo::RecvItem;
+using algo::SendItem;
 
 namespace {
 constexpr uint32_t kHeaderMagic = 0x52484452;  // as every collective's header (engine.cc)
@@ -21,17 +31,17 @@ constexpr int64_t kMaxProbeBytes = int64_t{64} << 20;
 constexpr int kSend = static_cast<int>(transport::Direction::kSend);
 constexpr int kRecv = static_cast<int>(transport::Direction::kRecv);
 
-EngineContext contextOf(Communicator& comm, const char* what, uint64_t seq, int64_t timeoutMs) {
-  return EngineContext{comm.rank(), what, seq, 1, timeoutMs, comm.abortFlag(), comm.spinUs()};
+EngineContext contextOf(algo::Context& ctx, const char* what, uint64_t seq, int64_t timeoutMs) {
+  return EngineContext{ctx.rank(), what, seq, 1, timeoutMs, ctx.abortFlag(), ctx.spinUs()};
 }
 }  // namespace
 
-std::vector<LinkRate> localLinkRates(const Communicator& comm) {
+std::vector<LinkRate> localLinkRates(const algo::Context& ctx) {
   std::vector<LinkRate> out;
   auto add = [&](int peer, int spine, bool defaultPath, const transport::Connection& conn) {
     const transport::LinkCounters& k = conn.counters();
     LinkRate l;
-    l.rank = comm.rank();
+    l.rank = ctx.rank();
     l.peer = peer;
     l.spine = spine;
     l.defaultPath = defaultPath ? 1 : 0;
@@ -44,37 +54,37 @@ std::vector<LinkRate> localLinkRates(const Communicator& comm) {
     std::strncpy(l.kind, conn.kind(), sizeof(l.kind) - 1);
     out.push_back(l);
   };
-  for (const auto& [peer, conn] : comm.connections()) {
-    add(peer, comm.defaultSpine(peer), true, *conn);
+  for (const auto& [peer, conn] : ctx.connections()) {
+    add(peer, ctx.defaultSpine(peer), true, *conn);
   }
-  for (const auto& [key, conn] : comm.spineConnections()) add(key.first, key.second, false, *conn);
+  for (const auto& [key, conn] : ctx.spineConnections()) add(key.first, key.second, false, *conn);
   std::sort(out.begin(), out.end(), [](const LinkRate& a, const LinkRate& b) {
     return a.peer != b.peer ? a.peer < b.peer : a.spine < b.spine;
   });
   return out;
 }
 
-Status probeLinks(Communicator& comm, size_t bytes, int64_t timeoutMs) {
-  if (bytes == 0 || comm.connections().empty()) return {};
-  const std::vector<char> out(bytes, static_cast<char>(comm.rank()));
-  char* in = comm.scratch(bytes);
-  if (!in) return errorf(rinaSystemError, "rank %d: link probe: cannot allocate %zu bytes", comm.rank(), bytes);
+Status probeLinks(algo::Context& ctx, size_t bytes, int64_t timeoutMs) {
+  if (bytes == 0 || ctx.connections().empty()) return {};
+  const std::vector<char> out(bytes, static_cast<char>(ctx.rank()));
+  char* in = ctx.scratch(bytes);
+  if (!in) return errorf(rinaSystemError, "rank %d: link probe: cannot allocate %zu bytes", ctx.rank(), bytes);
   const Deadline deadline = deadlineAfterMs(timeoutMs);
   // Ascending peers = ascending pairs (min, max): the lowest pending pair
   // always has both ends at it, so the exchanges cannot wait in a cycle.
-  for (const auto& [peer, conn] : comm.connections()) {
-    Engine e(contextOf(comm, "link probe", 0, std::max<int64_t>(1, msUntil(deadline))));
+  for (const auto& [peer, conn] : ctx.connections()) {
+    Engine e(contextOf(ctx, "link probe", 0, std::max<int64_t>(1, msUntil(deadline))));
     e.setDeadline(deadline, "RINA_PROBE_TIMEOUT_MS");
     e.sends().push_back(SendItem{conn.get(), out.data(), bytes, -1, 1, 0});
     e.recvs().push_back(RecvItem{conn.get(), in, bytes, {}, -1, 1, 0, {}});
     Status st = e.run();
     if (!st.ok()) {
-      return st.prepend("rank " + std::to_string(comm.rank()) + ": link probe with peer " +
+      return st.prepend("rank " + std::to_string(ctx.rank()) + ": link probe with peer " +
                         std::to_string(peer) + " (" + std::to_string(bytes) +
                         " bytes each way; RINA_PROBE_BYTES must be equal on every rank): ");
     }
   }
-  for (const LinkRate& l : localLinkRates(comm)) {
+  for (const LinkRate& l : localLinkRates(ctx)) {
     if (!l.defaultPath) continue;  // the probe runs over default connections only
     RINA_INFO("rank %d: link probe with peer %d (%s): %.1f MB/s in, %.1f MB/s out", l.rank,
               l.peer, l.kind, l.recvRate / 1e6, l.sendRate / 1e6);
@@ -82,7 +92,7 @@ Status probeLinks(Communicator& comm, size_t bytes, int64_t timeoutMs) {
   return {};
 }
 
-Status probeLinksFromConfig(Communicator& comm) {
+Status probeLinksFromConfig(algo::Context& ctx) {
   const int64_t bytes = config::intValue("RINA_PROBE_BYTES");
   if (bytes < 0 || bytes > kMaxProbeBytes) {
     return errorf(rinaInvalidArgument, "RINA_PROBE_BYTES=%lld: expected 0 (off) to 64M",
@@ -93,16 +103,16 @@ Status probeLinksFromConfig(Communicator& comm) {
     return errorf(rinaInvalidArgument, "RINA_PROBE_TIMEOUT_MS=%lld: expected > 0",
                   static_cast<long long>(timeoutMs));
   }
-  return probeLinks(comm, static_cast<size_t>(bytes), timeoutMs);
+  return probeLinks(ctx, static_cast<size_t>(bytes), timeoutMs);
 }
 
-Status gatherLinkRates(Communicator& comm, std::vector<LinkRate>* table) {
+Status gatherLinkRates(algo::Context& ctx, std::vector<LinkRate>* table) {
   table->clear();
-  std::vector<LinkRate> rows = localLinkRates(comm);
-  const int n = comm.size(), r = comm.rank();
-  const uint64_t seq = comm.nextSeq();
-  transport::Connection* up = r + 1 < n ? comm.peer(r + 1) : nullptr;  // rows come from here
-  transport::Connection* down = r > 0 ? comm.peer(r - 1) : nullptr;   // and go on to here
+  std::vector<LinkRate> rows = localLinkRates(ctx);
+  const int n = ctx.size(), r = ctx.rank();
+  const uint64_t seq = ctx.nextSeq();
+  transport::Connection* up = r + 1 < n ? ctx.peer(r + 1) : nullptr;  // rows come from here
+  transport::Connection* down = r > 0 ? ctx.peer(r - 1) : nullptr;   // and go on to here
   if ((r + 1 < n && !up) || (r > 0 && !down)) {
     return errorf(rinaInternalError, "rank %d: gather link rates: no connection to a ring neighbour", r);
   }
@@ -111,7 +121,7 @@ Status gatherLinkRates(Communicator& comm, std::vector<LinkRate>* table) {
     // Ranks r+1..n-1 send their rows as a count, then the rows.
     CollHeader theirs{};
     uint64_t count = 0;
-    Engine head(contextOf(comm, collectiveName(kGatherLinkRates), seq, comm.timeoutMs()));
+    Engine head(contextOf(ctx, collectiveName(kGatherLinkRates), seq, ctx.timeoutMs()));
     addHeaderExchange(head, mine, &theirs, nullptr, up, r);
     head.recvs().push_back(RecvItem{up, reinterpret_cast<char*>(&count), sizeof(count), {}, -1, 1, 0, {}});
     RINA_TRY(head.run());
@@ -124,14 +134,14 @@ Status gatherLinkRates(Communicator& comm, std::vector<LinkRate>* table) {
     }
     const size_t mineCount = rows.size();
     rows.resize(mineCount + count);
-    Engine body(contextOf(comm, collectiveName(kGatherLinkRates), seq, comm.timeoutMs()));
+    Engine body(contextOf(ctx, collectiveName(kGatherLinkRates), seq, ctx.timeoutMs()));
     body.recvs().push_back(RecvItem{up, reinterpret_cast<char*>(rows.data() + mineCount),
                                     count * sizeof(LinkRate), {}, -1, 1, 0, {}});
     RINA_TRY(body.run());
   }
   if (down) {
     const uint64_t count = rows.size();
-    Engine e(contextOf(comm, collectiveName(kGatherLinkRates), seq, comm.timeoutMs()));
+    Engine e(contextOf(ctx, collectiveName(kGatherLinkRates), seq, ctx.timeoutMs()));
     addHeaderExchange(e, mine, nullptr, down, nullptr, r);
     e.sends().push_back(SendItem{down, reinterpret_cast<const char*>(&count), sizeof(count), -1, 1, 0});
     e.sends().push_back(SendItem{down, reinterpret_cast<const char*>(rows.data()),
@@ -338,4 +348,4 @@ void holdMeasuredRates(const plan::Network& configured, plan::Network* net) {
   net->probes = std::move(kept);
 }
 
-}  // namespace rina::algo
+}  // namespace rina::comm

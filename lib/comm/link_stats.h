@@ -8,11 +8,11 @@
 #include <cstdint>
 #include <vector>
 
-#include "comm/communicator.h"
+#include "algo/context.h"
 #include "core/status.h"
 #include "plan/network.h"
 
-namespace rina::algo {
+namespace rina::comm {
 
 // One connection as one rank sees it. Plain data: it crosses the wire as is
 // (all ranks run the same library build).
@@ -21,7 +21,7 @@ struct LinkRate {
   int32_t peer = 0;
   // The spine this connection's path crosses: a per-spine connection's
   // spine, or the spine of the pair's default connection when the pair has
-  // addresses on several spines (Communicator::defaultSpine); -1: none known
+  // addresses on several spines (algo::Context::defaultSpine); -1: none known
   // (same rack, one spine).
   int32_t spine = -1;
   int32_t defaultPath = 1;  // 1: the pair's default connection; 0: a per-spine one
@@ -35,23 +35,23 @@ struct LinkRate {
 };
 static_assert(sizeof(LinkRate) == 72);
 
-// This rank's connections, default and per-spine (Communicator::
+// This rank's connections, default and per-spine (algo::Context::
 // spineConnections), by (peer, spine) ascending.
-std::vector<LinkRate> localLinkRates(const Communicator& comm);
+std::vector<LinkRate> localLinkRates(const algo::Context& ctx);
 
 // Sends `bytes` to and receives `bytes` from every connected peer (over its
 // default connection), one peer at a time in ascending order of the pair (lower rank, higher rank),
 // so each exchange has the link to itself and no cycle of waits can form. All of it within
 // timeoutMs, else rinaTimeout naming the rank and the peer.
-Status probeLinks(Communicator& comm, size_t bytes, int64_t timeoutMs);
+Status probeLinks(algo::Context& ctx, size_t bytes, int64_t timeoutMs);
 // probeLinks with RINA_PROBE_BYTES / RINA_PROBE_TIMEOUT_MS; nothing when 0.
-Status probeLinksFromConfig(Communicator& comm);
+Status probeLinksFromConfig(algo::Context& ctx);
 
 // Collective (every rank calls it, like an allreduce): rank 0 receives
 // every rank's localLinkRates, passed down the ring from rank n-1, and gets
 // the whole table sorted by (rank, peer, spine); the other ranks get an
 // empty one.
-Status gatherLinkRates(Communicator& comm, std::vector<LinkRate>* table);
+Status gatherLinkRates(algo::Context& ctx, std::vector<LinkRate>* table);
 
 // The planner's view of a table (addMeasuredRates does all of it, in order).
 //
@@ -123,6 +123,6 @@ inline constexpr double kHoldHostFraction = 0.125;
 inline constexpr double kHoldPathFraction = 0.5;
 void holdMeasuredRates(const plan::Network& configured, plan::Network* net);
 
-}  // namespace rina::algo
+}  // namespace rina::comm
 
 #endif  // RINA_LIB_COMM_LINK_STATS_H_

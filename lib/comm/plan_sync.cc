@@ -3,13 +3,12 @@
 #include <algorithm>
 #include <string>
 
-#include "algo/collectives.h"
 #include "algo/engine.h"
 #include "algo/plan_members.h"
 #include "core/log.h"
 #include "topo/ring_members.h"
 
-namespace rina::algo {
+namespace rina::comm {
 namespace {
 
 // What rank 0 sends down the line after deciding; a serialized plan of
@@ -62,22 +61,24 @@ void setPlanRatesHookForTesting(std::function<void(uint64_t, std::vector<LinkRat
 
 void setPlanExchangeHookForTesting(std::function<void(int)> fn) { exchangeHook() = std::move(fn); }
 
-Status PlanSync::create(const Communicator& comm, const plan::ReplanPolicy& policy,
+Status PlanSync::create(const algo::Context& ctx, const topo::TopologySpec& topology,
+                        const plan::ReplanPolicy& policy, Connect connect,
                         std::unique_ptr<PlanSync>* out) {
   std::unique_ptr<PlanSync> s(new PlanSync());
   s->policy_ = policy;
-  RINA_TRY(plan::networkFromTopology(comm.topology(), comm.racks(), &s->network_)
-               .prepend("rank " + std::to_string(comm.rank()) + ": the planner's network: "));
+  s->connect_ = std::move(connect);
+  RINA_TRY(plan::networkFromTopology(topology, ctx.racks(), &s->network_)
+               .prepend("rank " + std::to_string(ctx.rank()) + ": the planner's network: "));
   // Addresses on more spines than the topology names (RINA_SPINE_ADDRS
   // without a file): those spines' rates are unknown until measured.
-  if (comm.spines() > s->network_.spines()) {
-    s->network_.spineMbit.resize(comm.spines(), 0);
-    for (plan::Network::Rack& rack : s->network_.racks) rack.uplinkMbit.resize(comm.spines(), 0);
+  if (ctx.spines() > s->network_.spines()) {
+    s->network_.spineMbit.resize(ctx.spines(), 0);
+    for (plan::Network::Rack& rack : s->network_.racks) rack.uplinkMbit.resize(ctx.spines(), 0);
   }
-  s->chunks_ = planChunks(comm.racks());
-  const size_t members = topo::ringMembers(comm.racks()).size();
-  s->active_ = comm.size() >= 2 && members <= kMaxPlannedMembers;
-  if (comm.rank() == 0 && comm.size() >= 2 && !s->active_) {
+  s->chunks_ = algo::planChunks(ctx.racks());
+  const size_t members = topo::ringMembers(ctx.racks()).size();
+  s->active_ = ctx.size() >= 2 && members <= kMaxPlannedMembers;
+  if (ctx.rank() == 0 && ctx.size() >= 2 && !s->active_) {
     RINA_INFO("%zu ring members: more than %zu to plan at run time; hier and rina keep the rack "
               "order",
               members, kMaxPlannedMembers);
@@ -86,39 +87,33 @@ Status PlanSync::create(const Communicator& comm, const plan::ReplanPolicy& poli
   return {};
 }
 
-bool PlanSync::follows(const Communicator& comm, Algorithm a) {
-  if (comm.size() < 2) return false;
-  return a == Algorithm::kHier || a == Algorithm::kRina ||
-         (a == Algorithm::kAuto && comm.racks().anyIna());
-}
-
-Status PlanSync::start(Communicator& comm) {
+Status PlanSync::start(algo::Context& ctx) {
   if (started_ || !active_) return {};
-  return exchange(comm, true);
+  return exchange(ctx, true);
 }
 
-Status PlanSync::beforeCollective(Communicator& comm) {
+Status PlanSync::beforeCollective(algo::Context& ctx) {
   if (!active_) return {};
   if (!started_) {
-    RINA_TRY(exchange(comm, true));
+    RINA_TRY(exchange(ctx, true));
   } else if (checkDue()) {
-    RINA_TRY(exchange(comm, false));
+    RINA_TRY(exchange(ctx, false));
   }
   ++since_;
   ++total_;
   return {};
 }
 
-Status PlanSync::exchange(Communicator& comm, bool initial) {
-  const int r = comm.rank();
+Status PlanSync::exchange(algo::Context& ctx, bool initial) {
+  const int r = ctx.rank();
   const uint64_t check = checks_++;
   std::vector<LinkRate> table;
-  RINA_TRY(gatherLinkRates(comm, &table));
+  RINA_TRY(gatherLinkRates(ctx, &table));
   if (exchangeHook()) exchangeHook()(r);
   std::vector<uint8_t> bytes;
   uint64_t next = 0;
   if (r == 0) {
-    bytes = decide(comm, initial, check, &table);
+    bytes = decide(ctx, initial, check, &table);
     // How long a collective takes here (compute between them included), for
     // a check schedule in seconds.
     const auto now = std::chrono::steady_clock::now();
@@ -131,7 +126,7 @@ Status PlanSync::exchange(Communicator& comm, bool initial) {
     totalAtExchange_ = total_;
     next = policy_.nextCheck(bytes.empty() ? since_ : 0, perCollective);
   }
-  RINA_TRY(broadcast(comm, &bytes, &next));
+  RINA_TRY(broadcast(ctx, &bytes, &next));
   started_ = true;
   nextCheck_ = next;
   if (bytes.empty()) return {};
@@ -139,8 +134,8 @@ Status PlanSync::exchange(Communicator& comm, bool initial) {
   const std::string where = "rank " + std::to_string(r) + ": ";
   RINA_TRY(plan::Plan::deserialize(bytes.data(), bytes.size(), &p)
                .prepend(where + "the plan from rank 0: "));
-  RINA_TRY(checkPlanFits(p, comm.racks(), chunks_).prepend(where));
-  RINA_TRY(comm.updatePeers(planPeerRanks(r, comm.racks(), p))
+  RINA_TRY(algo::checkPlanFits(p, ctx.racks(), chunks_).prepend(where));
+  RINA_TRY(connect_(algo::planPeerRanks(r, ctx.racks(), p))
                .prepend(where + "plan #" + std::to_string(p.epoch) +
                         ": connecting to its ring neighbours: "));
   if (r != 0) RINA_TRACE("rank %d: switching to plan #%llu", r, ull(p.epoch));
@@ -179,12 +174,12 @@ void PlanSync::usePeakRates(std::vector<LinkRate>* table) {
   }
 }
 
-std::vector<uint8_t> PlanSync::decide(Communicator& comm, bool initial, uint64_t check,
+std::vector<uint8_t> PlanSync::decide(algo::Context& ctx, bool initial, uint64_t check,
                                       std::vector<LinkRate>* table) {
   usePeakRates(table);
   if (ratesHook()) ratesHook()(check, table);
   const auto now = std::chrono::steady_clock::now();
-  const topo::RackMap& map = comm.racks();
+  const topo::RackMap& map = ctx.racks();
   std::string reason = "initial";
   if (!initial) {
     std::vector<double> then, current;
@@ -247,19 +242,19 @@ std::vector<uint8_t> PlanSync::decide(Communicator& comm, bool initial, uint64_t
   return p.serialize();
 }
 
-Status PlanSync::broadcast(Communicator& comm, std::vector<uint8_t>* bytes, uint64_t* nextCheck) {
-  const int r = comm.rank(), n = comm.size();
-  const uint64_t seq = comm.nextSeq();
-  transport::Connection* prev = r > 0 ? comm.peer(r - 1) : nullptr;
-  transport::Connection* next = r + 1 < n ? comm.peer(r + 1) : nullptr;
+Status PlanSync::broadcast(algo::Context& ctx, std::vector<uint8_t>* bytes, uint64_t* nextCheck) {
+  const int r = ctx.rank(), n = ctx.size();
+  const uint64_t seq = ctx.nextSeq();
+  transport::Connection* prev = r > 0 ? ctx.peer(r - 1) : nullptr;
+  transport::Connection* next = r + 1 < n ? ctx.peer(r + 1) : nullptr;
   if ((r > 0 && !prev) || (r + 1 < n && !next)) {
     return errorf(rinaInternalError, "rank %d: plan exchange #%llu: no connection to rank %d", r,
                   ull(seq), r > 0 && !prev ? r - 1 : r + 1);
   }
   PlanNotice notice{kNoticeMagic, 0, seq, bytes->size(), *nextCheck};
   if (prev) {
-    Engine head(contextFor(comm, kPlanExchange, seq, 1));
-    RecvItem item{prev, reinterpret_cast<char*>(&notice), sizeof notice, {}, -1, 1, 0, {}};
+    algo::Engine head(algo::contextFor(ctx, algo::kPlanExchange, seq, 1));
+    algo::RecvItem item{prev, reinterpret_cast<char*>(&notice), sizeof notice, {}, -1, 1, 0, {}};
     item.onDone = [&notice, r, seq]() -> Status {
       if (notice.magic != kNoticeMagic || notice.seq != seq || notice.bytes > kMaxPlanBytes) {
         return errorf(rinaRemoteError,
@@ -274,20 +269,20 @@ Status PlanSync::broadcast(Communicator& comm, std::vector<uint8_t>* bytes, uint
     bytes->assign(notice.bytes, 0);
     *nextCheck = notice.nextCheck;
   }
-  Engine body(contextFor(comm, kPlanExchange, seq, 1));
+  algo::Engine body(algo::contextFor(ctx, algo::kPlanExchange, seq, 1));
   if (prev && !bytes->empty()) {
     body.recvs().push_back(
-        RecvItem{prev, reinterpret_cast<char*>(bytes->data()), bytes->size(), {}, -1, 1, 0, {}});
+        algo::RecvItem{prev, reinterpret_cast<char*>(bytes->data()), bytes->size(), {}, -1, 1, 0, {}});
   }
   if (next) {
     body.sends().push_back(
-        SendItem{next, reinterpret_cast<const char*>(&notice), sizeof notice, -1, 1, 0});
+        algo::SendItem{next, reinterpret_cast<const char*>(&notice), sizeof notice, -1, 1, 0});
     if (!bytes->empty()) {
-      body.sends().push_back(SendItem{next, reinterpret_cast<const char*>(bytes->data()),
+      body.sends().push_back(algo::SendItem{next, reinterpret_cast<const char*>(bytes->data()),
                                       bytes->size(), prev ? 0 : -1, 1, 0});
     }
   }
   return body.run();
 }
 
-}  // namespace rina::algo
+}  // namespace rina::comm

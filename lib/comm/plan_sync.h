@@ -15,7 +15,8 @@
 // was made from, the count, its own clock) and sends a notice down the line
 // 0 -> 1 -> ... -> n-1: "keep" or a new plan's bytes, and the next check.
 // Every rank then adopts the same plan before that same collective,
-// connecting to its new ring neighbours (Communicator::updatePeers).
+// connecting to its new ring neighbours (Communicator::updatePeers, through
+// the Connect function it was created with).
 // Between check points a collective pays one counter compare and sends
 // nothing extra; a check costs 2(n-1) hop latencies plus the rate table (72
 // bytes per connection).
@@ -31,42 +32,47 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <tuple>
 #include <utility>
 #include <vector>
 
-#include "comm/communicator.h"
+#include "algo/context.h"
+#include "algo/rack_inputs.h"
 #include "comm/link_stats.h"
 #include "plan/network.h"
 #include "plan/plan.h"
 #include "plan/replan.h"
 
-namespace rina::algo {
+namespace rina::comm {
 
-class PlanSync {
+class PlanSync final : public algo::PlanSource {
  public:
+  // Connects to the ranks a new plan makes this rank talk to (and closes
+  // what no plan needs): a collective, as Communicator::updatePeers.
+  using Connect = std::function<Status(const std::set<int>& wanted)>;
+
   // Beyond this many ring members rank 0 would plan for too long (the ring
   // heuristic grows about cubically: 0.06 s at 128 members, 49 s at 1024 on
   // the build machine) while every rank waits: the rack order stays.
   static constexpr size_t kMaxPlannedMembers = 128;
 
-  // The planner's network from comm's topology and rack map (rates as
+  // The planner's network from the topology and ctx's rack map (rates as
   // configured); no messages.
-  static Status create(const Communicator& comm, const plan::ReplanPolicy& policy,
+  static Status create(const algo::Context& ctx, const topo::TopologySpec& topology,
+                       const plan::ReplanPolicy& policy, Connect connect,
                        std::unique_ptr<PlanSync>* out);
-  // Whether algorithm a (kAuto resolved as allReduce does) follows plans.
-  static bool follows(const Communicator& comm, Algorithm a);
 
   // Collective: the initial plan, from the configured rates plus whatever
   // the links measured so far (the creation probe).
-  Status start(Communicator& comm);
+  Status start(algo::Context& ctx);
   // Collective, first thing in every hier / rina allreduce: the initial
   // plan if none was made yet, the exchange at a check point, then counts
   // the collective.
-  Status beforeCollective(Communicator& comm);
+  Status beforeCollective(algo::Context& ctx) override;
 
   // Null before the initial plan (and when not planning): the rack order.
-  const plan::Plan* current() const { return plan_ ? &*plan_ : nullptr; }
+  const plan::Plan* current() const override { return plan_ ? &*plan_ : nullptr; }
   uint64_t epoch() const { return plan_ ? plan_->epoch : 0; }
   uint64_t replans() const { return replans_; }  // plans after the initial one
   uint64_t checks() const { return checks_; }    // exchanges, the initial one included
@@ -74,9 +80,9 @@ class PlanSync {
  private:
   PlanSync() = default;
   bool checkDue() const { return nextCheck_ > 0 && since_ == nextCheck_; }
-  Status exchange(Communicator& comm, bool initial);
+  Status exchange(algo::Context& ctx, bool initial);
   // Rank 0: a new plan's bytes, or none to keep the current plan.
-  std::vector<uint8_t> decide(Communicator& comm, bool initial, uint64_t check,
+  std::vector<uint8_t> decide(algo::Context& ctx, bool initial, uint64_t check,
                               std::vector<LinkRate>* table);
   // Rank 0: each row's recvRate becomes the highest smoothed rate the
   // connection showed at this check and the checks of the kPeakSeconds
@@ -86,9 +92,10 @@ class PlanSync {
   static constexpr double kPeakSeconds = 1.0;
   static constexpr uint64_t kFreshBytes = 64 << 10;  // what the engine times a run from
   // Rank 0's bytes and next check reach every rank (empty bytes: keep).
-  Status broadcast(Communicator& comm, std::vector<uint8_t>* bytes, uint64_t* nextCheck);
+  Status broadcast(algo::Context& ctx, std::vector<uint8_t>* bytes, uint64_t* nextCheck);
 
   plan::ReplanPolicy policy_;
+  Connect connect_;
   plan::Network network_;  // as configured; rank 0 adds measured rates to a copy
   int chunks_ = 1;         // port choices per INA rack (planChunks)
   bool active_ = false;  // two or more ranks, at most kMaxPlannedMembers members
@@ -126,6 +133,6 @@ void setPlanRatesHookForTesting(std::function<void(uint64_t check, std::vector<L
 // before the plan notice.
 void setPlanExchangeHookForTesting(std::function<void(int rank)> fn);
 
-}  // namespace rina::algo
+}  // namespace rina::comm
 
 #endif  // RINA_LIB_COMM_PLAN_SYNC_H_

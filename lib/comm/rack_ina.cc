@@ -15,7 +15,13 @@
 #include "transport/verbs/rdma_setup.h"
 #include "transport/verbs/uc_queue_pair.h"
 
-namespace rina::algo {
+namespace rina::comm {
+
+using algo::Engine;
+using algo::EngineContext;
+using algo::RecvItem;
+using algo::SendItem;
+
 namespace {
 
 constexpr uint32_t kSetupMagic = 0x52494e41;  // "RINA"
@@ -77,10 +83,9 @@ uint32_t localAddressTowards(uint32_t addr) {
   return out;
 }
 
-Status exchange(Communicator& comm, const char* what, std::vector<SendItem> sends,
+Status exchange(algo::Context& ctx, const char* what, std::vector<SendItem> sends,
                 std::vector<RecvItem> recvs, uint64_t seq) {
-  EngineContext ctx{comm.rank(), what, seq, 1, comm.timeoutMs(), comm.abortFlag(), comm.spinUs()};
-  Engine e(ctx);
+  Engine e(EngineContext{ctx.rank(), what, seq, 1, ctx.timeoutMs(), ctx.abortFlag(), ctx.spinUs()});
   e.sends() = std::move(sends);
   e.recvs() = std::move(recvs);
   return e.run();
@@ -159,10 +164,10 @@ Status parseSwitchList(const std::string& text, int inaRacks, std::vector<ina::E
   return {};
 }
 
-Status RackIna::setup(Communicator& comm, uint64_t commId, std::unique_ptr<RackIna>* out) {
-  const topo::RackMap& map = comm.racks();
+Status RackIna::setup(algo::Context& ctx, uint64_t commId, std::unique_ptr<RackIna>* out) {
+  const topo::RackMap& map = ctx.racks();
   int inaRacks = 0, ordinal = -1;
-  const int rackIndex = map.rackOf[comm.rank()];
+  const int rackIndex = map.rackOf[ctx.rank()];
   for (int i = 0; i < static_cast<int>(map.racks.size()); ++i) {
     if (!map.racks[i].ina) continue;
     if (i == rackIndex) ordinal = inaRacks;
@@ -181,7 +186,7 @@ Status RackIna::setup(Communicator& comm, uint64_t commId, std::unique_ptr<RackI
   ri->rack_ = &rack;
   ri->rackIndex_ = rackIndex;
   for (int w = 0; w < k; ++w) {
-    if (rack.ranks[w] == comm.rank()) ri->worker_ = w;
+    if (rack.ranks[w] == ctx.rank()) ri->worker_ = w;
   }
   ri->timeoutMs_ = static_cast<int>(std::max<int64_t>(1, config::intValue("RINA_INA_TIMEOUT_MS")));
   const int64_t slots = config::intValue("RINA_INA_SLOTS");
@@ -218,21 +223,21 @@ Status RackIna::setup(Communicator& comm, uint64_t commId, std::unique_ptr<RackI
   o.switchTimeoutMs = ri->timeoutMs_;
   std::unique_ptr<ina::InaSender> sender;
   bool required = false;
-  RINA_TRY(pickSender(comm.rank(), rack.name, o.switchAddr, &sender, &required));
+  RINA_TRY(pickSender(ctx.rank(), rack.name, o.switchAddr, &sender, &required));
   o.udpFallback = !required;
   RINA_TRY(ina::InaClient::create(o, &ri->client_, std::move(sender))
-               .prepend("rank " + std::to_string(comm.rank()) + ": "));
+               .prepend("rank " + std::to_string(ctx.rank()) + ": "));
 
   const int agent = rack.ranks.front();
   RackSetupMsg mine{};
   mine.addr = ri->client_->localEndpoint().addr;
   mine.port = ri->client_->localEndpoint().port;
-  if (comm.rank() == agent) {
+  if (ctx.rank() == agent) {
     std::vector<RackSetupMsg> in(k);
     in[0] = mine;
     std::vector<RecvItem> recvs;
     for (int w = 1; w < k; ++w) {
-      recvs.push_back(RecvItem{comm.peer(rack.ranks[w]),
+      recvs.push_back(RecvItem{ctx.peer(rack.ranks[w]),
                                reinterpret_cast<char*>(&in[w]),
                                sizeof(RackSetupMsg),
                                {},
@@ -241,15 +246,15 @@ Status RackIna::setup(Communicator& comm, uint64_t commId, std::unique_ptr<RackI
                                w,
                                {}});
     }
-    RINA_TRY(exchange(comm, "INA setup", {}, std::move(recvs), 0));
+    RINA_TRY(exchange(ctx, "INA setup", {}, std::move(recvs), 0));
     std::vector<ina::Endpoint> members;
     for (int w = 0; w < k; ++w) {
-      RINA_TRY(checkSetup(in[w], comm.rank(), rack.ranks[w]));
+      RINA_TRY(checkSetup(in[w], ctx.rank(), rack.ranks[w]));
       members.push_back(ina::Endpoint{in[w].addr, in[w].port});
     }
     ina::Grant grant;
     std::string why;
-    Status s = ri->registerJob(comm, members, autoSwitch, &grant, &why);
+    Status s = ri->registerJob(ctx, members, autoSwitch, &grant, &why);
     RackSetupMsg reply{};
     if (s.ok() && why.empty()) {
       reply.active = 1;
@@ -257,40 +262,40 @@ Status RackIna::setup(Communicator& comm, uint64_t commId, std::unique_ptr<RackI
       RINA_TRY(ri->client_->setGrant(grant));
       ri->active_ = true;
       RINA_INFO("rank %d: rack %s: INA job %u on switch %s: %u slots from %u, payload %u",
-                comm.rank(), rack.name.c_str(), ri->job_, ri->controller_.toString().c_str(),
+                ctx.rank(), rack.name.c_str(), ri->job_, ri->controller_.toString().c_str(),
                 grant.length, grant.base, grant.payloadElems);
     } else {
       ri->active_ = true;  // so that fallBack logs and counts it
-      ri->fallBack(comm, s.ok() ? why : s.message(), true);
+      ri->fallBack(ctx, s.ok() ? why : s.message(), true);
     }
     std::vector<SendItem> sends;
     for (int w = 1; w < k; ++w) {
-      sends.push_back(SendItem{comm.peer(rack.ranks[w]), reinterpret_cast<char*>(&reply),
+      sends.push_back(SendItem{ctx.peer(rack.ranks[w]), reinterpret_cast<char*>(&reply),
                                sizeof reply, -1, 2, w});
     }
-    RINA_TRY(exchange(comm, "INA setup", std::move(sends), {}, 0));
+    RINA_TRY(exchange(ctx, "INA setup", std::move(sends), {}, 0));
   } else {
     RackSetupMsg reply{};
     RINA_TRY(exchange(
-        comm, "INA setup",
-        {SendItem{comm.peer(agent), reinterpret_cast<char*>(&mine), sizeof mine, -1, 1, 0}},
+        ctx, "INA setup",
+        {SendItem{ctx.peer(agent), reinterpret_cast<char*>(&mine), sizeof mine, -1, 1, 0}},
         {RecvItem{
-            comm.peer(agent), reinterpret_cast<char*>(&reply), sizeof reply, {}, -1, 2, 0, {}}},
+            ctx.peer(agent), reinterpret_cast<char*>(&reply), sizeof reply, {}, -1, 2, 0, {}}},
         0));
-    RINA_TRY(checkSetup(reply, comm.rank(), agent));
+    RINA_TRY(checkSetup(reply, ctx.rank(), agent));
     if (reply.active) {
       RINA_TRY(ri->client_->setGrant(grantOf(reply)));
       ri->active_ = true;
     } else {
       ri->active_ = true;
-      ri->fallBack(comm, "the agent could not get switch slots", false);
+      ri->fallBack(ctx, "the agent could not get switch slots", false);
     }
   }
   *out = std::move(ri);
   return {};
 }
 
-Status RackIna::registerJob(Communicator& comm, const std::vector<ina::Endpoint>& members,
+Status RackIna::registerJob(algo::Context& ctx, const std::vector<ina::Endpoint>& members,
                             bool autoSwitch, ina::Grant* grant, std::string* why) {
   if (autoSwitch) {
     std::string path;
@@ -299,7 +304,7 @@ Status RackIna::registerJob(Communicator& comm, const std::vector<ina::Endpoint>
                                       ina::splitArgs(config::stringValue("RINA_SWITCHD_ARGS")),
                                       timeoutMs_ + 5000, &switchd_));
     controller_ = switchd_->control();
-    RINA_INFO("rank %d: rack %s: started %s (pid %d), control %s", comm.rank(), rack_->name.c_str(),
+    RINA_INFO("rank %d: rack %s: started %s (pid %d), control %s", ctx.rank(), rack_->name.c_str(),
               path.c_str(), static_cast<int>(switchd_->pid()), controller_.toString().c_str());
   }
   RINA_TRY(ina::CtrlClient::connect(controller_, timeoutMs_, &ctrl_));
@@ -320,18 +325,18 @@ RackIna::~RackIna() {
   if (ctrl_ && active_) (void)ctrl_->release(job_, token_);
 }
 
-Status RackIna::beginCollective(Communicator& comm, uint64_t seq) {
+Status RackIna::beginCollective(algo::Context& ctx, uint64_t seq) {
   const int agent = rack_->ranks.front();
   const int k = static_cast<int>(rack_->ranks.size());
   RackSetupMsg msg{};
-  if (comm.rank() == agent) {
+  if (ctx.rank() == agent) {
     bool preempted = false;
     for (const ina::PreemptNotice& n : ctrl_->takeNotices()) preempted |= n.job == job_;
     // NACKs prove a preemption too; the notice is best effort and may come
     // after a collective that went fast (all slices on the hosts).
     preempted |= client_->lostSlots();
     if (ctrl_->closed() && active_) {
-      fallBack(comm, "the switch closed its CTRL connection (" + controller_.toString() + ")",
+      fallBack(ctx, "the switch closed its CTRL connection (" + controller_.toString() + ")",
                true);
     }
     if (preempted && active_) {
@@ -343,48 +348,48 @@ Status RackIna::beginCollective(Communicator& comm, uint64_t seq) {
       if (s.ok()) {
         msg.regrant = 1;
         putGrant(g, &msg);
-        comm.stats().inaRegrants++;
-        RINA_INFO("rank %d: rack %s: slots preempted; new grant of %u slots from %u", comm.rank(),
+        ctx.stats().inaRegrants++;
+        RINA_INFO("rank %d: rack %s: slots preempted; new grant of %u slots from %u", ctx.rank(),
                   rack_->name.c_str(), g.length, g.base);
       } else {
-        fallBack(comm, s.message(), true);
+        fallBack(ctx, s.message(), true);
       }
     }
     msg.active = active_ ? 1 : 0;
     std::vector<SendItem> sends;
     for (int w = 1; w < k; ++w) {
-      sends.push_back(SendItem{comm.peer(rack_->ranks[w]), reinterpret_cast<char*>(&msg),
+      sends.push_back(SendItem{ctx.peer(rack_->ranks[w]), reinterpret_cast<char*>(&msg),
                                sizeof msg, -1, 0, w});
     }
-    return exchange(comm, "allreduce (INA rack start)", std::move(sends), {}, seq);
+    return exchange(ctx, "allreduce (INA rack start)", std::move(sends), {}, seq);
   }
   RINA_TRY(exchange(
-      comm, "allreduce (INA rack start)", {},
-      {RecvItem{comm.peer(agent), reinterpret_cast<char*>(&msg), sizeof msg, {}, -1, 0, 0, {}}},
+      ctx, "allreduce (INA rack start)", {},
+      {RecvItem{ctx.peer(agent), reinterpret_cast<char*>(&msg), sizeof msg, {}, -1, 0, 0, {}}},
       seq));
-  RINA_TRY(checkSetup(msg, comm.rank(), agent));
+  RINA_TRY(checkSetup(msg, ctx.rank(), agent));
   if (!msg.active) {
-    fallBack(comm, "the agent lost the switch", false);
+    fallBack(ctx, "the agent lost the switch", false);
   } else if (msg.regrant) {
     RINA_TRY(client_->setGrant(grantOf(msg)));
-    comm.stats().inaRegrants++;
+    ctx.stats().inaRegrants++;
   }
   return {};
 }
 
-void RackIna::fallBack(Communicator& comm, const std::string& why, bool seenHere) {
+void RackIna::fallBack(algo::Context& ctx, const std::string& why, bool seenHere) {
   if (!active_) return;
   active_ = false;
-  comm.stats().inaFallbacks++;
+  ctx.stats().inaFallbacks++;
   if (seenHere) {
     RINA_WARN(
         "rank %d: rack %s: falling back to host aggregation (hier) for this and later "
         "collectives: %s",
-        comm.rank(), rack_->name.c_str(), why.c_str());
+        ctx.rank(), rack_->name.c_str(), why.c_str());
   } else {
-    RINA_INFO("rank %d: rack %s: falling back to host aggregation (hier): %s", comm.rank(),
+    RINA_INFO("rank %d: rack %s: falling back to host aggregation (hier): %s", ctx.rank(),
               rack_->name.c_str(), why.c_str());
   }
 }
 
-}  // namespace rina::algo
+}  // namespace rina::comm

@@ -18,44 +18,45 @@
 #include <memory>
 #include <string>
 
-#include "comm/communicator.h"
+#include "algo/context.h"
+#include "algo/rack_inputs.h"
 #include "ina/ctrl_client.h"
 #include "ina/ina_client.h"
 #include "ina/local_switchd.h"
 
-namespace rina::algo {
+namespace rina::comm {
 
 // RINA_SWITCH: "auto" (empty list) or one ipv4:port per INA rack in rack
 // order. rinaInvalidArgument naming the bad entry or the count mismatch.
 Status parseSwitchList(const std::string& text, int inaRacks, std::vector<ina::Endpoint>* out);
 
-class RackIna {
+class RackIna final : public algo::RackSwitch {
  public:
   // Collective over the communicator, after its connections exist: every
   // rank calls it; *out stays null outside an INA rack of two or more.
-  static Status setup(Communicator& comm, uint64_t commId, std::unique_ptr<RackIna>* out);
+  static Status setup(algo::Context& ctx, uint64_t commId, std::unique_ptr<RackIna>* out);
   ~RackIna();
 
   const topo::Rack& rack() const { return *rack_; }
   int rackIndex() const { return rackIndex_; }
   int worker() const { return worker_; }
-  bool active() const { return active_; }
-  ina::InaClient& client() { return *client_; }
+  bool active() const override { return active_; }
+  ina::InaClient& client() override { return *client_; }
   int inaTimeoutMs() const { return timeoutMs_; }
 
   // At the start of a collective that uses the switch (every worker of the
   // rack calls it): the agent applies pushed notices and tells every worker
   // the mode and, after a re-grant, the new grant.
-  Status beginCollective(Communicator& comm, uint64_t seq);
+  Status beginCollective(algo::Context& ctx, uint64_t seq) override;
   // This rack stops using the switch. The rank that saw the failure logs it
   // at WARN; every worker counts it.
-  void fallBack(Communicator& comm, const std::string& why, bool seenHere);
+  void fallBack(algo::Context& ctx, const std::string& why, bool seenHere) override;
 
  private:
   RackIna() = default;
   // Agent: starts a local switch when autoSwitch, connects CTRL, REGISTERs.
   // A refused grant sets *why (the rack then falls back).
-  Status registerJob(Communicator& comm, const std::vector<ina::Endpoint>& members, bool autoSwitch,
+  Status registerJob(algo::Context& ctx, const std::vector<ina::Endpoint>& members, bool autoSwitch,
                      ina::Grant* grant, std::string* why);
 
   const topo::Rack* rack_ = nullptr;
@@ -73,6 +74,6 @@ class RackIna {
   std::unique_ptr<ina::CtrlClient> ctrl_;
 };
 
-}  // namespace rina::algo
+}  // namespace rina::comm
 
 #endif  // RINA_LIB_COMM_RACK_INA_H_

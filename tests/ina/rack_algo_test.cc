@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "algo/peers.h"
 #include "comm/communicator.h"
 #include "comm/rack_ina.h"
 #include "core/config.h"
@@ -354,14 +355,14 @@ TEST(RackMap, PeersCoverNeighbourRacksOnly) {
 
 TEST(RackMap, SwitchListErrors) {
   std::vector<ina::Endpoint> out;
-  EXPECT_TRUE(algo::parseSwitchList("auto", 2, &out).ok());
+  EXPECT_TRUE(comm::parseSwitchList("auto", 2, &out).ok());
   EXPECT_TRUE(out.empty());
-  ASSERT_TRUE(algo::parseSwitchList("127.0.0.1:9101,10.0.0.2:9101", 2, &out).ok());
+  ASSERT_TRUE(comm::parseSwitchList("127.0.0.1:9101,10.0.0.2:9101", 2, &out).ok());
   EXPECT_EQ(out[1].port, 9101);
-  Status s = algo::parseSwitchList("127.0.0.1:9101", 2, &out);
+  Status s = comm::parseSwitchList("127.0.0.1:9101", 2, &out);
   EXPECT_EQ(s.code(), rinaInvalidArgument);
   EXPECT_NE(s.message().find("2 INA rack"), std::string::npos) << s.message();
-  s = algo::parseSwitchList("localhost:9101", 1, &out);
+  s = comm::parseSwitchList("localhost:9101", 1, &out);
   EXPECT_EQ(s.code(), rinaInvalidArgument);
   EXPECT_NE(s.message().find("'localhost:9101'"), std::string::npos) << s.message();
 }

@@ -31,21 +31,21 @@ constexpr double kSlow = 1e6;  // 8 Mbit/s
 // Sets the process-wide rates hook for one test.
 class ScopedRatesHook {
  public:
-  explicit ScopedRatesHook(std::function<void(uint64_t, std::vector<algo::LinkRate>*)> fn) {
-    algo::setPlanRatesHookForTesting(std::move(fn));
+  explicit ScopedRatesHook(std::function<void(uint64_t, std::vector<comm::LinkRate>*)> fn) {
+    comm::setPlanRatesHookForTesting(std::move(fn));
   }
-  ~ScopedRatesHook() { algo::setPlanRatesHookForTesting({}); }
+  ~ScopedRatesHook() { comm::setPlanRatesHookForTesting({}); }
 };
 
 // A measured table of every ordered pair of n ranks (connected or not, so
 // no hop is "unknown" to the planner): recvRate of the hop peer -> rank.
-std::vector<algo::LinkRate> syntheticTable(int n,
+std::vector<comm::LinkRate> syntheticTable(int n,
                                            const std::function<double(int from, int to)>& rate) {
-  std::vector<algo::LinkRate> table;
+  std::vector<comm::LinkRate> table;
   for (int r = 0; r < n; ++r) {
     for (int p = 0; p < n; ++p) {
       if (p == r) continue;
-      algo::LinkRate l;
+      comm::LinkRate l;
       l.rank = r;
       l.peer = p;
       l.bytesSent = l.bytesRecv = 1 << 20;
@@ -138,7 +138,7 @@ TEST_F(RackPlanTest, ReplanMovesTheRingToNewNeighbours) {
   ScopedEnv interval("RINA_PLAN_INTERVAL", "2");
   const int n = 10;
   const std::vector<int> rackOrder = {0, 1, 2, 3, 4}, replanned = {0, 2, 4, 1, 3};
-  ScopedRatesHook hook([&](uint64_t check, std::vector<algo::LinkRate>* table) {
+  ScopedRatesHook hook([&](uint64_t check, std::vector<comm::LinkRate>* table) {
     std::vector<int> ring;
     for (int rack : check == 0 ? rackOrder : replanned) {
       ring.push_back(2 * rack);
@@ -209,7 +209,7 @@ TEST_F(RackPlanTest, PortsFollowMeasuredHostRates) {
   ScopedEnv racks("RINA_RACKS", "3:ina,1,1");
   ScopedEnv interval("RINA_PLAN_INTERVAL", "2");
   const int n = 5;
-  ScopedRatesHook hook([&](uint64_t check, std::vector<algo::LinkRate>* table) {
+  ScopedRatesHook hook([&](uint64_t check, std::vector<comm::LinkRate>* table) {
     *table = syntheticTable(n, [check](int a, int b) {
       const bool outside = (a >= 3) != (b >= 3);
       return check > 0 && outside && (a == 1 || b == 1) ? kSlow : kFast;
@@ -258,7 +258,7 @@ TEST_P(RackPlanEveryTest, EveryRankSwitchesAtTheSameCollective) {
   // Members {0,1} {2} {3,4} {5}: ring A keeps them in rank order, ring B
   // swaps {2} and {3,4}, and makes rank 0's outside hops slow (its ports go
   // to rank 1).
-  ScopedRatesHook hook([&](uint64_t check, std::vector<algo::LinkRate>* table) {
+  ScopedRatesHook hook([&](uint64_t check, std::vector<comm::LinkRate>* table) {
     const bool b = check % 2 == 1;
     const int memberOf[] = {0, 0, 1, 2, 2, 3};
     // A probe caps the whole hop between two members, so every host pair
@@ -303,7 +303,7 @@ TEST_F(RackPlanTest, ThresholdMoveMakesRankZeroReplan) {
   ScopedEnv debug("RINA_DEBUG", "INFO");
   const int n = 5, calls = 40, moveAfter = 20;
   std::atomic<bool> moved{false};
-  ScopedRatesHook hook([&](uint64_t, std::vector<algo::LinkRate>* table) {
+  ScopedRatesHook hook([&](uint64_t, std::vector<comm::LinkRate>* table) {
     const bool slow = moved.load();
     *table = syntheticTable(n, [slow](int a, int b) {
       const bool outside = (a >= 3) != (b >= 3);
@@ -421,7 +421,7 @@ TEST(RackPlanFailure, RankDyingInTheExchangeFailsTheOthers) {
   ScopedEnv timeout("RINA_TIMEOUT_MS", "5000");
   // Exchange 0 is the initial plan at creation, exchange 1 comes before the
   // third collective.
-  algo::setPlanExchangeHookForTesting([](int rank) {
+  comm::setPlanExchangeHookForTesting([](int rank) {
     static int exchanges = 0;
     if (rank == 2 && ++exchanges == 2) _exit(7);
   });
@@ -449,7 +449,7 @@ TEST(RackPlanFailure, RankDyingInTheExchangeFailsTheOthers) {
         return 0;
       },
       60);
-  algo::setPlanExchangeHookForTesting({});
+  comm::setPlanExchangeHookForTesting({});
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));
   EXPECT_EQ(codes[2], 7);
   EXPECT_EQ(codes[3], 30);

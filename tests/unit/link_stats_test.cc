@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "algo/peers.h"
 #include "comm/link_stats.h"
 #include "api/handle.h"
 #include "rank_harness.h"
@@ -179,20 +180,20 @@ TEST(LinkStats, BadArguments) {
 // Every rank's links at rank 0: one row per (rank, peer), the bytes each
 // rank reported, and hop rates the planner accepts.
 int checkGather(int rank, rinaComm_t comm) {
-  algo::Communicator* c = api::communicatorOf(comm);
+  comm::Communicator* c = api::communicatorOf(comm);
   // 16 KiB (recursive doubling): bytes move, but transfers under 64 KiB say
   // nothing of a link's rate (latency and engine passes), so none is set.
   std::vector<float> x(4096, 1.0f);
   EXPECT_EQ(rinaAllReduce(x.data(), x.data(), x.size(), rinaFloat32, rinaSum, comm), rinaSuccess);
-  for (const algo::LinkRate& l : algo::localLinkRates(*c)) {
+  for (const comm::LinkRate& l : comm::localLinkRates(*c)) {
     EXPECT_EQ(l.recvRate, 0.0) << rank << " <- " << l.peer << " after " << l.bytesRecv << " bytes";
   }
   // 1 MiB (the ring): every ring hop carries at least 2 x 1 MiB / 4 at once.
   x.assign(1 << 18, 1.0f);
   EXPECT_EQ(rinaAllReduce(x.data(), x.data(), x.size(), rinaFloat32, rinaSum, comm), rinaSuccess);
-  const std::vector<algo::LinkRate> mine = algo::localLinkRates(*c);
-  std::vector<algo::LinkRate> table;
-  Status st = algo::gatherLinkRates(*c, &table);
+  const std::vector<comm::LinkRate> mine = comm::localLinkRates(*c);
+  std::vector<comm::LinkRate> table;
+  Status st = comm::gatherLinkRates(*c, &table);
   EXPECT_TRUE(st.ok()) << st.message();
   if (rank != 0) {
     EXPECT_TRUE(table.empty());
@@ -201,7 +202,7 @@ int checkGather(int rank, rinaComm_t comm) {
   int n = c->size();
   size_t expected = 0;
   int lastRank = -1, lastPeer = -1;
-  for (const algo::LinkRate& l : table) {
+  for (const comm::LinkRate& l : table) {
     EXPECT_TRUE(l.rank > lastRank || (l.rank == lastRank && l.peer > lastPeer));
     lastRank = l.rank;
     lastPeer = l.peer;
@@ -210,17 +211,17 @@ int checkGather(int rank, rinaComm_t comm) {
   }
   for (int r = 0; r < n; ++r) expected += algo::neighbourRanks(r, n).size();
   EXPECT_GE(table.size(), expected);
-  for (const algo::LinkRate& m : mine) {  // rank 0's own rows are as it measured them
+  for (const comm::LinkRate& m : mine) {  // rank 0's own rows are as it measured them
     bool found = false;
-    for (const algo::LinkRate& l : table) found |= l.rank == 0 && l.peer == m.peer && l.bytesSent == m.bytesSent;
+    for (const comm::LinkRate& l : table) found |= l.rank == 0 && l.peer == m.peer && l.bytesSent == m.bytesSent;
     EXPECT_TRUE(found) << "peer " << m.peer;
   }
   // Each hop was measured at both ends: every rank took its rows before any
   // of its gather traffic, after all earlier traffic had arrived, so what one
   // end sent the other received.
-  for (const algo::LinkRate& l : table) {
+  for (const comm::LinkRate& l : table) {
     int ends = 0;
-    for (const algo::LinkRate& o : table) {
+    for (const comm::LinkRate& o : table) {
       if (o.rank != l.peer || o.peer != l.rank) continue;
       ++ends;
       EXPECT_EQ(l.bytesSent, o.bytesRecv) << l.rank << " -> " << l.peer;
@@ -231,10 +232,10 @@ int checkGather(int rank, rinaComm_t comm) {
   for (int r = 0; r < n; ++r) net.hosts.push_back(plan::Network::Host{"h" + std::to_string(r), 0, 0});
   net.racks.push_back(plan::Network::Rack{"r0", false, {}, {}});
   for (int r = 0; r < n; ++r) net.racks[0].hosts.push_back(r);
-  algo::addMeasuredProbes(table, &net);
-  algo::addMeasuredProbes(table, &net);  // again: replaced, not duplicated
+  comm::addMeasuredProbes(table, &net);
+  comm::addMeasuredProbes(table, &net);  // again: replaced, not duplicated
   size_t received = 0;
-  for (const algo::LinkRate& l : table) received += l.bytesRecv > 0 && l.recvRate > 0 ? 1 : 0;
+  for (const comm::LinkRate& l : table) received += l.bytesRecv > 0 && l.recvRate > 0 ? 1 : 0;
   if (n >= 2) {
     EXPECT_GE(received, static_cast<size_t>(n));  // at least every ring hop
   }

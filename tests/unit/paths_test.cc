@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "comm/link_stats.h"
-#include "comm/path_choice.h"
+#include "plan/path_choice.h"
 #include "comm/plan_sync.h"
 #include "api/handle.h"
 #include "rank_harness.h"
@@ -24,8 +24,8 @@
 namespace rina::testing {
 namespace {
 
-using algo::PathChoice;
-using algo::PathPolicy;
+using plan::PathChoice;
+using plan::PathPolicy;
 
 // Two racks of two ranks ("2,2"), two spines; uplinks per spine.
 PathChoice choose(PathPolicy policy, const char* uplinks, bool withRates = true) {
@@ -74,7 +74,7 @@ TEST(Paths, FixedAndHash) {
 
 TEST(Paths, BadPolicyIsRefusedByName) {
   PathPolicy p;
-  Status s = algo::parsePathPolicy("random", &p);
+  Status s = plan::parsePathPolicy("random", &p);
   EXPECT_EQ(s.code(), rinaInvalidArgument);
   EXPECT_EQ(s.message(), "RINA_PATHS=random: expected planned, fixed or hash");
 }
@@ -92,7 +92,7 @@ struct LoopbackSpines {
 // One ring allreduce; returns, per (peer, spine) of this rank, the bytes
 // sent (spine -1: the default connection).
 std::map<std::pair<int, int>, uint64_t> ringBytes(int rank, rinaComm_t comm) {
-  algo::Communicator* c = api::communicatorOf(comm);
+  comm::Communicator* c = api::communicatorOf(comm);
   EXPECT_EQ(rinaCommSetAlgorithm(comm, "ring"), rinaSuccess);
   std::vector<float> in(kBytes / 4, static_cast<float>(rank + 1)), out(kBytes / 4);
   EXPECT_EQ(rinaAllReduce(in.data(), out.data(), in.size(), rinaFloat32, rinaSum, comm),
@@ -112,7 +112,7 @@ void expectHopOn(const char* paths, const std::vector<int>& spineOfHop) {
   LoopbackSpines env;
   ScopedEnv policy("RINA_PATHS", paths);
   runThreads(4, [&](int rank, rinaComm_t comm) {
-    algo::Communicator* c = api::communicatorOf(comm);
+    comm::Communicator* c = api::communicatorOf(comm);
     // Spine 0 is each rank's default address; spine 1 gets a connection of
     // its own to each rank of the other rack.
     std::set<std::pair<int, int>> keys;
@@ -261,9 +261,9 @@ TEST(Paths, MeasuredSlowSpineMovesHierHopsOff) {
   ScopedEnv interval("RINA_PLAN_INTERVAL", "2");
   ScopedEnv threshold("RINA_PLAN_THRESHOLD", "0");
   std::atomic<bool> sawSpineRows{false};
-  algo::setPlanRatesHookForTesting([&](uint64_t check, std::vector<algo::LinkRate>* table) {
+  comm::setPlanRatesHookForTesting([&](uint64_t check, std::vector<comm::LinkRate>* table) {
     bool spine1 = false;
-    for (const algo::LinkRate& l : *table) spine1 |= l.spine == 1 && !l.defaultPath;
+    for (const comm::LinkRate& l : *table) spine1 |= l.spine == 1 && !l.defaultPath;
     if (check == 1) sawSpineRows = spine1;
     if (check == 0) return;
     table->clear();
@@ -271,7 +271,7 @@ TEST(Paths, MeasuredSlowSpineMovesHierHopsOff) {
       for (int p = 0; p < 4; ++p) {
         if (p == r) continue;
         for (int s : p / 2 == r / 2 ? std::vector<int>{-1} : std::vector<int>{0, 1}) {
-          algo::LinkRate l;
+          comm::LinkRate l;
           l.rank = r;
           l.peer = p;
           l.spine = s;
@@ -287,11 +287,11 @@ TEST(Paths, MeasuredSlowSpineMovesHierHopsOff) {
   std::vector<std::map<std::pair<int, int>, uint64_t>> sent(4);
   std::vector<rinaCommStats_t> stats(4);
   runThreads(4, [&](int rank, rinaComm_t comm) {
-    algo::Communicator* c = api::communicatorOf(comm);
+    comm::Communicator* c = api::communicatorOf(comm);
     ASSERT_EQ(rinaCommSetAlgorithm(comm, "hier"), rinaSuccess);
     auto bytesNow = [&] {
       std::map<std::pair<int, int>, uint64_t> m;
-      for (const algo::LinkRate& l : algo::localLinkRates(*c)) m[{l.peer, l.spine}] = l.bytesSent;
+      for (const comm::LinkRate& l : comm::localLinkRates(*c)) m[{l.peer, l.spine}] = l.bytesSent;
       return m;
     };
     std::map<std::pair<int, int>, uint64_t> before;
@@ -310,7 +310,7 @@ TEST(Paths, MeasuredSlowSpineMovesHierHopsOff) {
     stats[rank].size = sizeof stats[rank];
     EXPECT_EQ(rinaCommGetStats(comm, &stats[rank]), rinaSuccess);
   });
-  algo::setPlanRatesHookForTesting({});
+  comm::setPlanRatesHookForTesting({});
   EXPECT_TRUE(sawSpineRows.load()) << "the gathered table had no per-spine rows";
   uint64_t overSpine1 = 0;
   for (int r = 0; r < 4; ++r) {

@@ -10,9 +10,9 @@
 #include <numeric>
 #include <random>
 
-#include "comm/communicator.h"
-#include "comm/link_stats.h"
+#include "algo/peers.h"
 #include "algo/rack_steps.h"
+#include "comm/link_stats.h"
 #include "plan/network.h"
 #include "rack_maps.h"
 #include "topo/ring_members.h"
@@ -20,6 +20,8 @@
 namespace rina::algo {
 namespace {
 
+using comm::addMeasuredHostRates;
+using comm::LinkRate;
 using testing::rackMapOf;
 
 // Racks 2:ina {0,1}, {2}, 3:ina {3,4,5}: members agents 0, 2, 3; six

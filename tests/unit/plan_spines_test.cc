@@ -17,6 +17,11 @@
 namespace rina::algo {
 namespace {
 
+using comm::addMeasuredRates;
+using comm::addMeasuredUplinkRates;
+using comm::holdMeasuredRates;
+using comm::LinkRate;
+
 // Racks of two hosts (ranks 2r, 2r+1), every host link `host` Mbit/s,
 // every rack's uplink to each of `spines` spines `uplink` Mbit/s.
 plan::Network racksOfTwo(int racks, int spines, double host, double uplink) {

@@ -1,18 +1,13 @@
-#include "comm/path_choice.h"
-
-#include <arpa/inet.h>
+#include "plan/path_choice.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "bootstrap/bootstrap.h"
-#include "core/config.h"
 #include "plan/network.h"
 #include "plan/paths.h"
-#include "topo/topology_json.h"
 
-namespace rina::algo {
+namespace rina::plan {
 
 Status parsePathPolicy(const std::string& text, PathPolicy* out) {
   if (text == "planned") {
@@ -44,16 +39,16 @@ namespace {
 
 // The planner's network: from the topology file when it describes these
 // spines, else the racks alone with every rate unknown.
-plan::Network networkFor(int spines, const topo::RackMap& map, const topo::TopologySpec* spec) {
-  plan::Network net;
-  if (spec && spec->spines == spines && plan::networkFromTopology(*spec, map, &net).ok()) {
+Network networkFor(int spines, const topo::RackMap& map, const topo::TopologySpec* spec) {
+  Network net;
+  if (spec && spec->spines == spines && networkFromTopology(*spec, map, &net).ok()) {
     return net;
   }
-  net = plan::Network{};
+  net = Network{};
   net.spineMbit.assign(spines, 0);
   net.hosts.resize(map.rackOf.size());
   for (size_t r = 0; r < map.racks.size(); ++r) {
-    plan::Network::Rack rack;
+    Network::Rack rack;
     rack.name = map.racks[r].name;
     rack.hosts = map.racks[r].ranks;
     rack.uplinkMbit.assign(spines, 0);
@@ -78,10 +73,10 @@ Status PathChoice::make(PathPolicy policy, int spines, const topo::RackMap& map,
   c.rackOf_ = map.rackOf;
   for (const topo::Rack& r : map.racks) c.rackNames_.push_back(r.name);
   if (spines >= 2 && policy == PathPolicy::kPlanned) {
-    const plan::Network net = networkFor(spines, map, spec);
+    const Network net = networkFor(spines, map, spec);
     const int racks = static_cast<int>(map.racks.size());
     c.rackPairSpine_.assign(racks, std::vector<int>(racks, -1));
-    std::vector<plan::SpineHop> hops;
+    std::vector<SpineHop> hops;
     std::vector<std::vector<bool>> seen(racks, std::vector<bool>(racks, false));
     const int n = static_cast<int>(map.rackOf.size());
     for (int r = 0; r < n && n > 1; ++r) {
@@ -90,10 +85,10 @@ Status PathChoice::make(PathPolicy policy, int spines, const topo::RackMap& map,
       if (a == b || seen[a][b]) continue;
       seen[a][b] = true;
       const double own = std::min(orInf(net.hosts[r].linkMbit), orInf(net.hosts[to].linkMbit));
-      hops.push_back(plan::SpineHop{a, b, std::isinf(own) ? 0 : own});
+      hops.push_back(SpineHop{a, b, std::isinf(own) ? 0 : own});
     }
     if (!hops.empty()) {
-      const plan::SpineAssignment a = plan::assignSpines(net, hops);
+      const SpineAssignment a = assignSpines(net, hops);
       for (size_t i = 0; i < hops.size(); ++i) {
         c.rackPairSpine_[hops[i].fromRack][hops[i].toRack] = a.spine[i];
       }
@@ -141,48 +136,4 @@ std::string PathChoice::describe() const {
   return s;
 }
 
-Status spineAddressesFromEnv(const std::string& hostname, std::vector<std::string>* out,
-                             std::string* source) {
-  out->clear();
-  const std::string list = config::stringValue("RINA_SPINE_ADDRS");
-  if (!list.empty()) {
-    *source = "RINA_SPINE_ADDRS";
-    size_t start = 0;
-    while (start <= list.size()) {
-      const size_t comma = std::min(list.find(',', start), list.size());
-      const std::string addr = list.substr(start, comma - start);
-      in_addr parsed{};
-      if (inet_pton(AF_INET, addr.c_str(), &parsed) != 1) {
-        return errorf(rinaInvalidArgument,
-                      "RINA_SPINE_ADDRS=%s: '%s' is not an IPv4 address (expected one per "
-                      "spine, comma-separated)",
-                      list.c_str(), addr.c_str());
-      }
-      out->push_back(addr);
-      start = comma + 1;
-    }
-    if (out->size() > static_cast<size_t>(bootstrap::kMaxSpineAddrs)) {
-      return errorf(rinaInvalidArgument, "RINA_SPINE_ADDRS=%s: at most 8 addresses", list.c_str());
-    }
-    return {};
-  }
-  const std::string file = config::stringValue("RINA_TOPO_FILE");
-  if (file.empty()) return {};
-  topo::TopologySpec spec;
-  RINA_TRY(topo::loadTopologyFile(file, &spec).prepend("RINA_TOPO_FILE=" + file + ": "));
-  for (const topo::RackSpec& rack : spec.racks) {
-    for (const topo::HostSpec& host : rack.hosts) {
-      if (host.name != hostname || host.spineAddrs.empty()) continue;
-      if (host.spineAddrs.size() > static_cast<size_t>(bootstrap::kMaxSpineAddrs)) {
-        return errorf(rinaInvalidArgument,
-                      "RINA_TOPO_FILE=%s: host '%s' has %zu spine addresses; rina uses at most 8",
-                      file.c_str(), hostname.c_str(), host.spineAddrs.size());
-      }
-      *out = host.spineAddrs;
-      *source = "RINA_TOPO_FILE host '" + hostname + "'";
-    }
-  }
-  return {};
-}
-
-}  // namespace rina::algo
+}  // namespace rina::plan

@@ -1,6 +1,6 @@
 // Which spine each inter-rack hop takes: RINA_PATHS picks a rule (under
 // "planned" a hier / rina member hop takes the current Plan's spine when it
-// has one: Communicator::hopSpine).
+// has one: algo::Context::hopSpine).
 //   planned: plan::assignSpines over the rack-level hops of the rank ring
 //            (r -> r+1 across racks), from the topology file's rates
 //            (per-spine uplink_mbit / spine_link_mbit, host links); one
@@ -10,8 +10,8 @@
 //   hash:    (from + to) % spines, the ECMP-like static spread.
 // A hop inside a rack, or a pair without a spine of its own, uses the
 // default connection (spine -1).
-#ifndef RINA_LIB_COMM_PATH_CHOICE_H_
-#define RINA_LIB_COMM_PATH_CHOICE_H_
+#ifndef RINA_LIB_PLAN_PATH_CHOICE_H_
+#define RINA_LIB_PLAN_PATH_CHOICE_H_
 
 #include <string>
 #include <vector>
@@ -19,7 +19,7 @@
 #include "core/status.h"
 #include "topo/rack_map.h"
 
-namespace rina::algo {
+namespace rina::plan {
 
 enum class PathPolicy { kPlanned, kFixed, kHash };
 Status parsePathPolicy(const std::string& text, PathPolicy* out);
@@ -47,13 +47,6 @@ class PathChoice {
   double bottleneckMbit_ = 0;
 };
 
-// This rank's address on each spine: RINA_SPINE_ADDRS ("ipv4,ipv4,...",
-// spine order), else the spine_addrs of the host named `hostname` in
-// RINA_TOPO_FILE, else none. Bad addresses are rinaInvalidArgument naming
-// the knob; *source says where they came from.
-Status spineAddressesFromEnv(const std::string& hostname, std::vector<std::string>* out,
-                             std::string* source);
+}  // namespace rina::plan
 
-}  // namespace rina::algo
-
-#endif  // RINA_LIB_COMM_PATH_CHOICE_H_
+#endif  // RINA_LIB_PLAN_PATH_CHOICE_H_

@@ -1,0 +1,153 @@
+// What an algorithm runs on, in the manner of Gloo's Context: this rank's
+// place in the group and its racks, its connections to the peers (by peer,
+// and by peer and spine, with the rule for which spine a hop takes), the
+// settings that shape a collective, an abort flag, a collective counter,
+// scratch memory and the counters it adds to. The communicator (lib/comm)
+// is one: it makes the connections and adds what algorithms take as
+// inputs instead (the plan every rank follows and the rack's INA agent,
+// rack_inputs.h).
+#ifndef RINA_LIB_ALGO_CONTEXT_H_
+#define RINA_LIB_ALGO_CONTEXT_H_
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "algo/algorithm.h"
+#include "algo/engine.h"
+#include "plan/path_choice.h"
+#include "topo/rack_map.h"
+#include "transport/connection.h"
+
+namespace rina::algo {
+
+// Counters behind rinaCommGetStats.
+struct CommStats {
+  uint64_t calls[kAlgorithms] = {};  // per Algorithm that actually ran (index = enum value)
+  uint64_t inaFallbacks = 0;
+  uint64_t inaCalls = 0;
+  uint64_t inaRetransmissions = 0;
+  uint64_t inaHostSlices = 0;
+  uint64_t inaRegrants = 0;
+  // Connections closed because a new plan no longer needed them: their
+  // bytes stay in rinaCommGetStats' totals.
+  uint64_t closedBytesSent = 0;
+  uint64_t closedBytesReceived = 0;
+};
+
+class Context {
+ public:
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return nranks_; }
+  const topo::RackMap& racks() const { return racks_; }
+
+  transport::Connection* peer(int r) const;
+  // The connection to rank r over spine `spine` (path / NIC / address s);
+  // spine -1 is the default connection, peer(r). When the pair has no
+  // connection of its own for that spine (same rack, a peer without an
+  // address on it, or the spine is the peer's default address) this is the
+  // default connection, which then is that path. Both ends of a message
+  // must ask for the same spine.
+  transport::Connection* connectionFor(int r, int spine) const;
+  // The spine the hop from rank `from` to rank `to` takes: the current
+  // plan's (planSpine, for member-ring hops) under RINA_PATHS=planned when
+  // it has one, else RINA_PATHS's rule; -1: the default path.
+  int hopSpine(int from, int to, int planSpine = -1) const {
+    return planSpine >= 0 && paths_.policy() == plan::PathPolicy::kPlanned
+               ? planSpine
+               : paths_.spineFor(from, to);
+  }
+  // The ring's connections to and from neighbours, on their hop's spine.
+  transport::Connection* hopTo(int next, int planSpine = -1) const {
+    return connectionFor(next, hopSpine(rank_, next, planSpine));
+  }
+  transport::Connection* hopFrom(int prev, int planSpine = -1) const {
+    return connectionFor(prev, hopSpine(prev, rank_, planSpine));
+  }
+  const plan::PathChoice& paths() const { return paths_; }
+  // Spines every rank has an address on (0 or 1: one path).
+  int spines() const { return spines_; }
+  // The spine the default connection to rank r runs over (what its bytes
+  // measure): for a peer in another rack when there are several spines, the
+  // one on which the accepting (higher) rank's default address lies; else -1.
+  int defaultSpine(int r) const;
+  // Every connection of this rank, by peer rank (ascending).
+  const std::map<int, std::unique_ptr<transport::Connection>>& connections() const {
+    return conns_;
+  }
+  // Connections over a chosen spine, by (peer, spine); see connectionFor.
+  const std::map<std::pair<int, int>, std::unique_ptr<transport::Connection>>& spineConnections()
+      const {
+    return spineConns_;
+  }
+
+  // Settings (RINA_TIMEOUT_MS, RINA_SLICE_BYTES, RINA_SMALL_MSG_BYTES,
+  // RINA_SPIN_US).
+  int64_t timeoutMs() const { return timeoutMs_; }
+  size_t sliceBytes() const { return sliceBytes_; }
+  size_t smallMsgBytes() const { return smallMsgBytes_; }
+  // RINA_INA_PORT_MARKERS: rina's rack reduce-scatter ports send markers
+  // (and auto's link model counts them).
+  bool portMarkers() const { return portMarkers_; }
+  int64_t spinUs() const { return spinUs_; }
+
+  const std::atomic<bool>* abortFlag() const { return &aborted_; }
+  void abort() { aborted_ = true; }
+  bool aborted() const { return aborted_.load(); }
+
+  // The number of the next collective (every rank counts alike).
+  uint64_t nextSeq() { return ++seq_; }
+
+  // 64-byte aligned scratch of at least bytes; valid until the next call.
+  char* scratch(size_t bytes);
+
+  CommStats& stats() { return stats_; }
+  const CommStats& stats() const { return stats_; }
+  // True the first time auto resolves to a (for one INFO line per choice).
+  bool noteAutoChoice(Algorithm a) {
+    const unsigned bit = 1u << static_cast<int>(a);
+    const bool first = !(autoChoices_ & bit);
+    autoChoices_ |= bit;
+    return first;
+  }
+
+ protected:
+  Context() = default;
+  ~Context();
+
+  // Filled in by whoever sets the context up (comm/communicator.h).
+  int rank_ = 0;
+  int nranks_ = 1;
+  topo::RackMap racks_;
+  std::map<int, std::unique_ptr<transport::Connection>> conns_;
+  std::map<std::pair<int, int>, std::unique_ptr<transport::Connection>> spineConns_;
+  plan::PathChoice paths_;
+  int spines_ = 0;
+  std::vector<int> defaultSpines_;  // by rank; empty: -1 for every peer
+  int64_t timeoutMs_ = 60000;
+  size_t sliceBytes_ = 128 << 10;
+  size_t smallMsgBytes_ = 128 << 10;
+  bool portMarkers_ = true;
+  int64_t spinUs_ = 0;
+  std::atomic<bool> aborted_{false};
+  CommStats stats_;
+
+ private:
+  uint64_t seq_ = 0;
+  unsigned autoChoices_ = 0;
+  char* scratch_ = nullptr;
+  size_t scratchBytes_ = 0;
+};
+
+// The engine settings for one collective on ctx (kind: engine.h's CollKind).
+EngineContext contextFor(const Context& ctx, uint8_t kind, uint64_t seq, int steps);
+
+}  // namespace rina::algo
+
+#endif  // RINA_LIB_ALGO_CONTEXT_H_
