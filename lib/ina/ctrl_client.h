@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "core/status.h"
-#include "ina/ctrl_protocol.h"
-#include "ina/net.h"
+#include "inanet/ctrl_protocol.h"
+#include "inanet/net.h"
 
 namespace rina::ina {
 

@@ -36,11 +36,11 @@
 #include <vector>
 
 #include "core/status.h"
-#include "ina/ctrl_protocol.h"
 #include "ina/ina_sender.h"
-#include "ina/net.h"
 #include "ina/rto.h"
-#include "ina/udp_batch.h"
+#include "inanet/ctrl_protocol.h"
+#include "inanet/net.h"
+#include "inanet/udp_batch.h"
 #include "rina/rina.h"
 
 namespace rina::ina {

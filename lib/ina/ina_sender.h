@@ -16,7 +16,7 @@
 #include <span>
 
 #include "core/status.h"
-#include "ina/ctrl_protocol.h"
+#include "inanet/ctrl_protocol.h"
 
 namespace rina::ina {
 

@@ -1,6 +1,6 @@
 #include "ina/ina_transport.h"
 
-#include "ina/endpoint.h"
+#include "inanet/endpoint.h"
 
 namespace rina::ina {
 

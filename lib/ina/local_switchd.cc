@@ -14,7 +14,7 @@
 
 #include "core/config.h"
 #include "core/log.h"
-#include "ina/net.h"
+#include "inanet/net.h"
 
 namespace rina::ina {
 namespace {

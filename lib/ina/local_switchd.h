@@ -20,7 +20,7 @@
 
 #include "core/socket.h"
 #include "core/status.h"
-#include "ina/endpoint.h"
+#include "inanet/endpoint.h"
 
 namespace rina::ina {
 

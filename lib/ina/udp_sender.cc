@@ -2,9 +2,9 @@
 // one switch port as segmented sends (udp_batch.h).
 #include <vector>
 
-#include "ina/endpoint.h"
 #include "ina/ina_sender.h"
-#include "ina/udp_batch.h"
+#include "inanet/endpoint.h"
+#include "inanet/udp_batch.h"
 
 namespace rina::ina {
 namespace {

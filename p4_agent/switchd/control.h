@@ -1,6 +1,6 @@
 // The switch controller: job registration, slot grants with ESA preemption,
 // release, stats and P4 table entries. Speaks the CTRL protocol
-// (lib/ina/ctrl_protocol.h) one line at a time and changes the data plane
+// (lib/inanet/ctrl_protocol.h) one line at a time and changes the data plane
 // through the small DataPlane interface, so it is tested without sockets.
 //
 // ESA policy: a request is served from free slots first; when they are short,
@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ina/ctrl_protocol.h"
+#include "inanet/ctrl_protocol.h"
 #include "switchd/pipeline.h"
 #include "switchd/slot_allocator.h"
 

@@ -7,7 +7,7 @@
 #include <map>
 #include <memory>
 
-#include "ina/net.h"
+#include "inanet/net.h"
 #include "switchd/control.h"
 
 namespace rina::switchd {

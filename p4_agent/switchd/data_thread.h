@@ -19,8 +19,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "ina/net.h"
-#include "ina/udp_batch.h"
+#include "inanet/net.h"
+#include "inanet/udp_batch.h"
 #include "switchd/pipeline.h"
 
 namespace rina::switchd {

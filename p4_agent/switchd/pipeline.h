@@ -32,7 +32,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "ina/endpoint.h"
+#include "inanet/endpoint.h"
 #include "rina/ina_wire.h"
 
 namespace rina::switchd {

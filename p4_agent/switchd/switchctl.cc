@@ -5,7 +5,7 @@
 #include <cstring>
 #include <string>
 
-#include "ina/net.h"
+#include "inanet/net.h"
 #include "rina/rina.h"
 
 int main(int argc, char** argv) {

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "ina/ctrl_protocol.h"
+#include "inanet/ctrl_protocol.h"
 #include "switchd/control.h"
 
 namespace {

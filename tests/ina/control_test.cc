@@ -5,7 +5,7 @@
 
 #include <map>
 
-#include "ina/ctrl_protocol.h"
+#include "inanet/ctrl_protocol.h"
 
 namespace rina::switchd {
 namespace {

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "ina/ctrl_client.h"
-#include "ina/net.h"
 #include "ina_harness.h"
+#include "inanet/net.h"
 #include "rina/ina_roce.h"
 
 namespace rina::ina::testing {

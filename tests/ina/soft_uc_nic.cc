@@ -2,7 +2,7 @@
 
 #include <sys/socket.h>
 
-#include "ina/net.h"
+#include "inanet/net.h"
 
 namespace rina::ina::testing {
 namespace {

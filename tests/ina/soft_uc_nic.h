@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/socket.h"
-#include "ina/endpoint.h"
+#include "inanet/endpoint.h"
 #include "transport/verbs/uc_queue_pair.h"
 
 namespace rina::ina::testing {

@@ -12,8 +12,8 @@
 
 #include "ina/ina_client.h"
 #include "ina/ina_transport.h"
-#include "ina/net.h"
 #include "ina/uc_sender.h"
+#include "inanet/net.h"
 #include "rina/ina_roce.h"
 #include "soft_uc_nic.h"
 

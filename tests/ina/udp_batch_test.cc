@@ -3,7 +3,7 @@
 // segmentation offload on or off on either side; runs only join datagrams of
 // one destination and length; a refused segmented send falls back to single
 // datagrams and still delivers everything.
-#include "ina/udp_batch.h"
+#include "inanet/udp_batch.h"
 
 #include <gtest/gtest.h>
 #include <net/if.h>
@@ -18,7 +18,7 @@
 #include <map>
 #include <vector>
 
-#include "ina/net.h"
+#include "inanet/net.h"
 #include "rina/ina_wire.h"
 
 namespace rina::ina {

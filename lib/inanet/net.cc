@@ -1,4 +1,4 @@
-#include "ina/net.h"
+#include "inanet/net.h"
 
 #include <errno.h>
 #include <poll.h>

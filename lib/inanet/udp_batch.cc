@@ -1,4 +1,4 @@
-#include "ina/udp_batch.h"
+#include "inanet/udp_batch.h"
 
 #include <errno.h>
 #include <netinet/udp.h>

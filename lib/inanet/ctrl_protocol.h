@@ -12,15 +12,15 @@
 // "OK", "OK {json}", or "ERR message". The controller may push
 // "NOTICE PREEMPT job=J base=B length=N" on a job's registering connection.
 // Parsing validates every field; it is fuzzed (tests/fuzz).
-#ifndef RINA_LIB_INA_CTRL_PROTOCOL_H_
-#define RINA_LIB_INA_CTRL_PROTOCOL_H_
+#ifndef RINA_LIB_INANET_CTRL_PROTOCOL_H_
+#define RINA_LIB_INANET_CTRL_PROTOCOL_H_
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "ina/endpoint.h"
+#include "inanet/endpoint.h"
 
 namespace rina::ina {
 
@@ -64,4 +64,4 @@ bool parsePreemptNotice(std::string_view line, PreemptNotice* out);
 
 }  // namespace rina::ina
 
-#endif  // RINA_LIB_INA_CTRL_PROTOCOL_H_
+#endif  // RINA_LIB_INANET_CTRL_PROTOCOL_H_

@@ -1,4 +1,4 @@
-#include "ina/ctrl_protocol.h"
+#include "inanet/ctrl_protocol.h"
 
 #include <charconv>
 #include <cstdio>

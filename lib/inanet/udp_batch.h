@@ -1,6 +1,6 @@
-// Batched UDP I/O for the INA data plane, shared by the client (udp_sender.cc,
-// ina_client.cc) and rina-switchd (data_thread.cc), with the kernel's UDP
-// segmentation offloads:
+// Batched UDP I/O for the INA data plane, shared by the host client
+// (lib/ina: udp_sender.cc, ina_client.cc) and rina-switchd (data_thread.cc),
+// with the kernel's UDP segmentation offloads:
 //
 //   send     runs of consecutive datagrams to one address with one length
 //            (the run's last may be shorter) leave as one UDP_SEGMENT
@@ -17,8 +17,8 @@
 // fragments; EIO: a device without checksum offload; an old kernel) lowers
 // the segment size used from then on and the run goes out datagram by
 // datagram.
-#ifndef RINA_LIB_INA_UDP_BATCH_H_
-#define RINA_LIB_INA_UDP_BATCH_H_
+#ifndef RINA_LIB_INANET_UDP_BATCH_H_
+#define RINA_LIB_INANET_UDP_BATCH_H_
 
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -111,4 +111,4 @@ class UdpBatchReceiver {
 
 }  // namespace rina::ina
 
-#endif  // RINA_LIB_INA_UDP_BATCH_H_
+#endif  // RINA_LIB_INANET_UDP_BATCH_H_

@@ -1,4 +1,4 @@
-#include "ina/endpoint.h"
+#include "inanet/endpoint.h"
 
 #include <arpa/inet.h>
 

@@ -1,15 +1,15 @@
 // Socket pieces of INA on top of core/socket.h: UDP sockets for the data
 // plane, TCP for CTRL (listen/connect by Endpoint), and newline-framed
 // messages with deadlines.
-#ifndef RINA_LIB_INA_NET_H_
-#define RINA_LIB_INA_NET_H_
+#ifndef RINA_LIB_INANET_NET_H_
+#define RINA_LIB_INANET_NET_H_
 
 #include <string>
 #include <string_view>
 
 #include "core/socket.h"
 #include "core/status.h"
-#include "ina/endpoint.h"
+#include "inanet/endpoint.h"
 
 namespace rina::ina {
 
@@ -46,4 +46,4 @@ Status readLine(int fd, LineReader& reader, int timeoutMs, std::string* line);
 
 }  // namespace rina::ina
 
-#endif  // RINA_LIB_INA_NET_H_
+#endif  // RINA_LIB_INANET_NET_H_

@@ -2,8 +2,8 @@
 // data plane keeps per rack member (the P4 programs hold the same pair).
 // Pure (no sockets, no rina/core) so rina-switchd's pipeline and the fuzzers
 // use it alone.
-#ifndef RINA_LIB_INA_ENDPOINT_H_
-#define RINA_LIB_INA_ENDPOINT_H_
+#ifndef RINA_LIB_INANET_ENDPOINT_H_
+#define RINA_LIB_INANET_ENDPOINT_H_
 
 #include <netinet/in.h>
 
@@ -29,4 +29,4 @@ bool parseEndpoint(std::string_view text, Endpoint* out);
 
 }  // namespace rina::ina
 
-#endif  // RINA_LIB_INA_ENDPOINT_H_
+#endif  // RINA_LIB_INANET_ENDPOINT_H_
