@@ -1,42 +1,101 @@
-// The state of one rack all-gather (InaClient::startGather, ina_gather.cc);
-// private to lib/ina, shared by the two files that hold the client.
+// Rack all-gather through the switch (InaClient::startGather): every worker
+// is the root of some slices (BCAST, fan-in 1: the switch stores each and
+// multicasts it to the rack) and receives everyone else's. Roots never
+// share a slot, so a root's window only waits on its own echoes: root w owns
+// the call's slots first + w * share .. + share - 1 (share = slots / fan-in)
+// and its j-th slice is seq base + j * fanIn + w, slot first + w * share +
+// j % share, set (j / share) % 2. A receiver learns root and index from the
+// seq alone.
+//
+// Loss: a root resends a slice until the switch acknowledges it (a
+// header-only RESULT to the root; the switch multicasts its stored copy to
+// the others again); a receiver that misses a multicast cannot ask the
+// switch for it, so finish() lists what never came and the caller fetches
+// it from the root over host connections.
 #ifndef RINA_LIB_INA_GATHER_CALL_H_
 #define RINA_LIB_INA_GATHER_CALL_H_
 
-#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
-#include "ina/ina_client.h"
+#include "core/socket.h"
+#include "core/status.h"
+#include "ina/datagram_pump.h"
 
 namespace rina::ina {
 
-struct InaClient::GatherCall {
-  struct Own {
-    uint32_t j = 0;
-    bool busy = false;
-    bool retransmitted = false;
-    std::chrono::steady_clock::time_point sentAt;
-    std::vector<uint8_t> bytes;
-  };
-  uint8_t* buffer = nullptr;
+// One slice of a rack all-gather.
+struct GatherSlice {
+  size_t offset = 0;   // bytes into the buffer
+  uint32_t bytes = 0;  // 1 to 4 * sliceElems()
+  uint8_t root = 0;    // the worker (index in the rack) whose bytes these are
+};
+struct InaGatherOptions {
   const std::vector<GatherSlice>* slices = nullptr;
+  // Whether this worker's own slice i may go (its bytes are final); null:
+  // all at once.
   std::function<bool(uint32_t)> ready;
-  uint32_t n = 1, me = 0, share = 1, base = 0, span = 0;
-  uint32_t slot0 = 0;                         // first window index of the gather's slots
-  std::vector<std::vector<uint32_t>> byRoot;  // slice indices of each root, in order
-  std::vector<bool> have;                     // per slice: in the buffer here
-  uint32_t nextOwn = 0, ownEchoed = 0;
-  std::vector<Own> window;  // share entries, by j % share
-  std::chrono::steady_clock::time_point lastEcho;
+  // The part of the window it uses (slots 0: the rest of the window); each
+  // root gets slots / fan-in of it.
+  uint32_t firstSlot = 0;
+  uint32_t slots = 0;
+};
+struct InaGatherResult {
+  // Other roots' slices that never arrived here (lost multicasts, or a root
+  // that lost the switch): the caller fetches them over host connections.
+  std::vector<uint32_t> missingSlices;
   InaCallStats stats;
-  std::vector<int32_t> words;
+};
 
-  uint32_t slotOf(uint32_t grantBase, uint32_t w, uint32_t j) const {
-    return grantBase + slot0 + w * share + j % share;
-  }
-  size_t own() const { return byRoot[me].size(); }
+class GatherCall : public PumpCall {
+ public:
+  // Checks the call and attaches it to the pump (with the multicasts that
+  // came while this worker was still in its previous call).
+  static Status create(DatagramPump& pump, void* buffer, const InaGatherOptions& options,
+                       std::unique_ptr<GatherCall>* out);
+  ~GatherCall() override;
+
+  // One pass that never blocks: sends this worker's slices the window and
+  // ready() allow, resends the late ones, takes what arrived. The first
+  // error ends the call and stays its status().
+  Status progress(bool* moved);
+  const Status& status() const { return status_; }
+  // Slice i is in the buffer here.
+  bool has(uint32_t i) const { return i < have_.size() && have_[i]; }
+  // This worker's own slices all came back (or the call failed).
+  bool rootsDone() const { return !status_.ok() || ownEchoed_ == own(); }
+  int waitMs() const;
+  Status finish(InaGatherResult* result);
+
+  const char* name() const override { return "all-gather"; }
+  bool holdsSlots(uint32_t first, uint32_t count) const override;
+  uint32_t seqBegin() const override { return base_; }
+  uint32_t seqEnd() const override { return base_ + span_; }
+  void onAnswer(const Header& h, const uint8_t* payload) override;
+
+ private:
+  explicit GatherCall(DatagramPump& pump) : pump_(pump) {}
+  Status pass(bool* moved);
+  // The window slot of root w's j-th slice.
+  uint32_t slotOf(uint32_t w, uint32_t j) const { return first_ + w * share_ + j % share_; }
+  size_t own() const { return byRoot_[me_].size(); }
+
+  DatagramPump& pump_;
+  Status status_;
+  uint8_t* buffer_ = nullptr;
+  const std::vector<GatherSlice>* slices_ = nullptr;
+  std::function<bool(uint32_t)> ready_;
+  uint32_t n_ = 1, me_ = 0, share_ = 1, base_ = 0, span_ = 0;
+  uint32_t first_ = 0;                         // first window slot of the call
+  std::vector<std::vector<uint32_t>> byRoot_;  // slice indices of each root, in order
+  std::vector<bool> have_;                     // per slice: in the buffer here
+  uint32_t nextOwn_ = 0, ownEchoed_ = 0;
+  Clock::time_point lastEcho_;
+  InaCallStats stats_;
+  std::vector<int32_t> words_;
+  std::vector<InFlight*> batch_;
 };
 
 }  // namespace rina::ina

@@ -1,6 +1,6 @@
 // Batched UDP I/O for the INA data plane, shared by the host client
-// (lib/ina: udp_sender.cc, ina_client.cc) and rina-switchd (data_thread.cc),
-// with the kernel's UDP segmentation offloads:
+// (lib/ina: udp_sender.cc, datagram_pump.cc) and rina-switchd
+// (data_thread.cc), with the kernel's UDP segmentation offloads:
 //
 //   send     runs of consecutive datagrams to one address with one length
 //            (the run's last may be shorter) leave as one UDP_SEGMENT

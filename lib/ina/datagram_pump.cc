@@ -1,0 +1,208 @@
+#include "ina/datagram_pump.h"
+
+#include <poll.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/log.h"
+#include "inanet/net.h"
+#include "rina/ina_roce.h"
+
+namespace rina::ina {
+namespace {
+
+constexpr int kRxBatch = 64;
+// Answers for calls not attached yet (switch broadcasts) kept meanwhile.
+constexpr size_t kMaxEarlyDatagrams = 4096;
+
+}  // namespace
+
+DatagramPump::DatagramPump(const InaClientOptions& options)
+    : options_(options),
+      rto_(options.initialRtoUs, options.minRtoUs, options.maxRtoUs),
+      rxScratch_(kMaxDatagramBytes) {}
+
+Status DatagramPump::create(const InaClientOptions& options, std::unique_ptr<InaSender> sender,
+                            std::unique_ptr<DatagramPump>* out) {
+  if (options.job == 0 || options.fanIn == 0 || options.fanIn > kMaxFanIn ||
+      options.worker >= options.fanIn) {
+    return errorf(rinaInvalidArgument, "ina: bad client options: job %u worker %u fan-in %u",
+                  options.job, options.worker, options.fanIn);
+  }
+  std::unique_ptr<DatagramPump> p(new DatagramPump(options));
+  Status s = openUdpSocket(options.local, options.socketBufferBytes, &p->socket_);
+  if (s.ok()) s = boundEndpoint(p->socket_.get(), &p->local_);
+  if (!s.ok()) return s.prepend(p->context());
+  const bool gro = UdpBatchReceiver::enableGro(p->socket_.get());
+  p->rx_ = std::make_unique<UdpBatchReceiver>(kRxBatch, roce::kMaxDatagramBytes + 4, gro);
+  p->sender_ = sender ? std::move(sender) : makeUdpSender(p->socket_.get(), options.switchAddr);
+  *out = std::move(p);
+  return Status();
+}
+
+std::string DatagramPump::context() const {
+  return "ina: worker " + std::to_string(options_.worker) + " job " + std::to_string(options_.job) +
+         ": ";
+}
+
+Status DatagramPump::setGrant(const Grant& grant) {
+  if (grant.length == 0 || grant.payloadElems == 0 || grant.payloadElems > kMaxPayloadElems ||
+      grant.ports == 0) {
+    return errorf(rinaInvalidUsage, "no usable grant (length %u)", grant.length).prepend(context());
+  }
+  Status carried = sender_->setGrant(grant);
+  if (!carried.ok()) {
+    if (!options_.udpFallback) return carried;
+    RINA_INFO("ina: worker %u job %u: sending over UDP instead: %s", options_.worker, options_.job,
+              carried.message().c_str());
+    sender_ = makeUdpSender(socket_.get(), options_.switchAddr);
+  }
+  grant_ = grant;
+  window_ = options_.window ? std::min(options_.window, grant.length) : grant.length;
+  lostSlots_.assign(window_, false);
+  slots_.assign(window_, InFlight{});
+  early_.clear();
+  // The sequence goes on across grants, so a datagram of an earlier grant
+  // still in a socket or in flight can never pass for one of this grant
+  // (same slot, same seq). Restart only far from the 32-bit wrap.
+  if (nextSeq_ >= (1u << 31)) nextSeq_ = 1;
+  return Status();
+}
+
+Status DatagramPump::needGrant(const char* what) const {
+  if (window_ != 0) return Status();
+  return errorf(rinaInvalidUsage, "%s before a slot grant", what).prepend(context());
+}
+
+bool DatagramPump::lostSlots() const {
+  return std::find(lostSlots_.begin(), lostSlots_.end(), true) != lostSlots_.end();
+}
+
+Status DatagramPump::claimSlots(const char* what, uint32_t first, uint32_t* slots) const {
+  if (*slots == 0) *slots = window_ - std::min(window_, first);
+  if (*slots == 0 || first + *slots > window_) {
+    return errorf(rinaInvalidArgument, "%s slots %u..%u are outside the window of %u", what, first,
+                  first + *slots, window_)
+        .prepend(context());
+  }
+  for (const PumpCall* c : calls_) {
+    if (c->holdsSlots(first, *slots)) {
+      return errorf(rinaInvalidUsage, "%s slots %u..%u overlap the %s in progress", what, first,
+                    first + *slots, c->name())
+          .prepend(context());
+    }
+  }
+  return Status();
+}
+
+Status DatagramPump::takeSeqs(uint64_t count, uint32_t* base) {
+  if (uint64_t{nextSeq_} + count >= (uint64_t{1} << 32)) {
+    // Seq 0 means "unused" to the switch, and t % W must not jump at the wrap.
+    return errorf(rinaInvalidUsage, "slice sequence exhausted; REQUEST a fresh grant")
+        .prepend(context());
+  }
+  *base = nextSeq_;
+  nextSeq_ += static_cast<uint32_t>(count);
+  return Status();
+}
+
+Header DatagramPump::header(Type type, uint32_t w, bool shadow, uint32_t seq) const {
+  Header h;
+  h.type = type;
+  h.flags = 0;
+  h.job = options_.job;
+  h.slot = static_cast<uint16_t>(grant_.base + w);
+  h.shadow = shadow;
+  h.worker = options_.worker;
+  h.fanIn = options_.fanIn;
+  h.seq = seq;
+  h.elems = static_cast<uint16_t>(grant_.payloadElems);
+  h.token = options_.token;
+  h.exponent = 0;
+  return h;
+}
+
+void DatagramPump::freeSlots(uint32_t first, uint32_t count) {
+  for (uint32_t w = first; w < first + count; ++w) slots_[w].busy = false;
+}
+
+Status DatagramPump::send(const std::vector<InFlight*>& batch, const char* what) {
+  out_.resize(batch.size());
+  const Clock::time_point now = Clock::now();
+  for (size_t k = 0; k < batch.size(); ++k) {
+    InFlight* e = batch[k];
+    out_[k] = {e->bytes, static_cast<uint16_t>(grant_.port + portOf(e->slot))};
+    e->sentAt = now;
+  }
+  Status s = sender_->send(out_);
+  if (!s.ok()) return s.prepend(context() + what);
+  return s;
+}
+
+void DatagramPump::markResent(InFlight& e) {
+  e.bytes[1] |= kFlagResend;
+  e.retransmitted = true;
+}
+
+void DatagramPump::sampleRtt(const InFlight& e, Clock::time_point now) {
+  if (!e.retransmitted) rto_.sample(microsBetween(e.sentAt, now));
+}
+
+void DatagramPump::attach(PumpCall& c) {
+  calls_.push_back(&c);
+  std::deque<std::vector<uint8_t>> early;
+  early.swap(early_);
+  for (const auto& d : early) route(d.data(), d.size());
+}
+
+void DatagramPump::detach(PumpCall& c) { std::erase(calls_, &c); }
+
+void DatagramPump::route(const uint8_t* data, size_t len) {
+  Header h;
+  if (decode({data, len}, &h) != DecodeError::kOk || h.job != options_.job ||
+      h.token != options_.token || calls_.empty()) {
+    return;
+  }
+  uint32_t end = calls_.front()->seqEnd();
+  for (PumpCall* c : calls_) {
+    if (h.seq - c->seqBegin() < c->seqEnd() - c->seqBegin()) {
+      c->onAnswer(h, data + kHeaderBytes);
+      return;
+    }
+    if (static_cast<int32_t>(c->seqEnd() - end) > 0) end = c->seqEnd();
+  }
+  if (static_cast<int32_t>(h.seq - end) >= 0) {
+    if (early_.size() < kMaxEarlyDatagrams) early_.emplace_back(data, data + len);
+    return;
+  }
+  for (PumpCall* c : calls_) c->onStray(h);
+}
+
+void DatagramPump::receive() {
+  for (;;) {
+    const int got = rx_->receive(socket_.get());
+    if (got <= 0) return;
+    for (UdpBatchReceiver::Datagram& d : rx_->datagrams()) {
+      if (d.truncated) continue;
+      // A RoCEv2 answer (its first byte is the BTH opcode, never a native
+      // magic/version byte) is translated in place (the native form is
+      // shorter); one that does not parse is dropped.
+      if (d.len > 0 && d.data[0] == roce::kOpUcWriteOnlyImm) {
+        roce::RoceError err;
+        const size_t len = roce::toNative({d.data, d.len}, rxScratch_, &err);
+        std::memcpy(d.data, rxScratch_.data(), len);
+        d.len = static_cast<uint32_t>(len);
+      }
+      if (d.len > 0) route(d.data, d.len);
+    }
+    if (got < kRxBatch) return;
+  }
+}
+
+void DatagramPump::waitReadable(int ms) const {
+  pollfd p{socket_.get(), POLLIN, 0};
+  ::poll(&p, 1, ms);
+}
+
+}  // namespace rina::ina

@@ -1,0 +1,190 @@
+// The datagram machinery that one worker's INA calls share: the UDP socket
+// answers come back on, the sender datagrams leave through (UDP with the
+// batch offloads, or RDMA UC writes: ina_sender.h), the granted slots and
+// the datagram in flight in each, the retransmission timer, the slice
+// sequence, and the hand-off of every answer to the call it belongs to.
+//
+// The calls on it (reduce_call.h, gather_call.h, broadcast_call.h) build
+// their datagrams and read their answers; the pump moves them. A call owns
+// a range of seqs and, while it runs, is attached: an answer goes to the
+// attached call whose seqs hold its seq. An answer for a seq past every
+// attached call (a broadcast a rack-mate started while this worker was still
+// busy) is kept for the call that will own it; one for no call is stale.
+//
+// Answers arrive in the native or the RoCEv2 layout (include/rina/ina_roce.h);
+// either is accepted.
+#ifndef RINA_LIB_INA_DATAGRAM_PUMP_H_
+#define RINA_LIB_INA_DATAGRAM_PUMP_H_
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/socket.h"
+#include "core/status.h"
+#include "ina/ina_sender.h"
+#include "ina/rto.h"
+#include "inanet/ctrl_protocol.h"
+#include "inanet/endpoint.h"
+#include "inanet/udp_batch.h"
+#include "rina/ina_wire.h"
+
+namespace rina::ina {
+
+// An InaClient's options; they all shape its pump.
+struct InaClientOptions {
+  uint32_t switchAddr = 0x7F000001;  // data-plane IPv4; ports come with the grant
+  Endpoint local{0x7F000001, 0};     // this worker's UDP address (port 0: any)
+  uint16_t job = 0;
+  uint32_t token = 0;
+  uint8_t worker = 0;  // index in the rack, < fanIn
+  uint8_t fanIn = 1;
+  uint32_t window = 0;  // slices in flight; 0 = every granted slot
+  int64_t initialRtoUs = 10000;
+  int64_t minRtoUs = 2000;
+  int64_t maxRtoUs = 200000;
+  int switchTimeoutMs = 5000;  // no progress this long -> rinaTimeout
+  int socketBufferBytes = 4 << 20;
+  // With a sender other than UDP: a grant that sender cannot carry (setGrant)
+  // makes the client send over UDP from then on, with an INFO line, instead
+  // of failing (RINA_INA_TRANSPORT=auto).
+  bool udpFallback = true;
+};
+
+// What one call did on the wire.
+struct InaCallStats {
+  uint64_t slices = 0;           // data slices of the call
+  uint64_t datagramsSent = 0;    // first sends, prologue included
+  uint64_t bytesSent = 0;        // INA datagram bytes, first sends and resends
+  uint64_t retransmissions = 0;  // all resends, fast ones included
+  uint64_t fastRetransmissions = 0;
+  uint64_t results = 0;
+  uint64_t staleResults = 0;  // duplicates and results of earlier calls
+  uint64_t nacks = 0;
+  int64_t rtoUs = 0;  // at the end of the call
+};
+
+inline int64_t microsBetween(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(b - a).count();
+}
+
+// Slices of sliceElems elements that count elements make.
+inline size_t sliceCount(size_t count, size_t sliceElems) {
+  return (count + sliceElems - 1) / sliceElems;
+}
+
+// The datagram in flight in one slot of the window.
+struct InFlight {
+  uint32_t seq = 0;
+  uint32_t slot = 0;  // index in the window
+  bool busy = false;
+  bool retransmitted = false;
+  bool fastResent = false;  // resent early since its send
+  Clock::time_point sentAt;
+  std::vector<uint8_t> bytes;
+};
+
+// A call running on the pump: the seqs [seqBegin(), seqEnd()) are its.
+class PumpCall {
+ public:
+  virtual ~PumpCall() = default;
+  virtual const char* name() const = 0;  // "allreduce", ...
+  // Whether it holds one of the window slots first .. first + count - 1.
+  virtual bool holdsSlots(uint32_t first, uint32_t count) const { return false; }
+  virtual uint32_t seqBegin() const = 0;
+  virtual uint32_t seqEnd() const = 0;
+  // An answer of this job (token checked) for one of its seqs; payload:
+  // h.elems words as they are on the wire.
+  virtual void onAnswer(const Header& h, const uint8_t* payload) = 0;
+  // An answer of this job for no attached call: a late copy for a finished one.
+  virtual void onStray(const Header& h) {}
+};
+
+class DatagramPump {
+ public:
+  // sender: how datagrams leave; null = UDP on the pump's socket.
+  static Status create(const InaClientOptions& options, std::unique_ptr<InaSender> sender,
+                       std::unique_ptr<DatagramPump>* out);
+
+  const InaClientOptions& options() const { return options_; }
+  const char* senderName() const { return sender_->name(); }
+  const Endpoint& localEndpoint() const { return local_; }
+  int fd() const { return socket_.get(); }
+  // "ina: worker W job J: ", the start of every message about this worker.
+  std::string context() const;
+
+  // See InaClient::setGrant.
+  Status setGrant(const Grant& grant);
+  const Grant& grant() const { return grant_; }
+  uint32_t window() const { return window_; }
+  // rinaInvalidUsage "<what> before a slot grant" while there is none.
+  Status needGrant(const char* what) const;
+  // Whether the switch NACKed slot w (preempted under us), for the rest of the grant.
+  bool slotLost(uint32_t w) const { return lostSlots_[w]; }
+  void loseSlot(uint32_t w) { lostSlots_[w] = true; }
+  bool lostSlots() const;
+
+  // The window slots a call (what) asks for: first .. first + *slots - 1,
+  // where *slots 0 asks for the rest of the window. At least one, inside the
+  // window, and none held by an attached call.
+  Status claimSlots(const char* what, uint32_t first, uint32_t* slots) const;
+  // Seqs base .. base + count - 1 for a call; rinaInvalidUsage near the
+  // 32-bit wrap (the caller REQUESTs a fresh grant).
+  Status takeSeqs(uint64_t count, uint32_t* base);
+  // The header of this worker's datagram for seq in window slot w (set
+  // shadow), with a full payload of the granted size.
+  Header header(Type type, uint32_t w, bool shadow, uint32_t seq) const;
+
+  InFlight& slot(uint32_t w) { return slots_[w]; }
+  const InFlight& slot(uint32_t w) const { return slots_[w]; }
+  void freeSlots(uint32_t first, uint32_t count);
+  // Which of the switch's data ports (threads) serves window slot w.
+  uint32_t portOf(uint32_t w) const { return (grant_.base + w) % grant_.ports; }
+
+  // Sends the batch (stamping each send time); an error only for a broken
+  // path, prefixed with context() and what.
+  Status send(const std::vector<InFlight*>& batch, const char* what = "");
+  // Marks e to go again (its RESEND flag; no RTT sample from its answer).
+  static void markResent(InFlight& e);
+  // e's answer came at now: an RTT sample unless e was resent (Karn).
+  void sampleRtt(const InFlight& e, Clock::time_point now);
+  const RtoEstimator& rto() const { return rto_; }
+  void backoff() { rto_.backoff(); }
+
+  // While attached, c gets the answers for its seqs; attach hands it those
+  // that came early.
+  void attach(PumpCall& c);
+  void detach(PumpCall& c);
+  // Reads every answer waiting on the socket and hands each on. Never blocks.
+  void receive();
+  // Sleeps until the socket is readable, for at most ms.
+  void waitReadable(int ms) const;
+
+ private:
+  explicit DatagramPump(const InaClientOptions& options);
+  // One answer: to its call, or kept, or stray.
+  void route(const uint8_t* data, size_t len);
+
+  InaClientOptions options_;
+  Fd socket_;
+  std::unique_ptr<InaSender> sender_;
+  Endpoint local_;
+  Grant grant_;
+  uint32_t window_ = 0;
+  uint32_t nextSeq_ = 1;
+  std::vector<bool> lostSlots_;  // per window index
+  std::vector<InFlight> slots_;  // per window index
+  RtoEstimator rto_;
+  std::unique_ptr<UdpBatchReceiver> rx_;  // answers, segmented receives where the kernel has them
+  std::vector<uint8_t> rxScratch_;        // a RoCEv2 answer on its way to the native layout
+  std::vector<OutDatagram> out_;
+  std::vector<PumpCall*> calls_;            // attached
+  std::deque<std::vector<uint8_t>> early_;  // answers for calls not attached yet
+};
+
+}  // namespace rina::ina
+
+#endif  // RINA_LIB_INA_DATAGRAM_PUMP_H_

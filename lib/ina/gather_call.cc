@@ -1,0 +1,210 @@
+#include "ina/gather_call.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/log.h"
+#include "rina/ina_wire.h"
+
+namespace rina::ina {
+GatherCall::~GatherCall() { pump_.detach(*this); }
+
+Status GatherCall::create(DatagramPump& pump, void* buffer, const InaGatherOptions& options,
+                          std::unique_ptr<GatherCall>* out) {
+  out->reset();
+  RINA_TRY(pump.needGrant("all-gather"));
+  if (!options.slices || (!buffer && !options.slices->empty())) {
+    return errorf(rinaInvalidArgument, "all-gather without %s", buffer ? "slices" : "a buffer")
+        .prepend(pump.context());
+  }
+  const uint32_t n = pump.options().fanIn;
+  uint32_t slots = options.slots;
+  RINA_TRY(pump.claimSlots("all-gather", options.firstSlot, &slots));
+  const uint32_t share = slots / n;
+  if (share == 0) {
+    return errorf(rinaInvalidUsage,
+                  "a rack all-gather needs a slot per worker; it has %u slots for %u workers",
+                  slots, n)
+        .prepend(pump.context());
+  }
+  const size_t maxBytes = 4 * size_t{pump.grant().payloadElems};
+  std::vector<std::vector<uint32_t>> byRoot(n);
+  for (size_t i = 0; i < options.slices->size(); ++i) {
+    const GatherSlice& s = (*options.slices)[i];
+    if (s.bytes == 0 || s.bytes > maxBytes || s.root >= n) {
+      return errorf(rinaInvalidArgument,
+                    "all-gather slice %zu has %u bytes (1 to %zu) and root %u (of %u workers)", i,
+                    s.bytes, maxBytes, s.root, n)
+          .prepend(pump.context());
+    }
+    byRoot[s.root].push_back(static_cast<uint32_t>(i));
+  }
+  size_t maxJ = 0;
+  for (const auto& r : byRoot) maxJ = std::max(maxJ, r.size());
+  uint32_t base = 0;
+  RINA_TRY(pump.takeSeqs(uint64_t{maxJ} * n, &base));
+
+  std::unique_ptr<GatherCall> g(new GatherCall(pump));
+  g->buffer_ = static_cast<uint8_t*>(buffer);
+  g->slices_ = options.slices;
+  g->ready_ = options.ready;
+  g->n_ = n;
+  g->me_ = pump.options().worker;
+  g->share_ = share;
+  g->first_ = options.firstSlot;
+  g->base_ = base;
+  g->span_ = static_cast<uint32_t>(maxJ * n);
+  g->byRoot_ = std::move(byRoot);
+  g->have_.assign(options.slices->size(), false);
+  for (uint32_t i : g->byRoot_[g->me_]) g->have_[i] = true;
+  pump.freeSlots(g->slotOf(g->me_, 0), share);
+  g->words_.assign(pump.grant().payloadElems, 0);
+  g->lastEcho_ = Clock::now();
+  g->stats_.slices = options.slices->size();
+  pump.attach(*g);
+  *out = std::move(g);
+  return Status();
+}
+
+bool GatherCall::holdsSlots(uint32_t first, uint32_t count) const {
+  return first_ < first + count && first < first_ + n_ * share_;
+}
+
+void GatherCall::onAnswer(const Header& h, const uint8_t* payload) {
+  if (h.type != Type::kResult) return;
+  const uint32_t off = h.seq - base_;
+  const uint32_t w = off % n_, j = off / n_;
+  const uint32_t P = pump_.grant().payloadElems;
+  // A root's own slice comes back as an acknowledgement (elems 0; an older
+  // switch echoes the whole slice); everyone else's with its payload.
+  if (off >= span_ || j >= byRoot_[w].size() || h.slot != pump_.grant().base + slotOf(w, j) ||
+      h.shadow != ((j / share_) % 2 == 1) || (h.elems != P && (w != me_ || h.elems != 0))) {
+    stats_.staleResults++;
+    return;
+  }
+  const uint32_t i = byRoot_[w][j];
+  if (w == me_) {
+    InFlight& e = pump_.slot(slotOf(me_, j));
+    if (!e.busy || e.seq != h.seq) {
+      stats_.staleResults++;
+      return;
+    }
+    const Clock::time_point now = Clock::now();
+    pump_.sampleRtt(e, now);
+    e.busy = false;
+    ownEchoed_++;
+    lastEcho_ = now;
+    stats_.results++;
+    return;
+  }
+  if (have_[i]) {
+    stats_.staleResults++;
+    return;
+  }
+  const GatherSlice& s = (*slices_)[i];
+  decodePayload(payload, P, words_.data());
+  std::memcpy(buffer_ + s.offset, words_.data(), s.bytes);
+  have_[i] = true;
+  stats_.results++;
+}
+
+Status GatherCall::progress(bool* moved) {
+  *moved = false;
+  if (status_.ok()) status_ = pass(moved);
+  return status_;
+}
+
+Status GatherCall::pass(bool* moved) {
+  const Clock::time_point now = Clock::now();
+  // Send what the window and the caller allow.
+  batch_.clear();
+  const std::vector<uint32_t>& mine = byRoot_[me_];
+  bool idle = true;
+  for (uint32_t k = 0; k < share_; ++k) idle &= !pump_.slot(slotOf(me_, k)).busy;
+  while (nextOwn_ < mine.size()) {
+    const uint32_t j = nextOwn_;
+    const uint32_t w = slotOf(me_, j);
+    InFlight& e = pump_.slot(w);
+    const uint32_t i = mine[j];
+    if (e.busy || (ready_ && !ready_(i))) break;
+    const GatherSlice& s = (*slices_)[i];
+    const Header h = pump_.header(Type::kBcast, w, (j / share_) % 2 == 1, base_ + j * n_ + me_);
+    std::fill(words_.begin(), words_.end(), 0);
+    std::memcpy(words_.data(), buffer_ + s.offset, s.bytes);
+    e.bytes.resize(kHeaderBytes + 4 * words_.size());
+    encode(h, words_, e.bytes);
+    e.seq = h.seq;
+    e.slot = w;
+    e.busy = true;
+    e.retransmitted = false;
+    batch_.push_back(&e);
+    nextOwn_++;
+  }
+  // Resend what is late; the switch answering nothing for the timeout while
+  // something is outstanding means it is gone.
+  const auto rto = std::chrono::microseconds(pump_.rto().rtoUs());
+  bool late = false, outstanding = false;
+  for (uint32_t k = 0; k < share_; ++k) {
+    InFlight& e = pump_.slot(slotOf(me_, k));
+    if (!e.busy || std::find(batch_.begin(), batch_.end(), &e) != batch_.end()) continue;
+    outstanding = true;
+    if (now - e.sentAt >= rto) {
+      DatagramPump::markResent(e);
+      late = true;
+      stats_.retransmissions++;
+      batch_.push_back(&e);
+    }
+  }
+  const InaClientOptions& o = pump_.options();
+  if (outstanding && now - lastEcho_ > std::chrono::milliseconds(o.switchTimeoutMs)) {
+    return errorf(rinaTimeout,
+                  "rack all-gather: no answer from the switch for %d ms (%u of %zu own slices "
+                  "echoed, %llu retransmissions)",
+                  o.switchTimeoutMs, ownEchoed_, own(),
+                  static_cast<unsigned long long>(stats_.retransmissions))
+        .prepend(pump_.context());
+  }
+  if (late) pump_.backoff();
+  if (!batch_.empty()) {
+    // A send after a quiet spell (waiting for the caller) starts the
+    // switch's clock afresh.
+    if (idle) lastEcho_ = now;
+    RINA_TRY(pump_.send(batch_, "rack all-gather: "));
+    stats_.datagramsSent += batch_.size();
+    *moved = true;
+  }
+  // Take what arrived (answers of a call running beside it too).
+  const uint64_t before = stats_.results + stats_.staleResults;
+  pump_.receive();
+  if (stats_.results + stats_.staleResults != before) *moved = true;
+  return Status();
+}
+
+int GatherCall::waitMs() const {
+  int64_t waitUs = 50000;
+  const Clock::time_point now = Clock::now();
+  for (uint32_t k = 0; k < share_; ++k) {
+    const InFlight& e = pump_.slot(slotOf(me_, k));
+    if (e.busy) {
+      waitUs = std::min<int64_t>(
+          waitUs, std::max<int64_t>(0, microsBetween(now, e.sentAt) + pump_.rto().rtoUs()));
+    }
+  }
+  return static_cast<int>(waitUs / 1000 + 1);
+}
+
+Status GatherCall::finish(InaGatherResult* result) {
+  *result = InaGatherResult{};
+  for (uint32_t i = 0; i < have_.size(); ++i) {
+    if (!have_[i]) result->missingSlices.push_back(i);
+  }
+  if (!result->missingSlices.empty()) {
+    RINA_INFO("%srack all-gather: %zu of %zu slices did not arrive", pump_.context().c_str(),
+              result->missingSlices.size(), have_.size());
+  }
+  result->stats = stats_;
+  result->stats.rtoUs = pump_.rto().rtoUs();
+  return status_;
+}
+
+}  // namespace rina::ina

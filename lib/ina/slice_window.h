@@ -1,0 +1,83 @@
+// The datagrams of one call in flight through the switch, in seq order:
+// seqs base .. base + total - 1 over the call's slots first .. first +
+// count - 1 of the pump's window. Seq t uses slot first + t % count, set
+// (t / count) % 2, and goes only after the answer of t - count: the shadow
+// set keeps t - count's result for laggards while t aggregates (SwitchML's
+// scheme).
+//
+// Resends what the retransmission timeout says is late and, once per send,
+// what later answers from the same switch port (thread) overtook; a switch
+// silent for switchTimeoutMs ends the call with rinaTimeout. A slot the
+// switch NACKed is skipped for the rest of the grant.
+#ifndef RINA_LIB_INA_SLICE_WINDOW_H_
+#define RINA_LIB_INA_SLICE_WINDOW_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "core/socket.h"
+#include "core/status.h"
+#include "ina/datagram_pump.h"
+
+namespace rina::ina {
+
+class SliceWindow {
+ public:
+  // What the call puts in the window.
+  class Source {
+   public:
+    virtual ~Source() = default;
+    // Datagram r (seq base + r) into e.bytes; e.seq and e.slot are set.
+    virtual void build(uint32_t r, InFlight& e) = 0;
+    // Datagram r will never go: its slot is lost.
+    virtual void skip(uint32_t r) = 0;
+  };
+  enum class Answer { kStale, kNack, kResult };
+
+  SliceWindow(DatagramPump& pump, uint32_t base, uint32_t total, uint32_t firstSlot,
+              uint32_t slots);
+  // Frees the slots and starts the switch's clock: the call is ready to send.
+  void begin();
+
+  uint32_t base() const { return base_; }
+  uint32_t total() const { return total_; }
+  uint32_t firstSlot() const { return first_; }
+  uint32_t slots() const { return count_; }
+  bool done() const { return completed_ == total_; }
+  bool shadowOf(uint32_t seq) const { return (seq / count_) % 2 == 1; }
+  InaCallStats& stats() { return stats_; }
+  const InaCallStats& stats() const { return stats_; }
+
+  // One pass that never blocks: sends what the window allows, takes what
+  // arrived, resends what is late; *moved when anything went or came.
+  Status pump(Source& source, bool* moved);
+  // pump() until done, sleeping on the socket between passes.
+  Status run(Source& source);
+  // How long the caller may sleep on the socket before the next pass.
+  int waitMs() const;
+
+  // An answer for one of the window's seqs: kStale (counted) unless it is
+  // for the datagram in flight in its slot; else *r is its index and the
+  // datagram is done (a NACK loses the slot).
+  Answer take(const Header& h, uint32_t* r);
+
+ private:
+  uint32_t slotOf(uint32_t seq) const { return first_ + seq % count_; }
+  Status resendLate();
+
+  DatagramPump& pump_;
+  uint32_t base_, total_, first_, count_;
+  uint32_t nextToSend_ = 0;  // relative index
+  uint32_t completed_ = 0;
+  // Per switch port (thread): absolute seq of the newest result, 0 = none yet.
+  std::vector<uint32_t> highestResult_;
+  bool newResults_ = false;  // since the last scan for late datagrams
+  Clock::time_point lastProgress_;
+  Clock::time_point nextTimeoutScan_;
+  InaCallStats stats_;
+  std::vector<InFlight*> batch_;
+};
+
+}  // namespace rina::ina
+
+#endif  // RINA_LIB_INA_SLICE_WINDOW_H_
