@@ -4,8 +4,11 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "algo/collectives.h"
@@ -49,24 +52,61 @@ rinaResult_t fail(rinaComm* comm, const Status& s) {
   return s.code();
 }
 
-// The common checks of every collective; bytes gets count * element size.
-Status checkCollective(rinaComm* comm, const char* name, const void* send, const void* recv,
-                       size_t count, rinaDataType_t type, rinaRedOp_t op, bool hasOp,
-                       size_t scale, size_t* bytes) {
-  if (static_cast<unsigned>(type) >= rinaNumTypes) {
-    return errorf(rinaInvalidArgument, "%s: invalid datatype %d", name, static_cast<int>(type));
+// How a collective's GPU buffers reach the host algorithms.
+enum class Staging {
+  kNone,       // host buffers only
+  kWhole,      // copied to pinned host memory, run, copied back
+  kPipelined,  // element-wise: in chunks, the copies overlapping the transport
+};
+
+// One collective as a C entry point hands it on. The checks, the staging of
+// GPU buffers and the bookkeeping of a failure are runCollective's.
+struct Collective {
+  Collective(const char* name, const void* send, void* recv, size_t count, rinaDataType_t type)
+      : name(name), send(send), recv(recv), count(count), type(type) {}
+
+  const char* name;  // the C function, the start of every message
+  const void* send;
+  void* recv;
+  size_t count;  // elements of one part
+  rinaDataType_t type;
+  std::optional<rinaRedOp_t> op;  // reductions
+  size_t sendParts = 1;           // send holds sendParts * count elements
+  size_t recvParts = 1;
+  std::optional<int> root;  // rooted collectives: a rank of the communicator
+  Staging staging = Staging::kWhole;
+  bool onStream = false;  // stream-ordered: needs a usable GPU, waits for the stream
+  void* stream = nullptr;
+};
+
+// The collective on host buffers (the caller's, or staged copies): count
+// elements (a chunk's, when pipelined) from send into recv.
+using HostRun = std::function<Status(Communicator& c, const void* send, void* recv, size_t count)>;
+
+// The argument checks every collective makes; bytes gets count * element size.
+Status checkCollective(rinaComm* comm, const Collective& call, size_t* bytes) {
+  const char* name = call.name;
+  if (call.root && (*call.root < 0 || *call.root >= comm->impl->size())) {
+    return errorf(rinaInvalidArgument, "%s: root %d is outside [0, %d)", name, *call.root,
+                  comm->impl->size());
   }
-  if (hasOp && static_cast<unsigned>(op) >= rinaNumOps) {
-    return errorf(rinaInvalidArgument, "%s: invalid reduction op %d", name, static_cast<int>(op));
+  if (static_cast<unsigned>(call.type) >= rinaNumTypes) {
+    return errorf(rinaInvalidArgument, "%s: invalid datatype %d", name,
+                  static_cast<int>(call.type));
   }
-  size_t es = rina::reduce::dataTypeSize(type);
-  if (count > std::numeric_limits<size_t>::max() / es / scale) {
-    return errorf(rinaInvalidArgument, "%s: count %zu is too large", name, count);
+  if (call.op && static_cast<unsigned>(*call.op) >= rinaNumOps) {
+    return errorf(rinaInvalidArgument, "%s: invalid reduction op %d", name,
+                  static_cast<int>(*call.op));
   }
-  *bytes = count * es;
-  if (count > 0 && (!send || !recv)) {
+  const size_t es = rina::reduce::dataTypeSize(call.type);
+  if (call.count >
+      std::numeric_limits<size_t>::max() / es / std::max(call.sendParts, call.recvParts)) {
+    return errorf(rinaInvalidArgument, "%s: count %zu is too large", name, call.count);
+  }
+  *bytes = call.count * es;
+  if (call.count > 0 && (!call.send || !call.recv)) {
     return errorf(rinaInvalidArgument, "%s: %s is NULL with count %zu", name,
-                  !send ? "sendbuff" : "recvbuff", count);
+                  !call.send ? "sendbuff" : "recvbuff", call.count);
   }
   if (comm->impl->aborted()) {
     return errorf(rinaAborted, "%s: communicator was aborted", name);
@@ -91,12 +131,49 @@ Status locateBuffers(Communicator& c, const char* name, const void* send, size_t
   return s;
 }
 
-bool onDevice(const rina::cuda::StagedBuffers& b) { return b.sendOnDevice || b.recvOnDevice; }
-
 rinaResult_t finish(rinaComm* comm, Status s) {
   if (s.ok()) return rinaSuccess;
   if (s.code() != rinaInvalidArgument) comm->broken = s.code();
   return fail(comm, s);
+}
+
+// Every collective's entry: the handle and argument checks, the empty call,
+// GPU buffers staged as call.staging says, the run, and a failure kept.
+rinaResult_t runCollective(rinaComm* comm, const Collective& call, const HostRun& run) {
+  if (!comm) return fail(nullptr, errorf(rinaInvalidArgument, "%s: comm is NULL", call.name));
+  size_t bytes = 0;
+  Status s = checkCollective(comm, call, &bytes);
+  if (!s.ok()) return fail(comm, s);
+  Communicator& c = *comm->impl;
+  std::string why;
+  if (call.onStream && !rina::cuda::usable(&why)) {
+    return fail(comm, errorf(rinaSystemError, "%s: rank %d: no usable GPU (%s)", call.name,
+                             c.rank(), why.c_str()));
+  }
+  if (call.count == 0) return rinaSuccess;
+  rina::cuda::StagedBuffers b;
+  if (call.staging != Staging::kNone) {
+    s = locateBuffers(c, call.name, call.send, bytes * call.sendParts, call.recv,
+                      bytes * call.recvParts, &b);
+    if (!s.ok()) return fail(comm, s);
+  }
+  if (!b.sendOnDevice && !b.recvOnDevice) {
+    if (call.onStream) {
+      s = rina::cuda::synchronizeStream(call.stream, c.rank());
+      if (!s.ok()) return fail(comm, s.prepend(std::string(call.name) + ": "));
+    }
+    return finish(comm, run(c, call.send, call.recv, call.count));
+  }
+  if (call.staging == Staging::kPipelined) {
+    return finish(
+        comm, rina::cuda::runStagedPipelined(
+                  b, call.count, bytes / call.count, call.stream, c.rank(),
+                  [&](const void* hs, void* hr, size_t, size_t n) { return run(c, hs, hr, n); }));
+  }
+  return finish(comm,
+                rina::cuda::runStaged(b, call.stream, c.rank(), [&](const void* hs, void* hr) {
+                  return run(c, hs, hr, call.count);
+                }));
 }
 
 }  // namespace
@@ -296,71 +373,40 @@ const char* rinaCommGetLastError(rinaComm_t comm) {
 
 rinaResult_t rinaAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                            rinaDataType_t datatype, rinaRedOp_t op, rinaComm_t comm) {
-  if (!comm) return fail(nullptr, errorf(rinaInvalidArgument, "rinaAllReduce: comm is NULL"));
-  size_t bytes = 0;
-  Status s = checkCollective(comm, "rinaAllReduce", sendbuff, recvbuff, count, datatype, op, true, 1, &bytes);
-  if (!s.ok()) return fail(comm, s);
-  if (count == 0) return rinaSuccess;
-  Communicator& c = *comm->impl;
-  rina::cuda::StagedBuffers b;
-  s = locateBuffers(c, "rinaAllReduce", sendbuff, bytes, recvbuff, bytes, &b);
-  if (!s.ok()) return fail(comm, s);
-  if (onDevice(b)) {
-    return finish(comm, rina::cuda::runStagedPipelined(
-                            b, count, bytes / count, nullptr, c.rank(),
-                            [&](const void* hs, void* hr, size_t, size_t n) {
-                              return c.allReduce(hs, hr, n, datatype, op);
-                            }));
-  }
-  return finish(comm, c.allReduce(sendbuff, recvbuff, count, datatype, op));
+  Collective call("rinaAllReduce", sendbuff, recvbuff, count, datatype);
+  call.op = op;
+  call.staging = Staging::kPipelined;
+  return runCollective(comm, call, [&](Communicator& c, const void* send, void* recv, size_t n) {
+    return c.allReduce(send, recv, n, datatype, op);
+  });
 }
 
 rinaResult_t rinaAllReduceStream(const void* sendbuff, void* recvbuff, size_t count,
                                  rinaDataType_t datatype, rinaRedOp_t op, rinaComm_t comm,
                                  void* stream) {
-  if (!comm) return fail(nullptr, errorf(rinaInvalidArgument, "rinaAllReduceStream: comm is NULL"));
-  size_t bytes = 0;
-  Status s = checkCollective(comm, "rinaAllReduceStream", sendbuff, recvbuff, count, datatype, op,
-                             true, 1, &bytes);
-  if (!s.ok()) return fail(comm, s);
-  Communicator& c = *comm->impl;
-  std::string why;
-  if (!rina::cuda::usable(&why)) {
-    return fail(comm, errorf(rinaSystemError, "rinaAllReduceStream: rank %d: no usable GPU (%s)",
-                             c.rank(), why.c_str()));
-  }
-  if (count == 0) return rinaSuccess;
-  rina::cuda::StagedBuffers b;
-  s = locateBuffers(c, "rinaAllReduceStream", sendbuff, bytes, recvbuff, bytes, &b);
-  if (!s.ok()) return fail(comm, s);
-  if (!onDevice(b)) {
-    s = rina::cuda::synchronizeStream(stream, c.rank());
-    if (!s.ok()) return fail(comm, s.prepend("rinaAllReduceStream: "));
-    return finish(comm, c.allReduce(sendbuff, recvbuff, count, datatype, op));
-  }
-  return finish(comm, rina::cuda::runStagedPipelined(
-                          b, count, bytes / count, stream, c.rank(),
-                          [&](const void* hs, void* hr, size_t, size_t n) {
-                            return c.allReduce(hs, hr, n, datatype, op);
-                          }));
+  Collective call("rinaAllReduceStream", sendbuff, recvbuff, count, datatype);
+  call.op = op;
+  call.staging = Staging::kPipelined;
+  call.onStream = true;
+  call.stream = stream;
+  return runCollective(comm, call, [&](Communicator& c, const void* send, void* recv, size_t n) {
+    return c.allReduce(send, recv, n, datatype, op);
+  });
 }
 
 rinaResult_t rinaAllReduceWeighted(const void* sendbuff, void* recvbuff, size_t count,
                                    rinaDataType_t datatype, double weight, rinaComm_t comm) {
-  if (!comm) return fail(nullptr, errorf(rinaInvalidArgument, "rinaAllReduceWeighted: comm is NULL"));
-  size_t bytes = 0;
-  Status s = checkCollective(comm, "rinaAllReduceWeighted", sendbuff, recvbuff, count, datatype,
-                             rinaSum, false, 1, &bytes);
-  if (!s.ok()) return fail(comm, s);
-  if (count == 0) return rinaSuccess;
-  Communicator& c = *comm->impl;
-  s = rina::algo::weightedAllReduce(
-      [&c](const void* send, void* recv, size_t n, rinaDataType_t type, rinaRedOp_t op) {
-        return c.allReduce(send, recv, n, type, op);
-      },
-      sendbuff, recvbuff, count, datatype, weight);
-  if (!s.ok()) s.prepend("rinaAllReduceWeighted: ");
-  return finish(comm, s);
+  Collective call("rinaAllReduceWeighted", sendbuff, recvbuff, count, datatype);
+  call.staging = Staging::kNone;  // the weights are scaled in on the host
+  return runCollective(comm, call, [&](Communicator& c, const void* send, void* recv, size_t n) {
+    Status s = rina::algo::weightedAllReduce(
+        [&c](const void* hs, void* hr, size_t m, rinaDataType_t type, rinaRedOp_t o) {
+          return c.allReduce(hs, hr, m, type, o);
+        },
+        send, recv, n, datatype, weight);
+    if (!s.ok()) s.prepend("rinaAllReduceWeighted: ");
+    return s;
+  });
 }
 
 rinaResult_t rinaSuggestBatchSizes(int64_t globalBatch, int nranks, const double* computeRate,
@@ -384,69 +430,39 @@ rinaResult_t rinaSuggestBatchSizes(int64_t globalBatch, int nranks, const double
 
 rinaResult_t rinaReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
                                rinaDataType_t datatype, rinaRedOp_t op, rinaComm_t comm) {
-  if (!comm) return fail(nullptr, errorf(rinaInvalidArgument, "rinaReduceScatter: comm is NULL"));
-  size_t bytes = 0;
-  Status s = checkCollective(comm, "rinaReduceScatter", sendbuff, recvbuff, recvcount, datatype, op,
-                             true, static_cast<size_t>(comm->impl->size()), &bytes);
-  if (!s.ok()) return fail(comm, s);
-  if (recvcount == 0) return rinaSuccess;
-  Communicator& c = *comm->impl;
-  rina::cuda::StagedBuffers b;
-  s = locateBuffers(c, "rinaReduceScatter", sendbuff, bytes * c.size(), recvbuff, bytes, &b);
-  if (!s.ok()) return fail(comm, s);
-  auto run = [&](const void* send, void* recv) -> Status {
-    if (c.size() == 1) {
-      if (send != recv) std::memcpy(recv, send, bytes);
-      return {};
-    }
-    return rina::algo::ringReduceScatter(c, send, recv, recvcount, datatype, op);
-  };
-  if (onDevice(b)) return finish(comm, rina::cuda::runStaged(b, nullptr, c.rank(), run));
-  return finish(comm, run(sendbuff, recvbuff));
+  Collective call("rinaReduceScatter", sendbuff, recvbuff, recvcount, datatype);
+  call.op = op;
+  call.sendParts = comm ? static_cast<size_t>(comm->impl->size()) : 1;
+  return runCollective(comm, call,
+                       [&](Communicator& c, const void* send, void* recv, size_t n) -> Status {
+                         if (c.size() > 1) {
+                           return rina::algo::ringReduceScatter(c, send, recv, n, datatype, op);
+                         }
+                         if (send != recv) {
+                           std::memcpy(recv, send, n * rina::reduce::dataTypeSize(datatype));
+                         }
+                         return {};
+                       });
 }
 
 rinaResult_t rinaAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
                            rinaDataType_t datatype, rinaComm_t comm) {
-  if (!comm) return fail(nullptr, errorf(rinaInvalidArgument, "rinaAllGather: comm is NULL"));
-  size_t bytes = 0;
-  Status s = checkCollective(comm, "rinaAllGather", sendbuff, recvbuff, sendcount, datatype, rinaSum,
-                             false, static_cast<size_t>(comm->impl->size()), &bytes);
-  if (!s.ok()) return fail(comm, s);
-  if (sendcount == 0) return rinaSuccess;
-  Communicator& c = *comm->impl;
-  rina::cuda::StagedBuffers b;
-  s = locateBuffers(c, "rinaAllGather", sendbuff, bytes, recvbuff, bytes * c.size(), &b);
-  if (!s.ok()) return fail(comm, s);
-  auto run = [&](const void* send, void* recv) {
-    return rina::algo::ringAllGather(c, send, recv, sendcount, datatype);
-  };
-  if (onDevice(b)) return finish(comm, rina::cuda::runStaged(b, nullptr, c.rank(), run));
-  return finish(comm, run(sendbuff, recvbuff));
+  Collective call("rinaAllGather", sendbuff, recvbuff, sendcount, datatype);
+  call.recvParts = comm ? static_cast<size_t>(comm->impl->size()) : 1;
+  return runCollective(comm, call, [&](Communicator& c, const void* send, void* recv, size_t n) {
+    return rina::algo::ringAllGather(c, send, recv, n, datatype);
+  });
 }
 
 rinaResult_t rinaBroadcast(const void* sendbuff, void* recvbuff, size_t count,
                            rinaDataType_t datatype, int root, rinaComm_t comm) {
-  if (!comm) return fail(nullptr, errorf(rinaInvalidArgument, "rinaBroadcast: comm is NULL"));
-  if (root < 0 || root >= comm->impl->size()) {
-    return fail(comm, errorf(rinaInvalidArgument, "rinaBroadcast: root %d is outside [0, %d)", root,
-                             comm->impl->size()));
-  }
-  size_t bytes = 0;
   // Only the root reads sendbuff.
-  const void* send = comm->impl->rank() == root ? sendbuff : recvbuff;
-  Status s = checkCollective(comm, "rinaBroadcast", send, recvbuff, count, datatype, rinaSum, false,
-                             1, &bytes);
-  if (!s.ok()) return fail(comm, s);
-  if (count == 0) return rinaSuccess;
-  Communicator& c = *comm->impl;
-  rina::cuda::StagedBuffers b;
-  s = locateBuffers(c, "rinaBroadcast", send, bytes, recvbuff, bytes, &b);
-  if (!s.ok()) return fail(comm, s);
-  auto run = [&](const void* hs, void* hr) {
-    return rina::algo::chainBroadcast(c, hs, hr, count, datatype, root);
-  };
-  if (onDevice(b)) return finish(comm, rina::cuda::runStaged(b, nullptr, c.rank(), run));
-  return finish(comm, run(send, recvbuff));
+  const void* send = comm && comm->impl->rank() != root ? recvbuff : sendbuff;
+  Collective call("rinaBroadcast", send, recvbuff, count, datatype);
+  call.root = root;
+  return runCollective(comm, call, [&](Communicator& c, const void* hs, void* hr, size_t n) {
+    return rina::algo::chainBroadcast(c, hs, hr, n, datatype, root);
+  });
 }
 
 }  // extern "C"
