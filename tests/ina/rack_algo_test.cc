@@ -392,7 +392,7 @@ void expectInitFails(int n, const char* knob) {
 }
 
 TEST(RackInit, BadRacksOrSwitchIsAClearError) {
-  ScopedEnv timeout("RINA_TIMEOUT_MS", "3000");
+  ScopedEnv timeout("RINA_TIMEOUT_MS", "60000");
   {
     ScopedEnv racks("RINA_RACKS", "2,2");  // 4 ranks for 3
     expectInitFails(3, "RINA_RACKS");
@@ -783,7 +783,7 @@ TEST(RackCalls, MismatchedCountIsReported) {
   ScopedEnv switchd("RINA_SWITCHD_PATH", RINA_SWITCHD_PATH);
   ScopedEnv racks("RINA_RACKS", "2:ina,1,2");
   ScopedEnv sw("RINA_SWITCH", "auto");
-  ScopedEnv timeout("RINA_TIMEOUT_MS", "3000");
+  ScopedEnv timeout("RINA_TIMEOUT_MS", "60000");
   for (const char* algo : {"rina", "hier", "ps-ina"}) {
     std::atomic<int> usage{0}, failed{0};
     runThreads(5, [&](int rank, rinaComm_t comm) {
