@@ -58,6 +58,20 @@ class Communicator : public algo::Context {
  private:
   Communicator() = default;
 
+  // The steps of create, in order (setup.cc). Setup carries what a step
+  // hands on to later ones and lives until create returns.
+  struct Setup;
+  Status readKnobs(Setup* s);
+  Status joinBootstrap(const rinaUniqueId& id, Setup* s);
+  Status openListeners(Setup* s);
+  Status meet(Setup* s);
+  Status mapRacks(const Setup& s);
+  Status connectPeers(Setup* s);
+  Status probe();
+  Status setUpRack(const Setup& s);
+  Status startPlans(const Setup& s);
+  void logReady(const Setup& s) const;
+
   topo::TopologySpec topology_;
   std::unique_ptr<RackIna> rackIna_;
   std::unique_ptr<PlanSync> plans_;

@@ -1,0 +1,209 @@
+// The steps of Communicator::create, in the order it runs them.
+#include "comm/setup.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "algo/dispatch.h"
+#include "algo/peers.h"
+#include "comm/link_stats.h"
+#include "comm/spine_addresses.h"
+#include "core/config.h"
+#include "core/log.h"
+#include "topo/topology_json.h"
+#include "transport/mesh.h"
+
+namespace rina::comm {
+namespace {
+
+// Listens on this rank's address on every spine (RINA_SPINE_ADDRS or the
+// topology file): an address equal to the default listening one shares its
+// socket, any other gets a socket of its own (port chosen by the kernel).
+Status listenOnSpines(int rank, const PackedAddr& listen, bootstrap::PeerInfo* mine,
+                      std::vector<Fd>* fds) {
+  std::vector<std::string> addrs;
+  std::string source;
+  const std::string hostname = topo::hostnameOf(hostIdentity());
+  RINA_TRY(spineAddressesFromEnv(hostname, &addrs, &source)
+               .prepend("rank " + std::to_string(rank) + ": "));
+  mine->spineCount = static_cast<int32_t>(addrs.size());
+  for (size_t s = 0; s < addrs.size(); ++s) {
+    PackedAddr want;
+    RINA_TRY(parseHostPort(addrs[s] + ":0", &want));
+    PackedAddr sameIp = listen;
+    sameIp.port = 0;
+    if (want == sameIp) {
+      mine->spine[s] = listen;
+      continue;
+    }
+    Fd fd;
+    Status st = listenOn(want, false, &fd, &mine->spine[s]);
+    if (!st.ok()) {
+      return errorf(rinaInvalidArgument,
+                    "rank %d: %s gives %s as this host's address on spine %zu, but it cannot be "
+                    "listened on: %s",
+                    rank, source.c_str(), addrs[s].c_str(), s, st.message().c_str());
+    }
+    fds->push_back(std::move(fd));
+  }
+  if (!addrs.empty()) {
+    RINA_INFO("rank %d: addresses on %zu spines from %s", rank, addrs.size(), source.c_str());
+  }
+  return {};
+}
+
+}  // namespace
+
+Status Communicator::readKnobs(Setup* s) {
+  timeoutMs_ = std::max<int64_t>(1, config::intValue("RINA_TIMEOUT_MS"));
+  sliceBytes_ = static_cast<size_t>(std::max<int64_t>(64, config::intValue("RINA_SLICE_BYTES")));
+  smallMsgBytes_ =
+      static_cast<size_t>(std::max<int64_t>(0, config::intValue("RINA_SMALL_MSG_BYTES")));
+  spinUs_ = std::max<int64_t>(0, config::intValue("RINA_SPIN_US"));
+  RINA_TRY(algo::parseAlgorithm(config::stringValue("RINA_ALGO"), &algorithm_)
+               .prepend("RINA_ALGO: "));
+  const int64_t markers = config::intValue("RINA_INA_PORT_MARKERS");
+  if (markers != 0 && markers != 1) {
+    return errorf(rinaInvalidArgument, "RINA_INA_PORT_MARKERS=%lld: give 0 or 1",
+                  static_cast<long long>(markers));
+  }
+  portMarkers_ = markers == 1;
+  RINA_TRY(
+      plan::ReplanPolicy::fromConfig(&s->policy).prepend("rank " + std::to_string(rank_) + ": "));
+  std::string nsocks = config::stringValue("RINA_SOCKET_NSOCKS");
+  if (nsocks == "auto") {
+    s->socketsPerPeer = 0;
+  } else {
+    char* end = nullptr;
+    long n = std::strtol(nsocks.c_str(), &end, 10);
+    if (nsocks.empty() || *end != '\0' || n < 1 || n > 8) {
+      return errorf(rinaInvalidArgument, "RINA_SOCKET_NSOCKS=%s: expected auto or 1-8",
+                    nsocks.c_str());
+    }
+    s->socketsPerPeer = static_cast<int>(n);
+  }
+  return plan::parsePathPolicy(config::stringValue("RINA_PATHS"), &s->pathPolicy);
+}
+
+Status Communicator::joinBootstrap(const rinaUniqueId& id, Setup* s) {
+  bool fromEnv = false;
+  RINA_TRY(bootstrap::resolveId(id, &s->id, &fromEnv));
+  // Under RINA_COMM_ID rank 0 is the root.
+  if (fromEnv && rank_ == 0) {
+    RINA_TRY(bootstrap::RootService::start(s->id.root, s->id.commId, &s->root));
+  }
+  return {};
+}
+
+Status Communicator::openListeners(Setup* s) {
+  PackedAddr listenAddr;
+  RINA_TRY(chooseListenAddress(&listenAddr, &s->ifname));
+  // Setup runs near the NIC in use (RINA_CPU_AFFINITY, topo/thread_placement.h);
+  // under `setup` the thread gets its mask back when create returns.
+  RINA_TRY(topo::placeSetupThread(rank_, s->ifname, &s->placement));
+  RINA_TRY(listenOn(listenAddr, false, &s->listen, &s->mine.listen));
+  s->mine.pid = getpid();
+  const std::string host = hostIdentity();
+  std::strncpy(s->mine.host, host.c_str(), sizeof(s->mine.host) - 1);
+  return listenOnSpines(rank_, s->mine.listen, &s->mine, &s->spineListen);
+}
+
+Status Communicator::meet(Setup* s) {
+  return bootstrap::rendezvous(s->id, rank_, nranks_, s->mine, deadlineAfterMs(timeoutMs_),
+                               &s->table);
+}
+
+Status Communicator::mapRacks(const Setup& s) {
+  std::vector<std::string> hostIds;
+  for (const bootstrap::PeerInfo& p : s.table) {
+    hostIds.emplace_back(p.host, strnlen(p.host, sizeof(p.host)));
+  }
+  RINA_TRY(topo::rackMapFromEnv(hostIds, &racks_, &topology_)
+               .prepend("rank " + std::to_string(rank_) + ": "));
+  basePeers_ = algo::basePeerRanks(rank_, racks_);
+  // Every rank reaches a peer in another rack over each spine both have an
+  // address on; hops pick among them (RINA_PATHS).
+  int spines = bootstrap::kMaxSpineAddrs;
+  for (const bootstrap::PeerInfo& p : s.table) spines = std::min<int>(spines, p.spineCount);
+  spines_ = spines;
+  defaultSpines_.assign(nranks_, -1);
+  for (int r = 0; r < nranks_ && spines >= 2; ++r) {
+    if (r != rank_ && racks_.rackOf[r] != racks_.rackOf[rank_])
+      defaultSpines_[r] = transport::defaultSpineOf(s.table[std::max(r, rank_)], spines);
+  }
+  topo::TopologySpec spec;
+  const std::string file = config::stringValue("RINA_TOPO_FILE");
+  const bool haveSpec = !file.empty() && topo::loadTopologyFile(file, &spec).ok();
+  return plan::PathChoice::make(s.pathPolicy, spines, racks_, haveSpec ? &spec : nullptr,
+                                &paths_);
+}
+
+Status Communicator::connectPeers(Setup* s) {
+  transport::MeshOptions mesh;
+  mesh.rank = rank_;
+  mesh.commId = s->id.commId;
+  mesh.table = s->table;
+  mesh.peers = algo::neighbourRanks(rank_, nranks_);
+  for (int p : algo::rackPeerRanks(rank_, racks_)) mesh.peers.insert(p);
+  mesh.listenFd = s->listen.get();
+  for (int p : mesh.peers) {
+    if (spines_ >= 2 && racks_.rackOf[p] != racks_.rackOf[rank_]) mesh.spinePeers.insert(p);
+  }
+  for (const Fd& fd : s->spineListen) mesh.spineListenFds.push_back(fd.get());
+  mesh.shmEnabled = config::intValue("RINA_SHM_DISABLE") == 0;
+  int64_t fifo = config::intValue("RINA_SHM_FIFO_BYTES");
+  uint32_t fifoBytes = 4096;
+  while (fifoBytes < fifo && fifoBytes < (1u << 30)) fifoBytes <<= 1;
+  mesh.fifoBytes = fifoBytes;
+  mesh.socketBufBytes = static_cast<int>(config::intValue("RINA_SOCKET_BUF_BYTES"));
+  mesh.sliceBytes = sliceBytes_;
+  mesh.socketsPerPeer = s->socketsPerPeer;
+  mesh.deadline = deadlineAfterMs(timeoutMs_);
+  mesh.abort = &aborted_;
+  RINA_TRY(transport::buildMesh(mesh, &conns_, &spineConns_));
+  listen_ = std::move(s->listen);
+  mesh_ = std::move(mesh);
+  // Later connections (updatePeers) are default-path only.
+  mesh_.peers.clear();
+  mesh_.spinePeers.clear();
+  mesh_.spineListenFds.clear();
+  return {};
+}
+
+Status Communicator::probe() { return probeLinksFromConfig(*this); }
+
+Status Communicator::setUpRack(const Setup& s) {
+  return RackIna::setup(*this, s.id.commId, &rackIna_);
+}
+
+Status Communicator::startPlans(const Setup& s) {
+  RINA_TRY(PlanSync::create(
+      *this, topology_, s.policy,
+      [this](const std::set<int>& wanted) { return updatePeers(wanted); }, &plans_));
+  // The initial plan now when the configured algorithm follows plans (its
+  // connections are made before the first collective), else at the first
+  // hier / rina collective (rinaCommSetAlgorithm), so a communicator that
+  // never runs them never plans.
+  if (algo::followsPlan(*this, algorithm_)) RINA_TRY(plans_->start(*this));
+  return {};
+}
+
+void Communicator::logReady(const Setup& s) const {
+  std::string summary;
+  for (auto& [peer, conn] : conns_) {
+    summary += " " + std::to_string(peer) + ":" + conn->kind();
+  }
+  for (auto& [key, conn] : spineConns_) {
+    summary +=
+        " " + std::to_string(key.first) + "/s" + std::to_string(key.second) + ":" + conn->kind();
+  }
+  RINA_INFO("rank %d of %d ready on %s (%s); algorithm %s; racks %s; paths %s; peers%s", rank_,
+            nranks_, s.mine.listen.str().c_str(), s.ifname.c_str(),
+            algo::algorithmName(algorithm_), racks_.describe().c_str(), paths_.describe().c_str(),
+            summary.empty() ? " none" : summary.c_str());
+}
+
+}  // namespace rina::comm
