@@ -4,6 +4,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <climits>
 #include <cstring>
 
 #include "algo/engine.h"
@@ -300,9 +302,14 @@ Status RackIna::registerJob(algo::Context& ctx, const std::vector<ina::Endpoint>
   if (autoSwitch) {
     std::string path;
     RINA_TRY(ina::findSwitchd(&path));
+    // A process start on a busy host can take seconds: up to half the wait
+    // for a peer, so the workers still hear from the agent (a fallback at
+    // worst) before they give up on it.
+    const int64_t startMs = std::max<int64_t>(ctx.timeoutMs() / 2, timeoutMs_ + 5000);
     RINA_TRY(ina::LocalSwitchd::start(path,
                                       ina::splitArgs(config::stringValue("RINA_SWITCHD_ARGS")),
-                                      timeoutMs_ + 5000, &switchd_));
+                                      static_cast<int>(std::min<int64_t>(startMs, INT32_MAX)),
+                                      &switchd_));
     controller_ = switchd_->control();
     RINA_INFO("rank %d: rack %s: started %s (pid %d), control %s", ctx.rank(), rack_->name.c_str(),
               path.c_str(), static_cast<int>(switchd_->pid()), controller_.toString().c_str());
