@@ -26,7 +26,7 @@ Status psInaAllReduce(Context& ctx, RackSwitch* rack, const void* sendv, void* r
   RackCall call{ctx, rack, seq, type, op, 4};
   RINA_TRY(checkCallsMatch(call, members, count));
   if (me.inaRack && rack && rack->active()) RINA_TRY(rack->beginCollective(ctx, seq));
-  RINA_TRY(rackReduce(call, me, agent, recv, count, nullptr, 1));
+  RINA_TRY(rackReduce(call, me, agent, recv, count));
   if (r == server) {
     const reduce::ReduceFn fn = reduce::reduceFunction(type, op);
     std::vector<RecvItem> recvs;
@@ -52,7 +52,7 @@ Status psInaAllReduce(Context& ctx, RackSwitch* rack, const void* sendv, void* r
     RINA_TRY(runStep(call, {SendItem{ctx.peer(server), recv, bytes, -1, 2, 0}}, {}));
     RINA_TRY(runStep(call, {}, {RecvItem{ctx.peer(server), recv, bytes, {}, -1, 3, 0, {}}}));
   }
-  return rackBroadcast(call, me, agent, recv, count, 4);
+  return rackBroadcast(call, me, agent, recv, count);
 }
 
 }  // namespace rina::algo

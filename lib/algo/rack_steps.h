@@ -61,7 +61,8 @@ struct RackCall {
   uint64_t seq;
   rinaDataType_t type;
   rinaRedOp_t op;
-  int steps;  // for error messages
+  int steps;                 // for error messages
+  bool portMarkers = false;  // rina's reduce-scatter sends port markers (RINA_INA_PORT_MARKERS)
 };
 
 // Whether the switch can sum this type and op (int32, float32, float16,
@@ -80,14 +81,17 @@ void countInaCall(Context& ctx, const ina::InaCallStats& s, size_t hostSlices);
 // Runs one engine over the items (step names the phase in errors).
 Status runStep(RackCall& call, std::vector<SendItem> sends, std::vector<RecvItem> recvs);
 
-// Every worker of m calls it for the same chunk: afterwards the port's data
-// holds the op over the member's workers of their data, plus upstream (the
-// port's, may be null). Other workers' data is unchanged.
-Status rackReduce(RackCall& call, const Member& m, int port, char* data, size_t count,
-                  const char* upstream, int step);
+// The rack's blocking phases, each a RackTask (rack_task.h) on its own, so
+// a rack phase is written once for the member ring and for these.
+//
+// Every worker of m calls it: afterwards the port's data holds the op over
+// the member's workers of their data (through the switch when it can sum
+// the call, else over shm/TCP). Other workers' data is unchanged.
+Status rackReduce(RackCall& call, const Member& m, int port, char* data, size_t count);
 // Every worker of m calls it: the port's data (count elements) reaches every
-// worker's data, bit for bit.
-Status rackBroadcast(RackCall& call, const Member& m, int port, char* data, size_t count, int step);
+// worker's data, bit for bit (switch multicast while the rack has its
+// switch, lost datagrams repaired from the port; else shm/TCP).
+Status rackBroadcast(RackCall& call, const Member& m, int port, char* data, size_t count);
 
 // Whether rackAllReduce can run for this call: m is an INA rack with its
 // switch in use and the switch sums call's type and op.
@@ -96,9 +100,8 @@ bool rackAllReduceOnSwitch(RackCall& call, const Member& m);
 // every worker's data holds the sum over the member's workers, bit for bit
 // the same on each (the member is the whole ring: no port, no broadcast).
 // input: the worker's unchanged input when it is not data (out of place),
-// else null (a copy is kept). Uses steps step and step + 1.
-Status rackAllReduce(RackCall& call, const Member& m, char* data, size_t count, const char* input,
-                     int step);
+// else null (a copy is kept).
+Status rackAllReduce(RackCall& call, const Member& m, char* data, size_t count, const char* input);
 
 // The member ring of hier and rina (rina.cc): allreduce over members, seq
 // already taken from ctx; rack: this rank's INA rack, or null.

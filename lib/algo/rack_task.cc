@@ -21,7 +21,8 @@ const char* kindName(uint8_t k) {
 }  // namespace
 
 RackTask::RackTask(RackCall& call, const Member& m, char* data, std::vector<RackPiece> reduceOrder,
-                   std::vector<RackPiece> gatherOrder, std::function<bool(size_t, size_t)> isFinal)
+                   std::vector<RackPiece> gatherOrder, std::function<bool(size_t, size_t)> isFinal,
+                   const char* input)
     : call_(call),
       m_(m),
       ina_(m.inaRack ? call.rack : nullptr),
@@ -29,7 +30,8 @@ RackTask::RackTask(RackCall& call, const Member& m, char* data, std::vector<Rack
       es_(reduce::dataTypeSize(call.type)),
       reduceOrder_(std::move(reduceOrder)),
       gatherOrder_(std::move(gatherOrder)),
-      isFinal_(std::move(isFinal)) {
+      isFinal_(std::move(isFinal)),
+      input_(input) {
   for (int r : m.ranks) {
     if (r != call.ctx.rank()) others_.push_back(r);
   }
@@ -58,6 +60,18 @@ void RackTask::fallBack(const std::string& why) {
 
 Status RackTask::start() {
   started_ = Clock::now();
+  const bool everyWorker =
+      std::any_of(reduceOrder_.begin(), reduceOrder_.end(),
+                  [](const RackPiece& p) { return p.port == kEveryWorker; });
+  if (everyWorker && !onSwitch()) {
+    return errorf(rinaInternalError,
+                  "rank %d: allreduce #%llu: a rack sum for every worker needs the switch",
+                  call_.ctx.rank(), static_cast<unsigned long long>(call_.seq));
+  }
+  if (reduceOrder_.empty()) {
+    allReduced_ = true;
+    return startGather();
+  }
   return onSwitch() ? startSwitchReduce() : startHostReduce();
 }
 
@@ -85,14 +99,24 @@ Status RackTask::startSwitchReduce() {
   const size_t P = client.sliceElems();
   const int me = call_.ctx.rank();
   size_t count = 0;
+  bool allToEvery = true;
   for (const RackPiece& p : reduceOrder_) {
     firstSpan_.push_back(spans_.size());
+    const uint8_t role = p.port == kEveryWorker ? ina::kSliceAll
+                         : p.port == me         ? ina::kSlicePort
+                                                : ina::kSliceOther;
+    allToEvery &= role == ina::kSliceAll;
     for (size_t b = 0; b < p.count; b += P) {
       spans_.push_back(
           ina::SliceSpan{p.begin + b, static_cast<uint32_t>(std::min(P, p.count - b))});
-      roles_.push_back(p.port == me ? ina::kSlicePort : ina::kSliceOther);
+      roles_.push_back(role);
     }
     count = std::max(count, p.begin + p.count);
+  }
+  if (!input_ && std::find(roles_.begin(), roles_.end(), ina::kSliceAll) != roles_.end()) {
+    // A slice summed on the hosts starts from every worker's input.
+    saved_.assign(data_, data_ + count * es_);
+    input_ = saved_.data();
   }
   firstSpan_.push_back(spans_.size());
   state_.assign(spans_.size(), kPending);
@@ -101,11 +125,13 @@ Status RackTask::startSwitchReduce() {
   // least one slot of the gather's part. A window too small to split runs
   // the two one after the other.
   const uint32_t W = client.window(), n = static_cast<uint32_t>(m_.ranks.size());
-  const uint32_t gatherSlots = W >= 2 * n ? n * (W / 2 / n) : 0;
+  const uint32_t gatherSlots = !gatherOrder_.empty() && W >= 2 * n ? n * (W / 2 / n) : 0;
   ina::InaCallOptions o;
-  o.resultToPortOnly = true;
-  o.sliceRoles = &roles_;
-  o.portMarkers = call_.ctx.portMarkers();
+  if (!allToEvery) {  // sums to every worker alone: the switch's plain allreduce
+    o.resultToPortOnly = true;
+    o.sliceRoles = &roles_;
+    o.portMarkers = call_.portMarkers;
+  }
   o.spans = &spans_;
   o.slots = W - gatherSlots;
   Status st = client.start(data_, count, call_.type, o);
@@ -120,7 +146,7 @@ Status RackTask::startSwitchReduce() {
     std::fill(state_.begin(), state_.end(), kOnHost);
     mine_.clear();
     for (size_t s = 0; s < spans_.size(); ++s) {
-      if (roles_[s] == ina::kSlicePort) mine_.push_back(static_cast<uint32_t>(s));
+      if (roles_[s] != ina::kSliceOther) mine_.push_back(static_cast<uint32_t>(s));
     }
     beginFix();
   }
@@ -256,9 +282,17 @@ Status RackTask::afterFixLists() {
   const reduce::ReduceFn fn =
       reduce::reduceFunction(call_.type, call_.op == rinaAvg ? rinaSum : call_.op);
   Engine& e = newEngine();
+  everyHost_.clear();
+  for (uint32_t s : mine_) {
+    if (roles_[s] == ina::kSliceAll) everyHost_.push_back(s);
+  }
   for (size_t i = 0; i < others_.size(); ++i) {
     transport::Connection* c = call_.ctx.peer(others_[i]);
     for (uint32_t s : wantIn_[i]) {
+      if (s < spans_.size() && roles_[s] == ina::kSliceAll) {
+        everyHost_.push_back(s);  // a rack-mate did not get this sum
+        continue;
+      }
       if (s >= spans_.size() || roles_[s] != ina::kSliceOther) {
         return errorf(
             rinaInternalError,
@@ -269,6 +303,7 @@ Status RackTask::afterFixLists() {
                                    static_cast<int>(s)});
     }
     for (uint32_t s : mine_) {
+      if (roles_[s] != ina::kSlicePort) continue;
       char* at = data_ + spans_[s].first * es_;
       e.recvs().push_back(RecvItem{c,
                                    at,
@@ -280,8 +315,55 @@ Status RackTask::afterFixLists() {
                                    {}});
     }
   }
+  std::sort(everyHost_.begin(), everyHost_.end());
+  everyHost_.erase(std::unique(everyHost_.begin(), everyHost_.end()), everyHost_.end());
+  if (!everyHost_.empty()) addEveryWorkerFix(e);
   phase_ = Phase::kFixData;
   return {};
+}
+
+// Workers may disagree on which kEveryWorker slices came back (one got a
+// sum before a preemption, another did not), so the union is redone on the
+// hosts, from every worker's input, and the agent's sums go to every
+// worker: all end with the same bits. The agent counts the union.
+void RackTask::addEveryWorkerFix(Engine& e) {
+  const reduce::ReduceFn fn =
+      reduce::reduceFunction(call_.type, call_.op == rinaAvg ? rinaSum : call_.op);
+  for (uint32_t s : everyHost_) {
+    std::memcpy(data_ + spans_[s].first * es_, input_ + spans_[s].first * es_,
+                spans_[s].len * es_);
+  }
+  const int agent = m_.ranks.front();
+  if (call_.ctx.rank() == agent) {
+    call_.ctx.stats().inaHostSlices += everyHost_.size();
+    for (int q : others_) {
+      for (uint32_t s : everyHost_) {
+        char* at = data_ + spans_[s].first * es_;
+        e.recvs().push_back(RecvItem{call_.ctx.peer(q), at, spans_[s].len * es_,
+                                     transport::RecvReduce{fn, at, es_}, -1, 1,
+                                     static_cast<int>(s), {}});
+      }
+    }
+    // The sums go back once every input is in.
+    const int allIn = static_cast<int>(e.recvs().size()) - 1;
+    for (int q : others_) {
+      for (uint32_t s : everyHost_) {
+        e.sends().push_back(SendItem{call_.ctx.peer(q), data_ + spans_[s].first * es_,
+                                     spans_[s].len * es_, allIn, 2, static_cast<int>(s)});
+      }
+    }
+    return;
+  }
+  transport::Connection* c = call_.ctx.peer(agent);
+  for (uint32_t s : everyHost_) {
+    e.sends().push_back(SendItem{c, data_ + spans_[s].first * es_, spans_[s].len * es_, -1, 1,
+                                 static_cast<int>(s)});
+  }
+  const int sent = static_cast<int>(e.sends().size()) - 1;
+  for (uint32_t s : everyHost_) {
+    e.recvs().push_back(RecvItem{c, data_ + spans_[s].first * es_, spans_[s].len * es_, {}, sent,
+                                 2, static_cast<int>(s), {}});
+  }
 }
 
 // ---------------------------------------------------------------- driving
@@ -309,12 +391,16 @@ Status RackTask::next(bool* moved) {
           lostSwitch_ = true;
           why_ = st.message();
         }
-        countInaCall(call_.ctx, res.stats, res.hostSlices.size());
+        // Host slices of kEveryWorker pieces count once, as the rack's
+        // union, at the agent (addEveryWorkerFix).
+        size_t hostSlices = 0;
         mine_.clear();
         for (uint32_t s : res.hostSlices) {
           state_[s] = kOnHost;
-          if (roles_[s] == ina::kSlicePort) mine_.push_back(s);
+          if (roles_[s] != ina::kSliceOther) mine_.push_back(s);
+          if (roles_[s] != ina::kSliceAll) ++hostSlices;
         }
+        countInaCall(call_.ctx, res.stats, hostSlices);
         beginFix();
         *moved = true;
         break;
@@ -328,6 +414,7 @@ Status RackTask::next(bool* moved) {
       case Phase::kFixData:
         mark("fix");
         for (uint32_t s : mine_) state_[s] = kClean;
+        for (uint32_t s : everyHost_) state_[s] = kClean;
         RINA_TRY(startGather());
         *moved = true;
         break;

@@ -15,7 +15,14 @@
 //
 // When the rack has no switch (fallen back, or a type or op the switch
 // cannot sum) the same phases run over shm/TCP: a host reduce to the ports,
-// then the ports send each final piece to the rack. The rack's workers agree
+// then the ports send each final piece to the rack.
+//
+// Either phase may be left out, which makes the rack's blocking steps
+// (rack_steps.h): a reduce alone (ps-ina's reduce to the agent), an
+// all-gather alone (a broadcast from the agent), and a reduce whose sums go
+// to every worker (a member that is the whole ring: one switch call, S up
+// and S down per worker; the slices some worker did not get are summed on
+// the hosts from the saved inputs, at the agent, which sends them back). The rack's workers agree
 // on every decision through the messages of the fix and repair phases, so a
 // switch lost in the middle changes nothing in the result: the rack falls
 // back for the rest of this and every later collective.
@@ -37,7 +44,9 @@
 namespace rina::algo {
 
 // Elements [begin, begin + count) of the buffer, and the rank that is their
-// port in this rack.
+// port in this rack, or kEveryWorker: every worker gets their sum (through
+// the switch only: rackAllReduceOnSwitch).
+inline constexpr int kEveryWorker = -1;
 struct RackPiece {
   size_t begin = 0;
   size_t count = 0;
@@ -51,8 +60,12 @@ class RackTask final : public EngineTask {
   // pieces in the order they become final at their ports, where
   // isFinal(i, end) says whether piece gatherOrder[i]'s first `end`
   // elements are final at this rank (asked only of the pieces it ports).
+  // Either list may be empty. input (pieces of kEveryWorker only): this
+  // worker's input when it is not data (out of place), else null (a copy
+  // is kept).
   RackTask(RackCall& call, const Member& m, char* data, std::vector<RackPiece> reduceOrder,
-           std::vector<RackPiece> gatherOrder, std::function<bool(size_t, size_t)> isFinal);
+           std::vector<RackPiece> gatherOrder, std::function<bool(size_t, size_t)> isFinal,
+           const char* input = nullptr);
   ~RackTask() override;
 
   Status start();
@@ -97,6 +110,8 @@ class RackTask final : public EngineTask {
   };
 
   bool onSwitch() const;
+  // The all-gather goes through the switch (gatherOnSwitch, rack_task_gather.cc).
+  bool gatherOnSwitch() const;
   Engine& newEngine();
   // Phase starts.
   Status startSwitchReduce();
@@ -117,6 +132,9 @@ class RackTask final : public EngineTask {
   Status startHostGather();
   Status afterFixHeaders();
   Status afterFixLists();
+  // The fix of kEveryWorker slices: everyHost_ from the saved inputs,
+  // summed at the agent and sent back, as items of e.
+  void addEveryWorkerFix(Engine& e);
   Status afterGatherDone();
   Status afterRepairHeaders();
   Status afterRepairLists();
@@ -152,6 +170,11 @@ class RackTask final : public EngineTask {
   // fix and repair: per rack-mate, the message and the slice lists each way.
   std::vector<Msg> msgOut_, msgIn_;
   std::vector<uint32_t> mine_;  // my host slices (fix) / my missing slices (repair)
+  // kEveryWorker pieces: the inputs (input_ or a copy in saved_), and the
+  // slices some worker of the rack did not get from the switch (ascending).
+  const char* input_ = nullptr;
+  std::vector<char> saved_;
+  std::vector<uint32_t> everyHost_;
   std::vector<std::vector<uint32_t>> wantOut_, wantIn_;
   // For the TRACE line at the end: when start() ran and each phase ended.
   Clock::time_point started_;

@@ -36,16 +36,26 @@ Status RackTask::beginSwitchGather(uint32_t firstSlot, uint32_t slots) {
   return st;
 }
 
+bool RackTask::gatherOnSwitch() const {
+  // A gather alone moves bytes of any type; after a reduce the rack gathers
+  // where it reduced (over the hosts for a type the switch cannot sum).
+  return ina_ && ina_->active() && (reduceOrder_.empty() || inaReducible(call_.type, call_.op));
+}
+
 Status RackTask::startGather() {
   if (rackFallBack_) fallBack(why_);
-  if (gatherActive_ && !onSwitch()) {
+  if (gatherActive_ && !gatherOnSwitch()) {
     // The switch gather begun beside the reduce-scatter is given up: the
     // rack fell back, so every worker gathers everything over the hosts.
     ina::InaGatherResult dropped;
     (void)ina_->client().finishGather(&dropped);
     gatherActive_ = false;
   }
-  if (!onSwitch()) return startHostGather();
+  if (gatherOrder_.empty()) {  // a reduce alone
+    finishTask();
+    return {};
+  }
+  if (!gatherOnSwitch()) return startHostGather();
   if (!gatherActive_) {
     Status st = beginSwitchGather(0, 0);
     if (!st.ok()) {

@@ -93,7 +93,7 @@ Status memberRingAllReduce(Context& ctx, RackSwitch* rackSwitch,
   if (sendv != recvv) std::memcpy(recv, sendv, count * es);
   const int K = subRingCount(members);
   const MemberChunks segments{count, K};
-  RackCall call{ctx, rackSwitch, seq, type, op, 2 * R};
+  RackCall call{ctx, rackSwitch, seq, type, op, 2 * R, ctx.portMarkers()};
   RINA_TRY(checkCallsMatch(call, members, count));
   if (me.inaRack && rackSwitch && rackSwitch->active()) {
     RINA_TRY(rackSwitch->beginCollective(ctx, seq));
@@ -102,7 +102,7 @@ Status memberRingAllReduce(Context& ctx, RackSwitch* rackSwitch,
     // One INA rack is the whole ring: the switch returns the sum to every
     // worker, S up and S down each.
     const char* input = sendv != recvv ? static_cast<const char*>(sendv) : nullptr;
-    RINA_TRY(rackAllReduce(call, me, recv, count, input, 1));
+    RINA_TRY(rackAllReduce(call, me, recv, count, input));
     if (op == rinaAvg) reduce::finishAverage(recv, count, type, ctx.size());
     return {};
   }
