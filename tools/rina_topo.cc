@@ -258,8 +258,9 @@ int run(int argc, char** argv) {
   }
   if (!o.file.empty() && !o.racks.empty()) return usageError("give --file or --racks, not both");
   if (o.file.empty() && o.racks.empty()) {
-    o.file = config::stringValue("RINA_TOPO_FILE");
-    if (o.file.empty()) o.racks = config::stringValue("RINA_RACKS");
+    const config::Options env = config::environment();
+    o.file = env.topoFile;
+    if (o.file.empty()) o.racks = env.racks;
   }
 
   nlohmann::ordered_json out = nlohmann::ordered_json::object();

@@ -18,6 +18,7 @@
 
 #include "algo/algorithm.h"
 #include "algo/engine.h"
+#include "core/config.h"
 #include "plan/path_choice.h"
 #include "topo/rack_map.h"
 #include "transport/connection.h"
@@ -87,15 +88,15 @@ class Context {
     return spineConns_;
   }
 
-  // Settings (RINA_TIMEOUT_MS, RINA_SLICE_BYTES, RINA_SMALL_MSG_BYTES,
-  // RINA_SPIN_US).
-  int64_t timeoutMs() const { return timeoutMs_; }
-  size_t sliceBytes() const { return sliceBytes_; }
-  size_t smallMsgBytes() const { return smallMsgBytes_; }
+  // The knobs this context was made with, checked (core/config.h).
+  const config::Options& options() const { return options_; }
+  int64_t timeoutMs() const { return options_.timeoutMs; }
+  size_t sliceBytes() const { return static_cast<size_t>(options_.sliceBytes); }
+  size_t smallMsgBytes() const { return static_cast<size_t>(options_.smallMsgBytes); }
   // RINA_INA_PORT_MARKERS: rina's rack reduce-scatter ports send markers
   // (and auto's link model counts them).
-  bool portMarkers() const { return portMarkers_; }
-  int64_t spinUs() const { return spinUs_; }
+  bool portMarkers() const { return options_.inaPortMarkers; }
+  int64_t spinUs() const { return options_.spinUs; }
 
   const std::atomic<bool>* abortFlag() const { return &aborted_; }
   void abort() { aborted_ = true; }
@@ -130,11 +131,7 @@ class Context {
   plan::PathChoice paths_;
   int spines_ = 0;
   std::vector<int> defaultSpines_;  // by rank; empty: -1 for every peer
-  int64_t timeoutMs_ = 60000;
-  size_t sliceBytes_ = 128 << 10;
-  size_t smallMsgBytes_ = 128 << 10;
-  bool portMarkers_ = true;
-  int64_t spinUs_ = 0;
+  config::Options options_;
   std::atomic<bool> aborted_{false};
   CommStats stats_;
 

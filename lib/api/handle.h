@@ -4,12 +4,18 @@
 #define RINA_LIB_API_HANDLE_H_
 
 #include "comm/communicator.h"
+#include "core/config.h"
 #include "rina/rina.h"
 
 namespace rina::api {
 
 // Null for a null handle.
 comm::Communicator* communicatorOf(rinaComm_t comm);
+
+// rinaCommInitRank with the knobs given instead of read from the
+// environment (which rinaCommInitRank does with config::fromEnvironment).
+rinaResult_t commInitRank(rinaComm_t* comm, int nranks, const rinaUniqueId& uniqueId, int rank,
+                          const config::Options& options);
 
 }  // namespace rina::api
 

@@ -131,6 +131,9 @@ Status locateBuffers(Communicator& c, const char* name, const void* send, size_t
   return s;
 }
 
+// RINA_CUDA_STAGE_BYTES of the communicator: the chunks a GPU allreduce is cut into.
+size_t stageBytes(const Communicator& c) { return static_cast<size_t>(c.options().cudaStageBytes); }
+
 rinaResult_t finish(rinaComm* comm, Status s) {
   if (s.ok()) return rinaSuccess;
   if (s.code() != rinaInvalidArgument) comm->broken = s.code();
@@ -167,7 +170,7 @@ rinaResult_t runCollective(rinaComm* comm, const Collective& call, const HostRun
   if (call.staging == Staging::kPipelined) {
     return finish(
         comm, rina::cuda::runStagedPipelined(
-                  b, call.count, bytes / call.count, call.stream, c.rank(),
+                  b, call.count, bytes / call.count, stageBytes(c), call.stream, c.rank(),
                   [&](const void* hs, void* hr, size_t, size_t n) { return run(c, hs, hr, n); }));
   }
   return finish(comm,
@@ -177,6 +180,24 @@ rinaResult_t runCollective(rinaComm* comm, const Collective& call, const HostRun
 }
 
 }  // namespace
+
+rinaResult_t rina::api::commInitRank(rinaComm_t* comm, int nranks, const rinaUniqueId& uniqueId,
+                                     int rank, const rina::config::Options& options) {
+  if (!comm) return fail(nullptr, errorf(rinaInvalidArgument, "rinaCommInitRank: comm is NULL"));
+  *comm = nullptr;
+  if (nranks < 1) {
+    return fail(nullptr, errorf(rinaInvalidArgument, "rinaCommInitRank: nranks %d < 1", nranks));
+  }
+  if (rank < 0 || rank >= nranks) {
+    return fail(nullptr, errorf(rinaInvalidArgument, "rinaCommInitRank: rank %d is outside [0, %d)",
+                                rank, nranks));
+  }
+  auto handle = std::make_unique<rinaComm>();
+  Status s = Communicator::create(nranks, uniqueId, rank, options, &handle->impl);
+  if (!s.ok()) return fail(nullptr, s.prepend("rinaCommInitRank: "));
+  *comm = handle.release();
+  return rinaSuccess;
+}
 
 extern "C" {
 
@@ -188,25 +209,20 @@ rinaResult_t rinaGetVersion(int* version) {
 
 rinaResult_t rinaGetUniqueId(rinaUniqueId* uniqueId) {
   if (!uniqueId) return fail(nullptr, errorf(rinaInvalidArgument, "rinaGetUniqueId: uniqueId is NULL"));
-  Status s = rina::bootstrap::createUniqueId(uniqueId);
+  const rina::config::Options env = rina::config::environment();
+  Status s = rina::bootstrap::createUniqueId(env.socketIfname, env.timeoutMs, uniqueId);
   return s.ok() ? rinaSuccess : fail(nullptr, s);
 }
 
 rinaResult_t rinaCommInitRank(rinaComm_t* comm, int nranks, rinaUniqueId uniqueId, int rank) {
   if (!comm) return fail(nullptr, errorf(rinaInvalidArgument, "rinaCommInitRank: comm is NULL"));
-  *comm = nullptr;
-  if (nranks < 1) {
-    return fail(nullptr, errorf(rinaInvalidArgument, "rinaCommInitRank: nranks %d < 1", nranks));
+  rina::config::Options options;
+  Status s = rina::config::fromEnvironment(&options);
+  if (!s.ok()) {
+    *comm = nullptr;
+    return fail(nullptr, s.prepend("rinaCommInitRank: rank " + std::to_string(rank) + ": "));
   }
-  if (rank < 0 || rank >= nranks) {
-    return fail(nullptr, errorf(rinaInvalidArgument,
-                                "rinaCommInitRank: rank %d is outside [0, %d)", rank, nranks));
-  }
-  auto handle = std::make_unique<rinaComm>();
-  Status s = Communicator::create(nranks, uniqueId, rank, &handle->impl);
-  if (!s.ok()) return fail(nullptr, s.prepend("rinaCommInitRank: "));
-  *comm = handle.release();
-  return rinaSuccess;
+  return rina::api::commInitRank(comm, nranks, uniqueId, rank, options);
 }
 
 rinaResult_t rinaCommDestroy(rinaComm_t comm) {

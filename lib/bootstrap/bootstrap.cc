@@ -6,7 +6,6 @@
 #include <functional>
 #include <random>
 
-#include "core/config.h"
 #include "core/log.h"
 
 namespace rina::bootstrap {
@@ -48,17 +47,16 @@ uint64_t randomCommId() {
 
 }  // namespace
 
-Status createUniqueId(rinaUniqueId* out) {
+Status createUniqueId(const std::string& ifnameSpec, int64_t timeout, rinaUniqueId* out) {
   PackedAddr addr;
   std::string ifname;
-  RINA_TRY(chooseListenAddress(&addr, &ifname));
+  RINA_TRY(chooseListenAddress(ifnameSpec, &addr, &ifname));
   Fd listen;
   PackedAddr bound;
   RINA_TRY(listenOn(addr, false, &listen, &bound));
   IdData data{kMagic, kVersion, randomCommId(), bound};
   std::memset(out, 0, sizeof(*out));
   std::memcpy(out->internal, &data, sizeof(data));
-  int64_t timeout = config::intValue("RINA_TIMEOUT_MS");
   // The first rank may come much later than the id is made (a job launcher
   // in between); after it, everyone must arrive within the timeout.
   RootService::startDetached(std::move(listen), data.commId, 10 * timeout, timeout);
@@ -66,8 +64,7 @@ Status createUniqueId(rinaUniqueId* out) {
   return {};
 }
 
-Status resolveId(const rinaUniqueId& user, IdData* out, bool* fromEnv) {
-  std::string env = config::stringValue("RINA_COMM_ID");
+Status resolveId(const rinaUniqueId& user, const std::string& env, IdData* out, bool* fromEnv) {
   if (!env.empty()) {
     PackedAddr root;
     Status s = parseHostPort(env, &root);
@@ -86,12 +83,12 @@ Status resolveId(const rinaUniqueId& user, IdData* out, bool* fromEnv) {
   return {};
 }
 
-Status RootService::start(const PackedAddr& addr, uint64_t commId, std::unique_ptr<RootService>* out) {
+Status RootService::start(const PackedAddr& addr, uint64_t commId, int64_t timeout,
+                          std::unique_ptr<RootService>* out) {
   Fd listen;
   PackedAddr bound;
   Status s = listenOn(addr, true, &listen, &bound);
   if (!s.ok()) return s.prepend("RINA_COMM_ID root: ");
-  int64_t timeout = config::intValue("RINA_TIMEOUT_MS");
   *out = std::make_unique<RootService>(std::move(listen), commId, timeout);
   RINA_INFO("bootstrap root serving RINA_COMM_ID on %s", bound.str().c_str());
   return {};

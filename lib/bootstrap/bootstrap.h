@@ -43,18 +43,22 @@ struct PeerInfo {
 };
 static_assert(sizeof(PeerInfo) == 136 + 20 * kMaxSpineAddrs);
 
-// Makes an id whose root service runs in this process from now on.
-Status createUniqueId(rinaUniqueId* out);
+// Makes an id whose root service runs in this process from now on, on the
+// address RINA_SOCKET_IFNAME picks (ifnameSpec), waiting timeoutMs
+// (RINA_TIMEOUT_MS) for each rank after the first (ten times that for it).
+Status createUniqueId(const std::string& ifnameSpec, int64_t timeoutMs, rinaUniqueId* out);
 
-// The id to use: RINA_COMM_ID if set (then rank 0 must serve it: see
-// RootService), else the user's, checked for the magic.
-Status resolveId(const rinaUniqueId& user, IdData* out, bool* fromEnv);
+// The id to use: commId (RINA_COMM_ID, host:port) if not empty (then rank 0
+// must serve it: see RootService), else the user's, checked for the magic.
+Status resolveId(const rinaUniqueId& user, const std::string& commId, IdData* out, bool* fromEnv);
 
 // Serves one communicator's rendezvous on a listening socket, in a thread.
 class RootService {
  public:
-  // Binds addr (RINA_COMM_ID case) and starts the thread.
-  static Status start(const PackedAddr& addr, uint64_t commId, std::unique_ptr<RootService>* out);
+  // Binds addr (RINA_COMM_ID case) and starts the thread, which waits
+  // waitMs (RINA_TIMEOUT_MS) for each rank.
+  static Status start(const PackedAddr& addr, uint64_t commId, int64_t waitMs,
+                      std::unique_ptr<RootService>* out);
   // Starts serving an already listening socket in a detached thread that
   // owns it and ends when the table is sent or the deadline passes.
   static void startDetached(Fd listen, uint64_t commId, int64_t firstWaitMs, int64_t waitMs);

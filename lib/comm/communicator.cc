@@ -10,22 +10,21 @@ namespace rina::comm {
 // Set-up is a sequence of steps (setup.cc); each leaves what later ones need
 // in the communicator or in s.
 Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
-                            std::unique_ptr<Communicator>* out) {
+                            const config::Options& options, std::unique_ptr<Communicator>* out) {
   setLogRank(rank);
-  config::printConfig();
   std::unique_ptr<Communicator> comm(new Communicator());
   comm->rank_ = rank;
   comm->nranks_ = nranks;
   Setup s;
-  RINA_TRY(comm->readKnobs(&s));          // settings, algorithm, plan and path rules
-  RINA_TRY(comm->joinBootstrap(id, &s));  // the unique id (RINA_COMM_ID: rank 0 serves it)
-  RINA_TRY(comm->openListeners(&s));      // address, CPU placement, listening sockets
-  RINA_TRY(comm->meet(&s));               // rendezvous: every rank's addresses
-  RINA_TRY(comm->mapRacks(s));            // rack map, spines, the hop rule
-  RINA_TRY(comm->connectPeers(&s));       // connections to the peers the algorithms use
-  RINA_TRY(comm->probe());                // link rates seeded (RINA_PROBE_BYTES)
-  RINA_TRY(comm->setUpRack(s));           // the INA rack: switch client, job, grant
-  RINA_TRY(comm->startPlans(s));          // the plan agreement and the initial plan
+  RINA_TRY(comm->readKnobs(options, &s));  // checked knobs, algorithm, plan and path rules
+  RINA_TRY(comm->joinBootstrap(id, &s));   // the unique id (RINA_COMM_ID: rank 0 serves it)
+  RINA_TRY(comm->openListeners(&s));       // address, CPU placement, listening sockets
+  RINA_TRY(comm->meet(&s));                // rendezvous: every rank's addresses
+  RINA_TRY(comm->mapRacks(s));             // rack map, spines, the hop rule
+  RINA_TRY(comm->connectPeers(&s));        // connections to the peers the algorithms use
+  RINA_TRY(comm->probe());                 // link rates seeded (RINA_PROBE_BYTES)
+  RINA_TRY(comm->setUpRack(s));            // the INA rack: switch client, job, grant
+  RINA_TRY(comm->startPlans(s));           // the plan agreement and the initial plan
   comm->logReady(s);
   *out = std::move(comm);
   return {};
@@ -60,7 +59,7 @@ Status Communicator::updatePeers(const std::set<int>& wanted) {
   }
   if (opt.peers.empty()) return {};
   opt.listenFd = listen_.get();
-  opt.deadline = deadlineAfterMs(timeoutMs_);
+  opt.deadline = deadlineAfterMs(timeoutMs());
   opt.abort = &aborted_;
   std::map<int, std::unique_ptr<transport::Connection>> fresh;
   RINA_TRY(transport::buildMesh(opt, &fresh));

@@ -15,6 +15,7 @@
 #include "algo/context.h"
 #include "comm/plan_sync.h"
 #include "comm/rack_ina.h"
+#include "core/config.h"
 #include "core/socket.h"
 #include "core/status.h"
 #include "rina/rina.h"
@@ -25,7 +26,10 @@ namespace rina::comm {
 
 class Communicator : public algo::Context {
  public:
-  static Status create(int nranks, const rinaUniqueId& id, int rank,
+  // Collective over nranks ranks sharing id. options: every knob, as
+  // config::fromEnvironment gives them (rinaCommInitRank) or as a caller
+  // sets them; checked here (core/config.h), errors name the knob.
+  static Status create(int nranks, const rinaUniqueId& id, int rank, const config::Options& options,
                        std::unique_ptr<Communicator>* out);
   ~Communicator();
 
@@ -61,7 +65,7 @@ class Communicator : public algo::Context {
   // The steps of create, in order (setup.cc). Setup carries what a step
   // hands on to later ones and lives until create returns.
   struct Setup;
-  Status readKnobs(Setup* s);
+  Status readKnobs(const config::Options& options, Setup* s);
   Status joinBootstrap(const rinaUniqueId& id, Setup* s);
   Status openListeners(Setup* s);
   Status meet(Setup* s);

@@ -11,7 +11,6 @@
 
 #include "algo/engine.h"
 #include "bootstrap/bootstrap.h"
-#include "core/config.h"
 #include "core/log.h"
 
 namespace rina::comm {
@@ -27,7 +26,6 @@ using algo::SendItem;
 
 namespace {
 constexpr uint32_t kHeaderMagic = 0x52484452;  // as every collective's header (engine.cc)
-constexpr int64_t kMaxProbeBytes = int64_t{64} << 20;
 constexpr int kSend = static_cast<int>(transport::Direction::kSend);
 constexpr int kRecv = static_cast<int>(transport::Direction::kRecv);
 
@@ -90,20 +88,6 @@ Status probeLinks(algo::Context& ctx, size_t bytes, int64_t timeoutMs) {
               l.peer, l.kind, l.recvRate / 1e6, l.sendRate / 1e6);
   }
   return {};
-}
-
-Status probeLinksFromConfig(algo::Context& ctx) {
-  const int64_t bytes = config::intValue("RINA_PROBE_BYTES");
-  if (bytes < 0 || bytes > kMaxProbeBytes) {
-    return errorf(rinaInvalidArgument, "RINA_PROBE_BYTES=%lld: expected 0 (off) to 64M",
-                  static_cast<long long>(bytes));
-  }
-  const int64_t timeoutMs = config::intValue("RINA_PROBE_TIMEOUT_MS");
-  if (timeoutMs <= 0) {
-    return errorf(rinaInvalidArgument, "RINA_PROBE_TIMEOUT_MS=%lld: expected > 0",
-                  static_cast<long long>(timeoutMs));
-  }
-  return probeLinks(ctx, static_cast<size_t>(bytes), timeoutMs);
 }
 
 Status gatherLinkRates(algo::Context& ctx, std::vector<LinkRate>* table) {

@@ -39,13 +39,12 @@ static_assert(sizeof(LinkRate) == 72);
 // spineConnections), by (peer, spine) ascending.
 std::vector<LinkRate> localLinkRates(const algo::Context& ctx);
 
-// Sends `bytes` to and receives `bytes` from every connected peer (over its
+// The creation probe (RINA_PROBE_BYTES, RINA_PROBE_TIMEOUT_MS; nothing when
+// bytes is 0). Sends `bytes` to and receives `bytes` from every connected peer (over its
 // default connection), one peer at a time in ascending order of the pair (lower rank, higher rank),
 // so each exchange has the link to itself and no cycle of waits can form. All of it within
 // timeoutMs, else rinaTimeout naming the rank and the peer.
 Status probeLinks(algo::Context& ctx, size_t bytes, int64_t timeoutMs);
-// probeLinks with RINA_PROBE_BYTES / RINA_PROBE_TIMEOUT_MS; nothing when 0.
-Status probeLinksFromConfig(algo::Context& ctx);
 
 // Collective (every rank calls it, like an allreduce): rank 0 receives
 // every rank's localLinkRates, passed down the ring from rank n-1, and gets

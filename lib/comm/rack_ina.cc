@@ -9,7 +9,6 @@
 #include <cstring>
 
 #include "algo/engine.h"
-#include "core/config.h"
 #include "core/log.h"
 #include "ina/ina_transport.h"
 #include "ina/uc_sender.h"
@@ -105,23 +104,20 @@ Status checkSetup(const RackSetupMsg& m, int rank, int peer) {
 // ina/ina_transport.h). *out stays null for UDP; one INFO line says which
 // and why. A UC queue pair that cannot be made falls back to UDP under auto
 // and is an error under rdma.
-Status pickSender(int rank, const std::string& rackName, uint32_t switchAddr,
-                  std::unique_ptr<ina::InaSender>* out, bool* required) {
+Status pickSender(int rank, const config::Options& options, const std::string& rackName,
+                  uint32_t switchAddr, std::unique_ptr<ina::InaSender>* out, bool* required) {
   namespace verbs = transport::verbs;
   verbs::TransportChoice rdma;  // the adapter peers use too
-  RINA_TRY(verbs::chooseDeviceFromConfig(rank, &rdma));
+  RINA_TRY(verbs::chooseDevice(rank, options, &rdma));
   ina::InaTransportChoice choice;
-  RINA_TRY(ina::chooseInaTransport(config::stringValue("RINA_INA_TRANSPORT"),
+  RINA_TRY(ina::chooseInaTransport(options.inaTransport,
                                    ina::RdmaAvailability{rdma.useVerbs, rdma.whyNotRdma},
                                    switchAddr, &choice)
                .prepend("rank " + std::to_string(rank) + ": "));
   *required = choice.required;
   std::string why = choice.why;
   if (choice.transport == ina::InaTransport::kRdmaUc) {
-    verbs::VerbsOptions vo;
-    vo.rank = rank;
-    vo.gidIndex = static_cast<int>(config::intValue("RINA_IB_GID_INDEX"));
-    vo.timeout = static_cast<int>(config::intValue("RINA_IB_TIMEOUT"));
+    const verbs::VerbsOptions vo = verbs::verbsOptionsOf(rank, options);
     verbs::VerbsContextPtr ctx;
     std::unique_ptr<verbs::UcQueuePair> qp;
     Status s = verbs::openVerbsContext(rdma, vo, &ctx);
@@ -166,7 +162,8 @@ Status parseSwitchList(const std::string& text, int inaRacks, std::vector<ina::E
   return {};
 }
 
-Status RackIna::setup(algo::Context& ctx, uint64_t commId, std::unique_ptr<RackIna>* out) {
+Status RackIna::setup(algo::Context& ctx, uint64_t commId, const config::Options& options,
+                      std::unique_ptr<RackIna>* out) {
   const topo::RackMap& map = ctx.racks();
   int inaRacks = 0, ordinal = -1;
   const int rackIndex = map.rackOf[ctx.rank()];
@@ -176,7 +173,7 @@ Status RackIna::setup(algo::Context& ctx, uint64_t commId, std::unique_ptr<RackI
     ++inaRacks;
   }
   std::vector<ina::Endpoint> switches;
-  RINA_TRY(parseSwitchList(config::stringValue("RINA_SWITCH"), inaRacks, &switches));
+  RINA_TRY(parseSwitchList(options.switches, inaRacks, &switches));
   const topo::Rack& rack = map.racks[rackIndex];
   if (!rack.ina || rack.ranks.size() < 2) return {};
   const int k = static_cast<int>(rack.ranks.size());
@@ -190,13 +187,10 @@ Status RackIna::setup(algo::Context& ctx, uint64_t commId, std::unique_ptr<RackI
   for (int w = 0; w < k; ++w) {
     if (rack.ranks[w] == ctx.rank()) ri->worker_ = w;
   }
-  ri->timeoutMs_ = static_cast<int>(std::max<int64_t>(1, config::intValue("RINA_INA_TIMEOUT_MS")));
-  const int64_t slots = config::intValue("RINA_INA_SLOTS");
-  if (slots < 1 || slots > 16384) {
-    return errorf(rinaInvalidArgument, "RINA_INA_SLOTS=%lld: give 1 to 16384 slots",
-                  static_cast<long long>(slots));
-  }
-  ri->slotsWanted_ = static_cast<uint32_t>(slots);
+  ri->timeoutMs_ = static_cast<int>(options.inaTimeoutMs);     // checked: 1 to INT32_MAX
+  ri->slotsWanted_ = static_cast<uint32_t>(options.inaSlots);  // checked: 1 to 16384
+  ri->switchdPath_ = options.switchdPath;
+  ri->switchdArgs_ = options.switchdArgs;
   bool autoSwitch = false;
   if (!rack.switchCtrl.empty()) {
     if (!ina::parseEndpoint(rack.switchCtrl, &ri->controller_)) {
@@ -225,7 +219,7 @@ Status RackIna::setup(algo::Context& ctx, uint64_t commId, std::unique_ptr<RackI
   o.switchTimeoutMs = ri->timeoutMs_;
   std::unique_ptr<ina::InaSender> sender;
   bool required = false;
-  RINA_TRY(pickSender(ctx.rank(), rack.name, o.switchAddr, &sender, &required));
+  RINA_TRY(pickSender(ctx.rank(), options, rack.name, o.switchAddr, &sender, &required));
   o.udpFallback = !required;
   RINA_TRY(ina::InaClient::create(o, &ri->client_, std::move(sender))
                .prepend("rank " + std::to_string(ctx.rank()) + ": "));
@@ -301,13 +295,12 @@ Status RackIna::registerJob(algo::Context& ctx, const std::vector<ina::Endpoint>
                             bool autoSwitch, ina::Grant* grant, std::string* why) {
   if (autoSwitch) {
     std::string path;
-    RINA_TRY(ina::findSwitchd(&path));
+    RINA_TRY(ina::findSwitchd(switchdPath_, &path));
     // A process start on a busy host can take seconds: up to half the wait
     // for a peer, so the workers still hear from the agent (a fallback at
     // worst) before they give up on it.
     const int64_t startMs = std::max<int64_t>(ctx.timeoutMs() / 2, timeoutMs_ + 5000);
-    RINA_TRY(ina::LocalSwitchd::start(path,
-                                      ina::splitArgs(config::stringValue("RINA_SWITCHD_ARGS")),
+    RINA_TRY(ina::LocalSwitchd::start(path, ina::splitArgs(switchdArgs_),
                                       static_cast<int>(std::min<int64_t>(startMs, INT32_MAX)),
                                       &switchd_));
     controller_ = switchd_->control();

@@ -20,6 +20,7 @@
 
 #include "algo/context.h"
 #include "algo/rack_inputs.h"
+#include "core/config.h"
 #include "ina/ctrl_client.h"
 #include "ina/ina_client.h"
 #include "ina/local_switchd.h"
@@ -34,7 +35,9 @@ class RackIna final : public algo::RackSwitch {
  public:
   // Collective over the communicator, after its connections exist: every
   // rank calls it; *out stays null outside an INA rack of two or more.
-  static Status setup(algo::Context& ctx, uint64_t commId, std::unique_ptr<RackIna>* out);
+  // options: RINA_SWITCH, RINA_INA_*, RINA_SWITCHD_*, RINA_IB_* (checked).
+  static Status setup(algo::Context& ctx, uint64_t commId, const config::Options& options,
+                      std::unique_ptr<RackIna>* out);
   ~RackIna();
 
   const topo::Rack& rack() const { return *rack_; }
@@ -65,6 +68,8 @@ class RackIna final : public algo::RackSwitch {
   bool active_ = false;
   int timeoutMs_ = 2000;
   uint32_t slotsWanted_ = 64;  // RINA_INA_SLOTS
+  std::string switchdPath_;    // RINA_SWITCHD_PATH (RINA_SWITCH=auto)
+  std::string switchdArgs_;    // RINA_SWITCHD_ARGS
   uint16_t job_ = 0;
   uint32_t token_ = 0;
   ina::Endpoint controller_;

@@ -22,12 +22,12 @@ namespace {
 // Listens on this rank's address on every spine (RINA_SPINE_ADDRS or the
 // topology file): an address equal to the default listening one shares its
 // socket, any other gets a socket of its own (port chosen by the kernel).
-Status listenOnSpines(int rank, const PackedAddr& listen, bootstrap::PeerInfo* mine,
-                      std::vector<Fd>* fds) {
+Status listenOnSpines(int rank, const config::Options& options, const PackedAddr& listen,
+                      bootstrap::PeerInfo* mine, std::vector<Fd>* fds) {
   std::vector<std::string> addrs;
   std::string source;
   const std::string hostname = topo::hostnameOf(hostIdentity());
-  RINA_TRY(spineAddressesFromEnv(hostname, &addrs, &source)
+  RINA_TRY(spineAddresses(options.spineAddrs, options.topoFile, hostname, &addrs, &source)
                .prepend("rank " + std::to_string(rank) + ": "));
   mine->spineCount = static_cast<int32_t>(addrs.size());
   for (size_t s = 0; s < addrs.size(); ++s) {
@@ -57,62 +57,44 @@ Status listenOnSpines(int rank, const PackedAddr& listen, bootstrap::PeerInfo* m
 
 }  // namespace
 
-Status Communicator::readKnobs(Setup* s) {
-  timeoutMs_ = std::max<int64_t>(1, config::intValue("RINA_TIMEOUT_MS"));
-  sliceBytes_ = static_cast<size_t>(std::max<int64_t>(64, config::intValue("RINA_SLICE_BYTES")));
-  smallMsgBytes_ =
-      static_cast<size_t>(std::max<int64_t>(0, config::intValue("RINA_SMALL_MSG_BYTES")));
-  spinUs_ = std::max<int64_t>(0, config::intValue("RINA_SPIN_US"));
-  RINA_TRY(algo::parseAlgorithm(config::stringValue("RINA_ALGO"), &algorithm_)
-               .prepend("RINA_ALGO: "));
-  const int64_t markers = config::intValue("RINA_INA_PORT_MARKERS");
-  if (markers != 0 && markers != 1) {
-    return errorf(rinaInvalidArgument, "RINA_INA_PORT_MARKERS=%lld: give 0 or 1",
-                  static_cast<long long>(markers));
-  }
-  portMarkers_ = markers == 1;
-  RINA_TRY(
-      plan::ReplanPolicy::fromConfig(&s->policy).prepend("rank " + std::to_string(rank_) + ": "));
-  std::string nsocks = config::stringValue("RINA_SOCKET_NSOCKS");
-  if (nsocks == "auto") {
-    s->socketsPerPeer = 0;
-  } else {
-    char* end = nullptr;
-    long n = std::strtol(nsocks.c_str(), &end, 10);
-    if (nsocks.empty() || *end != '\0' || n < 1 || n > 8) {
-      return errorf(rinaInvalidArgument, "RINA_SOCKET_NSOCKS=%s: expected auto or 1-8",
-                    nsocks.c_str());
-    }
-    s->socketsPerPeer = static_cast<int>(n);
-  }
-  return plan::parsePathPolicy(config::stringValue("RINA_PATHS"), &s->pathPolicy);
+Status Communicator::readKnobs(const config::Options& options, Setup* s) {
+  // Checked once here (a value set in code passes the table's checks as an
+  // environment variable would), then handed down.
+  options_ = options;
+  const std::string where = "rank " + std::to_string(rank_) + ": ";
+  RINA_TRY(config::check(&options_).prepend(where));
+  config::printConfig(options_);
+  RINA_TRY(algo::parseAlgorithm(options_.algo, &algorithm_).prepend("RINA_ALGO: "));
+  s->policy = plan::ReplanPolicy::fromOptions(options_);
+  s->socketsPerPeer = static_cast<int>(options_.socketNsocks);
+  return plan::parsePathPolicy(options_.paths, &s->pathPolicy);
 }
 
 Status Communicator::joinBootstrap(const rinaUniqueId& id, Setup* s) {
   bool fromEnv = false;
-  RINA_TRY(bootstrap::resolveId(id, &s->id, &fromEnv));
+  RINA_TRY(bootstrap::resolveId(id, options_.commId, &s->id, &fromEnv));
   // Under RINA_COMM_ID rank 0 is the root.
   if (fromEnv && rank_ == 0) {
-    RINA_TRY(bootstrap::RootService::start(s->id.root, s->id.commId, &s->root));
+    RINA_TRY(bootstrap::RootService::start(s->id.root, s->id.commId, timeoutMs(), &s->root));
   }
   return {};
 }
 
 Status Communicator::openListeners(Setup* s) {
   PackedAddr listenAddr;
-  RINA_TRY(chooseListenAddress(&listenAddr, &s->ifname));
+  RINA_TRY(chooseListenAddress(options_.socketIfname, &listenAddr, &s->ifname));
   // Setup runs near the NIC in use (RINA_CPU_AFFINITY, topo/thread_placement.h);
   // under `setup` the thread gets its mask back when create returns.
-  RINA_TRY(topo::placeSetupThread(rank_, s->ifname, &s->placement));
+  RINA_TRY(topo::placeSetupThread(rank_, s->ifname, options_.cpuAffinity, &s->placement));
   RINA_TRY(listenOn(listenAddr, false, &s->listen, &s->mine.listen));
   s->mine.pid = getpid();
   const std::string host = hostIdentity();
   std::strncpy(s->mine.host, host.c_str(), sizeof(s->mine.host) - 1);
-  return listenOnSpines(rank_, s->mine.listen, &s->mine, &s->spineListen);
+  return listenOnSpines(rank_, options_, s->mine.listen, &s->mine, &s->spineListen);
 }
 
 Status Communicator::meet(Setup* s) {
-  return bootstrap::rendezvous(s->id, rank_, nranks_, s->mine, deadlineAfterMs(timeoutMs_),
+  return bootstrap::rendezvous(s->id, rank_, nranks_, s->mine, deadlineAfterMs(timeoutMs()),
                                &s->table);
 }
 
@@ -121,7 +103,7 @@ Status Communicator::mapRacks(const Setup& s) {
   for (const bootstrap::PeerInfo& p : s.table) {
     hostIds.emplace_back(p.host, strnlen(p.host, sizeof(p.host)));
   }
-  RINA_TRY(topo::rackMapFromEnv(hostIds, &racks_, &topology_)
+  RINA_TRY(topo::rackMapFrom(options_.topoFile, options_.racks, hostIds, &racks_, &topology_)
                .prepend("rank " + std::to_string(rank_) + ": "));
   basePeers_ = algo::basePeerRanks(rank_, racks_);
   // Every rank reaches a peer in another rack over each spine both have an
@@ -135,10 +117,9 @@ Status Communicator::mapRacks(const Setup& s) {
       defaultSpines_[r] = transport::defaultSpineOf(s.table[std::max(r, rank_)], spines);
   }
   topo::TopologySpec spec;
-  const std::string file = config::stringValue("RINA_TOPO_FILE");
+  const std::string& file = options_.topoFile;
   const bool haveSpec = !file.empty() && topo::loadTopologyFile(file, &spec).ok();
-  return plan::PathChoice::make(s.pathPolicy, spines, racks_, haveSpec ? &spec : nullptr,
-                                &paths_);
+  return plan::PathChoice::make(s.pathPolicy, spines, racks_, haveSpec ? &spec : nullptr, &paths_);
 }
 
 Status Communicator::connectPeers(Setup* s) {
@@ -153,15 +134,15 @@ Status Communicator::connectPeers(Setup* s) {
     if (spines_ >= 2 && racks_.rackOf[p] != racks_.rackOf[rank_]) mesh.spinePeers.insert(p);
   }
   for (const Fd& fd : s->spineListen) mesh.spineListenFds.push_back(fd.get());
-  mesh.shmEnabled = config::intValue("RINA_SHM_DISABLE") == 0;
-  int64_t fifo = config::intValue("RINA_SHM_FIFO_BYTES");
+  mesh.shmEnabled = !options_.shmDisable;
   uint32_t fifoBytes = 4096;
-  while (fifoBytes < fifo && fifoBytes < (1u << 30)) fifoBytes <<= 1;
+  while (fifoBytes < options_.shmFifoBytes && fifoBytes < (1u << 30)) fifoBytes <<= 1;
   mesh.fifoBytes = fifoBytes;
-  mesh.socketBufBytes = static_cast<int>(config::intValue("RINA_SOCKET_BUF_BYTES"));
-  mesh.sliceBytes = sliceBytes_;
+  mesh.socketBufBytes = static_cast<int>(options_.socketBufBytes);
+  mesh.sliceBytes = sliceBytes();
   mesh.socketsPerPeer = s->socketsPerPeer;
-  mesh.deadline = deadlineAfterMs(timeoutMs_);
+  mesh.knobs = options_;
+  mesh.deadline = deadlineAfterMs(timeoutMs());
   mesh.abort = &aborted_;
   RINA_TRY(transport::buildMesh(mesh, &conns_, &spineConns_));
   listen_ = std::move(s->listen);
@@ -173,10 +154,12 @@ Status Communicator::connectPeers(Setup* s) {
   return {};
 }
 
-Status Communicator::probe() { return probeLinksFromConfig(*this); }
+Status Communicator::probe() {
+  return probeLinks(*this, static_cast<size_t>(options_.probeBytes), options_.probeTimeoutMs);
+}
 
 Status Communicator::setUpRack(const Setup& s) {
-  return RackIna::setup(*this, s.id.commId, &rackIna_);
+  return RackIna::setup(*this, s.id.commId, options_, &rackIna_);
 }
 
 Status Communicator::startPlans(const Setup& s) {
@@ -201,8 +184,8 @@ void Communicator::logReady(const Setup& s) const {
         " " + std::to_string(key.first) + "/s" + std::to_string(key.second) + ":" + conn->kind();
   }
   RINA_INFO("rank %d of %d ready on %s (%s); algorithm %s; racks %s; paths %s; peers%s", rank_,
-            nranks_, s.mine.listen.str().c_str(), s.ifname.c_str(),
-            algo::algorithmName(algorithm_), racks_.describe().c_str(), paths_.describe().c_str(),
+            nranks_, s.mine.listen.str().c_str(), s.ifname.c_str(), algo::algorithmName(algorithm_),
+            racks_.describe().c_str(), paths_.describe().c_str(),
             summary.empty() ? " none" : summary.c_str());
 }
 

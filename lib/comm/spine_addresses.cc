@@ -5,15 +5,13 @@
 #include <algorithm>
 
 #include "bootstrap/bootstrap.h"
-#include "core/config.h"
 #include "topo/topology_json.h"
 
 namespace rina::comm {
 
-Status spineAddressesFromEnv(const std::string& hostname, std::vector<std::string>* out,
-                             std::string* source) {
+Status spineAddresses(const std::string& list, const std::string& file, const std::string& hostname,
+                      std::vector<std::string>* out, std::string* source) {
   out->clear();
-  const std::string list = config::stringValue("RINA_SPINE_ADDRS");
   if (!list.empty()) {
     *source = "RINA_SPINE_ADDRS";
     size_t start = 0;
@@ -35,7 +33,6 @@ Status spineAddressesFromEnv(const std::string& hostname, std::vector<std::strin
     }
     return {};
   }
-  const std::string file = config::stringValue("RINA_TOPO_FILE");
   if (file.empty()) return {};
   topo::TopologySpec spec;
   RINA_TRY(topo::loadTopologyFile(file, &spec).prepend("RINA_TOPO_FILE=" + file + ": "));

@@ -10,12 +10,13 @@
 
 namespace rina::comm {
 
-// This rank's address on each spine: RINA_SPINE_ADDRS ("ipv4,ipv4,...",
-// spine order), else the spine_addrs of the host named `hostname` in
-// RINA_TOPO_FILE, else none. Bad addresses are rinaInvalidArgument naming
-// the knob; *source says where they came from.
-Status spineAddressesFromEnv(const std::string& hostname, std::vector<std::string>* out,
-                             std::string* source);
+// This rank's address on each spine: list (RINA_SPINE_ADDRS,
+// "ipv4,ipv4,...", spine order), else the spine_addrs of the host named
+// `hostname` in topoFile (RINA_TOPO_FILE), else none. Bad addresses are
+// rinaInvalidArgument naming the knob; *source says where they came from.
+Status spineAddresses(const std::string& list, const std::string& topoFile,
+                      const std::string& hostname, std::vector<std::string>* out,
+                      std::string* source);
 
 }  // namespace rina::comm
 

@@ -1,6 +1,14 @@
-// Every RINA_* environment knob, declared once (config.cc) with its default
-// and a doc string; values are read once and cached. printConfig() lists them
-// at INFO and reports RINA_* variables that no knob declares.
+// Every RINA_* knob, declared once in one table (config.cc), as UCC's config
+// tables are: its name, default, doc, how its text parses and the field of
+// Options it fills.
+//
+// A communicator's knobs are parsed and checked once, into Options, when it
+// is created (config::fromEnvironment is what rinaCommInitRank does; tests
+// and tools may build Options themselves), and handed down from there, so
+// a misspelt knob is a compile error and a bad value an error naming the
+// knob and the value. Knobs of the process rather than of a communicator
+// (RINA_DEBUG, RINA_INA_UDP_OFFLOAD, librina_mpi's RINA_MPI_*) are read
+// through environment(), as are the tools' defaults.
 #ifndef RINA_LIB_CORE_CONFIG_H_
 #define RINA_LIB_CORE_CONFIG_H_
 
@@ -8,26 +16,134 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <variant>
+
+#include "core/status.h"
 
 namespace rina::config {
+
+// "N" collectives or "Ns" seconds (RINA_PLAN_INTERVAL, RINA_PLAN_CHECK_EVERY).
+struct Every {
+  uint64_t count = 0;
+  double seconds = 0;
+  bool inSeconds = false;
+  bool operator==(const Every&) const = default;
+};
+
+// One field per knob; a default-constructed Options holds every default
+// (from the table, so the defaults are written once).
+struct Options {
+  Options();
+
+  // Logging and set-up.
+  std::string debug;        // RINA_DEBUG (process)
+  int64_t timeoutMs;        // RINA_TIMEOUT_MS
+  std::string commId;       // RINA_COMM_ID
+  std::string cpuAffinity;  // RINA_CPU_AFFINITY
+  // Connections.
+  std::string socketIfname;  // RINA_SOCKET_IFNAME
+  bool shmDisable;           // RINA_SHM_DISABLE
+  int64_t shmFifoBytes;      // RINA_SHM_FIFO_BYTES
+  int64_t socketBufBytes;    // RINA_SOCKET_BUF_BYTES
+  int64_t socketNsocks;      // RINA_SOCKET_NSOCKS; 0: auto
+  int64_t spinUs;            // RINA_SPIN_US
+  std::string ibHca;         // RINA_IB_HCA
+  int64_t ibGidIndex;        // RINA_IB_GID_INDEX
+  int64_t ibTimeout;         // RINA_IB_TIMEOUT
+  bool ibDisable;            // RINA_IB_DISABLE
+  std::string ibGdr;         // RINA_IB_GDR
+  // Algorithms.
+  std::string algo;        // RINA_ALGO
+  int64_t smallMsgBytes;   // RINA_SMALL_MSG_BYTES
+  int64_t sliceBytes;      // RINA_SLICE_BYTES
+  int64_t cudaStageBytes;  // RINA_CUDA_STAGE_BYTES
+  // Racks and INA.
+  std::string racks;         // RINA_RACKS
+  std::string topoFile;      // RINA_TOPO_FILE
+  std::string switches;      // RINA_SWITCH
+  std::string switchdPath;   // RINA_SWITCHD_PATH
+  std::string switchdArgs;   // RINA_SWITCHD_ARGS
+  int64_t inaSlots;          // RINA_INA_SLOTS
+  bool inaPortMarkers;       // RINA_INA_PORT_MARKERS
+  bool inaUdpOffload;        // RINA_INA_UDP_OFFLOAD (process)
+  std::string inaTransport;  // RINA_INA_TRANSPORT
+  int64_t inaTimeoutMs;      // RINA_INA_TIMEOUT_MS
+  // Link rates, paths and plans.
+  int64_t probeBytes;      // RINA_PROBE_BYTES
+  int64_t probeTimeoutMs;  // RINA_PROBE_TIMEOUT_MS
+  std::string paths;       // RINA_PATHS
+  std::string spineAddrs;  // RINA_SPINE_ADDRS
+  Every planInterval;      // RINA_PLAN_INTERVAL
+  double planThreshold;    // RINA_PLAN_THRESHOLD
+  Every planCheckEvery;    // RINA_PLAN_CHECK_EVERY
+  // librina_mpi (process).
+  int64_t mpiMinBytes;  // RINA_MPI_MIN_BYTES
+  bool mpiDisable;      // RINA_MPI_DISABLE
+  bool mpiStats;        // RINA_MPI_STATS
+};
+
+// How a knob's text parses.
+enum class Type : uint8_t {
+  kInt,     // integer, K/M/G suffixes (powers of 1024); optional word for 0 ("auto")
+  kFlag,    // integer, nonzero = on
+  kNumber,  // decimal number
+  kText,    // free text
+  kChoice,  // one of `choices`
+  kEvery,   // N or Ns
+};
+
+using Field = std::variant<int64_t Options::*, bool Options::*, double Options::*,
+                           std::string Options::*, Every Options::*>;
 
 struct Knob {
   const char* name;          // "RINA_TIMEOUT_MS"
   const char* defaultValue;  // as text; "" = unset
   const char* doc;           // one line, shown by printConfig and in docs/knobs.md
+  Type type;
+  Field field;
+  // kChoice: the words, '|'-separated ("auto|udp|rdma").
+  const char* choices = nullptr;
+  // kInt: the word that means 0 ("auto"), or null.
+  const char* zeroWord = nullptr;
+  // kInt, kNumber: the range. Outside it a value is an error, or with
+  // clamp, the nearest end (a timeout of 0 ms is 1).
+  int64_t min = INT64_MIN;
+  int64_t max = INT64_MAX;
+  bool clamp = false;
+  // Text that does not parse: an error, or (lenient) a WARN once and the
+  // default, as for plain numbers.
+  bool lenient = false;
+  // For errors: what a good value looks like ("1-8 or auto"); null: built
+  // from the type and range.
+  const char* expect = nullptr;
 };
 
 std::span<const Knob> knobs();
+// The knob of that name, or null.
+const Knob* find(std::string_view name);
 
-// The value of a declared knob: the environment's, else the default.
-// Calling these with an undeclared name is a bug and aborts.
-std::string stringValue(std::string_view name);
-// Integer value; accepts K/M/G suffixes (powers of 1024). A malformed value
-// is reported at WARN once and the default is used.
-int64_t intValue(std::string_view name);
+// Parses text as knob's value into o: an error naming the knob and the text
+// when it does not parse or is out of range (lenient knobs too).
+Status set(Options* o, std::string_view name, std::string_view text);
+// The value of knob in o as text that set() reads back (128K, 0.5s, auto).
+std::string valueText(const Options& o, const Knob& knob);
 
-// Logs every knob and any unknown RINA_* variable, once per process.
-void printConfig();
+// Checks every value of o (ranges, choices): an error naming the first bad
+// knob and its value; clamped knobs are moved into their range.
+Status check(Options* o);
+
+// The Options the environment gives: every RINA_* variable parsed and
+// checked; a malformed value of a lenient knob is reported at WARN once and
+// its default used, any other bad value is an error.
+Status fromEnvironment(Options* out);
+// The same, cached for the process (refreshed by reloadForTesting); a bad
+// value keeps its default. For the process's knobs and code outside a
+// communicator.
+Options environment();
+
+// Logs every knob's value in o at INFO, and any RINA_* variable of the
+// environment that no knob declares, once per process.
+void printConfig(const Options& o);
 
 // Re-reads the environment (tests that set variables in-process).
 void reloadForTesting();

@@ -40,7 +40,7 @@ LogLevel logLevel() {
   static thread_local LogLevel cached = LogLevel::kWarn;
   uint64_t gen = config::generation();
   if (gen != seenGeneration) {
-    cached = parseLevel(config::stringValue("RINA_DEBUG"));
+    cached = parseLevel(config::environment().debug);
     seenGeneration = gen;
   }
   return cached;

@@ -21,7 +21,7 @@
 namespace rina {
 
 Deadline deadlineAfterMs(int64_t ms) {
-  if (ms < 0) ms = config::intValue("RINA_TIMEOUT_MS");
+  if (ms < 0) ms = config::environment().timeoutMs;
   return Clock::now() + std::chrono::milliseconds(ms);
 }
 
@@ -139,8 +139,7 @@ bool interfaceMatches(const std::string& spec, const char* name) {
 
 }  // namespace
 
-Status chooseListenAddress(PackedAddr* out, std::string* ifname) {
-  std::string spec = config::stringValue("RINA_SOCKET_IFNAME");
+Status chooseListenAddress(const std::string& spec, PackedAddr* out, std::string* ifname) {
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) != 0) return systemErrorf(errno, "getifaddrs");
   bool found = false;

@@ -18,7 +18,7 @@ namespace rina {
 using Clock = std::chrono::steady_clock;
 using Deadline = Clock::time_point;
 
-// Milliseconds from now; RINA_TIMEOUT_MS when ms < 0.
+// Milliseconds from now; the environment's RINA_TIMEOUT_MS when ms < 0.
 Deadline deadlineAfterMs(int64_t ms = -1);
 int64_t msUntil(Deadline d);  // clamped at 0
 
@@ -64,9 +64,10 @@ static_assert(sizeof(PackedAddr) == 20);
 // "host:port" (IPv4, [IPv6] or a name) -> address.
 Status parseHostPort(const std::string& text, PackedAddr* out);
 
-// The address to listen on, chosen by RINA_SOCKET_IFNAME; without it, the
-// first non-loopback IPv4 interface that is up, else 127.0.0.1.
-Status chooseListenAddress(PackedAddr* out, std::string* ifname);
+// The address to listen on, chosen by spec (RINA_SOCKET_IFNAME's syntax);
+// with an empty spec, the first non-loopback IPv4 interface that is up,
+// else 127.0.0.1.
+Status chooseListenAddress(const std::string& spec, PackedAddr* out, std::string* ifname);
 
 // Bound, listening socket on addr (port 0: any); *bound gets the real port.
 Status listenOn(const PackedAddr& addr, bool reuseAddr, Fd* out, PackedAddr* bound);

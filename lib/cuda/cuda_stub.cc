@@ -33,7 +33,8 @@ Status averageOnDevice(void*, size_t, rinaDataType_t, int, void*) {
 Status runStaged(const StagedBuffers&, void*, int, const HostCollective&) {
   return notBuilt("staging");
 }
-Status runStagedPipelined(const StagedBuffers&, size_t, size_t, void*, int, const HostChunk&) {
+Status runStagedPipelined(const StagedBuffers&, size_t, size_t, size_t, void*, int,
+                          const HostChunk&) {
   return notBuilt("staging");
 }
 Status synchronizeStream(void*, int) { return notBuilt("stream-ordered call"); }

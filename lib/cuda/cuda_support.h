@@ -58,12 +58,12 @@ Status runStaged(const StagedBuffers& b, void* stream, int rank, const HostColle
 // An element-wise collective (allreduce) pipelined in chunks: the copy of
 // chunk i+1 to the host overlaps the transport of chunk i, and chunk i's
 // copy back overlaps chunk i+1's transport. Every rank must cut the same
-// chunks (RINA_CUDA_STAGE_BYTES, same count and type): each chunk is one
-// collective.
+// chunks (stageBytes, RINA_CUDA_STAGE_BYTES; same count and type): each
+// chunk is one collective.
 using HostChunk =
     std::function<Status(const void* send, void* recv, size_t firstElem, size_t count)>;
-Status runStagedPipelined(const StagedBuffers& b, size_t count, size_t elemSize, void* stream,
-                          int rank, const HostChunk& fn);
+Status runStagedPipelined(const StagedBuffers& b, size_t count, size_t elemSize, size_t stageBytes,
+                          void* stream, int rank, const HostChunk& fn);
 
 // The current device's PCI bus id as sysfs writes it ("0000:3b:00.0"), to
 // pick the RDMA adapter nearest the GPU; false (and *why) without a usable GPU.

@@ -6,7 +6,6 @@
 #include <chrono>
 #include <thread>
 
-#include "core/config.h"
 #include "core/log.h"
 #include "core/socket.h"
 #include "cuda/cuda_support.h"
@@ -154,10 +153,10 @@ struct Staging {
 
 thread_local Staging tlsStaging;
 
-size_t stageChunkBytes(size_t elemSize) {
-  int64_t v = config::intValue("RINA_CUDA_STAGE_BYTES");
-  size_t bytes = static_cast<size_t>(std::clamp<int64_t>(v, 4096, int64_t{1} << 30));
-  return std::max(elemSize, bytes / elemSize * elemSize);
+// Whole elements of at most stageBytes (RINA_CUDA_STAGE_BYTES, checked to be
+// 4K to 1G), at least one.
+size_t stageChunkBytes(size_t elemSize, size_t stageBytes) {
+  return std::max(elemSize, stageBytes / elemSize * elemSize);
 }
 
 }  // namespace
@@ -233,10 +232,10 @@ Status runStaged(const StagedBuffers& b, void* stream, int rank, const HostColle
   return st.orderBefore(stream, rank, deadline);
 }
 
-Status runStagedPipelined(const StagedBuffers& b, size_t count, size_t elemSize, void* stream,
-                          int rank, const HostChunk& fn) {
+Status runStagedPipelined(const StagedBuffers& b, size_t count, size_t elemSize, size_t stageBytes,
+                          void* stream, int rank, const HostChunk& fn) {
   Staging& st = tlsStaging;
-  const size_t chunkBytes = stageChunkBytes(elemSize);
+  const size_t chunkBytes = stageChunkBytes(elemSize, stageBytes);
   const size_t chunkElems = chunkBytes / elemSize;
   const size_t nchunks = (count + chunkElems - 1) / chunkElems;
   RINA_TRY(st.prepare(kSlots * chunkBytes, rank));

@@ -12,7 +12,6 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "core/config.h"
 #include "core/log.h"
 #include "inanet/net.h"
 
@@ -36,8 +35,7 @@ std::vector<std::string> splitArgs(const std::string& text) {
   return out;
 }
 
-Status findSwitchd(std::string* path) {
-  std::string configured = config::stringValue("RINA_SWITCHD_PATH");
+Status findSwitchd(const std::string& configured, std::string* path) {
   if (!configured.empty()) {
     if (!executable(configured)) {
       return errorf(rinaInvalidUsage, "RINA_SWITCHD_PATH=%s is not an executable file",

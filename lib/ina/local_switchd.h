@@ -24,8 +24,9 @@
 
 namespace rina::ina {
 
-// Where rina-switchd is, by the rules above; rinaInvalidUsage if nowhere.
-Status findSwitchd(std::string* path);
+// Where rina-switchd is, by the rules above (configured: RINA_SWITCHD_PATH,
+// empty when unset); rinaInvalidUsage if nowhere.
+Status findSwitchd(const std::string& configured, std::string* path);
 
 class LocalSwitchd {
  public:

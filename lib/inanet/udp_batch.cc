@@ -29,7 +29,7 @@ bool sameTo(const sockaddr_in& a, const sockaddr_in& b) {
 
 }  // namespace
 
-bool udpOffloadEnabled() { return config::intValue("RINA_INA_UDP_OFFLOAD") != 0; }
+bool udpOffloadEnabled() { return config::environment().inaUdpOffload; }
 
 size_t UdpBatchSender::build(std::span<const UdpOut> out, size_t next) {
   size_t m = 0;

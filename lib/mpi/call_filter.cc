@@ -161,20 +161,17 @@ ReductionPlan planReduction(size_t elements, MPI_Datatype type, MPI_Op op) {
 }
 
 size_t minBytes() {
-  static const size_t value = [] {
-    int64_t v = config::intValue("RINA_MPI_MIN_BYTES");
-    return v < 0 ? size_t{0} : static_cast<size_t>(v);
-  }();
+  static const size_t value = static_cast<size_t>(config::environment().mpiMinBytes);
   return value;
 }
 
 bool disabled() {
-  static const bool value = config::intValue("RINA_MPI_DISABLE") != 0;
+  static const bool value = config::environment().mpiDisable;
   return value;
 }
 
 bool statsEnabled() {
-  static const bool value = config::intValue("RINA_MPI_STATS") != 0;
+  static const bool value = config::environment().mpiStats;
   return value;
 }
 

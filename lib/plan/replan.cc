@@ -2,83 +2,49 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <string>
 
 #include "core/config.h"
 
 namespace rina::plan {
-namespace {
 
-// A whole non-negative decimal number, optionally with a fraction.
-bool parseNumber(std::string_view text, double* out) {
-  if (text.empty() || text.size() > 32) return false;
-  std::string s(text);
-  if (!(s[0] >= '0' && s[0] <= '9')) return false;  // no sign, no "inf"/"nan"
-  char* end = nullptr;
-  double v = std::strtod(s.c_str(), &end);
-  if (end != s.c_str() + s.size() || !std::isfinite(v)) return false;
-  *out = v;
-  return true;
+ReplanPolicy ReplanPolicy::fromOptions(const config::Options& o) {
+  ReplanPolicy p;
+  if (o.planInterval.inSeconds) {
+    p.everySeconds_ = o.planInterval.seconds;
+  } else {
+    p.everyCollectives_ = o.planInterval.count;
+  }
+  p.threshold_ = o.planThreshold;
+  if (o.planCheckEvery.inSeconds) {
+    p.checkEvery_ = 0;
+    p.checkEverySeconds_ = o.planCheckEvery.seconds;
+  } else {
+    p.checkEvery_ = o.planCheckEvery.count;
+  }
+  return p;
 }
-
-}  // namespace
 
 Status ReplanPolicy::parse(std::string_view interval, std::string_view threshold,
                            ReplanPolicy* out) {
-  return parse(interval, threshold, kDefaultCheckEvery, out);
+  return parse(interval, threshold, config::find("RINA_PLAN_CHECK_EVERY")->defaultValue, out);
 }
 
 Status ReplanPolicy::parse(std::string_view interval, std::string_view threshold,
                            std::string_view checkEvery, ReplanPolicy* out) {
-  ReplanPolicy p;
-  double v = 0;
-  if (!interval.empty() && interval.back() == 's') {
-    if (!parseNumber(interval.substr(0, interval.size() - 1), &v)) {
-      return errorf(rinaInvalidArgument, "RINA_PLAN_INTERVAL=%.*s: expected N or Ns (seconds)",
-                    static_cast<int>(interval.size()), interval.data());
-    }
-    p.everySeconds_ = v;
-  } else {
-    if (!parseNumber(interval, &v) || v != std::floor(v) || v > 1e18) {
-      return errorf(rinaInvalidArgument,
-                    "RINA_PLAN_INTERVAL=%.*s: expected a whole number of collectives or Ns",
-                    static_cast<int>(interval.size()), interval.data());
-    }
-    p.everyCollectives_ = static_cast<uint64_t>(v);
-  }
-  if (!parseNumber(threshold, &p.threshold_)) {
-    return errorf(rinaInvalidArgument, "RINA_PLAN_THRESHOLD=%.*s: expected a number >= 0",
-                  static_cast<int>(threshold.size()), threshold.data());
-  }
-  double every = 0;
-  if (!checkEvery.empty() && checkEvery.back() == 's') {
-    if (!parseNumber(checkEvery.substr(0, checkEvery.size() - 1), &every) || every <= 0) {
-      return errorf(rinaInvalidArgument,
-                    "RINA_PLAN_CHECK_EVERY=%.*s: expected a number of seconds > 0 before 's'",
-                    static_cast<int>(checkEvery.size()), checkEvery.data());
-    }
-    p.checkEvery_ = 0;
-    p.checkEverySeconds_ = every;
-  } else {
-    if (!parseNumber(checkEvery, &every) || every != std::floor(every) || every < 1 ||
-        every > static_cast<double>(kMaxCheckEvery)) {
-      return errorf(rinaInvalidArgument,
-                    "RINA_PLAN_CHECK_EVERY=%.*s: expected a whole number of collectives from 1 "
-                    "to %llu, or Ns (seconds)",
-                    static_cast<int>(checkEvery.size()), checkEvery.data(),
-                    static_cast<unsigned long long>(kMaxCheckEvery));
-    }
-    p.checkEvery_ = static_cast<uint64_t>(every);
-  }
-  *out = p;
+  config::Options o;
+  RINA_TRY(config::set(&o, "RINA_PLAN_INTERVAL", interval));
+  RINA_TRY(config::set(&o, "RINA_PLAN_THRESHOLD", threshold));
+  RINA_TRY(config::set(&o, "RINA_PLAN_CHECK_EVERY", checkEvery));
+  *out = fromOptions(o);
   return {};
 }
 
 Status ReplanPolicy::fromConfig(ReplanPolicy* out) {
-  return parse(config::stringValue("RINA_PLAN_INTERVAL"),
-               config::stringValue("RINA_PLAN_THRESHOLD"),
-               config::stringValue("RINA_PLAN_CHECK_EVERY"), out);
+  config::Options o;
+  RINA_TRY(config::fromEnvironment(&o));
+  *out = fromOptions(o);
+  return {};
 }
 
 uint64_t ReplanPolicy::nextCheck(uint64_t since, double secondsPerCollective) const {

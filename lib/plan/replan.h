@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/config.h"
 #include "core/status.h"
 
 namespace rina::plan {
@@ -24,22 +25,25 @@ class ReplanPolicy {
   };
 
   // How often rank 0 looks at the rates and the clock (with a threshold or a
-  // time interval), unless RINA_PLAN_CHECK_EVERY says otherwise: about every
-  // half second, whatever a collective takes. A fixed count would notice a
-  // moved rate late with long collectives (16 x 200 ms: 3.2 s) and pay a
-  // check (a gather of the rates and a notice, ~0.15 ms) too often with
-  // short ones.
-  static constexpr const char* kDefaultCheckEvery = "0.5s";
+  // time interval) by default (RINA_PLAN_CHECK_EVERY's default, 0.5s): about
+  // every half second, whatever a collective takes. A fixed count would
+  // notice a moved rate late with long collectives (16 x 200 ms: 3.2 s) and
+  // pay a check (a gather of the rates and a notice, ~0.15 ms) too often
+  // with short ones.
 
-  // interval: "N" (collectives), "Ns" / "N.5s" (seconds), "0" (never);
-  // threshold: a number >= 0; checkEvery: a whole number >= 1 of
-  // collectives, or "Ns" (a number > 0 of seconds: rank 0 turns it into a
-  // count from how long the collectives since the last check took). Anything
-  // else is rinaInvalidArgument naming the knob.
+  // From RINA_PLAN_INTERVAL, RINA_PLAN_THRESHOLD and RINA_PLAN_CHECK_EVERY,
+  // parsed and checked by the knob table (core/config.h): interval "N"
+  // (collectives), "Ns" / "N.5s" (seconds), "0" (never); threshold a number
+  // >= 0; checkEvery a whole number >= 1 of collectives, or "Ns" (a number
+  // > 0 of seconds: rank 0 turns it into a count from how long the
+  // collectives since the last check took).
+  static ReplanPolicy fromOptions(const config::Options& o);
+  // The same from their text (checkEvery: its default when left out):
+  // anything the table refuses is rinaInvalidArgument naming the knob.
   static Status parse(std::string_view interval, std::string_view threshold, ReplanPolicy* out);
   static Status parse(std::string_view interval, std::string_view threshold,
                       std::string_view checkEvery, ReplanPolicy* out);
-  // From RINA_PLAN_INTERVAL, RINA_PLAN_THRESHOLD and RINA_PLAN_CHECK_EVERY.
+  // From the environment (config::fromEnvironment).
   static Status fromConfig(ReplanPolicy* out);
 
   // The check points: after `since` collectives under the current plan, the

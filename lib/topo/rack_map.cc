@@ -137,11 +137,15 @@ std::string hostnameOf(const std::string& hostId) { return hostId.substr(0, host
 
 Status rackMapFromEnv(const std::vector<std::string>& hostIds, RackMap* out,
                       TopologySpec* specOut) {
+  const config::Options env = config::environment();
+  return rackMapFrom(env.topoFile, env.racks, hostIds, out, specOut);
+}
+
+Status rackMapFrom(const std::string& file, const std::string& racks,
+                   const std::vector<std::string>& hostIds, RackMap* out, TopologySpec* specOut) {
   std::vector<std::string> names;
   for (const std::string& id : hostIds) names.push_back(hostnameOf(id));
   TopologySpec spec;
-  std::string file = config::stringValue("RINA_TOPO_FILE");
-  std::string racks = config::stringValue("RINA_RACKS");
   if (!file.empty()) {
     RINA_TRY(loadTopologyFile(file, &spec).prepend("RINA_TOPO_FILE=" + file + ": "));
     RINA_TRY(resolveRackMap(spec, names, out).prepend("RINA_TOPO_FILE=" + file + ": "));

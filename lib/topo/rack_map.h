@@ -91,12 +91,17 @@ RackMap rackPerHost(const std::vector<std::string>& hostIds);
 // The hostname part of a bootstrap host identity ("name/boot-id/netns").
 std::string hostnameOf(const std::string& hostId);
 
-// The communicator's rack map, by the sources above: RINA_TOPO_FILE, else
-// RINA_RACKS, else one rack per host (hostIds[r] is rank r's
-// hostIdentity(), whose hostname part racks with host lists match). A
-// malformed or mismatching file or short form is rinaInvalidArgument /
-// rinaInvalidUsage naming the knob. spec (optional) gets the topology the
-// map came from, for the planner's rates (one rack per host: no rates).
+// The communicator's rack map, by the sources above: topoFile
+// (RINA_TOPO_FILE), else racks (RINA_RACKS), else one rack per host
+// (hostIds[r] is rank r's hostIdentity(), whose hostname part racks with
+// host lists match). A malformed or mismatching file or short form is
+// rinaInvalidArgument / rinaInvalidUsage naming the knob. spec (optional)
+// gets the topology the map came from, for the planner's rates (one rack
+// per host: no rates).
+Status rackMapFrom(const std::string& topoFile, const std::string& racks,
+                   const std::vector<std::string>& hostIds, RackMap* out,
+                   TopologySpec* spec = nullptr);
+// The same from the environment's RINA_TOPO_FILE and RINA_RACKS.
 Status rackMapFromEnv(const std::vector<std::string>& hostIds, RackMap* out,
                       TopologySpec* spec = nullptr);
 

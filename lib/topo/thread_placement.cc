@@ -4,7 +4,6 @@
 
 #include <mutex>
 
-#include "core/config.h"
 #include "core/log.h"
 
 namespace rina::topo {
@@ -76,11 +75,11 @@ Status placeThreadForSetup(int rank, AffinityMode mode, const NodeInfo& node,
   return {};
 }
 
-Status placeSetupThread(int rank, const std::string& ifname, std::unique_ptr<ThreadBinding>* out) {
+Status placeSetupThread(int rank, const std::string& ifname, std::string_view affinity,
+                        std::unique_ptr<ThreadBinding>* out) {
   out->reset();
   AffinityMode mode;
-  RINA_TRY(parseAffinityMode(config::stringValue("RINA_CPU_AFFINITY"), &mode)
-               .prepend("rank " + std::to_string(rank) + ": "));
+  RINA_TRY(parseAffinityMode(affinity, &mode).prepend("rank " + std::to_string(rank) + ": "));
   if (mode == AffinityMode::kOff) return {};
   static NodeInfo node;
   static Status detected;

@@ -60,10 +60,11 @@ class ThreadBinding {
 Status placeThreadForSetup(int rank, AffinityMode mode, const NodeInfo& node,
                            const std::string& ifname, std::unique_ptr<ThreadBinding>* out);
 
-// The communicator's call: RINA_CPU_AFFINITY (a bad value is an error), this
-// node as detectNode() sees it (detected once per process; a failure is
-// logged and ignored), then placeThreadForSetup.
-Status placeSetupThread(int rank, const std::string& ifname, std::unique_ptr<ThreadBinding>* out);
+// The communicator's call: affinity (RINA_CPU_AFFINITY's text; a bad value
+// is an error), this node as detectNode() sees it (detected once per
+// process; a failure is logged and ignored), then placeThreadForSetup.
+Status placeSetupThread(int rank, const std::string& ifname, std::string_view affinity,
+                        std::unique_ptr<ThreadBinding>* out);
 
 }  // namespace rina::topo
 

@@ -129,7 +129,7 @@ Status buildMesh(const MeshOptions& opt, std::map<int, std::unique_ptr<Connectio
   SpineConnections unusedSpines;
   if (!spineOut) spineOut = &unusedSpines;
   verbs::RdmaSetup rdma;
-  RINA_TRY(rdma.init(opt.rank));
+  RINA_TRY(rdma.init(opt.rank, opt.knobs));
   std::vector<Pending> outgoing;
   std::set<std::pair<int, int>> expected;  // (peer, spine)
   for (int p : opt.peers) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "bootstrap/bootstrap.h"
+#include "core/config.h"
 #include "transport/connection.h"
 
 namespace rina::transport {
@@ -49,6 +50,7 @@ struct MeshOptions {
   uint32_t fifoBytes = 1 << 20;
   int socketBufBytes = 4 << 20;
   int socketsPerPeer = 1;            // TCP pairs only; 0: autoSocketsFor()
+  config::Options knobs;             // RINA_IB_* for pairs over RDMA
   size_t sliceBytes = 128 << 10;     // stripes per socket: sliceBytes / sockets
   Deadline deadline;
   const std::atomic<bool>* abort = nullptr;

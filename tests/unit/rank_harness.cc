@@ -12,6 +12,7 @@
 #include <cstring>
 #include <thread>
 
+#include "api/handle.h"
 #include "core/config.h"
 
 namespace rina::testing {
@@ -35,14 +36,18 @@ ScopedEnv::~ScopedEnv() {
   config::reloadForTesting();
 }
 
-void runThreads(int n, const std::function<void(int, rinaComm_t)>& fn) {
+namespace {
+
+void runThreadsWith(int n, const config::Options* options,
+                    const std::function<void(int, rinaComm_t)>& fn) {
   rinaUniqueId id;
   ASSERT_EQ(rinaGetUniqueId(&id), rinaSuccess) << rinaCommGetLastError(nullptr);
   std::vector<std::thread> threads;
   for (int r = 0; r < n; ++r) {
     threads.emplace_back([&, r] {
       rinaComm_t comm = nullptr;
-      rinaResult_t rc = rinaCommInitRank(&comm, n, id, r);
+      rinaResult_t rc = options ? api::commInitRank(&comm, n, id, r, *options)
+                                : rinaCommInitRank(&comm, n, id, r);
       EXPECT_EQ(rc, rinaSuccess) << "rank " << r << ": " << rinaCommGetLastError(nullptr);
       if (rc != rinaSuccess) return;
       fn(r, comm);
@@ -50,6 +55,17 @@ void runThreads(int n, const std::function<void(int, rinaComm_t)>& fn) {
     });
   }
   for (auto& t : threads) t.join();
+}
+
+}  // namespace
+
+void runThreads(int n, const std::function<void(int, rinaComm_t)>& fn) {
+  runThreadsWith(n, nullptr, fn);
+}
+
+void runThreads(int n, const config::Options& options,
+                const std::function<void(int, rinaComm_t)>& fn) {
+  runThreadsWith(n, &options, fn);
 }
 
 namespace {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config.h"
 #include "rina/rina.h"
 
 namespace rina::testing {
@@ -27,6 +28,10 @@ class ScopedEnv {
 // Creates a unique id, starts n threads that each init their rank, run fn,
 // and destroy the communicator. Failures inside fn use gtest macros.
 void runThreads(int n, const std::function<void(int rank, rinaComm_t comm)>& fn);
+// The same with the communicators' knobs given (api::commInitRank) instead
+// of read from the environment.
+void runThreads(int n, const config::Options& options,
+                const std::function<void(int rank, rinaComm_t comm)>& fn);
 
 // Forks n processes that each init their rank and return fn's exit code.
 // Children still running after timeoutSec are killed. Returns each child's

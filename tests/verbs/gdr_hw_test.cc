@@ -18,8 +18,7 @@ namespace {
 
 TEST(GpuDirectHardware, RegistersGpuMemoryThroughDmabuf) {
   TransportChoice choice;
-  ASSERT_TRUE(
-      chooseTransport(probeDevices(), config::stringValue("RINA_IB_HCA"), false, &choice).ok());
+  ASSERT_TRUE(chooseTransport(probeDevices(), config::environment().ibHca, false, &choice).ok());
   GdrProbe p;
   p.verbsDmabuf = verbsHasDmabuf();
   p.rdmaDevice = choice.useVerbs;
@@ -31,7 +30,7 @@ TEST(GpuDirectHardware, RegistersGpuMemoryThroughDmabuf) {
   if (!gdr.dmabuf) GTEST_SKIP() << gdr.why;
 
   VerbsOptions vo;
-  vo.gidIndex = static_cast<int>(config::intValue("RINA_IB_GID_INDEX"));
+  vo.gidIndex = static_cast<int>(config::environment().ibGidIndex);
   VerbsContextPtr ctx;
   Status s = openVerbsContext(choice, vo, &ctx);
   ASSERT_TRUE(s.ok()) << s.message();

@@ -9,10 +9,10 @@
 
 namespace rina::transport::verbs {
 
-Status chooseDeviceFromConfig(int rank, TransportChoice* out) {
-  const bool disabled = config::intValue("RINA_IB_DISABLE") != 0;
+Status chooseDevice(int rank, const config::Options& o, TransportChoice* out) {
+  const bool disabled = o.ibDisable;
   const DeviceProbe probe = disabled ? DeviceProbe{true, false, 0, {}} : probeDevices();
-  const std::string hca = config::stringValue("RINA_IB_HCA");
+  const std::string& hca = o.ibHca;
   Status s = chooseTransport(probe, hca, disabled, out);
   if (!s.ok()) return s.prepend("rank " + std::to_string(rank) + ": ");
   // Several adapters and a GPU: the one nearest the GPU, as NCCL does.
@@ -23,13 +23,20 @@ Status chooseDeviceFromConfig(int rank, TransportChoice* out) {
   return {};
 }
 
-Status RdmaSetup::init(int rank) {
-  rank_ = rank;
-  RINA_TRY(chooseDeviceFromConfig(rank, &choice_));
+VerbsOptions verbsOptionsOf(int rank, const config::Options& o) {
+  VerbsOptions vo;
+  vo.rank = rank;
+  vo.gidIndex = static_cast<int>(o.ibGidIndex);
+  vo.timeout = static_cast<int>(o.ibTimeout);
+  return vo;
+}
+
+Status RdmaSetup::init(int rank, const config::Options& o) {
+  verbs_ = verbsOptionsOf(rank, o);
+  RINA_TRY(chooseDevice(rank, o, &choice_));
   // GPUDirect (gpu_direct.h): only asks CUDA when an adapter was chosen.
   GdrMode mode;
-  RINA_TRY(parseGdrMode(config::stringValue("RINA_IB_GDR"), &mode)
-               .prepend("rank " + std::to_string(rank) + ": "));
+  RINA_TRY(parseGdrMode(o.ibGdr, &mode).prepend("rank " + std::to_string(rank) + ": "));
   GdrProbe gp;
   gp.verbsDmabuf = verbsHasDmabuf();
   gp.rdmaDevice = choice_.useVerbs;
@@ -50,12 +57,8 @@ Status RdmaSetup::init(int rank) {
 Status RdmaSetup::finish(const Deadline& deadline,
                          std::map<int, std::unique_ptr<Connection>>* out) {
   if (pairs_.empty()) return {};
-  VerbsOptions vo;
-  vo.rank = rank_;
-  vo.gidIndex = static_cast<int>(config::intValue("RINA_IB_GID_INDEX"));
-  vo.timeout = static_cast<int>(config::intValue("RINA_IB_TIMEOUT"));
   VerbsContextPtr ctx;
-  Status opened = openVerbsContext(choice_, vo, &ctx);
+  Status opened = openVerbsContext(choice_, verbs_, &ctx);
   std::vector<std::unique_ptr<PendingVerbsConnection>> pending(pairs_.size());
   std::vector<int> fds;
   Status first;
@@ -73,7 +76,7 @@ Status RdmaSetup::finish(const Deadline& deadline,
     if (first.ok() && !s.ok())
       first = s.prepend("RDMA setup with peer " + std::to_string(pairs_[i].peer) + ": ");
     if (first.ok() && !sent.ok())
-      first = sent.prepend("rank " + std::to_string(rank_) + ": sending RDMA info to peer " +
+      first = sent.prepend("rank " + std::to_string(verbs_.rank) + ": sending RDMA info to peer " +
                            std::to_string(pairs_[i].peer) + ": ");
   }
   if (!first.ok()) return first;
@@ -86,7 +89,7 @@ Status RdmaSetup::finish(const Deadline& deadline,
     if (s.ok()) s = pending[i]->connect(remote, &(*out)[peer]);
     if (!s.ok()) {
       out->erase(peer);
-      return s.prepend("rank " + std::to_string(rank_) + ": RDMA setup with peer " +
+      return s.prepend("rank " + std::to_string(verbs_.rank) + ": RDMA setup with peer " +
                        std::to_string(peer) + ": ");
     }
   }

@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/config.h"
 #include "core/socket.h"
 #include "transport/connection.h"
 #include "transport/verbs/gpu_direct.h"
@@ -18,16 +19,19 @@
 namespace rina::transport::verbs {
 
 // The adapter this process uses (peers and the INA UC client alike), from
-// RINA_IB_DISABLE, RINA_IB_HCA and the devices found (select.h), preferring
-// the one nearest the current GPU (nic_placement.h). Errors name the rank.
-Status chooseDeviceFromConfig(int rank, TransportChoice* out);
+// RINA_IB_DISABLE, RINA_IB_HCA (in o) and the devices found (select.h),
+// preferring the one nearest the current GPU (nic_placement.h). Errors name
+// the rank.
+Status chooseDevice(int rank, const config::Options& o, TransportChoice* out);
+// RINA_IB_GID_INDEX and RINA_IB_TIMEOUT for the queue pairs of rank.
+VerbsOptions verbsOptionsOf(int rank, const config::Options& o);
 
 class RdmaSetup {
  public:
-  // Reads RINA_IB_* and probes devices (with a GPU: the adapter nearest it;
-  // whether GPU memory can be registered, RINA_IB_GDR); logs the choice once
-  // per process.
-  Status init(int rank);
+  // Takes RINA_IB_* from o and probes devices (with a GPU: the adapter
+  // nearest it; whether GPU memory can be registered, RINA_IB_GDR); logs the
+  // choice once per process.
+  Status init(int rank, const config::Options& o);
   bool offered() const { return choice_.useVerbs; }
   const TransportChoice& choice() const { return choice_; }
   const GdrChoice& gdr() const { return gdr_; }
@@ -41,7 +45,7 @@ class RdmaSetup {
     int peer;
     Fd fd;
   };
-  int rank_ = 0;
+  VerbsOptions verbs_;
   TransportChoice choice_;
   GdrChoice gdr_;
   std::vector<Pair> pairs_;
