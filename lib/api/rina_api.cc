@@ -162,21 +162,21 @@ rinaResult_t runCollective(rinaComm* comm, const Collective& call, const HostRun
   }
   if (!b.sendOnDevice && !b.recvOnDevice) {
     if (call.onStream) {
-      s = rina::cuda::synchronizeStream(call.stream, c.rank());
+      s = rina::cuda::synchronizeStream(call.stream, c.rank(), c.timeoutMs());
       if (!s.ok()) return fail(comm, s.prepend(std::string(call.name) + ": "));
     }
     return finish(comm, run(c, call.send, call.recv, call.count));
   }
   if (call.staging == Staging::kPipelined) {
-    return finish(
-        comm, rina::cuda::runStagedPipelined(
-                  b, call.count, bytes / call.count, stageBytes(c), call.stream, c.rank(),
-                  [&](const void* hs, void* hr, size_t, size_t n) { return run(c, hs, hr, n); }));
+    return finish(comm, rina::cuda::runStagedPipelined(
+                            b, call.count, bytes / call.count, stageBytes(c), call.stream, c.rank(),
+                            c.timeoutMs(), [&](const void* hs, void* hr, size_t, size_t n) {
+                              return run(c, hs, hr, n);
+                            }));
   }
-  return finish(comm,
-                rina::cuda::runStaged(b, call.stream, c.rank(), [&](const void* hs, void* hr) {
-                  return run(c, hs, hr, call.count);
-                }));
+  return finish(comm, rina::cuda::runStaged(
+                          b, call.stream, c.rank(), c.timeoutMs(),
+                          [&](const void* hs, void* hr) { return run(c, hs, hr, call.count); }));
 }
 
 }  // namespace

@@ -15,15 +15,11 @@
 #include <thread>
 #include <vector>
 
-#include "core/config.h"
 #include "core/log.h"
 
 namespace rina {
 
-Deadline deadlineAfterMs(int64_t ms) {
-  if (ms < 0) ms = config::environment().timeoutMs;
-  return Clock::now() + std::chrono::milliseconds(ms);
-}
+Deadline deadlineAfterMs(int64_t ms) { return Clock::now() + std::chrono::milliseconds(ms); }
 
 int64_t msUntil(Deadline d) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(d - Clock::now()).count();

@@ -18,8 +18,8 @@ namespace rina {
 using Clock = std::chrono::steady_clock;
 using Deadline = Clock::time_point;
 
-// Milliseconds from now; the environment's RINA_TIMEOUT_MS when ms < 0.
-Deadline deadlineAfterMs(int64_t ms = -1);
+// ms milliseconds from now.
+Deadline deadlineAfterMs(int64_t ms);
 int64_t msUntil(Deadline d);  // clamped at 0
 
 // Owns a file descriptor.

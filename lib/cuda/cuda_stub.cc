@@ -30,14 +30,14 @@ Status reduceOnDevice(void*, const void*, const void*, size_t, rinaDataType_t, r
 Status averageOnDevice(void*, size_t, rinaDataType_t, int, void*) {
   return notBuilt("averageOnDevice");
 }
-Status runStaged(const StagedBuffers&, void*, int, const HostCollective&) {
+Status runStaged(const StagedBuffers&, void*, int, int64_t, const HostCollective&) {
   return notBuilt("staging");
 }
-Status runStagedPipelined(const StagedBuffers&, size_t, size_t, size_t, void*, int,
+Status runStagedPipelined(const StagedBuffers&, size_t, size_t, size_t, void*, int, int64_t,
                           const HostChunk&) {
   return notBuilt("staging");
 }
-Status synchronizeStream(void*, int) { return notBuilt("stream-ordered call"); }
+Status synchronizeStream(void*, int, int64_t) { return notBuilt("stream-ordered call"); }
 
 bool currentDeviceBusId(std::string*, std::string* why) {
   if (why) *why = "librina was built without CUDA";

@@ -43,7 +43,8 @@ Status averageOnDevice(void* data, size_t count, rinaDataType_t type, int nranks
 
 // Runs a host collective on staged copies of device buffers. Buffers that
 // are host memory are passed through. Overlapping send/recv (in place) stay
-// overlapping in the staged copy.
+// overlapping in the staged copy. Errors name rank; the copies of one call
+// must be done within timeoutMs (the communicator's RINA_TIMEOUT_MS).
 struct StagedBuffers {
   const void* send = nullptr;
   size_t sendBytes = 0;
@@ -53,7 +54,8 @@ struct StagedBuffers {
   bool recvOnDevice = false;
 };
 using HostCollective = std::function<Status(const void* send, void* recv)>;
-Status runStaged(const StagedBuffers& b, void* stream, int rank, const HostCollective& fn);
+Status runStaged(const StagedBuffers& b, void* stream, int rank, int64_t timeoutMs,
+                 const HostCollective& fn);
 
 // An element-wise collective (allreduce) pipelined in chunks: the copy of
 // chunk i+1 to the host overlaps the transport of chunk i, and chunk i's
@@ -63,7 +65,7 @@ Status runStaged(const StagedBuffers& b, void* stream, int rank, const HostColle
 using HostChunk =
     std::function<Status(const void* send, void* recv, size_t firstElem, size_t count)>;
 Status runStagedPipelined(const StagedBuffers& b, size_t count, size_t elemSize, size_t stageBytes,
-                          void* stream, int rank, const HostChunk& fn);
+                          void* stream, int rank, int64_t timeoutMs, const HostChunk& fn);
 
 // The current device's PCI bus id as sysfs writes it ("0000:3b:00.0"), to
 // pick the RDMA adapter nearest the GPU; false (and *why) without a usable GPU.
@@ -79,9 +81,10 @@ bool dmabufSupported(std::string* why);
 // memory, and p's offset into it. The caller closes *fd once registered.
 Status dmabufOf(const void* p, size_t bytes, int* fd, uint64_t* offset);
 
-// Waits for work queued on stream before a stream-ordered call (no-op when
-// CUDA is unusable: the caller has failed already).
-Status synchronizeStream(void* stream, int rank);
+// Waits (at most timeoutMs) for work queued on stream before a
+// stream-ordered call (no-op when CUDA is unusable: the caller has failed
+// already).
+Status synchronizeStream(void* stream, int rank, int64_t timeoutMs);
 
 }  // namespace rina::cuda
 

@@ -143,8 +143,8 @@ struct Staging {
   }
 
   // After a failure: let queued copies finish before the arena is reused.
-  void drain(int rank) {
-    Deadline d = deadlineAfterMs();
+  void drain(int rank, int64_t timeoutMs) {
+    Deadline d = deadlineAfterMs(timeoutMs);
     for (cudaStream_t s : {in, out}) {
       if (cudaEventRecord(evDone, s) == cudaSuccess) (void)waitEvent(evDone, d, rank, "drain", 0);
     }
@@ -186,7 +186,7 @@ Status isDevicePointer(const void* p, size_t bytes, const char* what, bool* devi
                 pr.ok ? "CUDA does not know it" : ("no GPU is usable: " + pr.why).c_str());
 }
 
-Status synchronizeStream(void* stream, int rank) {
+Status synchronizeStream(void* stream, int rank, int64_t timeoutMs) {
   std::string why;
   if (!usable(&why))
     return errorf(rinaSystemError, "rank %d: no usable GPU (%s)", rank, why.c_str());
@@ -194,10 +194,12 @@ Status synchronizeStream(void* stream, int rank) {
   RINA_TRY(st.prepare(0, rank));
   RINA_CUDA_TRY(cudaEventRecord(st.evUser, static_cast<cudaStream_t>(stream)), rank,
                 "cudaEventRecord on the caller's stream");
-  return waitEvent(st.evUser, deadlineAfterMs(), rank, "work queued on the caller's stream", 0);
+  return waitEvent(st.evUser, deadlineAfterMs(timeoutMs), rank,
+                   "work queued on the caller's stream", 0);
 }
 
-Status runStaged(const StagedBuffers& b, void* stream, int rank, const HostCollective& fn) {
+Status runStaged(const StagedBuffers& b, void* stream, int rank, int64_t timeoutMs,
+                 const HostCollective& fn) {
   Staging& st = tlsStaging;
   const auto s0 = reinterpret_cast<uintptr_t>(b.send), r0 = reinterpret_cast<uintptr_t>(b.recv);
   const bool overlap = s0 < r0 + b.recvBytes && r0 < s0 + b.sendBytes;
@@ -214,7 +216,7 @@ Status runStaged(const StagedBuffers& b, void* stream, int rank, const HostColle
     if (b.sendOnDevice) hs = st.host;
     if (b.recvOnDevice) hr = st.host + sendArea;
   }
-  Deadline deadline = deadlineAfterMs();
+  Deadline deadline = deadlineAfterMs(timeoutMs);
   RINA_TRY(st.orderAfter(stream, rank));
   if (b.sendOnDevice) {
     RINA_CUDA_TRY(
@@ -233,13 +235,13 @@ Status runStaged(const StagedBuffers& b, void* stream, int rank, const HostColle
 }
 
 Status runStagedPipelined(const StagedBuffers& b, size_t count, size_t elemSize, size_t stageBytes,
-                          void* stream, int rank, const HostChunk& fn) {
+                          void* stream, int rank, int64_t timeoutMs, const HostChunk& fn) {
   Staging& st = tlsStaging;
   const size_t chunkBytes = stageChunkBytes(elemSize, stageBytes);
   const size_t chunkElems = chunkBytes / elemSize;
   const size_t nchunks = (count + chunkElems - 1) / chunkElems;
   RINA_TRY(st.prepare(kSlots * chunkBytes, rank));
-  Deadline deadline = deadlineAfterMs();
+  Deadline deadline = deadlineAfterMs(timeoutMs);
   auto slot = [&](size_t i) { return st.host + (i % kSlots) * chunkBytes; };
   auto elems = [&](size_t i) { return std::min(chunkElems, count - i * chunkElems); };
   auto issueIn = [&](size_t i) -> Status {
@@ -279,7 +281,7 @@ Status runStagedPipelined(const StagedBuffers& b, size_t count, size_t elemSize,
     return st.orderBefore(stream, rank, deadline);
   };
   Status s = body();
-  if (!s.ok()) st.drain(rank);
+  if (!s.ok()) st.drain(rank, timeoutMs);
   return s;
 }
 
