@@ -40,13 +40,6 @@ Status ReplanPolicy::parse(std::string_view interval, std::string_view threshold
   return {};
 }
 
-Status ReplanPolicy::fromConfig(ReplanPolicy* out) {
-  config::Options o;
-  RINA_TRY(config::fromEnvironment(&o));
-  *out = fromOptions(o);
-  return {};
-}
-
 uint64_t ReplanPolicy::nextCheck(uint64_t since, double secondsPerCollective) const {
   auto nextMultiple = [since](uint64_t k) { return (since / k + 1) * k; };
   uint64_t next = 0;

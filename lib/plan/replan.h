@@ -43,8 +43,6 @@ class ReplanPolicy {
   static Status parse(std::string_view interval, std::string_view threshold, ReplanPolicy* out);
   static Status parse(std::string_view interval, std::string_view threshold,
                       std::string_view checkEvery, ReplanPolicy* out);
-  // From the environment (config::fromEnvironment).
-  static Status fromConfig(ReplanPolicy* out);
 
   // The check points: after `since` collectives under the current plan, the
   // next count at which a check is due: a multiple of the interval's count,

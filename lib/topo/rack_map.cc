@@ -4,7 +4,6 @@
 #include <map>
 #include <set>
 
-#include "core/config.h"
 #include "topo/topology_json.h"
 
 namespace rina::topo {
@@ -134,12 +133,6 @@ RackMap rackPerHost(const std::vector<std::string>& hostIds) {
 namespace rina::topo {
 
 std::string hostnameOf(const std::string& hostId) { return hostId.substr(0, hostId.find('/')); }
-
-Status rackMapFromEnv(const std::vector<std::string>& hostIds, RackMap* out,
-                      TopologySpec* specOut) {
-  const config::Options env = config::environment();
-  return rackMapFrom(env.topoFile, env.racks, hostIds, out, specOut);
-}
 
 Status rackMapFrom(const std::string& file, const std::string& racks,
                    const std::vector<std::string>& hostIds, RackMap* out, TopologySpec* specOut) {

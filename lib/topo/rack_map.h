@@ -101,9 +101,6 @@ std::string hostnameOf(const std::string& hostId);
 Status rackMapFrom(const std::string& topoFile, const std::string& racks,
                    const std::vector<std::string>& hostIds, RackMap* out,
                    TopologySpec* spec = nullptr);
-// The same from the environment's RINA_TOPO_FILE and RINA_RACKS.
-Status rackMapFromEnv(const std::vector<std::string>& hostIds, RackMap* out,
-                      TopologySpec* spec = nullptr);
 
 }  // namespace rina::topo
 

@@ -281,28 +281,21 @@ TEST(RackProcesses, RinaAcrossProcessesStopsItsSwitches) {
   EXPECT_EQ(switchdProcesses(mark), 0);
 }
 
-TEST(RackMap, RacksFromEnvAndBadValues) {
+TEST(RackMap, RacksFromShortFormAndBadValues) {
   std::vector<std::string> hosts(6, "h/boot/ns");
   topo::RackMap map;
-  {
-    ScopedEnv e("RINA_RACKS", "3:ina,1,2");
-    ASSERT_TRUE(topo::rackMapFromEnv(hosts, &map).ok());
-    ASSERT_EQ(map.racks.size(), 3u);
-    EXPECT_TRUE(map.racks[0].ina);
-    EXPECT_EQ(map.racks[2].ranks, (std::vector<int>{4, 5}));
-    EXPECT_EQ(map.rackOf[3], 1);
-  }
-  {
-    ScopedEnv e("RINA_RACKS", nullptr);
-    std::vector<std::string> two = {"a/1/x", "b/1/x", "a/1/x"};
-    ASSERT_TRUE(topo::rackMapFromEnv(two, &map).ok());
-    ASSERT_EQ(map.racks.size(), 2u);
-    EXPECT_EQ(map.racks[0].ranks, (std::vector<int>{0, 2}));
-  }
-  for (const char* bad : {"3:inx,3", "0,6", "two", "3,2", "3,4", ""}) {
-    if (!*bad) continue;
-    ScopedEnv e("RINA_RACKS", bad);
-    Status s = topo::rackMapFromEnv(hosts, &map);
+  ASSERT_TRUE(topo::rackMapFrom("", "3:ina,1,2", hosts, &map).ok());
+  ASSERT_EQ(map.racks.size(), 3u);
+  EXPECT_TRUE(map.racks[0].ina);
+  EXPECT_EQ(map.racks[2].ranks, (std::vector<int>{4, 5}));
+  EXPECT_EQ(map.rackOf[3], 1);
+  // Neither a file nor a short form: one rack per host.
+  std::vector<std::string> two = {"a/1/x", "b/1/x", "a/1/x"};
+  ASSERT_TRUE(topo::rackMapFrom("", "", two, &map).ok());
+  ASSERT_EQ(map.racks.size(), 2u);
+  EXPECT_EQ(map.racks[0].ranks, (std::vector<int>{0, 2}));
+  for (const char* bad : {"3:inx,3", "0,6", "two", "3,2", "3,4"}) {
+    Status s = topo::rackMapFrom("", bad, hosts, &map);
     ASSERT_FALSE(s.ok()) << bad;
     EXPECT_NE(s.message().find("RINA_RACKS"), std::string::npos) << s.message();
   }
@@ -324,20 +317,18 @@ TEST(RackMap, TopologyFileWinsOverShortForm) {
     std::ofstream f(path);
     f << topo::topologyToJson(spec);
   }
-  ScopedEnv file("RINA_TOPO_FILE", path.c_str());
-  ScopedEnv racks("RINA_RACKS", "1,1,1");  // ignored: the file wins
+  const std::string racks = "1,1,1";  // ignored: the file wins
   topo::RackMap map;
-  Status st = topo::rackMapFromEnv({"hy/1/n", "hx/1/n", "hx/1/n"}, &map);
+  Status st = topo::rackMapFrom(path, racks, {"hy/1/n", "hx/1/n", "hx/1/n"}, &map);
   ASSERT_TRUE(st.ok()) << st.message();
   ASSERT_EQ(map.racks.size(), 2u);
   EXPECT_TRUE(map.racks[0].ina);
   EXPECT_EQ(map.racks[0].ranks, (std::vector<int>{1, 2}));
   EXPECT_EQ(map.racks[1].ranks, (std::vector<int>{0}));
-  st = topo::rackMapFromEnv({"hy/1/n", "hz/1/n"}, &map);  // hz is in no rack
+  st = topo::rackMapFrom(path, racks, {"hy/1/n", "hz/1/n"}, &map);  // hz is in no rack
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("RINA_TOPO_FILE"), std::string::npos) << st.message();
-  ScopedEnv missing("RINA_TOPO_FILE", "/nonexistent/topo.json");
-  st = topo::rackMapFromEnv({"hy/1/n"}, &map);
+  st = topo::rackMapFrom("/nonexistent/topo.json", "", {"hy/1/n"}, &map);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("RINA_TOPO_FILE=/nonexistent/topo.json"), std::string::npos)
       << st.message();

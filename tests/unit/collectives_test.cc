@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "core/config.h"
 #include "rank_harness.h"
 #include "reference.h"
 
@@ -31,14 +32,14 @@ std::string setupName(const ::testing::TestParamInfo<Setup>& p) {
 
 class Collectives : public ::testing::TestWithParam<Setup> {
  protected:
+  // The communicators' knobs, passed to each rank's init.
   void SetUp() override {
-    shm_ = std::make_unique<ScopedEnv>("RINA_SHM_DISABLE", GetParam().tcp ? "1" : "0");
+    options_.shmDisable = GetParam().tcp;
     // Small slices so modest counts already run many pipelined slices.
-    slice_ = std::make_unique<ScopedEnv>("RINA_SLICE_BYTES", "4K");
-    socks_ = std::make_unique<ScopedEnv>("RINA_SOCKET_NSOCKS",
-                                         std::to_string(GetParam().socketsPerPeer).c_str());
+    options_.sliceBytes = 4 << 10;
+    options_.socketNsocks = GetParam().socketsPerPeer;
   }
-  std::unique_ptr<ScopedEnv> shm_, slice_, socks_;
+  config::Options options_;
 };
 
 // Every dtype x op x algorithm, counts 1, primes, not divisible by n,
@@ -48,7 +49,7 @@ TEST_P(Collectives, AllReduceEveryTypeOpAlgorithm) {
   const int n = GetParam().nranks;
   const size_t counts[] = {1, 2, 7, 97, 1031, 20011};
   std::vector<std::vector<char>> results(n);
-  runThreads(n, [&](int rank, rinaComm_t comm) {
+  runThreads(n, options_, [&](int rank, rinaComm_t comm) {
     for (const char* algo : {"auto", "ring", "rd"}) {
       ASSERT_EQ(rinaCommSetAlgorithm(comm, algo), rinaSuccess);
       for (rinaDataType_t t : kTypes) {
@@ -85,7 +86,7 @@ TEST_P(Collectives, AllReduceRandomFloatsBitwiseIdentical) {
     for (auto& x : inputs[r]) x = dist(gen);
     outputs[r].assign(count, 0.0f);
   }
-  runThreads(n, [&](int rank, rinaComm_t comm) {
+  runThreads(n, options_, [&](int rank, rinaComm_t comm) {
     for (const char* algo : {"ring", "rd"}) {
       ASSERT_EQ(rinaCommSetAlgorithm(comm, algo), rinaSuccess);
       ASSERT_EQ(rinaAllReduce(inputs[rank].data(), outputs[rank].data(), count, rinaFloat32, rinaSum, comm),
@@ -105,7 +106,7 @@ TEST_P(Collectives, AllReduceRandomFloatsBitwiseIdentical) {
 
 TEST_P(Collectives, ReduceScatterAllGatherBroadcast) {
   const int n = GetParam().nranks;
-  runThreads(n, [&](int rank, rinaComm_t comm) {
+  runThreads(n, options_, [&](int rank, rinaComm_t comm) {
     for (rinaDataType_t t : {rinaInt32, rinaFloat16, rinaFloat64, rinaUint8}) {
       size_t es = sizeOf(t);
       for (size_t count : {size_t{1}, size_t{13}, size_t{4099}}) {
@@ -156,7 +157,7 @@ TEST_P(Collectives, ReduceScatterAllGatherBroadcast) {
 }
 
 TEST_P(Collectives, CountZeroIsANoOp) {
-  runThreads(GetParam().nranks, [&](int, rinaComm_t comm) {
+  runThreads(GetParam().nranks, options_, [&](int, rinaComm_t comm) {
     float x = 3.0f;
     EXPECT_EQ(rinaAllReduce(nullptr, nullptr, 0, rinaFloat32, rinaSum, comm), rinaSuccess);
     EXPECT_EQ(rinaReduceScatter(nullptr, nullptr, 0, rinaFloat32, rinaSum, comm), rinaSuccess);

@@ -98,9 +98,10 @@ TEST(LinkStats, RingAllReduceBytesProcessesTcp) {
 }
 
 TEST(LinkStats, ProbeMovesExactlyItsBytes) {
-  ScopedEnv probe("RINA_PROBE_BYTES", "256K");
+  config::Options o;
+  o.probeBytes = 256 << 10;
   const auto t0 = std::chrono::steady_clock::now();
-  runThreads(4, [](int rank, rinaComm_t comm) {
+  runThreads(4, o, [](int rank, rinaComm_t comm) {
     for (const auto& [peer, l] : linksOf(comm)) {
       EXPECT_EQ(l.bytesSent, 256u * 1024) << rank << " -> " << peer;
       EXPECT_EQ(l.bytesReceived, 256u * 1024) << rank << " <- " << peer;

@@ -9,9 +9,9 @@
 #include <numeric>
 #include <random>
 
+#include "core/config.h"
 #include "plan/paths.h"
 #include "plan/replan.h"
-#include "rank_harness.h"
 
 namespace rina::plan {
 namespace {
@@ -268,22 +268,20 @@ TEST(Replan, ParseIntervalsAndThresholds) {
   }
 }
 
-TEST(Replan, FromConfigUsesKnobs) {
-  ReplanPolicy p;
-  {
-    testing::ScopedEnv i("RINA_PLAN_INTERVAL", nullptr), t("RINA_PLAN_THRESHOLD", nullptr);
-    ASSERT_TRUE(ReplanPolicy::fromConfig(&p).ok());
-    EXPECT_EQ(p.everyCollectives(), 100u);
-    EXPECT_DOUBLE_EQ(p.threshold(), 0.2);
-  }
-  {
-    testing::ScopedEnv i("RINA_PLAN_INTERVAL", "5s"), t("RINA_PLAN_THRESHOLD", "0.5");
-    ASSERT_TRUE(ReplanPolicy::fromConfig(&p).ok());
-    EXPECT_DOUBLE_EQ(p.everySeconds(), 5);
-    EXPECT_DOUBLE_EQ(p.threshold(), 0.5);
-  }
-  testing::ScopedEnv i("RINA_PLAN_INTERVAL", "often");
-  EXPECT_EQ(ReplanPolicy::fromConfig(&p).code(), rinaInvalidArgument);
+// The policy a communicator gets from its options (the knob table's parse).
+TEST(Replan, FromOptionsUsesKnobs) {
+  config::Options o;
+  ReplanPolicy p = ReplanPolicy::fromOptions(o);
+  EXPECT_EQ(p.everyCollectives(), 100u);
+  EXPECT_DOUBLE_EQ(p.everySeconds(), 0);
+  EXPECT_DOUBLE_EQ(p.threshold(), 0.2);
+  ASSERT_TRUE(config::set(&o, "RINA_PLAN_INTERVAL", "5s").ok());
+  ASSERT_TRUE(config::set(&o, "RINA_PLAN_THRESHOLD", "0.5").ok());
+  p = ReplanPolicy::fromOptions(o);
+  EXPECT_DOUBLE_EQ(p.everySeconds(), 5);
+  EXPECT_EQ(p.everyCollectives(), 0u);
+  EXPECT_DOUBLE_EQ(p.threshold(), 0.5);
+  EXPECT_EQ(config::set(&o, "RINA_PLAN_INTERVAL", "often").code(), rinaInvalidArgument);
 }
 
 TEST(Replan, Decisions) {
