@@ -60,7 +60,14 @@ class ThreadBinding {
 Status placeThreadForSetup(int rank, AffinityMode mode, const NodeInfo& node,
                            const std::string& ifname, std::unique_ptr<ThreadBinding>* out);
 
-// The communicator's call: RINA_CPU_AFFINITY (a bad value is an error), this
+// NUMA nodes online under <sysRoot>/sys/devices/system/node/online ("" is
+// the real system); 1 when the kernel has no NUMA support or the file is
+// unreadable.
+int onlineNumaNodes(const std::string& sysRoot);
+
+// The communicator's call: RINA_CPU_AFFINITY (a bad value is an error); on a
+// machine with one NUMA node nothing (all memory is equally near every NIC,
+// and detecting the node costs tens of milliseconds per process); else this
 // node as detectNode() sees it (detected once per process; a failure is
 // logged and ignored), then placeThreadForSetup.
 Status placeSetupThread(int rank, const std::string& ifname, std::unique_ptr<ThreadBinding>* out);
