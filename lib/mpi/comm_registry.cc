@@ -1,5 +1,6 @@
 #include "mpi/comm_registry.h"
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -170,12 +171,15 @@ bool ensureRina(CommState& state, MPI_Comm comm) {
     int32_t pad;
     rinaUniqueId id;
   };
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
   Offer mine{};
   mine.idResult = rinaSuccess;
   if (state.rank == 0) mine.idResult = rinaGetUniqueId(&mine.id);
   std::vector<Offer> offers(static_cast<size_t>(state.size));
   const bool gathered = PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, offers.data(), sizeof mine,
                                        MPI_BYTE, comm) == MPI_SUCCESS;
+  const Clock::time_point offered = Clock::now();
   rinaComm_t created = nullptr;
   rinaResult_t result = rinaSystemError;
   std::string why = "the MPI library's allgather of the unique id failed";
@@ -186,14 +190,21 @@ bool ensureRina(CommState& state, MPI_Comm comm) {
     result = rinaCommInitRank(&created, state.size, offers[0].id, state.rank);
     why = rinaCommGetLastError(nullptr);
   }
+  const Clock::time_point initialized = Clock::now();
   int ok = result == rinaSuccess ? 1 : 0;
   int allOk = 0;
   if (PMPI_Allreduce(&ok, &allOk, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) allOk = 0;
   if (allOk) {
     state.rina = created;
     state.rinaState = CommState::Rina::kReady;
-    RINA_INFO("rina-mpi: %s (rank %d of %d): rina communicator ready", state.name.c_str(),
-              state.rank, state.size);
+    auto ms = [](Clock::time_point a, Clock::time_point b) {
+      return std::chrono::duration<double, std::milli>(b - a).count();
+    };
+    RINA_INFO(
+        "rina-mpi: %s (rank %d of %d): rina communicator ready in %.1f ms (unique id "
+        "allgather %.1f, rina set-up %.1f, agreement %.1f)",
+        state.name.c_str(), state.rank, state.size, ms(start, Clock::now()), ms(start, offered),
+        ms(offered, initialized), ms(initialized, Clock::now()));
     return true;
   }
   if (result != rinaSuccess) {
