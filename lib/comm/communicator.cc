@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -60,6 +61,8 @@ Status listenOnSpines(int rank, const PackedAddr& listen, bootstrap::PeerInfo* m
 
 Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
                             std::unique_ptr<Communicator>* out) {
+  // Where set-up time goes, for the line after "ready" (RINA_DEBUG=INFO).
+  const Clock::time_point started = Clock::now();
   setLogRank(rank);
   config::printConfig();
   std::unique_ptr<Communicator> comm(new Communicator());
@@ -118,9 +121,11 @@ Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
   std::vector<Fd> spineListen;
   RINA_TRY(listenOnSpines(rank, mine.listen, &mine, &spineListen));
 
+  const Clock::time_point listening = Clock::now();
   Deadline deadline = deadlineAfterMs(comm->timeoutMs_);
   std::vector<bootstrap::PeerInfo> table;
   RINA_TRY(bootstrap::rendezvous(idData, rank, nranks, mine, deadline, &table));
+  const Clock::time_point metPeers = Clock::now();
 
   transport::MeshOptions mesh;
   mesh.rank = rank;
@@ -167,6 +172,7 @@ Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
   mesh.deadline = deadlineAfterMs(comm->timeoutMs_);
   mesh.abort = &comm->aborted_;
   RINA_TRY(transport::buildMesh(mesh, &comm->conns_, &comm->spineConns_));
+  const Clock::time_point connected = Clock::now();
   comm->listen_ = std::move(listen);
   comm->mesh_ = std::move(mesh);
   // Later connections (updatePeers) are default-path only.
@@ -198,6 +204,18 @@ Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
             nranks, mine.listen.str().c_str(), ifname.c_str(), algo::algorithmName(comm->algorithm_),
             comm->racks_.describe().c_str(), comm->paths_.describe().c_str(),
             summary.empty() ? " none" : summary.c_str());
+  auto ms = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  const Clock::time_point done = Clock::now();
+  // The rendezvous ends when the last rank has registered, so it also holds
+  // the other ranks' lateness; connections are the mesh (shared-memory
+  // segments, sockets); the rest is the link probe, INA and planning.
+  RINA_INFO(
+      "rank %d: set-up took %.1f ms (config and listening %.1f, rendezvous %.1f, "
+      "connections %.1f, the rest %.1f)",
+      rank, ms(started, done), ms(started, listening), ms(listening, metPeers),
+      ms(metPeers, connected), ms(connected, done));
   *out = std::move(comm);
   return {};
 }
