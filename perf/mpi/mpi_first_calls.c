@@ -15,12 +15,16 @@
  * (the communicator's set-up when rina takes it), calls 1-19 (median and the
  * slowest), and the steady time (median of calls CALLS/2 .. CALLS-1); and
  * the ratio of the slowest of calls 1-19 to the steady time. -o writes every
- * call: size,kind,trial,call,seconds.
+ * call: size,kind,trial,call,seconds,faults, where faults are the page faults
+ * taken during the call (barrier included), summed over ranks: a call that
+ * touches memory for the first time (fresh buffers, fresh FIFO pages) shows
+ * it there whatever the machine's load.
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 enum { kInterposed = 0, kLibrary = 1 };
 static const char* const kKindNames[2] = {"MPI_Allreduce", "PMPI_Allreduce"};
@@ -41,6 +45,12 @@ static double maxOf(const double* v, int n) {
   return m;
 }
 
+static long long minorFaults(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (long long)ru.ru_minflt + (long long)ru.ru_majflt;
+}
+
 static size_t parseBytes(const char* text, char** end) {
   size_t v = strtoull(text, end, 10);
   if (**end == 'K' || **end == 'k')
@@ -51,10 +61,10 @@ static size_t parseBytes(const char* text, char** end) {
 }
 
 /* One fresh communicator, `calls` calls of one kind; times[i] gets the
- * slowest rank's time of call i (on rank 0). Returns wrong elements, summed
- * over ranks and calls. */
+ * slowest rank's time of call i and faults[i] its page faults summed over
+ * ranks (on rank 0). Returns wrong elements, summed over ranks and calls. */
 static long long runTrial(int kind, const float* send, float* recv, size_t count, int calls,
-                          double* mine, double* times) {
+                          double* mine, long long* myFaults, double* times, long long* faults) {
   MPI_Comm comm;
   MPI_Comm_dup(MPI_COMM_WORLD, &comm);
   int rank = 0, nranks = 1;
@@ -64,6 +74,7 @@ static long long runTrial(int kind, const float* send, float* recv, size_t count
   long long wrong = 0, wrongAll = 0;
   for (int i = 0; i < calls; ++i) {
     memset(recv, 0, count * sizeof(float));
+    const long long faultsBefore = minorFaults();
     MPI_Barrier(comm);
     const double start = MPI_Wtime();
     if (kind == kInterposed) {
@@ -72,11 +83,13 @@ static long long runTrial(int kind, const float* send, float* recv, size_t count
       PMPI_Allreduce(send, recv, (int)count, MPI_FLOAT, MPI_SUM, comm);
     }
     mine[i] = MPI_Wtime() - start;
+    myFaults[i] = minorFaults() - faultsBefore;
     for (size_t j = 0; j < count; ++j) {
       if (recv[j] != (float)(j % 64) * (float)nranks + rankSum) ++wrong;
     }
   }
   PMPI_Reduce(mine, times, calls, MPI_DOUBLE, MPI_MAX, 0, comm);
+  PMPI_Reduce(myFaults, faults, calls, MPI_LONG_LONG, MPI_SUM, 0, comm);
   PMPI_Allreduce(&wrong, &wrongAll, 1, MPI_LONG_LONG, MPI_SUM, comm);
   MPI_Comm_free(&comm);
   return wrongAll;
@@ -126,11 +139,15 @@ int main(int argc, char** argv) {
   float* send = malloc(maxCount * sizeof(float));
   float* recv = malloc(maxCount * sizeof(float));
   double* mine = malloc((size_t)calls * sizeof(double));
-  /* times[kind][trial][call] */
+  long long* myFaults = malloc((size_t)calls * sizeof(long long));
+  /* times[kind][trial][call], faults likewise */
   double* times = malloc(2 * (size_t)trials * (size_t)calls * sizeof(double));
+  long long* faults = malloc(2 * (size_t)trials * (size_t)calls * sizeof(long long));
   double* scratch = malloc((size_t)(calls > trials ? calls : trials) * sizeof(double));
   double* perTrial = malloc(4 * (size_t)trials * sizeof(double));
-  if (!send || !recv || !mine || !times || !scratch || !perTrial) MPI_Abort(MPI_COMM_WORLD, 3);
+  if (!send || !recv || !mine || !myFaults || !times || !faults || !scratch || !perTrial) {
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
   for (size_t i = 0; i < maxCount; ++i) send[i] = (float)(i % 64 + rank);
   FILE* csv = NULL;
   if (rank == 0 && csvPath) {
@@ -139,7 +156,7 @@ int main(int argc, char** argv) {
       fprintf(stderr, "mpi-first-calls: cannot write %s\n", csvPath);
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    fprintf(csv, "bytes,kind,trial,call,seconds\n");
+    fprintf(csv, "bytes,kind,trial,call,seconds,faults\n");
   }
   if (rank == 0) {
     printf(
@@ -155,8 +172,9 @@ int main(int argc, char** argv) {
     for (int t = 0; t < trials; ++t) {
       for (int k = 0; k < 2; ++k) {
         const int kind = (t % 2 == 0) ? k : 1 - k;
-        double* out = times + ((size_t)kind * (size_t)trials + (size_t)t) * (size_t)calls;
-        wrongTotal += runTrial(kind, send, recv, count, calls, mine, out);
+        const size_t at = ((size_t)kind * (size_t)trials + (size_t)t) * (size_t)calls;
+        wrongTotal +=
+            runTrial(kind, send, recv, count, calls, mine, myFaults, times + at, faults + at);
       }
     }
     if (rank != 0) continue;
@@ -167,10 +185,12 @@ int main(int argc, char** argv) {
       double* mx = perTrial + 2 * trials;
       double* steady = perTrial + 3 * trials;
       for (int t = 0; t < trials; ++t) {
-        const double* v = times + ((size_t)kind * (size_t)trials + (size_t)t) * (size_t)calls;
+        const size_t at = ((size_t)kind * (size_t)trials + (size_t)t) * (size_t)calls;
+        const double* v = times + at;
         if (csv) {
           for (int i = 0; i < calls; ++i) {
-            fprintf(csv, "%zu,%s,%d,%d,%.9f\n", sizes[s], kKindNames[kind], t, i, v[i]);
+            fprintf(csv, "%zu,%s,%d,%d,%.9f,%lld\n", sizes[s], kKindNames[kind], t, i, v[i],
+                    faults[at + (size_t)i]);
           }
         }
         call0[t] = v[0];
@@ -192,7 +212,9 @@ int main(int argc, char** argv) {
   free(send);
   free(recv);
   free(mine);
+  free(myFaults);
   free(times);
+  free(faults);
   free(scratch);
   free(perTrial);
   MPI_Finalize();
