@@ -3,8 +3,9 @@
  * -lmpi), it runs MPI_Allreduce, MPI_Reduce_scatter_block and MPI_Allgather
  * through rina for the calls rina handles (elements of one kind rina reduces,
  * SUM/PROD/MIN/MAX, intracommunicators, RINA_MPI_MIN_BYTES and above) and
- * hands every other call to the MPI library (PMPI_*). Programs need no change and no header; this one
- * only reads the interposer's counters (tests, tools).
+ * hands every other call to the MPI library (PMPI_*). Programs need no
+ * change and no header; this one only reads the interposer's counters
+ * (tests, tools).
  */
 #ifndef RINA_RINA_MPI_H_
 #define RINA_RINA_MPI_H_
