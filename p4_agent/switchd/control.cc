@@ -165,8 +165,9 @@ std::string Controller::entriesJson(uint16_t id) const {
   json += "],\"registers\":[" + ranges +
           "],\"multicast_groups\":[{\"group\":" + std::to_string(id) + ",\"members\":[";
   for (size_t w = 0; w < c.members.size(); ++w) {
-    json += (w ? "," : "") + std::string("{\"rid\":") + std::to_string(w) + ",\"endpoint\":\"" +
-            c.members[w].toString() + "\"}";
+    snprintf(buf, sizeof buf, "%s{\"rid\":%zu,\"endpoint\":\"%s\"}", w ? "," : "", w,
+             c.members[w].toString().c_str());
+    json += buf;
   }
   json += "]}]}";
   return json;
