@@ -30,7 +30,7 @@ Pipeline::Pipeline(const PipelineConfig& config)
   uint32_t localSlots = (config_.totalSlots + config_.shards - 1 - config_.shard) / config_.shards;
   owner_.assign(localSlots, 0);
   sets_.assign(2 * static_cast<size_t>(localSlots), SlotSet{});
-  values_.assign(sets_.size() * config_.payloadElems, 0);
+  values_ = std::make_unique_for_overwrite<int32_t[]>(sets_.size() * config_.payloadElems);
   for (size_t i = 0; i < 0x10000; ++i) activity_[i].store(0, std::memory_order_relaxed);
 }
 
@@ -101,7 +101,7 @@ Verdict Pipeline::process(std::span<const uint8_t> datagram, const Endpoint& sen
 Pipeline::SlotSet* Pipeline::claimSet(const Header& h, int32_t** values) {
   size_t setIndex = 2 * static_cast<size_t>(local(h.slot)) + (h.shadow ? 1 : 0);
   SlotSet& s = sets_[setIndex];
-  *values = values_.data() + setIndex * config_.payloadElems;
+  *values = values_.get() + setIndex * config_.payloadElems;
   if (s.used && s.seq != h.seq) {
     if (static_cast<int32_t>(h.seq - s.seq) < 0) return nullptr;
     s = SlotSet{};
