@@ -65,6 +65,11 @@ struct Case {
   std::string algo;
 };
 
+// What gtest prints for GetParam() (instead of the struct's bytes).
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << "RINA_RACKS=" << c.racks << " RINA_ALGO=" << c.algo;
+}
+
 // Runs `calls` allreduces of `count` elements on every rank and checks them.
 void checkAllreduce(const Case& c, size_t count, rinaDataType_t type, rinaRedOp_t op, bool inPlace,
                     int calls = 1) {

@@ -23,6 +23,12 @@ struct Setup {
   int socketsPerPeer = 1;  // TCP only: several sockets stripe each slice
 };
 
+// What gtest prints for GetParam() (instead of the struct's bytes).
+void PrintTo(const Setup& s, std::ostream* os) {
+  *os << s.nranks << " ranks over " << (s.tcp ? "TCP" : "shm");
+  if (s.socketsPerPeer > 1) *os << ", " << s.socketsPerPeer << " sockets per peer";
+}
+
 std::string setupName(const ::testing::TestParamInfo<Setup>& p) {
   std::string name = std::to_string(p.param.nranks) + "ranks" + (p.param.tcp ? "Tcp" : "Shm");
   if (p.param.socketsPerPeer > 1) name += std::to_string(p.param.socketsPerPeer) + "Sockets";
