@@ -21,6 +21,7 @@
 #include "plan/path_choice.h"
 #include "topo/rack_map.h"
 #include "transport/connection.h"
+#include "transport/shm_group.h"
 
 namespace rina::algo {
 
@@ -87,6 +88,10 @@ class Context {
     return spineConns_;
   }
 
+  // The segment shared by the ranks on this host (one-shot collectives);
+  // null when ranks live on several hosts or shared memory is off.
+  transport::ShmGroup* hostGroup() const { return hostGroup_.get(); }
+
   // Settings (RINA_TIMEOUT_MS, RINA_SLICE_BYTES, RINA_SMALL_MSG_BYTES,
   // RINA_SPIN_US).
   int64_t timeoutMs() const { return timeoutMs_; }
@@ -127,6 +132,7 @@ class Context {
   topo::RackMap racks_;
   std::map<int, std::unique_ptr<transport::Connection>> conns_;
   std::map<std::pair<int, int>, std::unique_ptr<transport::Connection>> spineConns_;
+  std::unique_ptr<transport::ShmGroup> hostGroup_;
   plan::PathChoice paths_;
   int spines_ = 0;
   std::vector<int> defaultSpines_;  // by rank; empty: -1 for every peer

@@ -172,6 +172,16 @@ Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
   mesh.deadline = deadlineAfterMs(comm->timeoutMs_);
   mesh.abort = &comm->aborted_;
   RINA_TRY(transport::buildMesh(mesh, &comm->conns_, &comm->spineConns_));
+  // Every rank on this host: small allreduces run one-shot through one
+  // segment of the host (algo/one_shot.cc), slots up to 1 MiB.
+  const bool oneHost = std::all_of(hostIds.begin(), hostIds.end(),
+                                   [&](const std::string& h) { return h == hostIds[0]; });
+  if (mesh.shmEnabled && oneHost && nranks > 1 && comm->smallMsgBytes_ > 0) {
+    RINA_TRY(transport::ShmGroup::join(idData.commId, hostIds[0], rank, nranks,
+                                       std::min<size_t>(comm->smallMsgBytes_, 1 << 20),
+                                       mesh.deadline, &comm->hostGroup_));
+    RINA_TRY(comm->hostGroup_->waitJoined(mesh.deadline, &comm->aborted_));
+  }
   const Clock::time_point connected = Clock::now();
   comm->listen_ = std::move(listen);
   comm->mesh_ = std::move(mesh);
