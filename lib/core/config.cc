@@ -60,7 +60,8 @@ constexpr Knob kKnobs[] = {
     {"RINA_INA_TIMEOUT_MS", "2000",
      "switch silent this long: the rack falls back to host aggregation (hier)"},
     {"RINA_SMALL_MSG_BYTES", "128K",
-     "allreduce below this size uses recursive doubling under auto and ring; 0 = never"},
+     "allreduce below this size uses the latency algorithm under auto and ring (one-shot through "
+     "a segment of the host when every rank is on it, else recursive doubling); 0 = never"},
     {"RINA_SLICE_BYTES", "128K", "ring pipeline slice size"},
     {"RINA_PROBE_BYTES", "0",
      "bytes each rank sends every connected peer at communicator creation to seed the link "
