@@ -86,7 +86,7 @@ constexpr Knob kKnobs[] = {
      "GPU buffers: chunk copied through pinned host memory per pipelined allreduce step"},
     {"RINA_TOPO_FILE", "",
      "rack map: JSON file naming racks, their hosts or rank counts, INA, switch and link rates"},
-    {"RINA_MPI_MIN_BYTES", "32K",
+    {"RINA_MPI_MIN_BYTES", "0",
      "librina_mpi: calls moving fewer bytes go to the MPI library (its small-message path)"},
     {"RINA_MPI_DISABLE", "0", "librina_mpi: 1 sends every call to the MPI library"},
     {"RINA_MPI_STATS", "0",
