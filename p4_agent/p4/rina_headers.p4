@@ -39,8 +39,9 @@ const bit<32> V_BAD_TOKEN = 9;
 const bit<32> V_MALFORMED = 10;
 const bit<32> V_BAD_SHAPE = 11;
 const bit<32> V_BAD_SLOT = 12;
-const bit<32> V_UNEXPECTED_TYPE = 13;
-const bit<32> V_COUNT = 14;
+const bit<32> V_BAD_SOURCE = 13;     /* not from the worker's registered endpoint */
+const bit<32> V_UNEXPECTED_TYPE = 14;
+const bit<32> V_COUNT = 15;
 
 header ethernet_h {
     bit<48> dst_addr;

@@ -59,6 +59,8 @@ struct headers_t {
 }
 
 struct ig_metadata_t {
+    bit<32> src_addr;    /* source_table: the worker's registered endpoint */
+    bit<16> src_port;
     bit<32> token;
     bit<8>  fan_in;
     bit<16> mcast_grp;
@@ -148,6 +150,22 @@ control RinaIngress(inout headers_t hdr, inout ig_metadata_t ig_md,
         actions = { set_job; NoAction; }
         default_action = NoAction();
         size = 1024;
+    }
+
+    /* Controller::entriesJson "source_table": the endpoint the job registered
+     * for each worker (Pipeline::fromMember). A contribution from anywhere
+     * else is dropped unanswered, so knowing a job's token and a seq is not
+     * enough to add to its sums; the RoCEv2 layout leaves the NIC from any
+     * UDP port, so only its address is compared. */
+    action set_source(bit<32> src_addr, bit<16> src_port) {
+        ig_md.src_addr = src_addr;
+        ig_md.src_port = src_port;
+    }
+    table source_table {
+        key = { hdr.ina.job : exact; hdr.ina.worker : exact; }
+        actions = { set_source; NoAction; }
+        default_action = NoAction();
+        size = 32768;   /* job_table size x kMaxFanIn */
     }
 
     /* ---- slot ownership: SlotAllocator / Pipeline::owner_ ---- */
@@ -358,6 +376,11 @@ control RinaIngress(inout headers_t hdr, inout ig_metadata_t ig_md,
         }
         if (hdr.ina.slot >= NUM_SLOTS) {
             drop_with(V_BAD_SLOT);
+            exit;
+        }
+        if (!source_table.apply().hit || hdr.ipv4.src_addr != ig_md.src_addr ||
+            (hdr.bridged.roce == 0 && hdr.udp.src_port != ig_md.src_port)) {
+            drop_with(V_BAD_SOURCE);
             exit;
         }
         if (read_owner.execute((bit<32>)hdr.ina.slot) != hdr.ina.job) {

@@ -9,8 +9,9 @@
  * Per slot set (index = slot * 2 + shadow): seq, used, bitmap, count,
  * exponent max, overflow flag, port worker, and RINA_ELEMS int32 sums.
  * Control plane (rina-switchd's controller, or a P4Runtime client fed by
- * "rina-switchctl ADDR ENTRIES job=J"): job_table, member_table, slot_owner,
- * and one multicast group per job (replica rid = worker index).
+ * "rina-switchctl ADDR ENTRIES job=J"): job_table, source_table,
+ * member_table, slot_owner, and one multicast group per job (replica rid =
+ * worker index).
  */
 #include <core.p4>
 #include <v1model.p4>
@@ -32,6 +33,8 @@ struct headers_t {
 }
 
 struct metadata_t {
+    bit<32> src_addr;    /* source_table: the worker's registered endpoint */
+    bit<16> src_port;
     bit<32> token;
     bit<8>  fan_in;
     bit<16> mcast_grp;
@@ -124,6 +127,22 @@ control RinaIngress(inout headers_t hdr, inout metadata_t meta,
         size = 1024;
     }
 
+    /* Controller::entriesJson "source_table": the endpoint the job registered
+     * for each worker (Pipeline::fromMember). A contribution from anywhere
+     * else is dropped unanswered, so knowing a job's token and a seq is not
+     * enough to add to its sums; the RoCEv2 layout leaves the NIC from any
+     * UDP port, so only its address is compared. */
+    action set_source(bit<32> src_addr, bit<16> src_port) {
+        meta.src_addr = src_addr;
+        meta.src_port = src_port;
+    }
+    table source_table {
+        key = { hdr.ina.job : exact; hdr.ina.worker : exact; }
+        actions = { set_source; NoAction; }
+        default_action = NoAction();
+        size = 32768;   /* job_table size x kMaxFanIn */
+    }
+
     /* Unicast back to the sender (NACK, stored result for a duplicate). */
     action reply_to_sender() {
         bit<48> mac = hdr.ethernet.src_addr;
@@ -195,6 +214,11 @@ control RinaIngress(inout headers_t hdr, inout metadata_t meta,
         }
         if ((bit<32>)hdr.ina.slot >= NUM_SLOTS) {
             drop_with(V_BAD_SLOT);
+            return;
+        }
+        if (!source_table.apply().hit || hdr.ipv4.src_addr != meta.src_addr ||
+            hdr.udp.src_port != meta.src_port) {
+            drop_with(V_BAD_SOURCE);
             return;
         }
         bit<16> owner;

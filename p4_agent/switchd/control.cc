@@ -154,6 +154,15 @@ std::string Controller::entriesJson(uint16_t id) const {
       "}",
       id, id, c.token, c.fanIn, id);
   std::string json = buf;
+  // The source check: a worker's contributions count only from its endpoint.
+  for (size_t w = 0; w < c.members.size(); ++w) {
+    snprintf(buf, sizeof buf,
+             ",{\"table\":\"RinaIngress.source_table\",\"match\":{\"hdr.ina.job\":%u,"
+             "\"hdr.ina.worker\":%zu},\"action\":\"RinaIngress.set_source\",\"params\":{"
+             "\"src_addr\":\"%s\",\"src_port\":%u}}",
+             id, w, c.members[w].addressString().c_str(), c.members[w].port);
+    json += buf;
+  }
   for (size_t w = 0; w < c.members.size(); ++w) {
     snprintf(
         buf, sizeof buf,

@@ -14,7 +14,7 @@ const char* verdictName(Verdict v) {
   static constexpr const char* kNames[] = {
       "first",     "added",     "completed", "duplicate_pending", "duplicate_resent",
       "stale",     "bcast",     "nack",      "unknown_job",       "bad_token",
-      "malformed", "bad_shape", "bad_slot",  "unexpected_type"};
+      "malformed", "bad_shape", "bad_slot",  "bad_source",        "unexpected_type"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(Verdict::kCount));
   return kNames[static_cast<size_t>(v)];
 }
@@ -81,10 +81,11 @@ Verdict Pipeline::process(std::span<const uint8_t> datagram, const Endpoint& sen
     v = Verdict::kBadShape;
   } else if (h.slot >= config_.totalSlots || !ownsSlot(h.slot)) {
     v = Verdict::kBadSlot;
+  } else if (!fromMember(it->second, h.worker, sender, answerToMember)) {
+    v = Verdict::kBadSource;
   } else {
     const JobEntry& job = it->second;
-    const Endpoint& replyTo =
-        answerToMember && h.worker < job.members.size() ? job.members[h.worker] : sender;
+    const Endpoint& replyTo = job.members[h.worker];
     if (owner_[local(h.slot)] != h.job) {
       emitNack(h, replyTo, out);
       v = Verdict::kNack;
@@ -96,6 +97,13 @@ Verdict Pipeline::process(std::span<const uint8_t> datagram, const Endpoint& sen
   }
   stats_.verdicts[static_cast<size_t>(v)].add();
   return v;
+}
+
+bool Pipeline::fromMember(const JobEntry& job, uint8_t worker, const Endpoint& sender,
+                          bool addressOnly) {
+  if (worker >= job.members.size()) return false;
+  const Endpoint& m = job.members[worker];
+  return m.addr == sender.addr && (addressOnly || m.port == sender.port);
 }
 
 Pipeline::SlotSet* Pipeline::claimSet(const Header& h, int32_t** values) {

@@ -216,6 +216,12 @@ TEST_F(ControllerTest, TokensReleaseStatsAndEntries) {
   EXPECT_NE(entries.find("\"mcast_grp\":3"), std::string::npos) << entries;
   EXPECT_NE(entries.find("\"dst_addr\":\"127.0.0.1\",\"dst_port\":5003"), std::string::npos)
       << entries;
+  // The source check's entry: worker 0 of job 3 counts only from its endpoint.
+  EXPECT_NE(entries.find("\"table\":\"RinaIngress.source_table\",\"match\":{\"hdr.ina.job\":3,"
+                         "\"hdr.ina.worker\":0},\"action\":\"RinaIngress.set_source\","
+                         "\"params\":{\"src_addr\":\"127.0.0.1\",\"src_port\":5003}"),
+            std::string::npos)
+      << entries;
   EXPECT_NE(entries.find("\"register\":\"RinaIngress.slot_owner\",\"index\":[0,4]"),
             std::string::npos)
       << entries;

@@ -1,6 +1,9 @@
 // k workers reducing through one rina-switchd on loopback; results compared
 // with serial sums computed here.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -457,6 +460,64 @@ TEST_P(InaLoss, CorrectUnderInjectedLossAndRetransmissionsCounted) {
 }
 
 INSTANTIATE_TEST_SUITE_P(DropRates, InaLoss, ::testing::Values("0.01", "0.05"));
+
+// Someone who read a job's token and its next seqs off the wire sends
+// contributions for workers 0 and 1 ahead of them, from another loopback
+// address and from the workers' own address with another port. The switch
+// drops every one (they are not from the endpoints the job registered) and
+// counts them; the sums stay exact.
+TEST(InaLoopback, ForgedContributionsAheadOfTheWorkersAreDroppedAndCounted) {
+  SwitchdProcess sw({"--slots", "256"});
+  ASSERT_TRUE(sw.ready());
+  constexpr int kWorkers = 3;
+  RackOptions ro;
+  ro.job = 21;
+  ro.slots = 32;
+  std::unique_ptr<Rack> rack;
+  Status s = Rack::create(sw, kWorkers, ro, &rack);
+  ASSERT_TRUE(s.ok()) << s.message();
+  const uint32_t window = rack->grant().length;
+  ASSERT_GT(window, 0u);
+  // Twice the window's slices: the call's seqs 1 .. 2 * window cover every set.
+  const size_t count = 2 * window * rack->grant().payloadElems;
+  const uint32_t forgedSeqs = window;
+  const std::pair<uint32_t, uint8_t> forgers[] = {{0x7F000002, 0}, {0x7F000001, 1}};
+  for (const auto& [addr, worker] : forgers) {
+    int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in local = Endpoint{addr, 0}.toSockaddr();
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof local), 0);
+    sockaddr_in to = sw.data().toSockaddr();
+    std::vector<int32_t> values(rack->grant().payloadElems, 1000);
+    std::vector<uint8_t> buf(kMaxDatagramBytes);
+    for (uint32_t seq = 1; seq <= forgedSeqs; ++seq) {
+      Header h;
+      h.job = ro.job;
+      h.token = ro.token;
+      h.worker = worker;
+      h.fanIn = kWorkers;
+      h.seq = seq;
+      h.slot = static_cast<uint16_t>(rack->grant().base + seq % window);
+      h.shadow = (seq / window) % 2 == 1;
+      h.elems = static_cast<uint16_t>(values.size());
+      size_t n = encode(h, values, buf);
+      ASSERT_GT(n, 0u);
+      ASSERT_EQ(::sendto(fd, buf.data(), n, 0, reinterpret_cast<sockaddr*>(&to), sizeof to),
+                static_cast<ssize_t>(n));
+    }
+    ::close(fd);
+  }
+  auto in = int32Inputs(kWorkers, count, 77);
+  auto buf = in;
+  std::vector<Status> st;
+  std::vector<InaCallResult> res;
+  rack->allreduce(buf, count, rinaInt32, &st, &res);
+  expectAllOk(st, res);
+  expectInt32Sum(in, buf, count);
+  // Every forged datagram reached the switch before the call began (loopback
+  // keeps a socket's order) and was dropped as not from its worker.
+  EXPECT_EQ(sw.statsField("bad_source"), 2 * static_cast<long long>(forgedSeqs));
+}
 
 TEST(InaLoopback, LostSwitchGivesTimeoutNamingWorkerAndJob) {
   auto sw = std::make_unique<SwitchdProcess>(std::vector<std::string>{"--slots", "64"});

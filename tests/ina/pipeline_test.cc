@@ -145,12 +145,40 @@ TEST_F(PipelineTest, RoceSendersGetUnicastAnswersAtTheirMemberAddress) {
             Verdict::kNack);
   ASSERT_EQ(out_.messages().size(), 1u);
   EXPECT_EQ(out_.messages()[0].to, member(1));
-  // The native layout keeps answering the datagram's source.
+  // The RoCEv2 layout checks the address, not the port.
   out_.clear();
-  EXPECT_EQ(pipeline_.process(bytes({.worker = 1, .slot = 12}), nicPort, 1000, &out_),
-            Verdict::kNack);
-  ASSERT_EQ(out_.messages().size(), 1u);
-  EXPECT_EQ(out_.messages()[0].to, nicPort);
+  EXPECT_EQ(pipeline_.process(bytes({.worker = 1, .slot = 12}), Endpoint{0x7F000002, 5001}, 1000,
+                              &out_, true),
+            Verdict::kBadSource);
+  EXPECT_TRUE(out_.messages().empty());
+}
+
+// A forger that knows the token and the next seq sends ahead of the real
+// worker, from another address and from the worker's address with another
+// port: nothing it sends is summed or answered, and each one is counted.
+TEST_F(PipelineTest, ContributionsFromAnotherEndpointThanTheWorkersAreDropped) {
+  const Endpoint forgers[] = {{0x7F000002, 5000}, {0x7F000001, 6000}, {0x7F000002, 6001}};
+  for (const Endpoint& f : forgers) {
+    out_.clear();
+    EXPECT_EQ(
+        pipeline_.process(bytes({.worker = 0, .values = {1000, 1000, 1000, 1000}}), f, 1000, &out_),
+        Verdict::kBadSource);
+    EXPECT_TRUE(out_.messages().empty());
+    // Neither a NACK for a slot the job does not own, nor a BCAST.
+    EXPECT_EQ(pipeline_.process(bytes({.worker = 1, .slot = 12}), f, 1000, &out_),
+              Verdict::kBadSource);
+    EXPECT_EQ(
+        pipeline_.process(bytes({.worker = 2, .fanIn = 3, .type = Type::kBcast}), f, 1000, &out_),
+        Verdict::kBadSource);
+    EXPECT_TRUE(out_.messages().empty());
+  }
+  EXPECT_EQ(count(Verdict::kBadSource), 9u);
+  EXPECT_EQ(pipeline_.stats().contributions.get(), 0u);
+  for (uint8_t w = 0; w < 3; ++w) send({.worker = w, .values = {w, w, w, w}});
+  ASSERT_EQ(out_.messages().size(), 3u);
+  std::vector<int32_t> v;
+  emitted(0, &v);
+  EXPECT_EQ(v, (std::vector<int32_t>{3, 3, 3, 3}));  // the three workers' values only
 }
 
 TEST_F(PipelineTest, ShadowSetKeepsOldResultWhileNextSliceAggregates) {
@@ -230,7 +258,7 @@ TEST_F(PipelineTest, SlotNotOwnedAnswersNackAndReassignmentResets) {
   EXPECT_EQ(send({.slot = 16}), Verdict::kBadSlot);  // beyond the slot table
   send({.worker = 0, .slot = 3});
   // Preempted to job 9: job 7's contribution is gone, its next datagram NACKed.
-  pipeline_.installJob(JobEntry{9, 5, 1, {member(9)}});
+  pipeline_.installJob(JobEntry{9, 5, 1, {member(0)}});
   pipeline_.assignSlots(3, 4, 9);
   EXPECT_EQ(send({.worker = 1, .slot = 3}), Verdict::kNack);
   EXPECT_EQ(send({.worker = 0, .slot = 3, .job = 9, .token = 5, .fanIn = 1}), Verdict::kCompleted);
@@ -329,13 +357,11 @@ TEST_F(PipelineTest, PortMarkerCountsAsZeros) {
   bad.flags = ina::kFlagToPort;
   ASSERT_TRUE(ina::encodeHeader(bad, buf) == false);
   bad.type = Type::kData;
-  ASSERT_TRUE(ina::encodeHeader(bad, buf));  // the marker itself
+  ASSERT_TRUE(ina::encodeHeader(bad, buf));      // the marker itself
   buf[1] = static_cast<uint8_t>(buf[1] & 0xF0);  // TO_PORT cleared on the wire
   out_.clear();
   EXPECT_EQ(pipeline_.process(buf, member(0), 1000, &out_), Verdict::kMalformed);
-  EXPECT_EQ(pipeline_.stats()
-                .malformed[static_cast<size_t>(ina::DecodeError::kEmptyPayload)]
-                .get(),
+  EXPECT_EQ(pipeline_.stats().malformed[static_cast<size_t>(ina::DecodeError::kEmptyPayload)].get(),
             1u);
 }
 
