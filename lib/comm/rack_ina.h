@@ -66,7 +66,7 @@ class RackIna final : public algo::RackSwitch {
   int timeoutMs_ = 2000;
   uint32_t slotsWanted_ = 64;  // RINA_INA_SLOTS
   uint16_t job_ = 0;
-  uint32_t token_ = 0;
+  uint64_t token_ = 0;
   ina::Endpoint controller_;
   std::unique_ptr<ina::InaClient> client_;
   // Agent only.

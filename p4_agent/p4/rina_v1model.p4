@@ -35,7 +35,8 @@ struct headers_t {
 struct metadata_t {
     bit<32> src_addr;    /* source_table: the worker's registered endpoint */
     bit<16> src_port;
-    bit<32> token;
+    bit<32> token_hi;    /* job_table: the 64-bit token in two words */
+    bit<32> token_lo;
     bit<8>  fan_in;
     bit<16> mcast_grp;
     bit<32> index;       /* slot * 2 + shadow */
@@ -113,8 +114,9 @@ control RinaIngress(inout headers_t hdr, inout metadata_t meta,
         mark_to_drop(sm);
     }
 
-    action set_job(bit<32> token, bit<8> fan_in, bit<16> mcast_grp) {
-        meta.token = token;
+    action set_job(bit<32> token_hi, bit<32> token_lo, bit<8> fan_in, bit<16> mcast_grp) {
+        meta.token_hi = token_hi;
+        meta.token_lo = token_lo;
         meta.fan_in = fan_in;
         meta.mcast_grp = mcast_grp;
     }
@@ -188,7 +190,7 @@ control RinaIngress(inout headers_t hdr, inout metadata_t meta,
             drop_with(V_UNKNOWN_JOB);
             return;
         }
-        if (hdr.ina.token != meta.token) {
+        if (hdr.ina.token_hi != meta.token_hi || hdr.ina.token_lo != meta.token_lo) {
             drop_with(V_BAD_TOKEN);
             return;
         }

@@ -45,7 +45,7 @@ using ina::Endpoint;
 
 struct JobEntry {
   uint16_t id = 0;
-  uint32_t token = 0;
+  uint64_t token = 0;
   uint8_t fanIn = 1;
   std::vector<Endpoint> members;  // index = worker; the multicast group
 };

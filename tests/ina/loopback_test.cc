@@ -361,7 +361,7 @@ TEST(InaLoopback, ReduceScatterRejectsRolesThatDoNotFit) {
   InaClientOptions o;
   o.switchAddr = sw.data().addr;
   o.job = 1;
-  o.token = 42;
+  o.token = RackOptions{}.token;
   std::unique_ptr<InaClient> c;
   ASSERT_TRUE(InaClient::create(o, &c).ok());
   ASSERT_TRUE(c->setGrant(rack->grant()).ok());
@@ -517,6 +517,47 @@ TEST(InaLoopback, ForgedContributionsAheadOfTheWorkersAreDroppedAndCounted) {
   // Every forged datagram reached the switch before the call began (loopback
   // keeps a socket's order) and was dropped as not from its worker.
   EXPECT_EQ(sw.statsField("bad_source"), 2 * static_cast<long long>(forgedSeqs));
+}
+
+// A second agent that picked a job id another job holds (another token) is
+// refused with the TAKEN reply, which the client reports as jobTaken, and
+// the holder keeps its registration; a refusal for any other reason is not
+// reported as taken.
+TEST(InaLoopback, RegisterOfALiveJobUnderAnotherTokenIsReportedAsTaken) {
+  SwitchdProcess sw({"--slots", "64"});
+  ASSERT_TRUE(sw.ready());
+  std::unique_ptr<CtrlClient> owner, other;
+  ASSERT_TRUE(CtrlClient::connect(sw.control(), 5000, &owner).ok());
+  ASSERT_TRUE(CtrlClient::connect(sw.control(), 5000, &other).ok());
+  CtrlRequest reg;
+  reg.job = 77;
+  reg.token = 0xA5A5A5A5DEADBEEFull;
+  reg.fanIn = 1;
+  reg.priority = 1;
+  reg.slots = 8;
+  reg.members = {Endpoint{0x7F000001, 7000}};
+  Grant g;
+  bool taken = true;
+  ASSERT_TRUE(owner->registerJob(reg, &g, &taken).ok());
+  EXPECT_FALSE(taken);
+  CtrlRequest mine = reg;
+  mine.token = 0xA5A5A5A5DEADBEEEull;
+  mine.members = {Endpoint{0x7F000001, 7001}};
+  Status s = other->registerJob(mine, &g, &taken);
+  EXPECT_FALSE(s.ok());
+  EXPECT_TRUE(taken) << s.message();
+  // The holder's registration is unchanged: its token still releases it.
+  std::string entries;
+  ASSERT_TRUE(owner->query("ENTRIES job=77", &entries).ok());
+  EXPECT_NE(entries.find("\"src_port\":7000"), std::string::npos) << entries;
+  // Refused for another reason (fan-in above the limit): not taken.
+  CtrlRequest bad = reg;
+  bad.job = 78;
+  bad.fanIn = 2;  // one member for fan-in 2: malformed
+  s = other->registerJob(bad, &g, &taken);
+  EXPECT_FALSE(s.ok());
+  EXPECT_FALSE(taken) << s.message();
+  EXPECT_TRUE(owner->release(77, reg.token).ok());
 }
 
 TEST(InaLoopback, LostSwitchGivesTimeoutNamingWorkerAndJob) {

@@ -13,7 +13,7 @@ using ina::Header;
 using ina::Type;
 
 constexpr uint16_t kJob = 7;
-constexpr uint32_t kToken = 99;
+constexpr uint64_t kToken = 0x5EC2E70100000063ull;  // both words non-zero
 constexpr uint32_t kElems = 4;
 
 Endpoint member(int i) { return Endpoint{0x7F000001, static_cast<uint16_t>(5000 + i)}; }
@@ -27,7 +27,7 @@ struct Datagram {
   int8_t exponent = 0;
   uint8_t flags = 0;
   uint16_t job = kJob;
-  uint32_t token = kToken;
+  uint64_t token = kToken;
   uint8_t fanIn = 3;
   Type type = Type::kData;
 };
@@ -218,9 +218,12 @@ TEST_F(PipelineTest, Int32OverflowSaturatesAndIsFlagged) {
 TEST_F(PipelineTest, UnknownJobAndWrongTokenAreDroppedAndCounted) {
   EXPECT_EQ(send({.job = 8}), Verdict::kUnknownJob);
   EXPECT_EQ(send({.token = kToken + 1}), Verdict::kBadToken);
+  // The low 32 bits alone do not pass: the whole 64-bit token is compared.
+  EXPECT_EQ(send({.token = kToken & 0xFFFFFFFFull}), Verdict::kBadToken);
+  EXPECT_EQ(send({.token = kToken ^ (1ull << 63)}), Verdict::kBadToken);
   EXPECT_TRUE(out_.messages().empty());
   EXPECT_EQ(count(Verdict::kUnknownJob), 1u);
-  EXPECT_EQ(count(Verdict::kBadToken), 1u);
+  EXPECT_EQ(count(Verdict::kBadToken), 3u);
   // Neither touched the slot: three real contributions still complete it.
   send({.worker = 0});
   send({.worker = 1});
@@ -232,7 +235,7 @@ TEST_F(PipelineTest, MalformedDatagramsAreCountedByReason) {
   auto run = [&](std::vector<uint8_t> b) { return pipeline_.process(b, member(0), 1, &out_); };
   EXPECT_EQ(run({good.begin(), good.begin() + 10}), Verdict::kMalformed);  // truncated
   auto bad = good;
-  bad[0] = 0x52;  // version 2
+  bad[0] = 0x51;  // version 1 (the 32-bit token layout)
   EXPECT_EQ(run(bad), Verdict::kMalformed);
   bad = good;
   bad.resize(good.size() + 4);  // longer than elems says
