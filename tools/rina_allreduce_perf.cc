@@ -57,16 +57,16 @@ int benchmarkOnComm(const Options& options, const BenchSetup& setup, RankGroup& 
     checkRina(rinaCommGetStats(comm, &s), comm, "rinaCommGetStats");
     auto sum = [&](uint64_t v) { return group.sumOverRanks(static_cast<int64_t>(v)); };
     const int64_t calls[] = {sum(s.callsRing), sum(s.callsRd), sum(s.callsHier), sum(s.callsRina),
-                             sum(s.callsPsIna)};
+                             sum(s.callsPsIna), sum(s.callsOneShot)};
     const int64_t ina[] = {sum(s.inaCalls), sum(s.inaRetransmissions), sum(s.inaHostSlices),
                            sum(s.inaFallbacks), sum(s.inaRegrants)};
     if (group.rank() == 0) {
       std::printf(
-          "# rina calls, all ranks: ring %lld rd %lld hier %lld rina %lld ps-ina %lld\n"
+          "# rina calls, all ranks: ring %lld rd %lld oneshot %lld hier %lld rina %lld ps-ina %lld\n"
           "# rina INA, all ranks: switch calls %lld retransmissions %lld host slices %lld "
           "fallbacks %lld regrants %lld\n",
           static_cast<long long>(calls[0]), static_cast<long long>(calls[1]),
-          static_cast<long long>(calls[2]), static_cast<long long>(calls[3]),
+          static_cast<long long>(calls[5]), static_cast<long long>(calls[2]), static_cast<long long>(calls[3]),
           static_cast<long long>(calls[4]), static_cast<long long>(ina[0]),
           static_cast<long long>(ina[1]), static_cast<long long>(ina[2]),
           static_cast<long long>(ina[3]), static_cast<long long>(ina[4]));

@@ -13,19 +13,25 @@
 //   RETH (16 bytes)
 //   12   8   virtual address: bits 47..32 slot (bit 47 = shadow set),
 //            bits 31..0 seq; bits 63..48 zero
-//   20   4   R_Key = job token
-//   24   4   DMA length = 4 x elems
+//   20   4   R_Key = job token bits 63..32
+//   24   4   DMA length = 4 + 4 x elems
 //   ImmDt (4 bytes)
 //   28   1   type (high nibble) | flags (low nibble)
 //   29   1   worker
 //   30   1   fan_in
 //   31   1   exponent (int8)
-//   32       payload: elems x int32, network order (as ina_wire.h)
+//   the write's data (DMA length bytes)
+//   32   4   job token bits 31..0
+//   36       payload: elems x int32, network order (as ina_wire.h)
 //   end  4   ICRC (carried, not checked: see p4_agent/README.md)
 //
 // The switch's answers use the same layout, addressed to the sender. The
 // translation to and from the native header (ina_wire.h) is lossless, so
 // rina-switchd runs one pipeline for both.
+//
+// The token is 64 bits and the R_Key 32: the low word leads the written
+// data, where the native header has it too (just before the payload), so a
+// UC sender writes native bytes 20 .. end unchanged.
 //
 // The PSN is not part of the INA header: a UC requester (the NIC) numbers
 // its packets per queue pair, one more for each, so a resent slice leaves
@@ -52,8 +58,9 @@ inline constexpr uint16_t kDefaultPkey = 0xFFFF;
 inline constexpr size_t kBthBytes = 12;
 inline constexpr size_t kRethBytes = 16;
 inline constexpr size_t kImmBytes = 4;
+inline constexpr size_t kTokenLowBytes = 4;  // the write's first word
 inline constexpr size_t kIcrcBytes = 4;
-inline constexpr size_t kHeaderBytes = kBthBytes + kRethBytes + kImmBytes;  // 32
+inline constexpr size_t kHeaderBytes = kBthBytes + kRethBytes + kImmBytes + kTokenLowBytes;  // 36
 inline constexpr size_t kOverheadBytes = kHeaderBytes + kIcrcBytes;
 inline constexpr size_t kMaxDatagramBytes = kOverheadBytes + 4 * kMaxPayloadElems;
 
@@ -63,7 +70,7 @@ enum class RoceError : uint8_t {
   kBadOpcode,   // not UC WRITE Only with Immediate
   kBadBth,      // SE/M/pad/version, partition key, reserved bits, QP above 16 bits
   kBadAddress,  // VA bits 63..48 set
-  kBadLength,   // DMA length not 4 x the payload, or datagram length off
+  kBadLength,   // DMA length not 4 + 4 x the payload, or datagram length off
   kBadHeader,   // the INA fields fail ina::validate()
   kCount
 };
@@ -110,12 +117,13 @@ inline bool encodeHeaders(const Header& h, std::span<uint8_t> out) {
   const uint16_t slot = static_cast<uint16_t>(h.slot | (h.shadow ? kShadowBit : 0));
   detail::put32(p + 12, slot);   // VA high word
   detail::put32(p + 16, h.seq);  // VA low word
-  detail::put32(p + 20, h.token);
-  detail::put32(p + 24, 4u * h.elems);
+  detail::put32(p + 20, static_cast<uint32_t>(h.token >> 32));
+  detail::put32(p + 24, static_cast<uint32_t>(kTokenLowBytes + 4u * h.elems));
   p[28] = static_cast<uint8_t>(static_cast<uint8_t>(h.type) << 4 | h.flags);
   p[29] = h.worker;
   p[30] = h.fanIn;
   p[31] = static_cast<uint8_t>(h.exponent);
+  detail::put32(p + 32, static_cast<uint32_t>(h.token));
   return true;
 }
 
@@ -141,14 +149,16 @@ inline RoceError decode(std::span<const uint8_t> data, Header* h) {
   if (vaHigh > 0xFFFF) return RoceError::kBadAddress;
   const uint32_t dmaLength = detail::get32(p + 24);
   const size_t payloadBytes = data.size() - kOverheadBytes;
-  if (dmaLength != payloadBytes || payloadBytes % 4 != 0) return RoceError::kBadLength;
+  if (dmaLength != kTokenLowBytes + payloadBytes || payloadBytes % 4 != 0) {
+    return RoceError::kBadLength;
+  }
   if (payloadBytes / 4 > kMaxPayloadElems) return RoceError::kBadLength;
   Header out;
   out.job = static_cast<uint16_t>(detail::get32(p + 4) & 0xFFFF);
   out.slot = static_cast<uint16_t>(vaHigh & ~uint32_t{kShadowBit});
   out.shadow = (vaHigh & kShadowBit) != 0;
   out.seq = detail::get32(p + 16);
-  out.token = detail::get32(p + 20);
+  out.token = uint64_t{detail::get32(p + 20)} << 32 | detail::get32(p + 32);
   out.elems = static_cast<uint16_t>(payloadBytes / 4);
   const uint8_t typeFlags = p[28];
   out.type = static_cast<Type>(typeFlags >> 4);

@@ -1,12 +1,12 @@
 // The INA datagram: what hosts, rina-switchd and the P4 programs exchange.
 //
-// One fixed 20-byte header in network byte order, then `elems` int32 payload
+// One fixed 24-byte header in network byte order, then `elems` int32 payload
 // values (also network order). A 16-bit payload count keeps the header
 // 4-byte aligned and lets the decoder check the datagram length against the
 // header (docs/design.md, p4_agent/README.md):
 //
 //   off size field
-//    0   1   magic (high nibble, 0x5) | version (low nibble, 1)
+//    0   1   magic (high nibble, 0x5) | version (low nibble, 2)
 //    1   1   type (high nibble) | flags (low nibble)
 //    2   2   job id (0 is never valid)
 //    4   2   slot: bit 15 = shadow set, bits 0..14 = slot index
@@ -16,8 +16,12 @@
 //   12   1   exponent (int8; block floating point, see lib/ina/quantize.h)
 //   13   1   pad (must be 0)
 //   14   2   elems (payload int32 count)
-//   16   4   job token
-//   20       payload: elems x int32
+//   16   4   job token, bits 63..32
+//   20   4   job token, bits 31..0
+//   24       payload: elems x int32
+//
+// The token is 64 random bits the job's agent chose: guessing it takes 2^63
+// tries on average. Version 1 (a 32-bit token, 20-byte header) is refused.
 //
 // A DATA datagram with elems 0 and TO_PORT is a *port marker*: the port of
 // a reduce-scatter slice adds its own values on the host, so it sends only
@@ -43,8 +47,8 @@
 namespace rina::ina {
 
 inline constexpr uint8_t kMagic = 0x5;
-inline constexpr uint8_t kVersion = 1;
-inline constexpr size_t kHeaderBytes = 20;
+inline constexpr uint8_t kVersion = 2;
+inline constexpr size_t kHeaderBytes = 24;
 inline constexpr uint32_t kMaxPayloadElems = 2048;
 inline constexpr uint32_t kDefaultPayloadElems = 64;
 inline constexpr size_t kMaxDatagramBytes = kHeaderBytes + 4 * kMaxPayloadElems;
@@ -83,7 +87,7 @@ struct Header {
   uint32_t seq = 0;
   int8_t exponent = 0;
   uint16_t elems = 0;
-  uint32_t token = 0;
+  uint64_t token = 0;
 };
 
 // The bytes on the wire; decode through memcpy, never by casting a buffer.
@@ -98,11 +102,13 @@ struct WireHeader {
   int8_t exponent;
   uint8_t pad;
   uint16_t elems;
-  uint32_t token;
+  uint32_t tokenHigh;  // two words: a uint64_t would make the header 8-byte aligned
+  uint32_t tokenLow;
 };
-static_assert(sizeof(WireHeader) == kHeaderBytes, "INA header must be 20 bytes");
+static_assert(sizeof(WireHeader) == kHeaderBytes, "INA header must be 24 bytes");
 static_assert(alignof(WireHeader) == 4, "INA header must be 4-byte aligned");
-static_assert(offsetof(WireHeader, seq) == 8 && offsetof(WireHeader, token) == 16,
+static_assert(offsetof(WireHeader, seq) == 8 && offsetof(WireHeader, tokenHigh) == 16 &&
+                  offsetof(WireHeader, tokenLow) == 20,
               "INA header fields must sit at their documented offsets");
 static_assert(kMaxDatagramBytes <= 65507, "INA datagram must fit one UDP datagram");
 
@@ -169,7 +175,8 @@ inline bool encodeHeader(const Header& h, std::span<uint8_t> out) {
   w.exponent = h.exponent;
   w.pad = 0;
   w.elems = htons(h.elems);
-  w.token = htonl(h.token);
+  w.tokenHigh = htonl(static_cast<uint32_t>(h.token >> 32));
+  w.tokenLow = htonl(static_cast<uint32_t>(h.token));
   std::memcpy(out.data(), &w, sizeof w);
   return true;
 }
@@ -221,7 +228,7 @@ inline DecodeError decode(std::span<const uint8_t> data, Header* h) {
   out.seq = ntohl(w.seq);
   out.exponent = w.exponent;
   out.elems = ntohs(w.elems);
-  out.token = ntohl(w.token);
+  out.token = uint64_t{ntohl(w.tokenHigh)} << 32 | ntohl(w.tokenLow);
   if (out.elems > kMaxPayloadElems) return DecodeError::kOversized;
   if (data.size() != kHeaderBytes + 4 * static_cast<size_t>(out.elems)) {
     return DecodeError::kBadLength;

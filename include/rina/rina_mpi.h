@@ -1,10 +1,11 @@
 /*
  * librina_mpi: a PMPI interposer. Loaded with LD_PRELOAD (or linked before
  * -lmpi), it runs MPI_Allreduce, MPI_Reduce_scatter_block and MPI_Allgather
- * through rina for the calls rina handles (predefined types, SUM/PROD/MIN/MAX,
- * intracommunicators, RINA_MPI_MIN_BYTES and above) and hands every other call
- * to the MPI library (PMPI_*). Programs need no change and no header; this one
- * only reads the interposer's counters (tests, tools).
+ * through rina for the calls rina handles (elements of one kind rina reduces,
+ * SUM/PROD/MIN/MAX, intracommunicators, RINA_MPI_MIN_BYTES and above) and
+ * hands every other call to the MPI library (PMPI_*). Programs need no
+ * change and no header; this one only reads the interposer's counters
+ * (tests, tools).
  */
 #ifndef RINA_RINA_MPI_H_
 #define RINA_RINA_MPI_H_
@@ -21,12 +22,12 @@ typedef enum {
   rinaMpiDisabled = 0,       /* RINA_MPI_DISABLE=1 */
   rinaMpiCountZero = 1,      /* nothing to reduce */
   rinaMpiBelowThreshold = 2, /* fewer bytes than RINA_MPI_MIN_BYTES */
-  rinaMpiDatatype = 3,       /* derived, pair, or a type rina lacks */
+  rinaMpiDatatype = 3,       /* elements of several kinds, or of one rina lacks */
   rinaMpiOp = 4,             /* predefined op rina lacks (logical, bitwise, loc) */
   rinaMpiUserOp = 5,         /* user-defined op */
   rinaMpiIntercomm = 6,      /* intercommunicator */
   rinaMpiSingleRank = 7,     /* communicator of one process */
-  rinaMpiArguments = 8,      /* e.g. allgather send and receive types differ */
+  rinaMpiArguments = 8,      /* not given since decisions follow the signature */
   rinaMpiUnavailable = 9,    /* rina could not be set up on this communicator */
   rinaMpiNumReasons = 10
 } rinaMpiDelegateReason_t;

@@ -8,8 +8,8 @@
 
 namespace rina::algo {
 
-enum class Algorithm { kAuto, kRing, kRecursiveDoubling, kHier, kRina, kPsIna };
-inline constexpr int kAlgorithms = 6;
+enum class Algorithm { kAuto, kRing, kRecursiveDoubling, kHier, kRina, kPsIna, kOneShot };
+inline constexpr int kAlgorithms = 7;
 Status parseAlgorithm(const std::string& name, Algorithm* out);
 const char* algorithmName(Algorithm a);
 

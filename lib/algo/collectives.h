@@ -20,6 +20,13 @@ Status ringAllReduce(Context& ctx, const void* send, void* recv, size_t count,
 Status recursiveDoublingAllReduce(Context& ctx, const void* send, void* recv, size_t count,
                                   rinaDataType_t type, rinaRedOp_t op);
 
+// Latency algorithm when every rank is on this host: each rank posts its
+// buffer in the host segment and reduces all of them (one_shot.cc).
+// oneShotFits: the segment exists, covers every rank and holds `bytes`.
+bool oneShotFits(const Context& ctx, size_t bytes);
+Status oneShotAllReduce(Context& ctx, const void* send, void* recv, size_t count,
+                        rinaDataType_t type, rinaRedOp_t op);
+
 // Rack algorithms (rack_steps.h has the steps inside a member). hier and
 // rina follow plans' current plan (null: the rack order), after
 // plans->beforeCollective; rack: this rank's INA rack (null: none).

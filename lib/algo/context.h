@@ -22,6 +22,7 @@
 #include "plan/path_choice.h"
 #include "topo/rack_map.h"
 #include "transport/connection.h"
+#include "transport/shm_group.h"
 
 namespace rina::algo {
 
@@ -93,6 +94,9 @@ class Context {
   int64_t timeoutMs() const { return options_.timeoutMs; }
   size_t sliceBytes() const { return static_cast<size_t>(options_.sliceBytes); }
   size_t smallMsgBytes() const { return static_cast<size_t>(options_.smallMsgBytes); }
+  // The segment shared by the ranks on this host (one-shot collectives);
+  // null when ranks live on several hosts or shared memory is off.
+  transport::ShmGroup* hostGroup() const { return hostGroup_.get(); }
   // RINA_INA_PORT_MARKERS: rina's rack reduce-scatter ports send markers
   // (and auto's link model counts them).
   bool portMarkers() const { return options_.inaPortMarkers; }
@@ -128,6 +132,7 @@ class Context {
   topo::RackMap racks_;
   std::map<int, std::unique_ptr<transport::Connection>> conns_;
   std::map<std::pair<int, int>, std::unique_ptr<transport::Connection>> spineConns_;
+  std::unique_ptr<transport::ShmGroup> hostGroup_;
   plan::PathChoice paths_;
   int spines_ = 0;
   std::vector<int> defaultSpines_;  // by rank; empty: -1 for every peer

@@ -17,7 +17,8 @@ Status parseAlgorithm(const std::string& name, Algorithm* out) {
   else if (name == "hier") *out = Algorithm::kHier;
   else if (name == "rina") *out = Algorithm::kRina;
   else if (name == "ps-ina") *out = Algorithm::kPsIna;
-  else return errorf(rinaInvalidArgument, "unknown algorithm '%s' (known: auto, ring, rd, hier, rina, ps-ina)", name.c_str());
+  else if (name == "oneshot") *out = Algorithm::kOneShot;
+  else return errorf(rinaInvalidArgument, "unknown algorithm '%s' (known: auto, ring, rd, oneshot, hier, rina, ps-ina)", name.c_str());
   return {};
 }
 
@@ -28,21 +29,38 @@ const char* algorithmName(Algorithm a) {
     case Algorithm::kHier: return "hier";
     case Algorithm::kRina: return "rina";
     case Algorithm::kPsIna: return "ps-ina";
+    case Algorithm::kOneShot: return "oneshot";
     default: return "auto";
   }
 }
 
+namespace {
+
+// The latency algorithm for `bytes`: one-shot over the host segment when
+// every rank is on this host and the buffer fits, else recursive doubling.
+Algorithm latencyAlgorithm(const Context& ctx, size_t bytes) {
+  return oneShotFits(ctx, bytes) ? Algorithm::kOneShot : Algorithm::kRecursiveDoubling;
+}
+
+}  // namespace
+
 Algorithm resolveAllReduce(Context& ctx, Algorithm configured, size_t bytes) {
   if (configured == Algorithm::kAuto) {
     std::string why;
-    const Algorithm a =
-        resolveAuto(ctx.racks(), bytes, ctx.smallMsgBytes(), &why, ctx.portMarkers());
+    Algorithm a = resolveAuto(ctx.racks(), bytes, ctx.smallMsgBytes(), &why, ctx.portMarkers());
+    if (a == Algorithm::kRecursiveDoubling && latencyAlgorithm(ctx, bytes) == Algorithm::kOneShot) {
+      a = Algorithm::kOneShot;
+      why += ", one-shot: every rank on this host";
+    }
     if (ctx.noteAutoChoice(a))
       RINA_INFO("rank %d: auto runs %s (%s)", ctx.rank(), algorithmName(a), why.c_str());
     return a;
   }
   if (configured == Algorithm::kRing && bytes < ctx.smallMsgBytes()) {
-    return Algorithm::kRecursiveDoubling;
+    return latencyAlgorithm(ctx, bytes);
+  }
+  if (configured == Algorithm::kOneShot) {
+    return latencyAlgorithm(ctx, bytes);
   }
   return configured;
 }
@@ -64,6 +82,8 @@ Status allReduce(Context& ctx, Algorithm configured, const RackInputs& in, const
   switch (a) {
     case Algorithm::kRecursiveDoubling:
       return recursiveDoublingAllReduce(ctx, send, recv, count, type, op);
+    case Algorithm::kOneShot:
+      return oneShotAllReduce(ctx, send, recv, count, type, op);
     case Algorithm::kHier:
       return hierAllReduce(ctx, in.plans, send, recv, count, type, op);
     case Algorithm::kRina:

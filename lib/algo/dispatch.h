@@ -16,7 +16,9 @@ namespace rina::algo {
 
 // The algorithm that runs an allreduce of `bytes` when `configured` is
 // chosen: auto as resolveAuto says (one INFO line the first time it picks
-// each), ring below RINA_SMALL_MSG_BYTES as recursive doubling.
+// each), ring below RINA_SMALL_MSG_BYTES as the latency algorithm (one-shot
+// when every rank is on this host and the buffer fits its segment, else
+// recursive doubling), oneshot likewise at any size.
 Algorithm resolveAllReduce(Context& ctx, Algorithm configured, size_t bytes);
 
 // Whether `configured` (auto as it resolves for large buffers) runs the

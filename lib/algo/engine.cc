@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "core/log.h"
 #include "core/socket.h"
 #include "reduce/reduce.h"
 #include "transport/wait_set.h"
@@ -147,8 +148,20 @@ void Engine::closeBusy(Clock::time_point now, bool all) {
 }
 
 Status Engine::run() {
+  const auto start = Clock::now();
   Status st = runLoop();
-  closeBusy(Clock::now(), true);
+  const auto end = Clock::now();
+  closeBusy(end, true);
+  RINA_TRACE("rank %d: %s #%llu: %lld us, %llu passes, %llu yields (%lld us), %llu sleeps "
+             "(%lld us)",
+             ctx_.rank, ctx_.collective, static_cast<unsigned long long>(ctx_.seq),
+             static_cast<long long>(
+                 std::chrono::duration_cast<std::chrono::microseconds>(end - start).count()),
+             static_cast<unsigned long long>(trace_.passes),
+             static_cast<unsigned long long>(trace_.yields),
+             static_cast<long long>(trace_.yieldedNs / 1000),
+             static_cast<unsigned long long>(trace_.sleeps),
+             static_cast<long long>(trace_.sleptNs / 1000));
   return st;
 }
 
@@ -264,6 +277,7 @@ Status Engine::runLoop() {
   };
   while (!finished() || !tasksDone()) {
     const auto now = Clock::now();  // the one clock read of this pass
+    ++trace_.passes;
     if (!busy_.empty()) closeBusy(now, false);
     if (now >= deadline_) {
       const std::string why = std::string("out of time (") + deadlineKnob_ + ")";
@@ -310,6 +324,9 @@ Status Engine::runLoop() {
       auto spun = std::chrono::duration_cast<std::chrono::microseconds>(now - lastProgress).count();
       if (spun < spinUs_) {
         sched_yield();
+        ++trace_.yields;
+        trace_.yieldedNs +=
+            std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - now).count();
         continue;
       }
     }
@@ -319,7 +336,11 @@ Status Engine::runLoop() {
     for (EngineTask* t : tasks_) {
       if (!t->done()) t->arm(ws, &timeoutMs);
     }
+    const auto asleep = Clock::now();
     ws.wait(timeoutMs);
+    ++trace_.sleeps;
+    trace_.sleptNs +=
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - asleep).count();
     // Liveness: a peer that died never wakes us; look after every quiet wait.
     Status alive = checkAlive();
     for (EngineTask* t : tasks_) {

@@ -130,8 +130,16 @@ class Engine {
   // why: "no progress for N ms (RINA_TIMEOUT_MS)" unless given.
   Status stalled(int64_t waitedMs, const char* why = nullptr) const;
 
+  // Where a collective's time went, logged at RINA_DEBUG=TRACE when it
+  // ends: loop passes, yields while spinning and sleeps in futex / poll,
+  // and the time spent in each (a yield's time is other processes' turn).
+  struct WaitTrace {
+    uint64_t passes = 0, yields = 0, sleeps = 0;
+    int64_t yieldedNs = 0, sleptNs = 0;
+  };
   EngineContext ctx_;
   int64_t spinUs_;
+  WaitTrace trace_;
   std::vector<SendItem> sends_;
   std::vector<RecvItem> recvs_;
   std::vector<BusyRun> busy_;

@@ -286,6 +286,7 @@ rinaResult_t rinaCommGetStats(const rinaComm_t comm, rinaCommStats_t* stats) {
   full.callsHier = c.calls[static_cast<int>(Algorithm::kHier)];
   full.callsRina = c.calls[static_cast<int>(Algorithm::kRina)];
   full.callsPsIna = c.calls[static_cast<int>(Algorithm::kPsIna)];
+  full.callsOneShot = c.calls[static_cast<int>(Algorithm::kOneShot)];
   full.inaFallbacks = c.inaFallbacks;
   full.inaCalls = c.inaCalls;
   full.inaRetransmissions = c.inaRetransmissions;

@@ -207,7 +207,7 @@ Status RackIna::setup(algo::Context& ctx, uint64_t commId, const config::Options
   uint64_t mix = (commId ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(rackIndex + 1))) *
                  0xBF58476D1CE4E5B9ull;
   ri->job_ = static_cast<uint16_t>(1 + (mix >> 20) % 65535);
-  ri->token_ = static_cast<uint32_t>(mix >> 32) | 1;
+  ri->token_ = ((mix ^ (mix >> 31)) * 0x94D049BB133111EBull) | 1;
 
   ina::InaClientOptions o;
   o.switchAddr = ri->controller_.addr;

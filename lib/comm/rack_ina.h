@@ -71,7 +71,7 @@ class RackIna final : public algo::RackSwitch {
   std::string switchdPath_;    // RINA_SWITCHD_PATH (RINA_SWITCH=auto)
   std::string switchdArgs_;    // RINA_SWITCHD_ARGS
   uint16_t job_ = 0;
-  uint32_t token_ = 0;
+  uint64_t token_ = 0;
   ina::Endpoint controller_;
   std::unique_ptr<ina::InaClient> client_;
   // Agent only.

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -55,6 +56,15 @@ Status listenOnSpines(int rank, const config::Options& options, const PackedAddr
   return {};
 }
 
+// Each rank's host identity, in rank order.
+std::vector<std::string> hostIdsOf(const std::vector<bootstrap::PeerInfo>& table) {
+  std::vector<std::string> hostIds;
+  for (const bootstrap::PeerInfo& p : table) {
+    hostIds.emplace_back(p.host, strnlen(p.host, sizeof(p.host)));
+  }
+  return hostIds;
+}
+
 }  // namespace
 
 Status Communicator::readKnobs(const config::Options& options, Setup* s) {
@@ -94,17 +104,17 @@ Status Communicator::openListeners(Setup* s) {
 }
 
 Status Communicator::meet(Setup* s) {
-  return bootstrap::rendezvous(s->id, rank_, nranks_, s->mine, deadlineAfterMs(timeoutMs()),
-                               &s->table);
+  s->listening = Clock::now();
+  RINA_TRY(bootstrap::rendezvous(s->id, rank_, nranks_, s->mine, deadlineAfterMs(timeoutMs()),
+                                 &s->table));
+  s->met = Clock::now();
+  return {};
 }
 
 Status Communicator::mapRacks(const Setup& s) {
-  std::vector<std::string> hostIds;
-  for (const bootstrap::PeerInfo& p : s.table) {
-    hostIds.emplace_back(p.host, strnlen(p.host, sizeof(p.host)));
-  }
-  RINA_TRY(topo::rackMapFrom(options_.topoFile, options_.racks, hostIds, &racks_, &topology_)
-               .prepend("rank " + std::to_string(rank_) + ": "));
+  RINA_TRY(
+      topo::rackMapFrom(options_.topoFile, options_.racks, hostIdsOf(s.table), &racks_, &topology_)
+          .prepend("rank " + std::to_string(rank_) + ": "));
   basePeers_ = algo::basePeerRanks(rank_, racks_);
   // Every rank reaches a peer in another rack over each spine both have an
   // address on; hops pick among them (RINA_PATHS).
@@ -145,6 +155,18 @@ Status Communicator::connectPeers(Setup* s) {
   mesh.deadline = deadlineAfterMs(timeoutMs());
   mesh.abort = &aborted_;
   RINA_TRY(transport::buildMesh(mesh, &conns_, &spineConns_));
+  // Every rank on this host: small allreduces run one-shot through one
+  // segment of the host (algo/one_shot.cc), slots up to 1 MiB.
+  const std::vector<std::string> hostIds = hostIdsOf(s->table);
+  const bool oneHost = std::all_of(hostIds.begin(), hostIds.end(),
+                                   [&](const std::string& h) { return h == hostIds[0]; });
+  if (mesh.shmEnabled && oneHost && nranks_ > 1 && smallMsgBytes() > 0) {
+    RINA_TRY(transport::ShmGroup::join(s->id.commId, hostIds[0], rank_, nranks_,
+                                       std::min<size_t>(smallMsgBytes(), 1 << 20), mesh.deadline,
+                                       &hostGroup_));
+    RINA_TRY(hostGroup_->waitJoined(mesh.deadline, &aborted_));
+  }
+  s->connected = Clock::now();
   listen_ = std::move(s->listen);
   mesh_ = std::move(mesh);
   // Later connections (updatePeers) are default-path only.
@@ -187,6 +209,19 @@ void Communicator::logReady(const Setup& s) const {
             nranks_, s.mine.listen.str().c_str(), s.ifname.c_str(), algo::algorithmName(algorithm_),
             racks_.describe().c_str(), paths_.describe().c_str(),
             summary.empty() ? " none" : summary.c_str());
+  auto ms = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  const Clock::time_point done = Clock::now();
+  // The rendezvous ends when the last rank has registered, so it also holds
+  // the other ranks' lateness; connections are the mesh (shared-memory
+  // segments, sockets) and the host segment; the rest is the link probe,
+  // INA and planning.
+  RINA_INFO(
+      "rank %d: set-up took %.1f ms (config and listening %.1f, rendezvous %.1f, "
+      "connections %.1f, the rest %.1f)",
+      rank_, ms(s.started, done), ms(s.started, s.listening), ms(s.listening, s.met),
+      ms(s.met, s.connected), ms(s.connected, done));
 }
 
 }  // namespace rina::comm

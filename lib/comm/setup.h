@@ -1,6 +1,7 @@
 // What the set-up steps of Communicator::create (setup.cc) hand on to later
 // ones. It lives until create returns: the bootstrap root a rank serves
-// under RINA_COMM_ID, and the CPU placement of the set-up thread.
+// under RINA_COMM_ID, the CPU placement of the set-up thread, and when each
+// part of set-up ended (logReady says where the time went).
 #ifndef RINA_LIB_COMM_SETUP_H_
 #define RINA_LIB_COMM_SETUP_H_
 
@@ -18,6 +19,7 @@
 namespace rina::comm {
 
 struct Communicator::Setup {
+  Clock::time_point started = Clock::now();
   // readKnobs
   plan::ReplanPolicy policy;
   plan::PathPolicy pathPolicy = plan::PathPolicy::kPlanned;
@@ -31,8 +33,13 @@ struct Communicator::Setup {
   Fd listen;
   std::vector<Fd> spineListen;
   bootstrap::PeerInfo mine{};
-  // meet: every rank's PeerInfo
+  // meet: every rank's PeerInfo; when it began (config and listening done)
+  // and ended
   std::vector<bootstrap::PeerInfo> table;
+  Clock::time_point listening;
+  Clock::time_point met;
+  // connectPeers: when the connections and the host segment were made
+  Clock::time_point connected;
 };
 
 }  // namespace rina::comm

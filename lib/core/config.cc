@@ -75,10 +75,10 @@ constexpr Knob kKnobs[] = {
      .expect = "expected auto or 1-8"},
     {.name = "RINA_ALGO",
      .defaultValue = "auto",
-     .doc = "allreduce algorithm: auto, ring, rd, hier, rina or ps-ina",
+     .doc = "allreduce algorithm: auto, ring, rd, oneshot, hier, rina or ps-ina",
      .type = Type::kChoice,
      .field = &Options::algo,
-     .choices = "auto|ring|rd|hier|rina|ps-ina"},
+     .choices = "auto|ring|rd|oneshot|hier|rina|ps-ina"},
     {.name = "RINA_RACKS",
      .defaultValue = "",
      .doc = "rack map short form, racks in rank order: 3:ina,2,1 (count, :ina = the ToR "
@@ -148,7 +148,9 @@ constexpr Knob kKnobs[] = {
      .lenient = true},
     {.name = "RINA_SMALL_MSG_BYTES",
      .defaultValue = "128K",
-     .doc = "allreduce below this size uses recursive doubling under auto and ring; 0 = never",
+     .doc = "allreduce below this size uses the latency algorithm under auto and ring (one-shot "
+            "through a segment of the host when every rank is on it, else recursive doubling); "
+            "0 = never",
      .type = Type::kInt,
      .field = &Options::smallMsgBytes,
      .min = 0,
@@ -250,7 +252,7 @@ constexpr Knob kKnobs[] = {
      .type = Type::kText,
      .field = &Options::topoFile},
     {.name = "RINA_MPI_MIN_BYTES",
-     .defaultValue = "32K",
+     .defaultValue = "0",
      .doc = "librina_mpi: calls moving fewer bytes go to the MPI library (its small-message path)",
      .type = Type::kInt,
      .field = &Options::mpiMinBytes,

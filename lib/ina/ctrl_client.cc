@@ -22,6 +22,7 @@ void CtrlClient::keepNotice(const std::string& line) {
 Status CtrlClient::roundTrip(const std::string& line, std::string* reply) {
   const std::string context =
       "ina: controller " + controller_.toString() + ", request '" + line.substr(0, 40) + "': ";
+  lastReply_.clear();
   Status s = sendLine(fd_.get(), line, timeoutMs_);
   if (!s.ok()) return s.prepend(context);
   for (;;) {
@@ -30,6 +31,7 @@ Status CtrlClient::roundTrip(const std::string& line, std::string* reply) {
     if (reply->rfind("NOTICE ", 0) != 0) break;
     keepNotice(*reply);
   }
+  lastReply_ = *reply;
   if (reply->rfind("OK", 0) != 0) {
     return errorf(rinaRemoteError, "ina: controller %s refused '%.60s': %s",
                   controller_.toString().c_str(), line.c_str(), reply->c_str());
@@ -47,13 +49,16 @@ Status CtrlClient::grantReply(const std::string& line, Grant* grant) {
   return Status();
 }
 
-Status CtrlClient::registerJob(const CtrlRequest& request, Grant* grant) {
+Status CtrlClient::registerJob(const CtrlRequest& request, Grant* grant, bool* jobTaken) {
   CtrlRequest r = request;
   r.verb = CtrlVerb::kRegister;
-  return grantReply(formatCtrlRequest(r), grant);
+  if (jobTaken) *jobTaken = false;
+  Status s = grantReply(formatCtrlRequest(r), grant);
+  if (!s.ok() && jobTaken) *jobTaken = isTakenReply(lastReply_);
+  return s;
 }
 
-Status CtrlClient::requestSlots(uint16_t job, uint32_t token, uint32_t slots, Grant* grant) {
+Status CtrlClient::requestSlots(uint16_t job, uint64_t token, uint32_t slots, Grant* grant) {
   CtrlRequest r;
   r.verb = CtrlVerb::kRequest;
   r.job = job;
@@ -62,7 +67,7 @@ Status CtrlClient::requestSlots(uint16_t job, uint32_t token, uint32_t slots, Gr
   return grantReply(formatCtrlRequest(r), grant);
 }
 
-Status CtrlClient::release(uint16_t job, uint32_t token) {
+Status CtrlClient::release(uint16_t job, uint64_t token) {
   CtrlRequest r;
   r.verb = CtrlVerb::kRelease;
   r.job = job;

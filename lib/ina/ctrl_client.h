@@ -20,9 +20,13 @@ class CtrlClient {
                         std::unique_ptr<CtrlClient>* out);
 
   // REGISTER; a grant of length 0 means no slot is free now (REQUEST later).
-  Status registerJob(const CtrlRequest& request, Grant* grant);
-  Status requestSlots(uint16_t job, uint32_t token, uint32_t slots, Grant* grant);
-  Status release(uint16_t job, uint32_t token);
+  // When the switch refuses because the job id is live under another token
+  // (kCtrlTakenReply), *jobTaken (if given) is set: the caller may register
+  // under another id or do without the switch; any other failure leaves it
+  // false.
+  Status registerJob(const CtrlRequest& request, Grant* grant, bool* jobTaken = nullptr);
+  Status requestSlots(uint16_t job, uint64_t token, uint32_t slots, Grant* grant);
+  Status release(uint16_t job, uint64_t token);
   // Sends one request line and returns the reply without its "OK " prefix.
   Status query(const std::string& line, std::string* reply);
   // Notices received so far (reads what is already on the socket).
@@ -46,6 +50,7 @@ class CtrlClient {
   int timeoutMs_;
   LineReader reader_;
   std::vector<PreemptNotice> notices_;
+  std::string lastReply_;  // the last reply line roundTrip() read
   bool closed_ = false;
 };
 

@@ -39,7 +39,7 @@ struct InaClientOptions {
   uint32_t switchAddr = 0x7F000001;  // data-plane IPv4; ports come with the grant
   Endpoint local{0x7F000001, 0};     // this worker's UDP address (port 0: any)
   uint16_t job = 0;
-  uint32_t token = 0;
+  uint64_t token = 0;
   uint8_t worker = 0;  // index in the rack, < fanIn
   uint8_t fanIn = 1;
   uint32_t window = 0;  // slices in flight; 0 = every granted slot

@@ -1,6 +1,9 @@
 #include "ina/uc_sender.h"
 
+#include <cstddef>
 #include <string>
+
+#include "rina/ina_roce.h"
 
 namespace rina::ina {
 
@@ -21,9 +24,12 @@ bool ucWriteFor(std::span<const uint8_t> native, UcWriteRequest* out) {
   Header h;
   if (decode(native, &h) != DecodeError::kOk) return false;
   out->remoteAddr = ucRemoteAddress(h);
-  out->rkey = h.token;
+  out->rkey = static_cast<uint32_t>(h.token >> 32);
   out->imm = ucImmediate(h);
-  out->payload = native.subspan(kHeaderBytes, 4 * size_t{h.elems});
+  // The token's low word, then the payload: native bytes 20 .. end.
+  static_assert(offsetof(WireHeader, tokenLow) + roce::kTokenLowBytes == kHeaderBytes);
+  out->payload =
+      native.subspan(offsetof(WireHeader, tokenLow), roce::kTokenLowBytes + 4 * size_t{h.elems});
   return true;
 }
 
@@ -54,14 +60,15 @@ Status UcSender::setGrant(const Grant& grant) {
                   "4791): give the switch one data port (rina-switchd --threads 1)",
                   where.c_str(), grant.job, grant.ports);
   }
-  const uint64_t bytes = 4 * uint64_t{grant.payloadElems};
+  const uint64_t bytes = roce::kTokenLowBytes + 4 * uint64_t{grant.payloadElems};
   if (bytes > qp_->maxWriteBytes()) {
     return errorf(rinaInvalidUsage,
                   "%s: a slice of %u elements is %llu bytes, more than the path MTU (%u bytes), "
                   "so a write would leave as several packets; run the switch with --payload %u "
                   "or less",
                   where.c_str(), grant.payloadElems, static_cast<unsigned long long>(bytes),
-                  qp_->maxWriteBytes(), qp_->maxWriteBytes() / 4);
+                  qp_->maxWriteBytes(),
+                  static_cast<unsigned>((qp_->maxWriteBytes() - roce::kTokenLowBytes) / 4));
   }
   return qp_->connect(switchAddr_, grant.job);
 }

@@ -4,8 +4,9 @@
 //
 //   destination QP      = job            (set once, at connect)
 //   RETH virtual address = slot (bit 47 shadow) << 32 | seq
-//   RETH R_Key          = job token
-//   RETH DMA length     = 4 x elems      (the write's length)
+//   RETH R_Key          = job token bits 63..32
+//   RETH DMA length     = 4 + 4 x elems  (the write's length)
+//   the write's data    = job token bits 31..0, then the payload
 //   immediate           = type<<4|flags, worker, fan_in, exponent
 //   PSN                 = the NIC's own count (the switch does not check it)
 //

@@ -173,8 +173,7 @@ bool parseCtrlRequest(std::string_view line, CtrlRequest* out, std::string* erro
     }
     if (!getNumber(fields, "job", 1, 0xFFFF, &v, error)) return false;
     req.job = static_cast<uint16_t>(v);
-    if (!getNumber(fields, "token", 0, 0xFFFFFFFFu, &v, error)) return false;
-    req.token = static_cast<uint32_t>(v);
+    if (!getNumber(fields, "token", 0, UINT64_MAX, &req.token, error)) return false;
     if (req.verb != CtrlVerb::kRelease) {
       if (!getNumber(fields, "slots", 1, kMaxSlots, &v, error)) return false;
       req.slots = static_cast<uint32_t>(v);
@@ -207,23 +206,31 @@ std::string formatCtrlRequest(const CtrlRequest& req) {
     case CtrlVerb::kEntries:
       return "ENTRIES job=" + std::to_string(req.job);
     case CtrlVerb::kRelease:
-      snprintf(buf, sizeof buf, "RELEASE job=%u token=%u", req.job, req.token);
+      snprintf(buf, sizeof buf, "RELEASE job=%u token=%llu", req.job,
+               static_cast<unsigned long long>(req.token));
       return buf;
     case CtrlVerb::kRequest:
-      snprintf(buf, sizeof buf, "REQUEST job=%u token=%u slots=%u", req.job, req.token, req.slots);
+      snprintf(buf, sizeof buf, "REQUEST job=%u token=%llu slots=%u", req.job,
+               static_cast<unsigned long long>(req.token), req.slots);
       return buf;
     case CtrlVerb::kRegister:
       break;
   }
   snprintf(buf, sizeof buf,
-           "REGISTER job=%u token=%u fanin=%u priority=%u slots=%u members=", req.job, req.token,
-           req.fanIn, req.priority, req.slots);
+           "REGISTER job=%u token=%llu fanin=%u priority=%u slots=%u members=", req.job,
+           static_cast<unsigned long long>(req.token), req.fanIn, req.priority, req.slots);
   std::string line = buf;
   for (size_t i = 0; i < req.members.size(); ++i) {
     if (i) line += ',';
     line += req.members[i].toString();
   }
   return line;
+}
+
+bool isTakenReply(std::string_view line) {
+  return line.size() > kCtrlTakenReply.size() &&
+         line.substr(0, kCtrlTakenReply.size()) == kCtrlTakenReply &&
+         line[kCtrlTakenReply.size()] == ' ';
 }
 
 std::string formatGrant(const Grant& g) {

@@ -3,13 +3,17 @@
 // line: a verb, then space-separated key=value fields.
 //
 //   REGISTER job=J token=T fanin=K priority=P slots=N members=A:p,B:p,...
+//                                         T: 64 bits, decimal (0..2^64-1)
 //   REQUEST  job=J token=T slots=N        ask again for slots (after preemption)
 //   RELEASE  job=J token=T
 //   STATS                                 -> OK {json}
 //   ENTRIES  job=J                        -> OK {json}: P4 table entries, mcast group
 //
 // Replies: "OK GRANT job=J base=B length=N payload=E port=U ports=S",
-// "OK", "OK {json}", or "ERR message". The controller may push
+// "OK", "OK {json}", or "ERR message". A REGISTER for a job id that is
+// live (registered, not released) under another token is refused with
+// "ERR TAKEN job=J ..." (kCtrlTakenReply): the job's owner keeps it, and the
+// caller may take another id or do without the switch. The controller may push
 // "NOTICE PREEMPT job=J base=B length=N" on a job's registering connection.
 // Parsing validates every field; it is fuzzed (tests/fuzz).
 #ifndef RINA_LIB_INANET_CTRL_PROTOCOL_H_
@@ -29,7 +33,7 @@ enum class CtrlVerb : uint8_t { kRegister, kRequest, kRelease, kStats, kEntries 
 struct CtrlRequest {
   CtrlVerb verb = CtrlVerb::kStats;
   uint16_t job = 0;
-  uint32_t token = 0;
+  uint64_t token = 0;  // the job's secret; also in every datagram (ina_wire.h)
   uint8_t fanIn = 0;
   uint8_t priority = 0;
   uint32_t slots = 0;
@@ -55,6 +59,9 @@ struct PreemptNotice {
 
 // Parses one request line. On failure returns false and says why in *error.
 bool parseCtrlRequest(std::string_view line, CtrlRequest* out, std::string* error);
+// The refusal of a REGISTER whose job id is live under another token.
+inline constexpr std::string_view kCtrlTakenReply = "ERR TAKEN";
+bool isTakenReply(std::string_view line);
 std::string formatCtrlRequest(const CtrlRequest& req);
 
 std::string formatGrant(const Grant& g);

@@ -105,41 +105,18 @@ std::optional<rinaDataType_t> rinaTypeOf(MPI_Datatype type) {
   return std::nullopt;
 }
 
-bool isContiguousPredefined(MPI_Datatype type, size_t* bytes) {
-  if (type == MPI_DATATYPE_NULL) return false;
-  int integers = 0, addresses = 0, datatypes = 0, combiner = 0;
-  if (PMPI_Type_get_envelope(type, &integers, &addresses, &datatypes, &combiner) != MPI_SUCCESS ||
-      combiner != MPI_COMBINER_NAMED) {
-    return false;
-  }
-  int size = 0;
-  MPI_Aint lb = 0, extent = 0;
-  if (PMPI_Type_size(type, &size) != MPI_SUCCESS ||
-      PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS) {
-    return false;
-  }
-  // Pair types such as MPI_DOUBLE_INT have padding: size < extent.
-  if (size <= 0 || lb != 0 || extent != size) return false;
-  *bytes = static_cast<size_t>(size);
-  return true;
-}
-
-ReductionPlan planReduction(size_t elements, MPI_Datatype type, MPI_Op op) {
+ReductionPlan planReduction(size_t bytes, std::optional<rinaDataType_t> element, MPI_Op op) {
   ReductionPlan plan;
-  int typeSize = 0;
-  if (type != MPI_DATATYPE_NULL && PMPI_Type_size(type, &typeSize) == MPI_SUCCESS && typeSize > 0) {
-    plan.bytes = elements * static_cast<size_t>(typeSize);  // for the counters
-  }
+  plan.bytes = bytes;
   if (disabled()) {
     plan.delegate = rinaMpiDisabled;
     return plan;
   }
-  if (elements == 0) {
+  if (bytes == 0) {
     plan.delegate = rinaMpiCountZero;
     return plan;
   }
-  std::optional<rinaDataType_t> rina = rinaTypeOf(type);
-  if (!rina) {
+  if (!element) {
     plan.delegate = rinaMpiDatatype;
     return plan;
   }
@@ -155,8 +132,8 @@ ReductionPlan planReduction(size_t elements, MPI_Datatype type, MPI_Op op) {
     plan.delegate = isPredefinedOp(op) ? rinaMpiOp : rinaMpiUserOp;
     return plan;
   }
-  plan.type = *rina;
-  if (plan.bytes < minBytes()) plan.delegate = rinaMpiBelowThreshold;
+  plan.type = *element;
+  if (bytes < minBytes()) plan.delegate = rinaMpiBelowThreshold;
   return plan;
 }
 

@@ -1,12 +1,12 @@
 #include "mpi/comm_registry.h"
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <utility>
 #include <vector>
 
-#include "bootstrap/mpi_bootstrap.h"
 #include "core/log.h"
 #include "mpi/call_filter.h"
 #include "mpi/stats.h"
@@ -160,26 +160,58 @@ CommState* commState(MPI_Comm comm) {
 bool ensureRina(CommState& state, MPI_Comm comm) {
   if (state.rinaState == CommState::Rina::kReady) return true;
   if (state.rinaState != CommState::Rina::kNotCreated) return false;
+  // Every rank is here, in the same call (the decision to take it depends
+  // only on what MPI requires every rank to agree on), so the two
+  // collectives below always meet each other. The first hands out rank 0's
+  // unique id and waits for every rank, so that rina's own waits
+  // (RINA_TIMEOUT_MS) begin together and measure rina alone; the second is
+  // the agreement: rina on every rank, or on none.
+  struct Offer {
+    int32_t idResult;  // rank 0's rinaGetUniqueId result
+    int32_t pad;
+    rinaUniqueId id;
+  };
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  Offer mine{};
+  mine.idResult = rinaSuccess;
+  if (state.rank == 0) mine.idResult = rinaGetUniqueId(&mine.id);
+  std::vector<Offer> offers(static_cast<size_t>(state.size));
+  const bool gathered = PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, offers.data(), sizeof mine,
+                                       MPI_BYTE, comm) == MPI_SUCCESS;
+  const Clock::time_point offered = Clock::now();
   rinaComm_t created = nullptr;
-  rinaResult_t result = rinaMpiCommInit(comm, &created);
-  // Every rank must agree before the first handled call: a rank that could
-  // not join would otherwise leave the others waiting in rina.
+  rinaResult_t result = rinaSystemError;
+  std::string why = "the MPI library's allgather of the unique id failed";
+  if (gathered && offers[0].idResult != rinaSuccess) {
+    result = static_cast<rinaResult_t>(offers[0].idResult);
+    why = state.rank == 0 ? rinaCommGetLastError(nullptr) : "rank 0 could not make a unique id";
+  } else if (gathered) {
+    result = rinaCommInitRank(&created, state.size, offers[0].id, state.rank);
+    why = rinaCommGetLastError(nullptr);
+  }
+  const Clock::time_point initialized = Clock::now();
   int ok = result == rinaSuccess ? 1 : 0;
   int allOk = 0;
   if (PMPI_Allreduce(&ok, &allOk, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) allOk = 0;
   if (allOk) {
     state.rina = created;
     state.rinaState = CommState::Rina::kReady;
-    RINA_INFO("rina-mpi: %s (rank %d of %d): rina communicator ready", state.name.c_str(),
-              state.rank, state.size);
+    auto ms = [](Clock::time_point a, Clock::time_point b) {
+      return std::chrono::duration<double, std::milli>(b - a).count();
+    };
+    RINA_INFO(
+        "rina-mpi: %s (rank %d of %d): rina communicator ready in %.1f ms (unique id "
+        "allgather %.1f, rina set-up %.1f, agreement %.1f)",
+        state.name.c_str(), state.rank, state.size, ms(start, Clock::now()), ms(start, offered),
+        ms(offered, initialized), ms(initialized, Clock::now()));
     return true;
   }
   if (result != rinaSuccess) {
     RINA_WARN(
         "rina-mpi: %s (rank %d of %d): rina setup failed (%s: %s); this communicator's "
         "calls go to the MPI library",
-        state.name.c_str(), state.rank, state.size, rinaGetErrorString(result),
-        rinaCommGetLastError(nullptr));
+        state.name.c_str(), state.rank, state.size, rinaGetErrorString(result), why.c_str());
   } else {
     RINA_WARN(
         "rina-mpi: %s (rank %d of %d): rina setup failed on another rank; this "

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "rina/rina.h"
 #include "rina/rina_mpi.h"
@@ -28,6 +29,13 @@ struct CommState {
   Rina rinaState = Rina::kNotCreated;
   rinaComm_t rina = nullptr;
   rinaMpiCommStats stats{};
+  // Packed copies of data with gaps (grown, never shrunk: reused pages).
+  std::vector<char> scratchBuffer;
+
+  char* scratch(size_t bytes) {
+    if (scratchBuffer.size() < bytes) scratchBuffer.resize(bytes);
+    return scratchBuffer.data();
+  }
 };
 
 // The state of comm, created on first use (no rina communicator yet);
@@ -36,9 +44,12 @@ struct CommState {
 CommState* commState(MPI_Comm comm);
 
 // Sets up state.rina on first need; collective over comm, so every rank must
-// call it in the same collective. True when rina can run the call. When setup
-// fails on any rank, every rank marks the communicator kUnavailable and
-// delegates from then on.
+// call it in the same collective. On comm it runs one allgather (rank 0's
+// unique id; it waits for every rank) and one allreduce (the agreement);
+// between them rina's own set-up, whose every wait ends after
+// RINA_TIMEOUT_MS. True when rina can run the call. When setup fails on any
+// rank, every rank marks the communicator kUnavailable and delegates from
+// then on.
 bool ensureRina(CommState& state, MPI_Comm comm);
 
 // Arranges for the MPI_Finalize clean-up (idempotent; MPI_Init* and the first

@@ -202,9 +202,18 @@ Status Plan::deserialize(const uint8_t* data, size_t size, Plan* out) {
 
 std::string Plan::describe() const {
   std::string s = "plan #" + std::to_string(epoch) + " (" + reason + "): ring";
+  // The rest of a hop's arrow after " -": "s1-> " over spine 1, "> " inside a rack.
+  auto arrowHead = [&s](int spine) {
+    if (spine >= 0) {
+      s += 's';
+      s += std::to_string(spine);
+      s += '-';
+    }
+    s += "> ";
+  };
   for (size_t k = 0; k < ring.size(); ++k) {
     s += k ? " -" : " ";
-    if (k) s += hopSpine[k - 1] >= 0 ? "s" + std::to_string(hopSpine[k - 1]) + "-> " : "> ";
+    if (k) arrowHead(hopSpine[k - 1]);
     s += std::to_string(ring[k]);
     for (const RackPorts& p : ports) {
       if (p.agent == ring[k]) s += "[ina]";
@@ -212,7 +221,7 @@ std::string Plan::describe() const {
   }
   if (ring.size() > 1) {
     s += " -";
-    s += hopSpine.back() >= 0 ? "s" + std::to_string(hopSpine.back()) + "-> " : "> ";
+    arrowHead(hopSpine.back());
     s += std::to_string(ring.front());
   }
   s += "; bottleneck " + rate(bottleneckMbit) +
@@ -220,8 +229,10 @@ std::string Plan::describe() const {
   s += exactPaths ? ", optimal spines)" : ", heuristic spines)";
   for (const RackPorts& p : ports) {
     s += "; ports of " + std::to_string(p.agent) + ": ";
-    for (size_t c = 0; c < p.portRanks.size(); ++c)
-      s += (c ? "," : "") + std::to_string(p.portRanks[c]);
+    for (size_t c = 0; c < p.portRanks.size(); ++c) {
+      if (c) s += ',';
+      s += std::to_string(p.portRanks[c]);
+    }
   }
   return s;
 }

@@ -32,7 +32,7 @@ Status parseRacksShortForm(std::string_view text, TopologySpec* out) {
                     "RINA_RACKS: rack %zu: '%.*s' is not a positive rank count (form: 3:ina,2,1)",
                     spec.racks.size(), static_cast<int>(item.size()), item.data());
     }
-    rack.name = "r" + std::to_string(spec.racks.size());
+    rack.name = 'r' + std::to_string(spec.racks.size());
     spec.racks.push_back(std::move(rack));
     pos = comma + 1;
   }
@@ -61,7 +61,10 @@ std::string RackMap::describe() const {
   for (const Rack& r : racks) {
     if (!s.empty()) s += ' ';
     s += r.name + "[" + (r.ina ? "ina:" : "");
-    for (size_t i = 0; i < r.ranks.size(); ++i) s += (i ? "," : "") + std::to_string(r.ranks[i]);
+    for (size_t i = 0; i < r.ranks.size(); ++i) {
+      if (i) s += ',';
+      s += std::to_string(r.ranks[i]);
+    }
     s += "]";
   }
   return s;

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include <fstream>
 #include <mutex>
 
 #include "core/log.h"
@@ -75,12 +76,26 @@ Status placeThreadForSetup(int rank, AffinityMode mode, const NodeInfo& node,
   return {};
 }
 
+int onlineNumaNodes(const std::string& sysRoot) {
+  std::ifstream f(sysRoot + "/sys/devices/system/node/online");
+  std::string line;
+  std::vector<int> nodes;
+  if (!f || !std::getline(f, line) || !parseCpuList(line, &nodes) || nodes.empty()) return 1;
+  return static_cast<int>(nodes.size());
+}
+
 Status placeSetupThread(int rank, const std::string& ifname, std::string_view affinity,
                         std::unique_ptr<ThreadBinding>* out) {
   out->reset();
   AffinityMode mode;
   RINA_TRY(parseAffinityMode(affinity, &mode).prepend("rank " + std::to_string(rank) + ": "));
   if (mode == AffinityMode::kOff) return {};
+  static const int numaNodes = onlineNumaNodes("");
+  if (numaNodes <= 1) {
+    RINA_INFO("rank %d: one NUMA node: setup runs where the thread is (RINA_CPU_AFFINITY=%s)", rank,
+              mode == AffinityMode::kSetup ? "setup" : "pin");
+    return {};
+  }
   static NodeInfo node;
   static Status detected;
   static std::once_flag once;

@@ -60,8 +60,15 @@ class ThreadBinding {
 Status placeThreadForSetup(int rank, AffinityMode mode, const NodeInfo& node,
                            const std::string& ifname, std::unique_ptr<ThreadBinding>* out);
 
+// NUMA nodes online under <sysRoot>/sys/devices/system/node/online ("" is
+// the real system); 1 when the kernel has no NUMA support or the file is
+// unreadable.
+int onlineNumaNodes(const std::string& sysRoot);
+
 // The communicator's call: affinity (RINA_CPU_AFFINITY's text; a bad value
-// is an error), this node as detectNode() sees it (detected once per
+// is an error); on a machine with one NUMA node nothing (all memory is
+// equally near every NIC, and detecting the node costs tens of milliseconds
+// per process); else this node as detectNode() sees it (detected once per
 // process; a failure is logged and ignored), then placeThreadForSetup.
 Status placeSetupThread(int rank, const std::string& ifname, std::string_view affinity,
                         std::unique_ptr<ThreadBinding>* out);

@@ -168,7 +168,7 @@ Status readRack(const json& value, size_t index, int spines, RackSpec* rack) {
   }
   std::string where = rackContext("", index);
   if (value.contains("name")) RINA_TRY(readName(value["name"], where, "name", &rack->name));
-  if (rack->name.empty()) rack->name = "r" + std::to_string(index);
+  if (rack->name.empty()) rack->name = 'r' + std::to_string(index);
   where = rackContext(rack->name, index);
   RINA_TRY(checkKeys(
       value, {"name", "ina", "hosts", "ranks", "switch", "host_link_mbit", "uplink_mbit"}, where));

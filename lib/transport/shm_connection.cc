@@ -14,7 +14,7 @@
 namespace rina::transport {
 namespace {
 
-constexpr uint32_t kShmMagic = 0x52534d31;  // "RSM1"
+constexpr uint32_t kShmMagic = 0x52534d32;  // "RSM2": FIFOs restart when empty
 constexpr uint32_t kAlign = 64;
 
 size_t headerBytes() { return (sizeof(ShmSegmentHeader) + 4095) & ~size_t{4095}; }
@@ -48,6 +48,8 @@ Status ShmSegment::create(const std::string& name, uint32_t fifoBytes, ShmSegmen
     f.tail = 0;
     f.consumerSleeping = 0;
     f.producerSleeping = 0;
+    f.restarts = 0;
+    f.restartAt = 0;
   }
   std::atomic_thread_fence(std::memory_order_release);
   h->magic = kShmMagic;
@@ -125,10 +127,30 @@ Status ShmConnection::trySend(const void* data, size_t len, size_t* moved) {
   uint32_t tail = out_->tail.load(std::memory_order_acquire);
   seenTail_ = tail;
   uint32_t cap = mask_ + 1;
+  if (restartPending_) {
+    // The consumer has not reached the restart yet; what it will skip was
+    // empty space, so the FIFO is free from the restart on.
+    const uint32_t at = out_->restartAt.load(std::memory_order_relaxed);
+    if (static_cast<int32_t>(tail - at) >= 0) {
+      restartPending_ = false;
+    } else {
+      tail = at;
+    }
+  }
   if (padSend_) {
-    uint32_t padded = roundUp(head);
-    if (cap - (head - tail) < padded - head) return {};
-    head = padded;
+    if (tail == head && (head & mask_) != 0) {
+      // Empty: begin again at the start of the FIFO. The consumer learns of
+      // it from restarts, published before head moves past the old end.
+      head += cap - (head & mask_);
+      out_->restartAt.store(head, std::memory_order_relaxed);
+      out_->restarts.store(++restartsSent_, std::memory_order_release);
+      restartPending_ = true;
+      tail = head;
+    } else {
+      uint32_t padded = roundUp(head);
+      if (cap - (head - tail) < padded - head) return {};
+      head = padded;
+    }
     padSend_ = false;
     out_->head.store(head);  // nothing to wake for: padding carries no data
   }
@@ -151,9 +173,19 @@ Status ShmConnection::tryRecv(void* dst, size_t len, const RecvReduce& r, size_t
   seenHead_ = head;
   uint32_t cap = mask_ + 1;
   if (padRecv_) {
-    uint32_t padded = roundUp(tail);
-    if (head - tail < padded - tail) return {};
-    tail = padded;
+    // The producer decides where the next message starts (aligned, or at
+    // the FIFO's beginning) before head moves past the previous one's end.
+    if (head == tail) return {};
+    uint32_t start = roundUp(tail);
+    const uint32_t restarts = in_->restarts.load(std::memory_order_acquire);
+    if (restarts != restartsTaken_) {
+      // At most one is outstanding: the producer restarts only when the
+      // FIFO is empty, so never before this message's bytes are taken.
+      start = in_->restartAt.load(std::memory_order_relaxed);
+      restartsTaken_ = restarts;
+    }
+    if (head - tail < start - tail) return {};
+    tail = start;
     padRecv_ = false;
   }
   size_t n = std::min<size_t>(len, head - tail);
@@ -182,8 +214,10 @@ Status ShmConnection::tryRecv(void* dst, size_t len, const RecvReduce& r, size_t
 }
 
 void ShmConnection::endMessage(Direction d) {
-  if (d == Direction::kSend) padSend_ = true;
-  else padRecv_ = true;
+  if (d == Direction::kSend)
+    padSend_ = true;
+  else
+    padRecv_ = true;
 }
 
 void ShmConnection::armWait(WaitSet& ws, bool send, bool recv) {

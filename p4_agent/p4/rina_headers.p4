@@ -11,7 +11,7 @@ const bit<8>  IPPROTO_UDP    = 17;
 const bit<16> INA_UDP_PORT   = 9100;
 
 const bit<4> INA_MAGIC   = 5;
-const bit<4> INA_VERSION = 1;
+const bit<4> INA_VERSION = 2;
 const bit<4> INA_DATA    = 1;
 const bit<4> INA_RESULT  = 2;
 const bit<4> INA_BCAST   = 3;
@@ -21,7 +21,7 @@ const bit<4> FLAG_OVERFLOW = 0x2;
 const bit<4> FLAG_TO_PORT  = 0x8;
 const bit<8> EXPONENT_ZERO = 0x80;   /* int8 -128: every value zero */
 
-const bit<16> INA_HEADER_BYTES = 20;
+const bit<16> INA_HEADER_BYTES = 24;
 const bit<16> UDP_HEADER_BYTES = 8;
 const bit<16> IPV4_HEADER_BYTES = 20;
 
@@ -39,8 +39,9 @@ const bit<32> V_BAD_TOKEN = 9;
 const bit<32> V_MALFORMED = 10;
 const bit<32> V_BAD_SHAPE = 11;
 const bit<32> V_BAD_SLOT = 12;
-const bit<32> V_UNEXPECTED_TYPE = 13;
-const bit<32> V_COUNT = 14;
+const bit<32> V_BAD_SOURCE = 13;     /* not from the worker's registered endpoint */
+const bit<32> V_UNEXPECTED_TYPE = 14;
+const bit<32> V_COUNT = 15;
 
 header ethernet_h {
     bit<48> dst_addr;
@@ -70,7 +71,7 @@ header udp_h {
     bit<16> checksum;
 }
 
-/* include/rina/ina_wire.h, field for field (20 bytes). */
+/* include/rina/ina_wire.h, field for field (24 bytes). */
 header ina_h {
     bit<4>  magic;
     bit<4>  version;
@@ -85,7 +86,8 @@ header ina_h {
     bit<8>  exponent;   /* int8 */
     bit<8>  pad;
     bit<16> elems;
-    bit<32> token;
+    bit<32> token_hi;   /* the 64-bit job token, high word */
+    bit<32> token_lo;
 }
 
 /* The RoCEv2 layout of the same datagram (include/rina/ina_roce.h): a UC
@@ -93,7 +95,7 @@ header ina_h {
 const bit<16> ROCE_UDP_PORT = 4791;
 const bit<8>  ROCE_OP_UC_WRITE_IMM = 0x2B;
 const bit<16> ROCE_PKEY = 0xFFFF;
-const bit<16> ROCE_HEADER_BYTES = 32;  /* BTH 12 + RETH 16 + ImmDt 4 */
+const bit<16> ROCE_HEADER_BYTES = 36;  /* BTH 12 + RETH 16 + ImmDt 4 + token low 4 */
 const bit<16> ROCE_ICRC_BYTES = 4;      /* trailer, left in the packet body */
 
 header roce_bth_h {
@@ -116,8 +118,8 @@ header roce_reth_h {
     bit<1>  va_shadow;
     bit<15> va_slot;
     bit<32> va_seq;
-    bit<32> rkey;        /* = job token */
-    bit<32> dma_len;     /* = 4 x elems */
+    bit<32> rkey;        /* = job token bits 63..32 */
+    bit<32> dma_len;     /* = 4 + 4 x elems */
 }
 
 header roce_imm_h {
@@ -126,6 +128,11 @@ header roce_imm_h {
     bit<8>  worker;
     bit<8>  fan_in;
     bit<8>  exponent;
+}
+
+/* The write's first word: job token bits 31..0 (the R_Key holds 32 bits). */
+header roce_token_h {
+    bit<32> token_lo;
 }
 
 header ina_payload_h {

@@ -55,11 +55,15 @@ struct headers_t {
     roce_bth_h    bth;
     roce_reth_h   reth;
     roce_imm_h    imm;
+    roce_token_h  roce_token;
     ina_payload_h payload;
 }
 
 struct ig_metadata_t {
-    bit<32> token;
+    bit<32> src_addr;    /* source_table: the worker's registered endpoint */
+    bit<16> src_port;
+    bit<32> token_hi;    /* job_table: the 64-bit token in two words */
+    bit<32> token_lo;
     bit<8>  fan_in;
     bit<16> mcast_grp;
     bit<32> index;
@@ -107,16 +111,17 @@ parser RinaIngressParser(packet_in pkt, out headers_t hdr, out ig_metadata_t ig_
         pkt.extract(hdr.bth);
         pkt.extract(hdr.reth);
         pkt.extract(hdr.imm);
+        pkt.extract(hdr.roce_token);
         /* UC write-with-immediate, default partition, payload RINA_ELEMS:
          * else no payload, and ingress counts it as bad shape. */
         transition select(hdr.bth.opcode, hdr.bth.pkey, hdr.reth.dma_len) {
-            (ROCE_OP_UC_WRITE_IMM, ROCE_PKEY, (bit<32>)RINA_ELEMS * 4): parse_payload;
+            (ROCE_OP_UC_WRITE_IMM, ROCE_PKEY, 4 + (bit<32>)RINA_ELEMS * 4): parse_payload;
             default: accept;
         }
     }
     state parse_ina {
         pkt.extract(hdr.ina);
-        /* magic 5, version 1, pad 0, payload exactly RINA_ELEMS: else no payload
+        /* magic 5, version 2, pad 0, payload exactly RINA_ELEMS: else no payload
          * header, and ingress counts the datagram as malformed / bad shape. */
         transition select(hdr.ina.magic, hdr.ina.version, hdr.ina.pad, hdr.ina.elems) {
             (INA_MAGIC, INA_VERSION, 0, RINA_ELEMS): parse_payload;
@@ -138,8 +143,9 @@ control RinaIngress(inout headers_t hdr, inout ig_metadata_t ig_md,
     Counter<bit<64>, bit<32>>(V_COUNT, CounterType_t.PACKETS) verdicts;
 
     /* ---- job table: Controller REGISTER -> JobEntry ---- */
-    action set_job(bit<32> token, bit<8> fan_in, bit<16> mcast_grp) {
-        ig_md.token = token;
+    action set_job(bit<32> token_hi, bit<32> token_lo, bit<8> fan_in, bit<16> mcast_grp) {
+        ig_md.token_hi = token_hi;
+        ig_md.token_lo = token_lo;
         ig_md.fan_in = fan_in;
         ig_md.mcast_grp = mcast_grp;
     }
@@ -148,6 +154,22 @@ control RinaIngress(inout headers_t hdr, inout ig_metadata_t ig_md,
         actions = { set_job; NoAction; }
         default_action = NoAction();
         size = 1024;
+    }
+
+    /* Controller::entriesJson "source_table": the endpoint the job registered
+     * for each worker (Pipeline::fromMember). A contribution from anywhere
+     * else is dropped unanswered, so knowing a job's token and a seq is not
+     * enough to add to its sums; the RoCEv2 layout leaves the NIC from any
+     * UDP port, so only its address is compared. */
+    action set_source(bit<32> src_addr, bit<16> src_port) {
+        ig_md.src_addr = src_addr;
+        ig_md.src_port = src_port;
+    }
+    table source_table {
+        key = { hdr.ina.job : exact; hdr.ina.worker : exact; }
+        actions = { set_source; NoAction; }
+        default_action = NoAction();
+        size = 32768;   /* job_table size x kMaxFanIn */
     }
 
     /* ---- slot ownership: SlotAllocator / Pipeline::owner_ ---- */
@@ -289,8 +311,9 @@ control RinaIngress(inout headers_t hdr, inout ig_metadata_t ig_md,
         hdr.ina.seq = hdr.reth.va_seq;
         hdr.ina.exponent = hdr.imm.exponent;
         hdr.ina.pad = 0;
-        hdr.ina.elems = hdr.reth.dma_len[17:2];
-        hdr.ina.token = hdr.reth.rkey;
+        hdr.ina.elems = (hdr.reth.dma_len - 4)[17:2];
+        hdr.ina.token_hi = hdr.reth.rkey;
+        hdr.ina.token_lo = hdr.roce_token.token_lo;
         hdr.bridged.roce = 1;
         /* The native checks below see native lengths; the ICRC stays in the body. */
         hdr.udp.length = hdr.udp.length - (ROCE_HEADER_BYTES - INA_HEADER_BYTES) - ROCE_ICRC_BYTES;
@@ -298,6 +321,7 @@ control RinaIngress(inout headers_t hdr, inout ig_metadata_t ig_md,
         hdr.bth.setInvalid();
         hdr.reth.setInvalid();
         hdr.imm.setInvalid();
+        hdr.roce_token.setInvalid();
     }
 
     apply {
@@ -333,7 +357,7 @@ control RinaIngress(inout headers_t hdr, inout ig_metadata_t ig_md,
             drop_with(V_UNKNOWN_JOB);
             exit;
         }
-        if (hdr.ina.token != ig_md.token) {
+        if (hdr.ina.token_hi != ig_md.token_hi || hdr.ina.token_lo != ig_md.token_lo) {
             drop_with(V_BAD_TOKEN);
             exit;
         }
@@ -358,6 +382,11 @@ control RinaIngress(inout headers_t hdr, inout ig_metadata_t ig_md,
         }
         if (hdr.ina.slot >= NUM_SLOTS) {
             drop_with(V_BAD_SLOT);
+            exit;
+        }
+        if (!source_table.apply().hit || hdr.ipv4.src_addr != ig_md.src_addr ||
+            (hdr.bridged.roce == 0 && hdr.udp.src_port != ig_md.src_port)) {
+            drop_with(V_BAD_SOURCE);
             exit;
         }
         if (read_owner.execute((bit<32>)hdr.ina.slot) != hdr.ina.job) {
@@ -520,14 +549,16 @@ control RinaEgress(inout headers_t hdr, inout eg_metadata_t eg_md,
         hdr.reth.va_shadow = hdr.ina.shadow;
         hdr.reth.va_slot = hdr.ina.slot;
         hdr.reth.va_seq = hdr.ina.seq;
-        hdr.reth.rkey = hdr.ina.token;
-        hdr.reth.dma_len = (bit<32>)hdr.ina.elems << 2;
+        hdr.reth.rkey = hdr.ina.token_hi;
+        hdr.reth.dma_len = 4 + ((bit<32>)hdr.ina.elems << 2);
         hdr.imm.setValid();
         hdr.imm.type = hdr.ina.type;
         hdr.imm.flags = hdr.ina.flags;
         hdr.imm.worker = hdr.ina.worker;
         hdr.imm.fan_in = hdr.ina.fan_in;
         hdr.imm.exponent = hdr.ina.exponent;
+        hdr.roce_token.setValid();
+        hdr.roce_token.token_lo = hdr.ina.token_lo;
         hdr.ina.setInvalid();
         hdr.udp.length = hdr.udp.length + (ROCE_HEADER_BYTES - INA_HEADER_BYTES) + ROCE_ICRC_BYTES;
         hdr.ipv4.total_len = hdr.ipv4.total_len + (ROCE_HEADER_BYTES - INA_HEADER_BYTES) + ROCE_ICRC_BYTES;

@@ -9,8 +9,9 @@
  * Per slot set (index = slot * 2 + shadow): seq, used, bitmap, count,
  * exponent max, overflow flag, port worker, and RINA_ELEMS int32 sums.
  * Control plane (rina-switchd's controller, or a P4Runtime client fed by
- * "rina-switchctl ADDR ENTRIES job=J"): job_table, member_table, slot_owner,
- * and one multicast group per job (replica rid = worker index).
+ * "rina-switchctl ADDR ENTRIES job=J"): job_table, source_table,
+ * member_table, slot_owner, and one multicast group per job (replica rid =
+ * worker index).
  */
 #include <core.p4>
 #include <v1model.p4>
@@ -32,7 +33,10 @@ struct headers_t {
 }
 
 struct metadata_t {
-    bit<32> token;
+    bit<32> src_addr;    /* source_table: the worker's registered endpoint */
+    bit<16> src_port;
+    bit<32> token_hi;    /* job_table: the 64-bit token in two words */
+    bit<32> token_lo;
     bit<8>  fan_in;
     bit<16> mcast_grp;
     bit<32> index;       /* slot * 2 + shadow */
@@ -110,8 +114,9 @@ control RinaIngress(inout headers_t hdr, inout metadata_t meta,
         mark_to_drop(sm);
     }
 
-    action set_job(bit<32> token, bit<8> fan_in, bit<16> mcast_grp) {
-        meta.token = token;
+    action set_job(bit<32> token_hi, bit<32> token_lo, bit<8> fan_in, bit<16> mcast_grp) {
+        meta.token_hi = token_hi;
+        meta.token_lo = token_lo;
         meta.fan_in = fan_in;
         meta.mcast_grp = mcast_grp;
     }
@@ -122,6 +127,22 @@ control RinaIngress(inout headers_t hdr, inout metadata_t meta,
         actions = { set_job; NoAction; }
         default_action = NoAction();
         size = 1024;
+    }
+
+    /* Controller::entriesJson "source_table": the endpoint the job registered
+     * for each worker (Pipeline::fromMember). A contribution from anywhere
+     * else is dropped unanswered, so knowing a job's token and a seq is not
+     * enough to add to its sums; the RoCEv2 layout leaves the NIC from any
+     * UDP port, so only its address is compared. */
+    action set_source(bit<32> src_addr, bit<16> src_port) {
+        meta.src_addr = src_addr;
+        meta.src_port = src_port;
+    }
+    table source_table {
+        key = { hdr.ina.job : exact; hdr.ina.worker : exact; }
+        actions = { set_source; NoAction; }
+        default_action = NoAction();
+        size = 32768;   /* job_table size x kMaxFanIn */
     }
 
     /* Unicast back to the sender (NACK, stored result for a duplicate). */
@@ -169,7 +190,7 @@ control RinaIngress(inout headers_t hdr, inout metadata_t meta,
             drop_with(V_UNKNOWN_JOB);
             return;
         }
-        if (hdr.ina.token != meta.token) {
+        if (hdr.ina.token_hi != meta.token_hi || hdr.ina.token_lo != meta.token_lo) {
             drop_with(V_BAD_TOKEN);
             return;
         }
@@ -195,6 +216,11 @@ control RinaIngress(inout headers_t hdr, inout metadata_t meta,
         }
         if ((bit<32>)hdr.ina.slot >= NUM_SLOTS) {
             drop_with(V_BAD_SLOT);
+            return;
+        }
+        if (!source_table.apply().hit || hdr.ipv4.src_addr != meta.src_addr ||
+            hdr.udp.src_port != meta.src_port) {
+            drop_with(V_BAD_SOURCE);
             return;
         }
         bit<16> owner;

@@ -37,7 +37,9 @@ std::string Controller::handle(std::string_view line, uint64_t nowMs,
   }
   if (req.verb == CtrlVerb::kRegister) {
     if (it != jobs_.end() && it->second.config.token != req.token) {
-      return refuse("job " + std::to_string(req.job) + " is registered with another token");
+      stats_.rejected++;
+      return std::string(ina::kCtrlTakenReply) + " job=" + std::to_string(req.job) +
+             " is registered with another token";
     }
     stats_.registrations++;
     Job& job = jobs_[req.job];
@@ -150,10 +152,20 @@ std::string Controller::entriesJson(uint16_t id) const {
   snprintf(
       buf, sizeof buf,
       "{\"job\":%u,\"tables\":[{\"table\":\"RinaIngress.job_table\",\"match\":{\"hdr.ina.job\":%u},"
-      "\"action\":\"RinaIngress.set_job\",\"params\":{\"token\":%u,\"fan_in\":%u,\"mcast_grp\":%u}"
-      "}",
-      id, id, c.token, c.fanIn, id);
+      "\"action\":\"RinaIngress.set_job\",\"params\":{\"token_hi\":%u,\"token_lo\":%u,"
+      "\"fan_in\":%u,\"mcast_grp\":%u}}",
+      id, id, static_cast<unsigned>(c.token >> 32), static_cast<unsigned>(c.token & 0xFFFFFFFFu),
+      c.fanIn, id);
   std::string json = buf;
+  // The source check: a worker's contributions count only from its endpoint.
+  for (size_t w = 0; w < c.members.size(); ++w) {
+    snprintf(buf, sizeof buf,
+             ",{\"table\":\"RinaIngress.source_table\",\"match\":{\"hdr.ina.job\":%u,"
+             "\"hdr.ina.worker\":%zu},\"action\":\"RinaIngress.set_source\",\"params\":{"
+             "\"src_addr\":\"%s\",\"src_port\":%u}}",
+             id, w, c.members[w].addressString().c_str(), c.members[w].port);
+    json += buf;
+  }
   for (size_t w = 0; w < c.members.size(); ++w) {
     snprintf(
         buf, sizeof buf,
@@ -165,8 +177,9 @@ std::string Controller::entriesJson(uint16_t id) const {
   json += "],\"registers\":[" + ranges +
           "],\"multicast_groups\":[{\"group\":" + std::to_string(id) + ",\"members\":[";
   for (size_t w = 0; w < c.members.size(); ++w) {
-    json += (w ? "," : "") + std::string("{\"rid\":") + std::to_string(w) + ",\"endpoint\":\"" +
-            c.members[w].toString() + "\"}";
+    snprintf(buf, sizeof buf, "%s{\"rid\":%zu,\"endpoint\":\"%s\"}", w ? "," : "", w,
+             c.members[w].toString().c_str());
+    json += buf;
   }
   json += "]}]}";
   return json;

@@ -177,26 +177,32 @@ class ShardedDataPlane : public DataPlane {
       receiveMessages += t->receivedMessages();
       sendMessages += t->sentMessages();
     }
-    auto field = [](const char* name, uint64_t v) {
-      return "\"" + std::string(name) + "\":" + std::to_string(v);
+    std::string json = "{";
+    auto field = [&json](const char* prefix, const char* name, uint64_t v) {
+      if (json.size() > 1) json += ',';
+      json += '"';
+      json += prefix;
+      json += name;
+      json += "\":";
+      json += std::to_string(v);
     };
-    std::string json = "{" + field("received", received) + "," + field("injected_drops", injected) +
-                       "," + field("injected_send_drops", sendInjected) + "," + field("capacity_drops", capacity) + "," +
-                       field("contributions", contributions) + "," + field("overflows", overflows) +
-                       "," + field("sent", sent) + "," + field("send_errors", sendErrors) + "," +
-                       field("roce_received", roceReceived) + "," +
-                       field("roce_malformed", roceMalformed) + "," +
-                       field("receive_messages", receiveMessages) + "," +
-                       field("send_messages", sendMessages);
+    field("", "received", received);
+    field("", "injected_drops", injected);
+    field("", "injected_send_drops", sendInjected);
+    field("", "capacity_drops", capacity);
+    field("", "contributions", contributions);
+    field("", "overflows", overflows);
+    field("", "sent", sent);
+    field("", "send_errors", sendErrors);
+    field("", "roce_received", roceReceived);
+    field("", "roce_malformed", roceMalformed);
+    field("", "receive_messages", receiveMessages);
+    field("", "send_messages", sendMessages);
     for (size_t i = 0; i < verdicts.size(); ++i) {
-      json += "," + field(verdictName(static_cast<Verdict>(i)), verdicts[i]);
+      field("", verdictName(static_cast<Verdict>(i)), verdicts[i]);
     }
     for (size_t i = 1; i < malformed.size(); ++i) {
-      json +=
-          "," +
-          field(("malformed_" + std::string(ina::decodeErrorName(static_cast<ina::DecodeError>(i))))
-                    .c_str(),
-                malformed[i]);
+      field("malformed_", ina::decodeErrorName(static_cast<ina::DecodeError>(i)), malformed[i]);
     }
     return json + "}";
   }

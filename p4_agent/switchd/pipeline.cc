@@ -14,7 +14,7 @@ const char* verdictName(Verdict v) {
   static constexpr const char* kNames[] = {
       "first",     "added",     "completed", "duplicate_pending", "duplicate_resent",
       "stale",     "bcast",     "nack",      "unknown_job",       "bad_token",
-      "malformed", "bad_shape", "bad_slot",  "unexpected_type"};
+      "malformed", "bad_shape", "bad_slot",  "bad_source",        "unexpected_type"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(Verdict::kCount));
   return kNames[static_cast<size_t>(v)];
 }
@@ -30,7 +30,7 @@ Pipeline::Pipeline(const PipelineConfig& config)
   uint32_t localSlots = (config_.totalSlots + config_.shards - 1 - config_.shard) / config_.shards;
   owner_.assign(localSlots, 0);
   sets_.assign(2 * static_cast<size_t>(localSlots), SlotSet{});
-  values_.assign(sets_.size() * config_.payloadElems, 0);
+  values_ = std::make_unique_for_overwrite<int32_t[]>(sets_.size() * config_.payloadElems);
   for (size_t i = 0; i < 0x10000; ++i) activity_[i].store(0, std::memory_order_relaxed);
 }
 
@@ -81,10 +81,11 @@ Verdict Pipeline::process(std::span<const uint8_t> datagram, const Endpoint& sen
     v = Verdict::kBadShape;
   } else if (h.slot >= config_.totalSlots || !ownsSlot(h.slot)) {
     v = Verdict::kBadSlot;
+  } else if (!fromMember(it->second, h.worker, sender, answerToMember)) {
+    v = Verdict::kBadSource;
   } else {
     const JobEntry& job = it->second;
-    const Endpoint& replyTo =
-        answerToMember && h.worker < job.members.size() ? job.members[h.worker] : sender;
+    const Endpoint& replyTo = job.members[h.worker];
     if (owner_[local(h.slot)] != h.job) {
       emitNack(h, replyTo, out);
       v = Verdict::kNack;
@@ -98,10 +99,17 @@ Verdict Pipeline::process(std::span<const uint8_t> datagram, const Endpoint& sen
   return v;
 }
 
+bool Pipeline::fromMember(const JobEntry& job, uint8_t worker, const Endpoint& sender,
+                          bool addressOnly) {
+  if (worker >= job.members.size()) return false;
+  const Endpoint& m = job.members[worker];
+  return m.addr == sender.addr && (addressOnly || m.port == sender.port);
+}
+
 Pipeline::SlotSet* Pipeline::claimSet(const Header& h, int32_t** values) {
   size_t setIndex = 2 * static_cast<size_t>(local(h.slot)) + (h.shadow ? 1 : 0);
   SlotSet& s = sets_[setIndex];
-  *values = values_.data() + setIndex * config_.payloadElems;
+  *values = values_.get() + setIndex * config_.payloadElems;
   if (s.used && s.seq != h.seq) {
     if (static_cast<int32_t>(h.seq - s.seq) < 0) return nullptr;
     s = SlotSet{};

@@ -7,7 +7,7 @@
 // and each set holds: the slice seq it aggregates, a contributor bitmap, a
 // counter, the max exponent, an overflow flag and the int32 sums.
 //
-// Per DATA datagram, after the job/token/shape/ownership checks:
+// Per DATA datagram, after the job/token/shape/source/ownership checks:
 //   set empty or older seq  -> reset, then as "first"
 //   seq older than the set  -> stale, dropped
 //   bit already set         -> duplicate: dropped while pending; once the set is
@@ -19,6 +19,10 @@
 //                              or, when a contributor set TO_PORT, the result to
 //                              the port and a header-only RESULT (ack) to the rest
 // A slot not owned by the job (never granted or preempted) answers NACK.
+// A DATA / BCAST counts only when it comes from the endpoint registered for
+// its worker index (the RoCEv2 layout: from its address, any UDP port); any
+// other source is dropped without an answer and counted (bad_source), so a
+// host that learned a job's token and a seq cannot add to its sums.
 // Single-threaded: one data-plane thread owns a Pipeline; control changes
 // arrive as calls from that same thread.
 #ifndef RINA_P4_AGENT_SWITCHD_PIPELINE_H_
@@ -41,7 +45,7 @@ using ina::Endpoint;
 
 struct JobEntry {
   uint16_t id = 0;
-  uint32_t token = 0;
+  uint64_t token = 0;
   uint8_t fanIn = 1;
   std::vector<Endpoint> members;  // index = worker; the multicast group
 };
@@ -68,6 +72,7 @@ enum class Verdict : uint8_t {
   kMalformed,       // failed decode (see malformed counters)
   kBadShape,        // elems / fan-in disagree with the switch or the job
   kBadSlot,         // slot out of range or in another shard
+  kBadSource,       // not from the address registered for the worker: dropped
   kUnexpectedType,  // RESULT / NACK / CTRL sent to the switch
   kCount
 };
@@ -123,9 +128,10 @@ class Pipeline {
   explicit Pipeline(const PipelineConfig& config);
 
   // answerToMember: the datagram's source is not where its sender listens (a
-  // RoCEv2 packet leaves the NIC from an arbitrary UDP port), so the answers
-  // meant for the sender alone (NACK, a stored result resent) go to the
-  // member address registered for its worker index instead of to `from`.
+  // RoCEv2 packet leaves the NIC from an arbitrary UDP port), so only the
+  // source address is checked against the worker's registered endpoint, and
+  // the answers meant for the sender alone (NACK, a stored result resent) go
+  // to that endpoint; otherwise the source must be the endpoint itself.
   Verdict process(std::span<const uint8_t> datagram, const Endpoint& from, uint64_t nowMs,
                   Output* out, bool answerToMember = false);
 
@@ -157,6 +163,10 @@ class Pipeline {
     int8_t exponent = ina::kExponentZero;
   };
 
+  // Whether sender is worker's registered endpoint (its address alone when
+  // addressOnly).
+  static bool fromMember(const JobEntry& job, uint8_t worker, const Endpoint& sender,
+                         bool addressOnly);
   // The set h addresses, reset if h carries a newer seq; null if h's seq is
   // older than the set's (stale).
   SlotSet* claimSet(const ina::Header& h, int32_t** values);
@@ -176,7 +186,12 @@ class Pipeline {
   PipelineConfig config_;
   std::vector<uint16_t> owner_;  // per local slot
   std::vector<SlotSet> sets_;    // 2 per local slot
-  std::vector<int32_t> values_;  // payloadElems per set
+  // payloadElems per set. Uninitialized: a set's first contribution writes
+  // its values before anything reads them, so the kernel maps pages only as
+  // slots get used (8192 slots of 2048 elements are 128 MiB: zeroing them
+  // made every start cost ~0.7 CPU-seconds, which a loaded host stretched
+  // past the agent's start-up timeout).
+  std::unique_ptr<int32_t[]> values_;
   std::unordered_map<uint16_t, JobEntry> jobs_;
   std::unique_ptr<std::atomic<uint64_t>[]> activity_;  // per job id
   PipelineStats stats_;

@@ -19,8 +19,9 @@ rina::switchd::Pipeline& pipeline() {
   static rina::switchd::Pipeline* p = [] {
     auto* q = new rina::switchd::Pipeline(rina::switchd::PipelineConfig{64, 16, 0, 1});
     rina::ina::Endpoint m{0x7F000001, 5000};
-    q->installJob({7, 99, 2, {m, m}});
-    q->installJob({8, 1, 1, {m}});
+    // The seeds' tokens (seeds/wire): high word 0x5EC2E701, low 99 / 1.
+    q->installJob({7, 0x5EC2E70100000063ull, 2, {m, m}});
+    q->installJob({8, 0x5EC2E70100000001ull, 1, {m}});
     q->assignSlots(0, 32, 7);
     q->assignSlots(32, 48, 8);
     return q;

@@ -17,13 +17,13 @@ TEST(CtrlProtocol, ParsesEveryVerb) {
   CtrlRequest r;
   std::string err;
   ASSERT_TRUE(
-      ina::parseCtrlRequest("REGISTER job=7 token=4000000000 fanin=2 priority=3 slots=64 "
+      ina::parseCtrlRequest("REGISTER job=7 token=18446744073709551615 fanin=2 priority=3 slots=64 "
                             "members=127.0.0.1:5000,10.0.0.2:6000",
                             &r, &err))
       << err;
   EXPECT_EQ(r.verb, CtrlVerb::kRegister);
   EXPECT_EQ(r.job, 7);
-  EXPECT_EQ(r.token, 4000000000u);
+  EXPECT_EQ(r.token, 0xFFFFFFFFFFFFFFFFull);  // tokens are 64 bits
   EXPECT_EQ(r.fanIn, 2);
   EXPECT_EQ(r.priority, 3);
   EXPECT_EQ(r.slots, 64u);
@@ -47,10 +47,10 @@ TEST(CtrlProtocol, RejectsMalformedRequests) {
       "",
       "HELLO",
       "STATS extra=1",
-      "RELEASE job=7",                   // missing token
-      "RELEASE job=0 token=1",           // job 0
-      "RELEASE job=65536 token=1",       // job out of range
-      "RELEASE job=7 token=4294967296",  // token out of range
+      "RELEASE job=7",                             // missing token
+      "RELEASE job=0 token=1",                     // job 0
+      "RELEASE job=65536 token=1",                 // job out of range
+      "RELEASE job=7 token=18446744073709551616",  // token out of range (2^64)
       "RELEASE job=7 token=-1",
       "RELEASE job=7 token=1x",
       "RELEASE  job=7 token=1",           // empty field
@@ -202,6 +202,40 @@ TEST_F(ControllerTest, IdleJobIsPreemptedByAnyPriority) {
   EXPECT_EQ(notices_[0].job, 1);
 }
 
+// A REGISTER for a job id that is live with another token is refused with
+// the TAKEN reply, leaves the job as it was, and the owner keeps it; a
+// REGISTER with the owner's token (the owner re-registering) is taken.
+TEST_F(ControllerTest, RegisterOfALiveJobWithAnotherTokenIsRefusedAsTaken) {
+  handleGrant(
+      "REGISTER job=3 token=12345678901234567890 fanin=1 priority=1 slots=4 "
+      "members=127.0.0.1:5003",
+      0);
+  const std::string reply = controller_.handle(
+      "REGISTER job=3 token=12345678901234567891 fanin=1 priority=1 slots=4 "
+      "members=10.0.0.9:9",
+      1, &notices_);
+  EXPECT_EQ(reply.rfind(std::string(ina::kCtrlTakenReply) + " ", 0), 0u) << reply;
+  EXPECT_TRUE(ina::isTakenReply(reply));
+  EXPECT_FALSE(ina::isTakenReply("ERR unknown job 3"));
+  ASSERT_EQ(dp_.jobs.count(3), 1u);
+  EXPECT_EQ(dp_.jobs[3].token, 12345678901234567890ull);
+  EXPECT_EQ(dp_.jobs[3].members.at(0).toString(), "127.0.0.1:5003");
+  // The 32 low bits alone are not the token.
+  EXPECT_EQ(
+      controller_
+          .handle("RELEASE job=3 token=" + std::to_string(12345678901234567890ull & 0xFFFFFFFFull),
+                  2, &notices_)
+          .rfind("ERR", 0),
+      0u);
+  EXPECT_EQ(controller_
+                .handle("REGISTER job=3 token=12345678901234567890 fanin=1 priority=1 slots=4 "
+                        "members=127.0.0.1:5004",
+                        3, &notices_)
+                .rfind("OK GRANT", 0),
+            0u);
+  EXPECT_EQ(controller_.handle("RELEASE job=3 token=12345678901234567890", 4, &notices_), "OK");
+}
+
 TEST_F(ControllerTest, TokensReleaseStatsAndEntries) {
   handleGrant(registerLine(3, 1, 4), 0);
   EXPECT_EQ(controller_.handle("RELEASE job=3 token=1", 1, &notices_).rfind("ERR", 0), 0u);
@@ -215,6 +249,12 @@ TEST_F(ControllerTest, TokensReleaseStatsAndEntries) {
   std::string entries = controller_.handle("ENTRIES job=3", 1, &notices_);
   EXPECT_NE(entries.find("\"mcast_grp\":3"), std::string::npos) << entries;
   EXPECT_NE(entries.find("\"dst_addr\":\"127.0.0.1\",\"dst_port\":5003"), std::string::npos)
+      << entries;
+  // The source check's entry: worker 0 of job 3 counts only from its endpoint.
+  EXPECT_NE(entries.find("\"table\":\"RinaIngress.source_table\",\"match\":{\"hdr.ina.job\":3,"
+                         "\"hdr.ina.worker\":0},\"action\":\"RinaIngress.set_source\","
+                         "\"params\":{\"src_addr\":\"127.0.0.1\",\"src_port\":5003}"),
+            std::string::npos)
       << entries;
   EXPECT_NE(entries.find("\"register\":\"RinaIngress.slot_owner\",\"index\":[0,4]"),
             std::string::npos)

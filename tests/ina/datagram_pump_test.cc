@@ -22,7 +22,7 @@ namespace rina::ina {
 namespace {
 
 constexpr uint16_t kJob = 7;
-constexpr uint32_t kToken = 0xC0FFEE;
+constexpr uint64_t kToken = 0xC0FFEE0000C0FFEEull;
 constexpr uint32_t kPayload = 4;
 
 // A call that records what the pump hands it, attached while it lives.
@@ -92,7 +92,7 @@ class PumpTest : public ::testing::Test {
   }
 
   // A RESULT the switch would send for seq, with values seq, seq + 1, ...
-  static std::vector<uint8_t> result(uint32_t seq, uint16_t job = kJob, uint32_t token = kToken) {
+  static std::vector<uint8_t> result(uint32_t seq, uint16_t job = kJob, uint64_t token = kToken) {
     Header h;
     h.type = Type::kResult;
     h.job = job;

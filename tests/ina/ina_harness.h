@@ -83,7 +83,7 @@ bool waitForNotices(CtrlClient& ctrl, int timeoutMs, std::vector<PreemptNotice>*
 
 struct RackOptions {
   uint16_t job = 1;
-  uint32_t token = 42;
+  uint64_t token = 0x42000000000000A5ull;  // both halves non-zero
   uint8_t priority = 1;
   uint32_t slots = 64;
   InaClientOptions client;  // job/token/worker/fanIn are filled in per worker

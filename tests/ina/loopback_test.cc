@@ -1,6 +1,9 @@
 // k workers reducing through one rina-switchd on loopback; results compared
 // with serial sums computed here.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -358,7 +361,7 @@ TEST(InaLoopback, ReduceScatterRejectsRolesThatDoNotFit) {
   InaClientOptions o;
   o.switchAddr = sw.data().addr;
   o.job = 1;
-  o.token = 42;
+  o.token = RackOptions{}.token;
   std::unique_ptr<InaClient> c;
   ASSERT_TRUE(InaClient::create(o, &c).ok());
   ASSERT_TRUE(c->setGrant(rack->grant()).ok());
@@ -457,6 +460,105 @@ TEST_P(InaLoss, CorrectUnderInjectedLossAndRetransmissionsCounted) {
 }
 
 INSTANTIATE_TEST_SUITE_P(DropRates, InaLoss, ::testing::Values("0.01", "0.05"));
+
+// Someone who read a job's token and its next seqs off the wire sends
+// contributions for workers 0 and 1 ahead of them, from another loopback
+// address and from the workers' own address with another port. The switch
+// drops every one (they are not from the endpoints the job registered) and
+// counts them; the sums stay exact.
+TEST(InaLoopback, ForgedContributionsAheadOfTheWorkersAreDroppedAndCounted) {
+  SwitchdProcess sw({"--slots", "256"});
+  ASSERT_TRUE(sw.ready());
+  constexpr int kWorkers = 3;
+  RackOptions ro;
+  ro.job = 21;
+  ro.slots = 32;
+  std::unique_ptr<Rack> rack;
+  Status s = Rack::create(sw, kWorkers, ro, &rack);
+  ASSERT_TRUE(s.ok()) << s.message();
+  const uint32_t window = rack->grant().length;
+  ASSERT_GT(window, 0u);
+  // Twice the window's slices: the call's seqs 1 .. 2 * window cover every set.
+  const size_t count = 2 * window * rack->grant().payloadElems;
+  const uint32_t forgedSeqs = window;
+  const std::pair<uint32_t, uint8_t> forgers[] = {{0x7F000002, 0}, {0x7F000001, 1}};
+  for (const auto& [addr, worker] : forgers) {
+    int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in local = Endpoint{addr, 0}.toSockaddr();
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof local), 0);
+    sockaddr_in to = sw.data().toSockaddr();
+    std::vector<int32_t> values(rack->grant().payloadElems, 1000);
+    std::vector<uint8_t> buf(kMaxDatagramBytes);
+    for (uint32_t seq = 1; seq <= forgedSeqs; ++seq) {
+      Header h;
+      h.job = ro.job;
+      h.token = ro.token;
+      h.worker = worker;
+      h.fanIn = kWorkers;
+      h.seq = seq;
+      h.slot = static_cast<uint16_t>(rack->grant().base + seq % window);
+      h.shadow = (seq / window) % 2 == 1;
+      h.elems = static_cast<uint16_t>(values.size());
+      size_t n = encode(h, values, buf);
+      ASSERT_GT(n, 0u);
+      ASSERT_EQ(::sendto(fd, buf.data(), n, 0, reinterpret_cast<sockaddr*>(&to), sizeof to),
+                static_cast<ssize_t>(n));
+    }
+    ::close(fd);
+  }
+  auto in = int32Inputs(kWorkers, count, 77);
+  auto buf = in;
+  std::vector<Status> st;
+  std::vector<InaCallResult> res;
+  rack->allreduce(buf, count, rinaInt32, &st, &res);
+  expectAllOk(st, res);
+  expectInt32Sum(in, buf, count);
+  // Every forged datagram reached the switch before the call began (loopback
+  // keeps a socket's order) and was dropped as not from its worker.
+  EXPECT_EQ(sw.statsField("bad_source"), 2 * static_cast<long long>(forgedSeqs));
+}
+
+// A second agent that picked a job id another job holds (another token) is
+// refused with the TAKEN reply, which the client reports as jobTaken, and
+// the holder keeps its registration; a refusal for any other reason is not
+// reported as taken.
+TEST(InaLoopback, RegisterOfALiveJobUnderAnotherTokenIsReportedAsTaken) {
+  SwitchdProcess sw({"--slots", "64"});
+  ASSERT_TRUE(sw.ready());
+  std::unique_ptr<CtrlClient> owner, other;
+  ASSERT_TRUE(CtrlClient::connect(sw.control(), 5000, &owner).ok());
+  ASSERT_TRUE(CtrlClient::connect(sw.control(), 5000, &other).ok());
+  CtrlRequest reg;
+  reg.job = 77;
+  reg.token = 0xA5A5A5A5DEADBEEFull;
+  reg.fanIn = 1;
+  reg.priority = 1;
+  reg.slots = 8;
+  reg.members = {Endpoint{0x7F000001, 7000}};
+  Grant g;
+  bool taken = true;
+  ASSERT_TRUE(owner->registerJob(reg, &g, &taken).ok());
+  EXPECT_FALSE(taken);
+  CtrlRequest mine = reg;
+  mine.token = 0xA5A5A5A5DEADBEEEull;
+  mine.members = {Endpoint{0x7F000001, 7001}};
+  Status s = other->registerJob(mine, &g, &taken);
+  EXPECT_FALSE(s.ok());
+  EXPECT_TRUE(taken) << s.message();
+  // The holder's registration is unchanged: its token still releases it.
+  std::string entries;
+  ASSERT_TRUE(owner->query("ENTRIES job=77", &entries).ok());
+  EXPECT_NE(entries.find("\"src_port\":7000"), std::string::npos) << entries;
+  // Refused for another reason (fan-in above the limit): not taken.
+  CtrlRequest bad = reg;
+  bad.job = 78;
+  bad.fanIn = 2;  // one member for fan-in 2: malformed
+  s = other->registerJob(bad, &g, &taken);
+  EXPECT_FALSE(s.ok());
+  EXPECT_FALSE(taken) << s.message();
+  EXPECT_TRUE(owner->release(77, reg.token).ok());
+}
 
 TEST(InaLoopback, LostSwitchGivesTimeoutNamingWorkerAndJob) {
   auto sw = std::make_unique<SwitchdProcess>(std::vector<std::string>{"--slots", "64"});

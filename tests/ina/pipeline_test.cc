@@ -13,7 +13,7 @@ using ina::Header;
 using ina::Type;
 
 constexpr uint16_t kJob = 7;
-constexpr uint32_t kToken = 99;
+constexpr uint64_t kToken = 0x5EC2E70100000063ull;  // both words non-zero
 constexpr uint32_t kElems = 4;
 
 Endpoint member(int i) { return Endpoint{0x7F000001, static_cast<uint16_t>(5000 + i)}; }
@@ -27,7 +27,7 @@ struct Datagram {
   int8_t exponent = 0;
   uint8_t flags = 0;
   uint16_t job = kJob;
-  uint32_t token = kToken;
+  uint64_t token = kToken;
   uint8_t fanIn = 3;
   Type type = Type::kData;
 };
@@ -145,12 +145,40 @@ TEST_F(PipelineTest, RoceSendersGetUnicastAnswersAtTheirMemberAddress) {
             Verdict::kNack);
   ASSERT_EQ(out_.messages().size(), 1u);
   EXPECT_EQ(out_.messages()[0].to, member(1));
-  // The native layout keeps answering the datagram's source.
+  // The RoCEv2 layout checks the address, not the port.
   out_.clear();
-  EXPECT_EQ(pipeline_.process(bytes({.worker = 1, .slot = 12}), nicPort, 1000, &out_),
-            Verdict::kNack);
-  ASSERT_EQ(out_.messages().size(), 1u);
-  EXPECT_EQ(out_.messages()[0].to, nicPort);
+  EXPECT_EQ(pipeline_.process(bytes({.worker = 1, .slot = 12}), Endpoint{0x7F000002, 5001}, 1000,
+                              &out_, true),
+            Verdict::kBadSource);
+  EXPECT_TRUE(out_.messages().empty());
+}
+
+// A forger that knows the token and the next seq sends ahead of the real
+// worker, from another address and from the worker's address with another
+// port: nothing it sends is summed or answered, and each one is counted.
+TEST_F(PipelineTest, ContributionsFromAnotherEndpointThanTheWorkersAreDropped) {
+  const Endpoint forgers[] = {{0x7F000002, 5000}, {0x7F000001, 6000}, {0x7F000002, 6001}};
+  for (const Endpoint& f : forgers) {
+    out_.clear();
+    EXPECT_EQ(
+        pipeline_.process(bytes({.worker = 0, .values = {1000, 1000, 1000, 1000}}), f, 1000, &out_),
+        Verdict::kBadSource);
+    EXPECT_TRUE(out_.messages().empty());
+    // Neither a NACK for a slot the job does not own, nor a BCAST.
+    EXPECT_EQ(pipeline_.process(bytes({.worker = 1, .slot = 12}), f, 1000, &out_),
+              Verdict::kBadSource);
+    EXPECT_EQ(
+        pipeline_.process(bytes({.worker = 2, .fanIn = 3, .type = Type::kBcast}), f, 1000, &out_),
+        Verdict::kBadSource);
+    EXPECT_TRUE(out_.messages().empty());
+  }
+  EXPECT_EQ(count(Verdict::kBadSource), 9u);
+  EXPECT_EQ(pipeline_.stats().contributions.get(), 0u);
+  for (uint8_t w = 0; w < 3; ++w) send({.worker = w, .values = {w, w, w, w}});
+  ASSERT_EQ(out_.messages().size(), 3u);
+  std::vector<int32_t> v;
+  emitted(0, &v);
+  EXPECT_EQ(v, (std::vector<int32_t>{3, 3, 3, 3}));  // the three workers' values only
 }
 
 TEST_F(PipelineTest, ShadowSetKeepsOldResultWhileNextSliceAggregates) {
@@ -190,9 +218,12 @@ TEST_F(PipelineTest, Int32OverflowSaturatesAndIsFlagged) {
 TEST_F(PipelineTest, UnknownJobAndWrongTokenAreDroppedAndCounted) {
   EXPECT_EQ(send({.job = 8}), Verdict::kUnknownJob);
   EXPECT_EQ(send({.token = kToken + 1}), Verdict::kBadToken);
+  // The low 32 bits alone do not pass: the whole 64-bit token is compared.
+  EXPECT_EQ(send({.token = kToken & 0xFFFFFFFFull}), Verdict::kBadToken);
+  EXPECT_EQ(send({.token = kToken ^ (1ull << 63)}), Verdict::kBadToken);
   EXPECT_TRUE(out_.messages().empty());
   EXPECT_EQ(count(Verdict::kUnknownJob), 1u);
-  EXPECT_EQ(count(Verdict::kBadToken), 1u);
+  EXPECT_EQ(count(Verdict::kBadToken), 3u);
   // Neither touched the slot: three real contributions still complete it.
   send({.worker = 0});
   send({.worker = 1});
@@ -204,7 +235,7 @@ TEST_F(PipelineTest, MalformedDatagramsAreCountedByReason) {
   auto run = [&](std::vector<uint8_t> b) { return pipeline_.process(b, member(0), 1, &out_); };
   EXPECT_EQ(run({good.begin(), good.begin() + 10}), Verdict::kMalformed);  // truncated
   auto bad = good;
-  bad[0] = 0x52;  // version 2
+  bad[0] = 0x51;  // version 1 (the 32-bit token layout)
   EXPECT_EQ(run(bad), Verdict::kMalformed);
   bad = good;
   bad.resize(good.size() + 4);  // longer than elems says
@@ -230,7 +261,7 @@ TEST_F(PipelineTest, SlotNotOwnedAnswersNackAndReassignmentResets) {
   EXPECT_EQ(send({.slot = 16}), Verdict::kBadSlot);  // beyond the slot table
   send({.worker = 0, .slot = 3});
   // Preempted to job 9: job 7's contribution is gone, its next datagram NACKed.
-  pipeline_.installJob(JobEntry{9, 5, 1, {member(9)}});
+  pipeline_.installJob(JobEntry{9, 5, 1, {member(0)}});
   pipeline_.assignSlots(3, 4, 9);
   EXPECT_EQ(send({.worker = 1, .slot = 3}), Verdict::kNack);
   EXPECT_EQ(send({.worker = 0, .slot = 3, .job = 9, .token = 5, .fanIn = 1}), Verdict::kCompleted);
@@ -329,13 +360,11 @@ TEST_F(PipelineTest, PortMarkerCountsAsZeros) {
   bad.flags = ina::kFlagToPort;
   ASSERT_TRUE(ina::encodeHeader(bad, buf) == false);
   bad.type = Type::kData;
-  ASSERT_TRUE(ina::encodeHeader(bad, buf));  // the marker itself
+  ASSERT_TRUE(ina::encodeHeader(bad, buf));      // the marker itself
   buf[1] = static_cast<uint8_t>(buf[1] & 0xF0);  // TO_PORT cleared on the wire
   out_.clear();
   EXPECT_EQ(pipeline_.process(buf, member(0), 1000, &out_), Verdict::kMalformed);
-  EXPECT_EQ(pipeline_.stats()
-                .malformed[static_cast<size_t>(ina::DecodeError::kEmptyPayload)]
-                .get(),
+  EXPECT_EQ(pipeline_.stats().malformed[static_cast<size_t>(ina::DecodeError::kEmptyPayload)].get(),
             1u);
 }
 

@@ -23,7 +23,7 @@ Header sample() {
   h.seq = 0xA1B2C3D4;
   h.exponent = -7;
   h.elems = 3;
-  h.token = 0xCAFEF00D;
+  h.token = 0xCAFEF00D8BADBEEFull;
   return h;
 }
 
@@ -31,16 +31,17 @@ TEST(InaRoce, FieldsSitWhereTheRdmaHeadersPutThem) {
   std::vector<int32_t> payload = {1, -2, 0x01020304};
   std::vector<uint8_t> buf(kMaxDatagramBytes);
   size_t len = roce::encode(sample(), payload, buf);
-  ASSERT_EQ(len, 32u + 12u + 4u);
+  ASSERT_EQ(len, 36u + 12u + 4u);
   const std::vector<uint8_t> want = {
       0x2B, 0x00, 0xFF, 0xFF,  // BTH: opcode, flags, P_Key
       0x00, 0x00, 0x12, 0x34,  // reserved, DestQP = job
       0x00, 0xB2, 0xC3, 0xD4,  // AckReq/reserved, PSN = seq mod 2^24
       0x00, 0x00, 0x85, 0x67,  // RETH VA high: shadow | slot
       0xA1, 0xB2, 0xC3, 0xD4,  // VA low: seq
-      0xCA, 0xFE, 0xF0, 0x0D,  // R_Key = token
-      0x00, 0x00, 0x00, 0x0C,  // DMA length = 12
+      0xCA, 0xFE, 0xF0, 0x0D,  // R_Key = token bits 63..32
+      0x00, 0x00, 0x00, 0x10,  // DMA length = 4 + 4 x 3
       0x15, 0x02, 0x05, 0xF9,  // ImmDt: type 1 | flags 5, worker, fan-in, exponent
+      0x8B, 0xAD, 0xBE, 0xEF,  // the write's first word: token bits 31..0
       0x00, 0x00, 0x00, 0x01, 0xFF, 0xFF, 0xFF, 0xFE, 0x01, 0x02, 0x03, 0x04,  // payload
       0x00, 0x00, 0x00, 0x00};                                                 // ICRC
   ASSERT_EQ(std::vector<uint8_t>(buf.begin(), buf.begin() + static_cast<long>(len)), want);
@@ -50,7 +51,7 @@ TEST(InaRoce, FieldsSitWhereTheRdmaHeadersPutThem) {
   EXPECT_EQ(back.slot, 0x0567);
   EXPECT_TRUE(back.shadow);
   EXPECT_EQ(back.seq, 0xA1B2C3D4u);
-  EXPECT_EQ(back.token, 0xCAFEF00Du);
+  EXPECT_EQ(back.token, 0xCAFEF00D8BADBEEFull);
   EXPECT_EQ(back.exponent, -7);
   EXPECT_EQ(back.worker, 2);
   EXPECT_EQ(back.fanIn, 5);
@@ -93,7 +94,7 @@ TEST(InaRoce, EveryDecodeErrorHasItsTrigger) {
     EXPECT_EQ(roce::decode(d, &out), want) << what << ": " << roceErrorName(roce::decode(d, &out));
   };
   check(good, RoceError::kOk, "good");
-  check(std::vector<uint8_t>(good.begin(), good.begin() + 35), RoceError::kTruncated, "short");
+  check(std::vector<uint8_t>(good.begin(), good.begin() + 39), RoceError::kTruncated, "short");
   auto bad = good;
   bad[0] = 0x0B;  // RC, not UC
   check(bad, RoceError::kBadOpcode, "opcode");
@@ -110,11 +111,11 @@ TEST(InaRoce, EveryDecodeErrorHasItsTrigger) {
   bad[12] = 0x01;  // VA bits 63..48
   check(bad, RoceError::kBadAddress, "VA");
   bad = good;
-  bad[27] = 0x0C;  // DMA length 12, payload 8
+  bad[27] = 0x10;  // DMA length 16, written data 12 (token word + payload 8)
   check(bad, RoceError::kBadLength, "DMA length");
   bad = good;
   bad.insert(bad.end() - 4, {0, 0});  // payload not whole int32s
-  bad[27] = 0x0A;
+  bad[27] = 0x0E;                     // token word + 10 bytes
   check(bad, RoceError::kBadLength, "odd payload");
   bad = good;
   bad[29] = 9;  // worker >= fan-in

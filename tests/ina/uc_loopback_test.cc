@@ -27,7 +27,7 @@ RackOptions ucRack(const SwitchdProcess& sw, uint16_t job, std::vector<int> uc) 
   ro.sender = [roce, uc](int worker) -> std::unique_ptr<InaSender> {
     if (std::find(uc.begin(), uc.end(), worker) == uc.end()) return nullptr;
     // PSNs start far from any seq: the switch must not care.
-    return makeUcSender(std::make_unique<SoftUcNic>(roce, 1024, 0xABC000u + 977u * worker),
+    return makeUcSender(std::make_unique<SoftUcNic>(roce, 2048, 0xABC000u + 977u * worker),
                         roce.addr);
   };
   return ro;
@@ -56,7 +56,7 @@ TEST(InaUcLoopback, Int32ExactThroughUcWrites) {
   }
   EXPECT_GT(sw.statsField("roce_received"), 0);
   EXPECT_EQ(sw.statsField("roce_malformed"), 0);
-  ASSERT_TRUE(rack->ctrl().release(31, 42).ok());
+  ASSERT_TRUE(rack->ctrl().release(31, RackOptions{}.token).ok());
 }
 
 // Lost packets: resent slices leave with new PSNs (a UC requester numbers
@@ -104,7 +104,7 @@ TEST(InaUcLoopback, LossIsRecoveredAndFloatsStayWithinTheBound) {
       ASSERT_EQ(got, want) << "worker " << w << " elem " << i;
     }
   }
-  ASSERT_TRUE(rack->ctrl().release(32, 42).ok());
+  ASSERT_TRUE(rack->ctrl().release(32, RackOptions{}.token).ok());
 }
 
 // A rack where some workers send through UC and others by UDP: the switch
@@ -125,11 +125,12 @@ TEST(InaUcLoopback, MixedRackOfUcAndUdpWorkers) {
   rack->allreduce(buf, kCount, rinaInt32, &st, &res);
   for (int w = 0; w < k; ++w) ASSERT_TRUE(st[w].ok()) << st[w].message();
   expectInt32Sum(in, buf, kCount, "mixed");
-  ASSERT_TRUE(rack->ctrl().release(33, 42).ok());
+  ASSERT_TRUE(rack->ctrl().release(33, RackOptions{}.token).ok());
 }
 
 // The switchd default payload (64) fits; the auto-started switch's 2048 does
-// not fit a 4096-byte MTU, and a rack that insists on RDMA is told why.
+// not fit this software NIC's 2048-byte MTU (with the token word), and a
+// rack that insists on RDMA is told why.
 TEST(InaUcLoopback, PayloadAboveTheMtuIsRefusedAtTheGrant) {
   SwitchdProcess sw({"--slots", "64", "--payload", "2048", "--roce-port", "0"});
   ASSERT_TRUE(sw.ready());
@@ -137,7 +138,7 @@ TEST(InaUcLoopback, PayloadAboveTheMtuIsRefusedAtTheGrant) {
   std::unique_ptr<Rack> rack;
   Status s = Rack::create(sw, 2, ro, &rack);
   EXPECT_EQ(s.code(), rinaInvalidUsage);
-  EXPECT_NE(s.message().find("more than the path MTU (1024 bytes)"), std::string::npos)
+  EXPECT_NE(s.message().find("more than the path MTU (2048 bytes)"), std::string::npos)
       << s.message();
 }
 

@@ -34,7 +34,7 @@ Header sampleHeader() {
   h.seq = 0xA1B2C3D4;
   h.exponent = -7;
   h.elems = 4;
-  h.token = 0xDEADBEEF;
+  h.token = 0xDEADBEEF01234567ull;
   return h;
 }
 
@@ -52,21 +52,24 @@ TEST(InaUc, WriteCarriesTheFieldsWhereInaRoceHPutsThem) {
   UcWriteRequest wr;
   ASSERT_TRUE(ucWriteFor(native, &wr));
   EXPECT_EQ(wr.remoteAddr, 0x00009234A1B2C3D4ull);  // slot 0x1234 | shadow bit 15, seq
-  EXPECT_EQ(wr.rkey, 0xDEADBEEFu);                  // token
+  EXPECT_EQ(wr.rkey, 0xDEADBEEFu);                  // token bits 63..32
   EXPECT_EQ(wr.imm, 0x150305F9u);                   // DATA<<4|LAST|RESEND, worker, fan-in, -7
-  ASSERT_EQ(wr.payload.size(), 16u);                // DMA length = 4 x elems
-  EXPECT_EQ(std::memcmp(wr.payload.data(), native.data() + kHeaderBytes, 16), 0);
+  ASSERT_EQ(wr.payload.size(), 20u);                // DMA length = 4 + 4 x elems
+  const uint8_t low[4] = {0x01, 0x23, 0x45, 0x67};  // token bits 31..0 lead the write
+  EXPECT_EQ(std::memcmp(wr.payload.data(), low, 4), 0);
+  EXPECT_EQ(std::memcmp(wr.payload.data() + 4, native.data() + kHeaderBytes, 16), 0);
 
   const std::vector<uint8_t> packet = ucWritePacket(0x0BCD, 0x777777, wr);
-  const uint8_t expected[32] = {
+  const uint8_t expected[36] = {
       0x2B, 0x00, 0xFF, 0xFF, 0x00, 0x00, 0x0B, 0xCD,  // opcode, flags, P_Key, QP = job
       0x00, 0x77, 0x77, 0x77,                          // PSN: the NIC's, not the seq
       0x00, 0x00, 0x92, 0x34, 0xA1, 0xB2, 0xC3, 0xD4,  // VA: slot|shadow, seq
-      0xDE, 0xAD, 0xBE, 0xEF, 0x00, 0x00, 0x00, 0x10,  // R_Key = token, DMA length 16
-      0x15, 0x03, 0x05, 0xF9};                         // immediate
+      0xDE, 0xAD, 0xBE, 0xEF, 0x00, 0x00, 0x00, 0x14,  // R_Key = token high, DMA length 20
+      0x15, 0x03, 0x05, 0xF9,                          // immediate
+      0x01, 0x23, 0x45, 0x67};                         // token low
   ASSERT_EQ(packet.size(), roce::kOverheadBytes + 16);
-  for (size_t i = 0; i < 32; ++i) EXPECT_EQ(packet[i], expected[i]) << "byte " << i;
-  EXPECT_EQ(std::memcmp(packet.data() + 32, native.data() + kHeaderBytes, 16), 0);
+  for (size_t i = 0; i < 36; ++i) EXPECT_EQ(packet[i], expected[i]) << "byte " << i;
+  EXPECT_EQ(std::memcmp(packet.data() + 36, native.data() + kHeaderBytes, 16), 0);
 }
 
 // Whatever PSN the NIC uses, rina-switchd's decoder sees the datagram the
@@ -111,7 +114,7 @@ TEST(InaUc, NicPacketsDecodeToTheClientsDatagramForEveryTypeFlagAndExponent) {
 TEST(InaUc, UndecodableDatagramsMakeNoWrite) {
   std::vector<uint8_t> native = nativeBytes(sampleHeader(), {1, 2, 3, 4});
   UcWriteRequest wr;
-  native[0] = 0x61;  // version 1 -> magic 6
+  native[0] = 0x62;  // magic 5 -> magic 6
   EXPECT_FALSE(ucWriteFor(native, &wr));
   native = nativeBytes(sampleHeader(), {1, 2, 3, 4});
   native.pop_back();  // length disagrees with elems
@@ -158,13 +161,14 @@ TEST(InaUc, GrantsTheNicCannotCarryAreRefusedWithTheFix) {
   EXPECT_NE(s.message().find("rina-switchd --threads 1"), std::string::npos) << s.message();
   s = sender->setGrant(grantOf(7, 2048, 1));
   EXPECT_EQ(s.code(), rinaInvalidUsage);
-  EXPECT_NE(s.message().find("2048 elements is 8192 bytes, more than the path MTU (4096 bytes)"),
+  EXPECT_NE(s.message().find("2048 elements is 8196 bytes, more than the path MTU (4096 bytes)"),
             std::string::npos)
       << s.message();
-  EXPECT_NE(s.message().find("--payload 1024 or less"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("--payload 1023 or less"), std::string::npos) << s.message();
   EXPECT_EQ(n->connects(), 0);
-  // 1024 elements fill a 4096-byte MTU exactly: the QP goes to the switch's job QP.
-  ASSERT_TRUE(sender->setGrant(grantOf(7, 1024, 1)).ok());
+  // The token's low word and 1023 elements fill a 4096-byte MTU exactly; 1024 do not.
+  EXPECT_EQ(sender->setGrant(grantOf(7, 1024, 1)).code(), rinaInvalidUsage);
+  ASSERT_TRUE(sender->setGrant(grantOf(7, 1023, 1)).ok());
   EXPECT_EQ(n->connects(), 1);
   EXPECT_EQ(n->destQpn(), 7u);
   EXPECT_EQ(n->connectedIpv4(), 0x0A000001u);
@@ -232,7 +236,7 @@ TEST(InaUc, ClientFallsBackToUdpOnAGrantTheNicCannotCarryUnlessRdmaWasRequired) 
       InaClient::create(clientOptions(false), &c,
                         makeUcSender(std::make_unique<SoftUcNic>(sw.at, 1024, 0), 0x7F000001))
           .ok());
-  ASSERT_TRUE(c->setGrant(grantOf(0x0BCD, 256, 1)).ok());
+  ASSERT_TRUE(c->setGrant(grantOf(0x0BCD, 255, 1)).ok());  // + the token word: 1024 bytes
   EXPECT_STREQ(c->senderName(), "rdma-uc");
   std::unique_ptr<InaClient> plain;
   ASSERT_TRUE(InaClient::create(clientOptions(true), &plain).ok());

@@ -72,6 +72,11 @@ struct Case {
   bool gro;
 };
 
+// What gtest prints for GetParam() (instead of the struct's bytes).
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << (c.segment ? "segmented sends" : "plain sends") << ", GRO " << (c.gro ? "on" : "off");
+}
+
 class UdpBatchTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(UdpBatchTest, RunsArriveWholeAndInOrder) {

@@ -20,7 +20,7 @@ Header sampleHeader() {
   h.seq = 0xDEADBEEF;
   h.exponent = -7;
   h.elems = 4;
-  h.token = 0xCAFEF00D;
+  h.token = 0xCAFEF00D8BADBEEFull;  // both halves non-zero: 64 bits survive
   return h;
 }
 
@@ -56,14 +56,16 @@ TEST(InaWire, RoundTripKeepsEveryField) {
 
 TEST(InaWire, NetworkByteOrderOnTheWire) {
   auto buf = encodeSample(sampleHeader(), {0x01020304, 0, 0, 0});
-  EXPECT_EQ(buf[0], 0x51);   // magic 5, version 1
+  EXPECT_EQ(buf[0], 0x52);   // magic 5, version 2
   EXPECT_EQ(buf[1], 0x15);   // DATA, RESEND|LAST
   EXPECT_EQ(buf[2], 0x12);   // job, big endian
   EXPECT_EQ(buf[4], 0xFA);   // shadow bit | slot high byte
   EXPECT_EQ(buf[8], 0xDE);   // seq
   EXPECT_EQ(buf[14], 0x00);  // elems = 4
   EXPECT_EQ(buf[15], 0x04);
-  EXPECT_EQ(buf[16], 0xCA);            // token
+  const uint8_t token[8] = {0xCA, 0xFE, 0xF0, 0x0D, 0x8B, 0xAD, 0xBE, 0xEF};
+  for (size_t i = 0; i < 8; ++i) EXPECT_EQ(buf[16 + i], token[i]) << "token byte " << i;
+  EXPECT_EQ(kHeaderBytes, 24u);        // 4-byte aligned: the payload starts at 24
   EXPECT_EQ(buf[kHeaderBytes], 0x01);  // payload, big endian
   EXPECT_EQ(buf[kHeaderBytes + 3], 0x04);
 }
@@ -103,7 +105,7 @@ TEST(InaWire, RejectsWrongMagicVersionTypePad) {
   auto good = encodeSample(sampleHeader(), {1, 2, 3, 4});
   Header d;
   auto b = good;
-  b[0] = 0x52;
+  b[0] = 0x51;  // version 1: the layout with a 32-bit token
   EXPECT_EQ(decode(b, &d), DecodeError::kBadVersion);
   b[0] = 0x41;
   EXPECT_EQ(decode(b, &d), DecodeError::kBadMagic);

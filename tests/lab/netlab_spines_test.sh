@@ -26,8 +26,12 @@ tcp_rate() {
   wait "$pid" || fail "the TCP receiver at $addr failed: $(cat "$work/rate")"
   sed -n 's/^rate_mbit=\([0-9.]*\).*/\1/p' "$work/rate"
 }
-near() {  # near RATE LINK: RATE within 10% of 0.956 x LINK (TCP goodput)
-  awk -v r="$1" -v l="$2" 'BEGIN {g = 0.956 * l; exit !(r >= 0.9 * g && r <= 1.1 * g)}'
+# check_rate RATE LINK WHAT: RATE within 10% of 0.956 x LINK (TCP goodput).
+# Above it the shaping is wrong; below it, crowded CPUs may be the cause.
+check_rate() {
+  awk -v r="$1" -v l="$2" 'BEGIN {exit !(r <= 1.1 * 0.956 * l)}' ||
+    fail "$3 ran at $1 Mbit/s, above its shaped rate"
+  awk -v r="$1" -v l="$2" 'BEGIN {exit !(r >= 0.9 * 0.956 * l)}' || timing_miss "$3 ran at $1 Mbit/s"
 }
 
 lab up "$topology" --switchd "$switchd" || fail "up failed"
@@ -45,13 +49,13 @@ got=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["racks"][1
 r0=$(tcp_rate b0 10.77.2.1 5301)
 r1=$(tcp_rate b0 10.78.2.1 5302)
 echo "TCP a0 -> b0: plane 0 $r0 Mbit/s, plane 1 $r1 Mbit/s"
-near "$r0" 50 || fail "plane 0 (50 Mbit/s uplinks) ran at $r0 Mbit/s"
-near "$r1" 200 || fail "plane 1 (200 Mbit/s uplinks) ran at $r1 Mbit/s"
+check_rate "$r0" 50 "plane 0 (50 Mbit/s uplinks)"
+check_rate "$r1" 200 "plane 1 (200 Mbit/s uplinks)"
 out=$(lab shape --rack a --spine 1 --mbit 100) || fail "shape failed"
 grep -q "rack a's uplink to spine 1: 200 -> 100 Mbit/s at [0-9.]*$" <<< "$out" || fail "shape said: $out"
 r1=$(tcp_rate b1 10.78.2.2 5303)
 echo "after shape: plane 1 $r1 Mbit/s"
-near "$r1" 100 || fail "plane 1 after shaping rack a's uplink to 100 Mbit/s ran at $r1 Mbit/s"
+check_rate "$r1" 100 "plane 1 after shaping rack a's uplink to 100 Mbit/s"
 lab status | grep -q "uplink of rack a .* to spine 1: 100 Mbit/s" || fail "status after shape"
 lab shape --rack a --spine 1 --mbit 200 > /dev/null || fail "shape back failed"
 
@@ -87,4 +91,4 @@ done
 lab down || fail "down failed"
 [ -z "$(lab_namespaces)" ] || fail "namespaces left after down: $(lab_namespaces)"
 [ ! -e "$state" ] || fail "state folder left after down"
-echo "netlab spines test ok"
+lab_done "netlab spines test ok"

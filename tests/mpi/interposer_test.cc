@@ -6,11 +6,13 @@
 // interposer_test [--mode full|disabled|unavailable]
 //   full:        every case (RINA_MPI_MIN_BYTES must be set to a plain number)
 //   disabled:    RINA_MPI_DISABLE=1: every call is delegated, results right
-//   unavailable: rina cannot be set up (bad RINA_SOCKET_IFNAME): delegated
+//   unavailable: rina cannot be set up (bad RINA_SOCKET_IFNAME on some or all
+//                ranks): delegated
 // Rank 0 prints "interposer_test: N checks, 0 failures" and the exit code is 0
 // only when no rank failed a check.
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -270,9 +272,9 @@ void testInPlace(MPI_Comm comm) {
                   MPI_DOUBLE, comm);
   });
   check(allInPlace == allRef, "allgather in place: differs from PMPI");
-  // Send and receive described differently: left to MPI.
+  // Send and receive described differently, the same bytes: rina's.
   std::vector<double> allBytes(all.size());
-  expectRoute(comm, rinaMpiArguments, "allgather MPI_BYTE send, MPI_DOUBLE receive", [&] {
+  expectRoute(comm, -1, "allgather MPI_BYTE send, MPI_DOUBLE receive", [&] {
     MPI_Allgather(part.data(), static_cast<int>(block * sizeof(double)), MPI_BYTE, allBytes.data(),
                   static_cast<int>(block), MPI_DOUBLE, comm);
   });
@@ -404,7 +406,7 @@ void testUserOpAndDerivedTypes() {
   for (int k = 0; k < kMatrices; ++k) {
     for (int j = 0; j < 4; ++j) send[4 * static_cast<size_t>(k) + j] = entry(worldRank, k, j);
   }
-  expectRoute(MPI_COMM_WORLD, rinaMpiDatatype, "non-commutative user op", [&] {
+  expectRoute(MPI_COMM_WORLD, rinaMpiUserOp, "non-commutative user op", [&] {
     MPI_Allreduce(send.data(), got.data(), kMatrices, matrix, matmul, MPI_COMM_WORLD);
   });
   size_t wrong = 0;
@@ -437,7 +439,7 @@ void testUserOpAndDerivedTypes() {
   const size_t ints = static_cast<size_t>(extent / static_cast<MPI_Aint>(sizeof(int))) * kVectors;
   std::vector<int> vin(ints), vout(ints, -7);
   for (size_t i = 0; i < ints; ++i) vin[i] = static_cast<int>(i % 101) + worldRank;
-  expectRoute(MPI_COMM_WORLD, rinaMpiDatatype, "vector derived type", [&] {
+  expectRoute(MPI_COMM_WORLD, rinaMpiUserOp, "vector derived type, user op", [&] {
     MPI_Allreduce(vin.data(), vout.data(), kVectors, strided, vectorSum, MPI_COMM_WORLD);
   });
   const size_t stride = ints / kVectors;
@@ -511,6 +513,197 @@ void testUserOpAndDerivedTypes() {
     if (bout[static_cast<size_t>(i)] != want) ++badBits;
   }
   check(badBits == 0, "MPI_BOR: " + std::to_string(badBits) + " ints wrong");
+}
+
+int handlerCalls = 0;
+int handlerCode = MPI_SUCCESS;
+
+void recordError(MPI_Comm*, int* code, ...) {
+  ++handlerCalls;
+  handlerCode = *code;
+}
+
+// ---- derived datatypes with predefined ops: by their elements ----
+
+// Whether the decision and the result follow the elements, not the layout:
+// contiguous derived types go straight to rina, types with gaps through a
+// packed copy (gaps untouched), checked against the MPI library on the same
+// elements described as predefined types.
+void testDerivedTypesByElements(MPI_Comm comm) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const int k = 20011;  // instances; odd so chunks do not divide evenly
+
+  // Three doubles per instance, contiguous: float64 x 3k, exact integers.
+  MPI_Datatype triple;
+  MPI_Type_contiguous(3, MPI_DOUBLE, &triple);
+  MPI_Type_commit(&triple);
+  std::vector<double> d(3 * static_cast<size_t>(k)), dGot(d.size()), dRef(d.size());
+  for (size_t i = 0; i < d.size(); ++i) d[i] = static_cast<double>((i * 31 + rank * 7) % 1000);
+  expectRoute(comm, -1, "contiguous(3 MPI_DOUBLE) sum", [&] {
+    MPI_Allreduce(d.data(), dGot.data(), k, triple, MPI_SUM, comm);
+  });
+  PMPI_Allreduce(d.data(), dRef.data(), 3 * k, MPI_DOUBLE, MPI_SUM, comm);
+  check(dGot == dRef, "contiguous(3 MPI_DOUBLE) sum: differs from PMPI on MPI_DOUBLE x 3k");
+  MPI_Type_free(&triple);
+
+  // Two ints in every three (a gap after each pair), max; in place too.
+  MPI_Datatype pairs;
+  MPI_Type_vector(k, 2, 3, MPI_INT, &pairs);
+  MPI_Type_commit(&pairs);
+  std::vector<int> v(3 * static_cast<size_t>(k)), vGot(v.size(), -9), plain(2 * static_cast<size_t>(k)),
+      ref(plain.size());
+  for (int p = 0; p < k; ++p) {
+    for (int j = 0; j < 2; ++j) {
+      const int value = (p * 13 + j * 5 + rank * 101) % 4099 - 2000;
+      v[3 * static_cast<size_t>(p) + j] = value;
+      plain[2 * static_cast<size_t>(p) + j] = value;
+    }
+    v[3 * static_cast<size_t>(p) + 2] = 12345;
+  }
+  PMPI_Allreduce(plain.data(), ref.data(), 2 * k, MPI_INT, MPI_MAX, comm);
+  auto checkPairs = [&](const std::vector<int>& got, int gapValue, const std::string& what) {
+    size_t wrong = 0, gaps = 0;
+    for (int p = 0; p < k; ++p) {
+      for (int j = 0; j < 2; ++j) wrong += got[3 * static_cast<size_t>(p) + j] != ref[2 * static_cast<size_t>(p) + j];
+      gaps += got[3 * static_cast<size_t>(p) + 2] != gapValue;
+    }
+    check(wrong == 0, what + ": " + std::to_string(wrong) + " elements differ from PMPI");
+    check(gaps == 0, what + ": " + std::to_string(gaps) + " gaps written");
+  };
+  expectRoute(comm, -1, "vector with gaps max", [&] {
+    MPI_Allreduce(v.data(), vGot.data(), 1, pairs, MPI_MAX, comm);
+  });
+  checkPairs(vGot, -9, "vector with gaps max");
+  std::vector<int> vInPlace = v;
+  expectRoute(comm, -1, "vector with gaps max in place", [&] {
+    MPI_Allreduce(MPI_IN_PLACE, vInPlace.data(), 1, pairs, MPI_MAX, comm);
+  });
+  checkPairs(vInPlace, 12345, "vector with gaps max in place");
+  MPI_Type_free(&pairs);
+
+  // Reduce_scatter_block over blocks of (contiguous pair) and (gapped pair).
+  const int perBlock = 5003;
+  MPI_Datatype pair, gappedPair;
+  MPI_Type_contiguous(2, MPI_INT, &pair);
+  MPI_Type_commit(&pair);
+  MPI_Type_vector(1, 2, 2, MPI_INT, &gappedPair);  // 2 ints, then resized: a gap of one
+  MPI_Datatype spaced;
+  MPI_Type_create_resized(gappedPair, 0, 3 * sizeof(int), &spaced);
+  MPI_Type_commit(&spaced);
+  const size_t elems = 2 * static_cast<size_t>(perBlock) * size;
+  std::vector<int> whole(elems), mine(2 * static_cast<size_t>(perBlock), -9),
+      mineRef(mine.size());
+  for (size_t i = 0; i < elems; ++i) whole[i] = static_cast<int>((i * 7 + rank) % 3001);
+  expectRoute(comm, -1, "reduce_scatter_block contiguous(2 MPI_INT)", [&] {
+    MPI_Reduce_scatter_block(whole.data(), mine.data(), perBlock, pair, MPI_SUM, comm);
+  });
+  PMPI_Reduce_scatter_block(whole.data(), mineRef.data(), 2 * perBlock, MPI_INT, MPI_SUM, comm);
+  check(mine == mineRef, "reduce_scatter_block contiguous(2 MPI_INT): differs from PMPI");
+  std::vector<int> spacedWhole(3 * elems / 2, 777);
+  for (size_t p = 0; p < elems / 2; ++p) {
+    spacedWhole[3 * p] = whole[2 * p];
+    spacedWhole[3 * p + 1] = whole[2 * p + 1];
+  }
+  std::vector<int> spacedMine(3 * static_cast<size_t>(perBlock), -9);
+  expectRoute(comm, -1, "reduce_scatter_block pairs with gaps", [&] {
+    MPI_Reduce_scatter_block(spacedWhole.data(), spacedMine.data(), perBlock, spaced, MPI_SUM,
+                             comm);
+  });
+  size_t wrong = 0, gaps = 0;
+  for (int p = 0; p < perBlock; ++p) {
+    for (int j = 0; j < 2; ++j) wrong += spacedMine[3 * static_cast<size_t>(p) + j] != mineRef[2 * static_cast<size_t>(p) + j];
+    gaps += spacedMine[3 * static_cast<size_t>(p) + 2] != -9;
+  }
+  check(wrong == 0 && gaps == 0, "reduce_scatter_block pairs with gaps: " + std::to_string(wrong) +
+                                     " wrong, " + std::to_string(gaps) + " gaps written");
+  expectRoute(comm, -1, "reduce_scatter_block pairs with gaps in place", [&] {
+    MPI_Reduce_scatter_block(MPI_IN_PLACE, spacedWhole.data(), perBlock, spaced, MPI_SUM, comm);
+  });
+  wrong = gaps = 0;
+  for (int p = 0; p < perBlock; ++p) {
+    for (int j = 0; j < 2; ++j) wrong += spacedWhole[3 * static_cast<size_t>(p) + j] != mineRef[2 * static_cast<size_t>(p) + j];
+    gaps += spacedWhole[3 * static_cast<size_t>(p) + 2] != 777;
+  }
+  check(wrong == 0 && gaps == 0, "reduce_scatter_block pairs with gaps in place: " +
+                                     std::to_string(wrong) + " wrong, " + std::to_string(gaps) +
+                                     " gaps written");
+  MPI_Type_free(&pair);
+  MPI_Type_free(&gappedPair);
+  MPI_Type_free(&spaced);
+
+  // Allgather of a pair type with padding (MPI_DOUBLE_INT: 12 bytes of data
+  // in 16), out of place and in place, against PMPI.
+  struct DoubleInt {
+    double value;
+    int index;
+  };
+  const int n = 3001;
+  std::vector<DoubleInt> part(n), all(static_cast<size_t>(n) * size), allRef(all.size());
+  for (int i = 0; i < n; ++i) part[static_cast<size_t>(i)] = {rank * 1e5 + i, rank - i};
+  expectRoute(comm, -1, "allgather MPI_DOUBLE_INT", [&] {
+    MPI_Allgather(part.data(), n, MPI_DOUBLE_INT, all.data(), n, MPI_DOUBLE_INT, comm);
+  });
+  PMPI_Allgather(part.data(), n, MPI_DOUBLE_INT, allRef.data(), n, MPI_DOUBLE_INT, comm);
+  size_t bad = 0;
+  for (size_t i = 0; i < all.size(); ++i) {
+    bad += all[i].value != allRef[i].value || all[i].index != allRef[i].index;
+  }
+  check(bad == 0, "allgather MPI_DOUBLE_INT: " + std::to_string(bad) + " pairs differ from PMPI");
+  std::vector<DoubleInt> inPlace(all.size(), DoubleInt{-1, -1});
+  std::copy(part.begin(), part.end(), inPlace.begin() + static_cast<ptrdiff_t>(rank) * n);
+  expectRoute(comm, -1, "allgather MPI_DOUBLE_INT in place", [&] {
+    MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, inPlace.data(), n, MPI_DOUBLE_INT, comm);
+  });
+  bad = 0;
+  for (size_t i = 0; i < all.size(); ++i) {
+    bad += inPlace[i].value != allRef[i].value || inPlace[i].index != allRef[i].index;
+  }
+  check(bad == 0, "allgather MPI_DOUBLE_INT in place: " + std::to_string(bad) + " pairs differ");
+}
+
+// ---- erroneous layouts: the error handler, on every rank, no waiting ----
+
+void testLayoutErrors() {
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  MPI_Errhandler handler;
+  MPI_Comm_create_errhandler(recordError, &handler);
+  MPI_Comm_set_errhandler(comm, handler);
+  const int n = 5000;
+  std::vector<double> part(n, 1.0), all(static_cast<size_t>(n) * worldSize);
+  // Sending fewer bytes than every rank receives from it: erroneous.
+  handlerCalls = 0;
+  int rc = MPI_Allgather(part.data(), n - 1, MPI_DOUBLE, all.data(), n, MPI_DOUBLE, comm);
+  check(rc == MPI_ERR_TYPE && handlerCalls == 1 && handlerCode == MPI_ERR_TYPE,
+        "allgather send bytes != receive block: rc " + std::to_string(rc) + ", handler calls " +
+            std::to_string(handlerCalls));
+  MPI_Comm_free(&comm);
+
+  // A type with gaps that was never committed: MPI refuses to pack it.
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  MPI_Comm_set_errhandler(comm, handler);
+  MPI_Datatype uncommitted;
+  MPI_Type_vector(n, 1, 2, MPI_DOUBLE, &uncommitted);
+  std::vector<double> strided(2 * static_cast<size_t>(n), 1.0), out(strided.size());
+  handlerCalls = 0;
+  rc = MPI_Allreduce(strided.data(), out.data(), 1, uncommitted, MPI_SUM, comm);
+  check(rc == MPI_ERR_TYPE && handlerCalls >= 1 && handlerCode == MPI_ERR_TYPE,
+        "allreduce of an uncommitted type with gaps: rc " + std::to_string(rc));
+  MPI_Comm_free(&comm);
+
+  // Receiving into it: rina gathers, MPI refuses to unpack.
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  MPI_Comm_set_errhandler(comm, handler);
+  std::vector<double> gathered(2 * static_cast<size_t>(n) * worldSize);
+  handlerCalls = 0;
+  rc = MPI_Allgather(part.data(), n, MPI_DOUBLE, gathered.data(), 1, uncommitted, comm);
+  check(rc == MPI_ERR_TYPE && handlerCalls >= 1 && handlerCode == MPI_ERR_TYPE,
+        "allgather into an uncommitted type with gaps: rc " + std::to_string(rc));
+  MPI_Comm_free(&comm);
+  MPI_Type_free(&uncommitted);
+  MPI_Errhandler_free(&handler);
 }
 
 // ---- nonblocking: not interposed, so the MPI library runs it ----
@@ -590,14 +783,6 @@ void testThreads(int provided) {
 
 // ---- a failing rina call reaches the communicator's error handler ----
 
-int handlerCalls = 0;
-int handlerCode = MPI_SUCCESS;
-
-void recordError(MPI_Comm*, int* code, ...) {
-  ++handlerCalls;
-  handlerCode = *code;
-}
-
 void testErrorHandler() {
   MPI_Comm comm;
   MPI_Comm_dup(MPI_COMM_WORLD, &comm);
@@ -670,6 +855,8 @@ int main(int argc, char** argv) {
     testCommunicators();
     testIntercomm();
     testUserOpAndDerivedTypes();
+    testDerivedTypesByElements(MPI_COMM_WORLD);
+    testLayoutErrors();
     testNonblocking();
     testCounts();
     testThreads(provided);

@@ -116,6 +116,21 @@ TEST(ThreadPlacement, SetupAndPinBindNearTheNicsNode) {
   }).join();
 }
 
+TEST(ThreadPlacement, OnlineNumaNodesFromSysfs) {
+  const fs::path root =
+      fs::path(::testing::TempDir()) / ("placement-numa-" + std::to_string(getpid()));
+  const fs::path online = root / "sys/devices/system/node/online";
+  fs::remove_all(root);
+  EXPECT_EQ(onlineNumaNodes(root.string()), 1) << "no node directory: a kernel without NUMA";
+  fs::create_directories(online.parent_path());
+  for (const auto& [text, nodes] :
+       std::vector<std::pair<std::string, int>>{{"0", 1}, {"0-1", 2}, {"0,2-3", 3}, {"x", 1}}) {
+    std::ofstream(online) << text << "\n";
+    EXPECT_EQ(onlineNumaNodes(root.string()), nodes) << "online: " << text;
+  }
+  fs::remove_all(root);
+}
+
 // Every interface of this machine: pinned by hwloc's answer, the thread's
 // mask is what sysfs says is near that NIC.
 TEST(ThreadPlacement, RealNodePinsWhereSysfsSaysTheNicIs) {

@@ -176,6 +176,12 @@ struct BadInput {
   const char* expect;  // a piece of the message
 };
 
+// What gtest prints for GetParam() (instead of the two pointers' bytes).
+void PrintTo(const BadInput& b, std::ostream* os) {
+  *os << "text " << ::testing::PrintToString(b.text) << " -> error containing "
+      << ::testing::PrintToString(b.expect);
+}
+
 class TopologyJsonRejects : public ::testing::TestWithParam<BadInput> {};
 
 TEST_P(TopologyJsonRejects, WithAMessageNamingThePlace) {

@@ -24,6 +24,12 @@ struct Setup {
   int socketsPerPeer = 1;  // TCP only: several sockets stripe each slice
 };
 
+// What gtest prints for GetParam() (instead of the struct's bytes).
+void PrintTo(const Setup& s, std::ostream* os) {
+  *os << s.nranks << " ranks over " << (s.tcp ? "TCP" : "shm");
+  if (s.socketsPerPeer > 1) *os << ", " << s.socketsPerPeer << " sockets per peer";
+}
+
 std::string setupName(const ::testing::TestParamInfo<Setup>& p) {
   std::string name = std::to_string(p.param.nranks) + "ranks" + (p.param.tcp ? "Tcp" : "Shm");
   if (p.param.socketsPerPeer > 1) name += std::to_string(p.param.socketsPerPeer) + "Sockets";
@@ -50,7 +56,7 @@ TEST_P(Collectives, AllReduceEveryTypeOpAlgorithm) {
   const size_t counts[] = {1, 2, 7, 97, 1031, 20011};
   std::vector<std::vector<char>> results(n);
   runThreads(n, options_, [&](int rank, rinaComm_t comm) {
-    for (const char* algo : {"auto", "ring", "rd"}) {
+    for (const char* algo : {"auto", "ring", "rd", "oneshot"}) {
       ASSERT_EQ(rinaCommSetAlgorithm(comm, algo), rinaSuccess);
       for (rinaDataType_t t : kTypes) {
         for (rinaRedOp_t op : kOps) {
@@ -78,7 +84,8 @@ TEST_P(Collectives, AllReduceEveryTypeOpAlgorithm) {
 TEST_P(Collectives, AllReduceRandomFloatsBitwiseIdentical) {
   const int n = GetParam().nranks;
   const size_t count = 300007;
-  std::vector<std::vector<float>> inputs(n), outputs(n);
+  const size_t kSmall = 5003;  // 20 KiB
+  std::vector<std::vector<float>> inputs(n), outputs(n), smallOut(n, std::vector<float>(kSmall));
   for (int r = 0; r < n; ++r) {
     std::mt19937 gen(1234 + r);
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -92,7 +99,23 @@ TEST_P(Collectives, AllReduceRandomFloatsBitwiseIdentical) {
       ASSERT_EQ(rinaAllReduce(inputs[rank].data(), outputs[rank].data(), count, rinaFloat32, rinaSum, comm),
                 rinaSuccess) << rinaCommGetLastError(comm);
     }
+    // The latency algorithm (one-shot on one host) on a prefix that fits
+    // RINA_SMALL_MSG_BYTES; its output is checked on that prefix below.
+    ASSERT_EQ(rinaCommSetAlgorithm(comm, "oneshot"), rinaSuccess);
+    ASSERT_EQ(rinaAllReduce(inputs[rank].data(), smallOut[rank].data(), kSmall, rinaFloat32,
+                            rinaSum, comm),
+              rinaSuccess)
+        << rinaCommGetLastError(comm);
   });
+  for (size_t i = 0; i < kSmall; ++i) {
+    double ref = 0, mag = 0;
+    for (int r = 0; r < n; ++r) ref += inputs[r][i], mag += std::fabs(inputs[r][i]);
+    ASSERT_NEAR(smallOut[0][i], ref, mag * n * 1.2e-7 + 1e-30) << "one-shot element " << i;
+  }
+  for (int r = 1; r < n; ++r) {
+    ASSERT_EQ(std::memcmp(smallOut[0].data(), smallOut[r].data(), kSmall * sizeof(float)), 0)
+        << "one-shot: rank " << r << " differs from rank 0";
+  }
   for (size_t i = 0; i < count; ++i) {
     double ref = 0, mag = 0;
     for (int r = 0; r < n; ++r) ref += inputs[r][i], mag += std::fabs(inputs[r][i]);
@@ -152,6 +175,54 @@ TEST_P(Collectives, ReduceScatterAllGatherBroadcast) {
           ASSERT_EQ(std::memcmp(src.data(), want.data(), src.size()), 0) << "in place root " << root;
         }
       }
+    }
+  });
+}
+
+// Small allreduces between other collectives, in place and not, with
+// inputs that change every call: the host segment's slots are reused every
+// other call, and a broadcast in between lets a fast rank run ahead into
+// the next allreduce while others still read the last one. Each result
+// against the serial reference; the counters say which algorithm ran:
+// one-shot exactly when every rank shares memory.
+TEST_P(Collectives, SmallAllReducesBetweenOtherCollectives) {
+  const int n = GetParam().nranks;
+  if (n < 2) GTEST_SKIP() << "one rank copies";
+  runThreads(n, options_, [&](int rank, rinaComm_t comm) {
+    rinaCommStats_t before{};
+    before.size = sizeof before;
+    ASSERT_EQ(rinaCommGetStats(comm, &before), rinaSuccess);
+    for (int it = 0; it < 60; ++it) {
+      const size_t count = 1 + static_cast<size_t>(it * 37 % 1500);
+      std::vector<int64_t> send(count), recv(count, -1);
+      for (size_t i = 0; i < count; ++i) send[i] = (rank + 1) * 1000003LL * (it + 1) + i;
+      int64_t* out = it % 3 == 0 ? send.data() : recv.data();
+      ASSERT_EQ(rinaAllReduce(send.data(), out, count, rinaInt64, rinaSum, comm), rinaSuccess)
+          << rinaCommGetLastError(comm);
+      for (size_t i = 0; i < count; ++i) {
+        int64_t want = 0;
+        for (int r = 0; r < n; ++r) want += (r + 1) * 1000003LL * (it + 1) + i;
+        ASSERT_EQ(out[i], want) << "rank " << rank << " call " << it << " element " << i;
+      }
+      if (it % 4 == 1) {
+        std::vector<int32_t> b(7, rank == it % n ? it : -1);
+        ASSERT_EQ(rinaBroadcast(b.data(), b.data(), b.size(), rinaInt32, it % n, comm),
+                  rinaSuccess);
+        ASSERT_EQ(b[6], it);
+      }
+    }
+    rinaCommStats_t after{};
+    after.size = sizeof after;
+    ASSERT_EQ(rinaCommGetStats(comm, &after), rinaSuccess);
+    ASSERT_EQ(after.version, 4u);
+    const uint64_t oneShot = after.callsOneShot - before.callsOneShot;
+    const uint64_t rd = after.callsRd - before.callsRd;
+    if (GetParam().tcp) {
+      EXPECT_EQ(oneShot, 0u);
+      EXPECT_EQ(rd, 60u);
+    } else {
+      EXPECT_EQ(oneShot, 60u);
+      EXPECT_EQ(rd, 0u);
     }
   });
 }

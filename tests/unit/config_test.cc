@@ -72,7 +72,7 @@ TEST(Config, DefaultsAreTheTablesDefaults) {
   EXPECT_EQ(o.planInterval, (config::Every{100, 0, false}));
   EXPECT_DOUBLE_EQ(o.planThreshold, 0.2);
   EXPECT_EQ(o.planCheckEvery, (config::Every{0, 0.5, true}));
-  EXPECT_EQ(o.mpiMinBytes, 32 << 10);
+  EXPECT_EQ(o.mpiMinBytes, 0);
   EXPECT_EQ(o.cudaStageBytes, 4 << 20);
   for (const config::Knob& k : config::knobs()) {
     config::Options parsed;
@@ -119,7 +119,7 @@ TEST(Config, ErrorsNameTheKnobAndTheValue) {
            Bad{"RINA_SOCKET_NSOCKS", "9", "RINA_SOCKET_NSOCKS=9: expected auto or 1-8"},
            Bad{"RINA_SOCKET_NSOCKS", "two", "RINA_SOCKET_NSOCKS=two: expected auto or 1-8"},
            Bad{"RINA_ALGO", "flat",
-               "RINA_ALGO=flat: expected auto, ring, rd, hier, rina or ps-ina"},
+               "RINA_ALGO=flat: expected auto, ring, rd, oneshot, hier, rina or ps-ina"},
            Bad{"RINA_INA_PORT_MARKERS", "2", "RINA_INA_PORT_MARKERS=2: give 0 or 1"},
            Bad{"RINA_INA_SLOTS", "0", "RINA_INA_SLOTS=0: give 1 to 16384 slots"},
            Bad{"RINA_PROBE_BYTES", "65M", "RINA_PROBE_BYTES=65M: expected 0 (off) to 64M"},

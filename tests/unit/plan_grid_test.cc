@@ -58,11 +58,11 @@ Network leafSpine(std::mt19937& rng, int racks, int hostsPerRack, int spines) {
   Network net;
   for (int s = 0; s < spines; ++s) net.spineMbit.push_back(rates[rng() % 4] * 2);
   for (int r = 0; r < racks; ++r) {
-    Network::Rack rack{"r" + std::to_string(r), rng() % 3 != 0, {}, {}};
+    Network::Rack rack{'r' + std::to_string(r), rng() % 3 != 0, {}, {}};
     for (int s = 0; s < spines; ++s) rack.uplinkMbit.push_back(rates[rng() % 4]);
     for (int h = 0; h < hostsPerRack; ++h) {
       rack.hosts.push_back(static_cast<int>(net.hosts.size()));
-      net.hosts.push_back({"h" + std::to_string(net.hosts.size()), r, rates[rng() % 4]});
+      net.hosts.push_back({'h' + std::to_string(net.hosts.size()), r, rates[rng() % 4]});
     }
     net.racks.push_back(rack);
   }
@@ -131,7 +131,7 @@ GridInstance star(int n, double A, double P, const std::vector<double>& c) {
   net.racks.push_back({"tor", true, {}, {}});
   for (int h = 0; h <= n; ++h) {
     net.racks[0].hosts.push_back(h);
-    net.hosts.push_back({"h" + std::to_string(h), 0, h == 0 ? P : c[h - 1]});
+    net.hosts.push_back({'h' + std::to_string(h), 0, h == 0 ? P : c[h - 1]});
   }
   GridInstance g;
   EXPECT_TRUE(buildLeafSpineGrid(net, LeafSpineGridSpec{0, {A}, 0}, &g).ok());

@@ -159,7 +159,7 @@ LinkRate row(int rank, int peer, double mbit, const char* kind = "socket") {
 TEST(PlanMembers, MeasuredHostRates) {
   plan::Network net;
   for (int h = 0; h < 4; ++h)
-    net.hosts.push_back(plan::Network::Host{"h" + std::to_string(h), h < 2 ? 0 : 1, 0});
+    net.hosts.push_back(plan::Network::Host{'h' + std::to_string(h), h < 2 ? 0 : 1, 0});
   net.hosts[1].linkMbit = 500;  // configured
   std::vector<LinkRate> table = {
       row(0, 2, 900),       row(2, 0, 300),  // host 0: in 900, out 300

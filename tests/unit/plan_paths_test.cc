@@ -17,11 +17,11 @@ Network randomNetwork(int racks, int spines, std::mt19937& rng) {
   for (int s = 0; s < spines; ++s) net.spineMbit.push_back(1000.0 * d(rng));
   for (int r = 0; r < racks; ++r) {
     Network::Rack rack;
-    rack.name = "r" + std::to_string(r);
+    rack.name = 'r' + std::to_string(r);
     rack.hosts = {r};
     for (int s = 0; s < spines; ++s) rack.uplinkMbit.push_back(500.0 * d(rng));
     net.racks.push_back(rack);
-    net.hosts.push_back({"h" + std::to_string(r), r, 1000});
+    net.hosts.push_back({'h' + std::to_string(r), r, 1000});
   }
   return net;
 }
@@ -108,8 +108,8 @@ TEST(PlanPaths, SpreadsSharedUplink) {
   Network net;
   net.spineMbit = {10000, 10000};
   for (int r = 0; r < 3; ++r) {
-    net.racks.push_back({"r" + std::to_string(r), false, {r}, {1000, 1000}});
-    net.hosts.push_back({"h" + std::to_string(r), r, 5000});
+    net.racks.push_back({'r' + std::to_string(r), false, {r}, {1000, 1000}});
+    net.hosts.push_back({'h' + std::to_string(r), r, 5000});
   }
   std::vector<SpineHop> hops{{0, 1, 5000}, {0, 2, 5000}};
   SpineAssignment a = assignSpines(net, hops);

@@ -23,12 +23,12 @@ Network makeNetwork(const std::vector<std::pair<bool, std::vector<double>>>& rac
   net.spineMbit = std::move(spines);
   for (size_t r = 0; r < racks.size(); ++r) {
     Network::Rack rack;
-    rack.name = "r" + std::to_string(r);
+    rack.name = 'r' + std::to_string(r);
     rack.ina = racks[r].first;
     rack.uplinkMbit = uplinks[r];
     for (double rate : racks[r].second) {
       rack.hosts.push_back(static_cast<int>(net.hosts.size()));
-      net.hosts.push_back({"h" + std::to_string(net.hosts.size()), static_cast<int>(r), rate});
+      net.hosts.push_back({'h' + std::to_string(net.hosts.size()), static_cast<int>(r), rate});
     }
     net.racks.push_back(rack);
   }

@@ -89,22 +89,47 @@ void warmUpOnce(const Options& options, RankGroup& group,
   group.barrier();
 }
 
-struct TimelineEntry {
-  std::string algorithm;
-  size_t bytes;
-  double startUnixSec;
-  double durationUs;
+// --timeline FILE on rank 0: one line per timed iteration, written and
+// flushed as the iteration ends, so the file shows a run's progress while
+// it goes (tests/lab/netlab_replan_test.sh changes a link once enough
+// iterations are in).
+class Timeline {
+ public:
+  explicit Timeline(const std::string& path) : path_(path), out_(std::fopen(path.c_str(), "w")) {
+    if (!out_) fatal(kExitError, "cannot write " + path_);
+    ok_ = std::fputs("# algo bytes start_unix_s duration_us\n", out_) >= 0;
+  }
+  ~Timeline() {
+    if (out_) std::fclose(out_);
+  }
+  void add(const char* algorithm, size_t bytes, double startUnixSec, double durationUs) {
+    ok_ = ok_ &&
+          std::fprintf(out_, "%s %zu %.6f %.1f\n", algorithm, bytes, startUnixSec, durationUs) > 0 &&
+          std::fflush(out_) == 0;
+  }
+  // Fatal when any line could not be written.
+  void close() {
+    const bool closed = std::fclose(out_) == 0;
+    out_ = nullptr;
+    if (!closed || !ok_) fatal(kExitError, "cannot write " + path_);
+  }
+
+ private:
+  std::string path_;
+  FILE* out_;
+  bool ok_ = false;
 };
 
 // Mean time per iteration of each algorithm, in microseconds, on this rank;
-// every iteration also goes to *timeline when it is not null. With -c 2 (out
-// of place) every call's result is also checked against `pattern`, the
-// input's, and the wrong elements added to (*wrong)[a] (the check's time is
-// then in the mean, not in the timeline).
+// every iteration also goes to *timeline when it is not null (the writes'
+// time is kept out of the mean). With -c 2 (out of place) every call's
+// result is also checked against `pattern`, the input's, and the wrong
+// elements added to (*wrong)[a] (the check's time is then in the mean, not
+// in the timeline).
 std::vector<double> timeInterleaved(const Options& options, RankGroup& group,
                                     const std::vector<AllreduceAlgorithm*>& algorithms,
                                     const void* send, void* recv, size_t count,
-                                    std::vector<TimelineEntry>* timeline,
+                                    Timeline* timeline,
                                     const CheckPattern& pattern, std::vector<int64_t>* wrong) {
   const size_t n = algorithms.size();
   wrong->assign(n, 0);
@@ -129,22 +154,24 @@ std::vector<double> timeInterleaved(const Options& options, RankGroup& group,
       algorithms[a]->select();
       group.barrier();
       const auto start = std::chrono::steady_clock::now();
+      std::chrono::duration<double, std::micro> writing{0};
       for (int i = 0; i < blocks[round]; ++i) {
         const auto wall = std::chrono::system_clock::now();
         const auto t0 = std::chrono::steady_clock::now();
         algorithms[a]->run(send, recv, count, options.type, options.op);
         if (timeline) {
-          const std::chrono::duration<double, std::micro> took =
-              std::chrono::steady_clock::now() - t0;
+          const auto t1 = std::chrono::steady_clock::now();
+          const std::chrono::duration<double, std::micro> took = t1 - t0;
           const std::chrono::duration<double> since = wall.time_since_epoch();
-          timeline->push_back(TimelineEntry{algorithms[a]->name(), count * typeSize(options.type),
-                                            since.count(), took.count()});
+          timeline->add(algorithms[a]->name().c_str(), count * typeSize(options.type),
+                        since.count(), took.count());
+          writing += std::chrono::steady_clock::now() - t1;
         }
         checked(a);
       }
       const std::chrono::duration<double, std::micro> elapsed =
           std::chrono::steady_clock::now() - start;
-      totalUs[a] += elapsed.count();
+      totalUs[a] += (elapsed - writing).count();
     }
   }
   for (double& t : totalUs) {
@@ -215,7 +242,10 @@ int runBenchmark(const Options& options, const BenchSetup& setup, RankGroup& gro
   Buffer recv = allocateBuffer(options.maxBytes);
   const CheckPattern timingInput(options.type, options.op, nranks);
   std::vector<Row> rows;
-  std::vector<TimelineEntry> timeline;
+  std::unique_ptr<Timeline> timeline;
+  if (root && !options.timelinePath.empty()) {
+    timeline = std::make_unique<Timeline>(options.timelinePath);
+  }
   bool first = true;
   for (const size_t requestedBytes : sizeSequence(options)) {
     const size_t count = requestedBytes / elementSize;
@@ -231,7 +261,7 @@ int runBenchmark(const Options& options, const BenchSetup& setup, RankGroup& gro
         algorithms.empty()
             ? std::vector<double>{}
             : timeInterleaved(options, group, algorithms, source, recv.get(), count,
-                              root && !options.timelinePath.empty() ? &timeline : nullptr,
+                              timeline.get(),
                               timingInput, &wrongTimed);
     for (size_t a = 0; a < algorithms.size(); ++a) {
       Row row;
@@ -254,17 +284,7 @@ int runBenchmark(const Options& options, const BenchSetup& setup, RankGroup& gro
   }
 
   const Summary summary = summarize(rows, nranks);
-  if (root && !options.timelinePath.empty()) {
-    FILE* out = std::fopen(options.timelinePath.c_str(), "w");
-    bool ok = out != nullptr && std::fputs("# algo bytes start_unix_s duration_us\n", out) >= 0;
-    for (const TimelineEntry& e : timeline) {
-      ok = ok && std::fprintf(out, "%s %zu %.6f %.1f\n", e.algorithm.c_str(), e.bytes,
-                              e.startUnixSec, e.durationUs) > 0;
-    }
-    if (out == nullptr || std::fclose(out) != 0 || !ok) {
-      fatal(kExitError, "cannot write " + options.timelinePath);
-    }
-  }
+  if (timeline) timeline->close();
   if (root) {
     std::fputs(formatFooter(summary).c_str(), stdout);
     std::fflush(stdout);

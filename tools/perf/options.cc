@@ -181,9 +181,10 @@ std::string usageText(std::string_view program) {
   --local-ranks N fork N ranks on this host instead of using MPI
   --timeout SECS  with --local-ranks: kill every rank after this (default 600)
   -J FILE         also write the results as JSON
-  --timeline FILE rank 0 writes one line per timed iteration: algorithm, bytes,
-                  start (Unix time, s) and duration (us) on rank 0, for
-                  throughput over time (e.g. across a mid-run rate change)
+  --timeline FILE rank 0 writes one line per timed iteration as it ends:
+                  algorithm, bytes, start (Unix time, s) and duration (us) on
+                  rank 0, for throughput over time (e.g. across a mid-run rate
+                  change) and progress while the run goes
   -h, --help      this text
 Ranks: under mpirun (built with MPI) one per MPI process, bootstrapped with
 rinaMpiCommInit; with --local-ranks N, N forked processes; otherwise 1.

@@ -29,8 +29,8 @@ struct Options {
   int localRanks = 0;        // > 0: fork that many ranks on this host
   int timeoutSeconds = 600;  // --local-ranks only: kill the ranks after this
   std::string jsonPath;
-  // --timeline FILE: rank 0 writes every timed iteration (algorithm, bytes,
-  // wall-clock start, duration), for throughput over time.
+  // --timeline FILE: rank 0 writes every timed iteration as it ends
+  // (algorithm, bytes, wall-clock start, duration), for throughput over time.
   std::string timelinePath;
   bool help = false;
 };

@@ -1,0 +1,194 @@
+#include "transport/shm_group.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <memory>
+
+#include "transport/wait_set.h"
+
+namespace rina::transport {
+namespace {
+
+constexpr uint32_t kGroupMagic = 0x52534731;  // "RSG1"
+
+struct GroupHeader {
+  std::atomic<uint32_t> magic;  // stored last by the creator
+  uint32_t ranks;
+  uint64_t slotBytes;
+  alignas(64) std::atomic<uint32_t> joined;
+  std::atomic<uint32_t> joinSleeping;
+};
+
+size_t roundUp(size_t x, size_t a) { return (x + a - 1) / a * a; }
+size_t controlsOffset() { return roundUp(sizeof(GroupHeader), 64); }
+size_t dataOffset(int ranks) {
+  return roundUp(controlsOffset() + sizeof(ShmGroupRank) * static_cast<size_t>(ranks), 4096);
+}
+size_t totalBytes(int ranks, size_t slotBytes) {
+  return dataOffset(ranks) + static_cast<size_t>(ranks) * 2 * slotBytes;
+}
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+}  // namespace
+
+Status ShmGroup::join(uint64_t commId, const std::string& host, int rank, int ranks,
+                      size_t slotBytes, Deadline deadline, std::unique_ptr<ShmGroup>* out) {
+  if (ranks < 1 || rank < 0 || rank >= ranks) {
+    return errorf(rinaInternalError, "shm group: rank %d of %d", rank, ranks);
+  }
+  std::unique_ptr<ShmGroup> g(new ShmGroup());
+  g->rank_ = rank;
+  g->ranks_ = ranks;
+  g->slotBytes_ = roundUp(slotBytes, 64);
+  g->size_ = totalBytes(ranks, g->slotBytes_);
+  char name[64];
+  std::snprintf(name, sizeof(name), "/rina-g-%016" PRIx64 "-%016" PRIx64, commId, fnv1a(host));
+  g->name_ = name;
+
+  bool creator = false;
+  Fd fd;
+  for (;;) {
+    int f = shm_open(name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+    if (f >= 0) {
+      creator = true;
+      fd = Fd(f);
+      break;
+    }
+    if (errno != EEXIST) return systemErrorf(errno, "rank %d: shm_open(%s)", rank, name);
+    f = shm_open(name, O_RDWR | O_CLOEXEC, 0600);
+    if (f >= 0) {
+      fd = Fd(f);
+      break;
+    }
+    if (errno != ENOENT) return systemErrorf(errno, "rank %d: shm_open(%s)", rank, name);
+    if (Clock::now() >= deadline) {
+      return errorf(rinaTimeout, "rank %d: the host segment %s came and went", rank, name);
+    }
+  }
+  if (creator) {
+    g->linked_ = true;  // until every rank has joined (or this one leaves)
+    if (ftruncate(fd.get(), static_cast<off_t>(g->size_)) != 0) {
+      return systemErrorf(errno, "rank %d: ftruncate(%s, %zu) (is /dev/shm full?)", rank, name,
+                          g->size_);
+    }
+  } else {
+    // The creator sizes it right after creating; wait for that (set-up only,
+    // bounded by the communicator's set-up deadline).
+    for (;;) {
+      struct stat st {};
+      if (fstat(fd.get(), &st) != 0) return systemErrorf(errno, "rank %d: fstat(%s)", rank, name);
+      if (static_cast<size_t>(st.st_size) == g->size_) break;
+      if (st.st_size != 0) {
+        return errorf(rinaInvalidUsage,
+                      "rank %d: the host segment %s has %lld bytes, this rank expects %zu "
+                      "(RINA_SMALL_MSG_BYTES must be equal on every rank)",
+                      rank, name, static_cast<long long>(st.st_size), g->size_);
+      }
+      if (Clock::now() >= deadline) {
+        return errorf(rinaTimeout, "rank %d: the host segment %s was never sized", rank, name);
+      }
+      timespec nap{0, 100000};
+      nanosleep(&nap, nullptr);
+    }
+  }
+  g->base_ = mmap(nullptr, g->size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+  if (g->base_ == MAP_FAILED) {
+    g->base_ = nullptr;
+    return systemErrorf(errno, "rank %d: mmap(%s)", rank, name);
+  }
+  auto* h = static_cast<GroupHeader*>(g->base_);
+  g->controls_ = reinterpret_cast<ShmGroupRank*>(static_cast<char*>(g->base_) + controlsOffset());
+  g->data_ = static_cast<char*>(g->base_) + dataOffset(ranks);
+  if (creator) {
+    // ftruncate gave zeroes: every posted / done word reads as call 0, and
+    // calls are numbered from 1.
+    h->ranks = static_cast<uint32_t>(ranks);
+    h->slotBytes = g->slotBytes_;
+    h->magic.store(kGroupMagic, std::memory_order_release);
+  } else {
+    while (h->magic.load(std::memory_order_acquire) != kGroupMagic) {
+      if (Clock::now() >= deadline) {
+        return errorf(rinaTimeout, "rank %d: the host segment %s was never initialised", rank,
+                      name);
+      }
+      timespec nap{0, 100000};
+      nanosleep(&nap, nullptr);
+    }
+    if (h->ranks != static_cast<uint32_t>(ranks) || h->slotBytes != g->slotBytes_) {
+      return errorf(rinaInvalidUsage,
+                    "rank %d: the host segment %s is for %u ranks of %llu-byte slots, this rank "
+                    "expects %d of %zu",
+                    rank, name, h->ranks, static_cast<unsigned long long>(h->slotBytes), ranks,
+                    g->slotBytes_);
+    }
+  }
+  if (h->joined.fetch_add(1) + 1 == static_cast<uint32_t>(ranks)) {
+    shm_unlink(name);  // everyone has it mapped
+    g->linked_ = false;
+  }
+  futexWake(&h->joined);
+  *out = std::move(g);
+  return {};
+}
+
+Status ShmGroup::waitJoined(Deadline deadline, const std::atomic<bool>* abort) {
+  auto* h = static_cast<GroupHeader*>(base_);
+  for (;;) {
+    const uint32_t seen = h->joined.load();
+    if (seen >= static_cast<uint32_t>(ranks_)) break;
+    if (abort && abort->load()) return errorf(rinaAborted, "rank %d: aborted", rank_);
+    const int64_t left = msUntil(deadline);
+    if (left <= 0) {
+      return errorf(rinaTimeout, "rank %d: only %u of %d ranks on this host mapped %s", rank_, seen,
+                    ranks_, name_.c_str());
+    }
+    WaitSet ws;
+    ws.addFutex(&h->joined, seen, &h->joinSleeping);
+    ws.wait(static_cast<int>(std::min<int64_t>(left, 100)));
+  }
+  linked_ = false;  // the last rank to join removed the name
+  return {};
+}
+
+ShmGroup::~ShmGroup() {
+  if (linked_) shm_unlink(name_.c_str());
+  if (base_) munmap(base_, size_);
+}
+
+void ShmGroup::wakeSleepers(std::atomic<uint32_t>* word) {
+  // seq_cst store of the word, then seq_cst loads of the flags: a sleeper
+  // raises its flag and then re-reads the word (WaitSet), so one of the
+  // two sides sees the other.
+  for (int r = 0; r < ranks_; ++r) {
+    if (r != rank_ && controls_[r].sleeping.load()) {
+      futexWake(word);
+      return;
+    }
+  }
+}
+
+void ShmGroup::post(int which, uint32_t seq) {
+  std::atomic<uint32_t>* word = &controls_[rank_].posted[which];
+  word->store(seq);
+  wakeSleepers(word);
+}
+
+void ShmGroup::finish(uint32_t seq) {
+  std::atomic<uint32_t>* word = &controls_[rank_].done;
+  word->store(seq);
+  wakeSleepers(word);
+}
+
+}  // namespace rina::transport

@@ -1,0 +1,94 @@
+// One shared-memory segment for all ranks of a communicator that live on one
+// host, for small collectives that need no pairwise stream: every rank posts
+// its whole buffer into a slot of its own, then reads everybody's (a
+// one-shot allreduce, lib/algo/one_shot.cc). Each rank has two slots, used
+// by alternate calls, so a rank may post call s+1 while a slower peer still
+// reads call s. A slot's `posted` word is stored (release) after its bytes
+// and is the futex a reader sleeps on; `done` says which call a rank last
+// finished reading, so a writer never overwrites a slot still being read.
+//
+// Set-up needs no messages: every rank tries to create the segment by a
+// name made of the communicator id and the host; one wins and initialises
+// it, the others map it once it has its full size and mark. The last rank
+// to join removes the name.
+#ifndef RINA_LIB_TRANSPORT_SHM_GROUP_H_
+#define RINA_LIB_TRANSPORT_SHM_GROUP_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/socket.h"
+#include "core/status.h"
+
+namespace rina::transport {
+
+// What a rank says about the call it posted, checked by every reader.
+struct ShmGroupCall {
+  uint64_t seq;
+  uint64_t count;
+  uint8_t datatype;
+  uint8_t op;
+  uint8_t collective;
+  uint8_t pad[5];
+};
+
+// One rank's control words, on cache lines of their own.
+struct ShmGroupRank {
+  alignas(64) std::atomic<uint32_t> posted[2];  // low 32 bits of the call's seq, per slot
+  ShmGroupCall call[2];
+  alignas(64) std::atomic<uint32_t> done;  // low 32 bits of the last call fully read
+  std::atomic<uint32_t> sleeping;          // raised while this rank sleeps on a futex
+};
+
+class ShmGroup {
+ public:
+  // Joins (creating when first) the group of `ranks` ranks named by
+  // commId and host; this rank is `rank` (0 .. ranks-1); slots of slotBytes
+  // (rounded up to 64). Waits until the segment is mapped, not for the
+  // other ranks to join (waitJoined).
+  static Status join(uint64_t commId, const std::string& host, int rank, int ranks,
+                     size_t slotBytes, Deadline deadline, std::unique_ptr<ShmGroup>* out);
+  ~ShmGroup();
+  ShmGroup(const ShmGroup&) = delete;
+  ShmGroup& operator=(const ShmGroup&) = delete;
+
+  // Until every rank has mapped the segment (then the name is gone).
+  Status waitJoined(Deadline deadline, const std::atomic<bool>* abort);
+
+  int rank() const { return rank_; }
+  int ranks() const { return ranks_; }
+  size_t slotBytes() const { return slotBytes_; }
+  ShmGroupRank& control(int r) const { return controls_[r]; }
+  char* slot(int r, int which) const {
+    return data_ + (static_cast<size_t>(r) * 2 + static_cast<size_t>(which)) * slotBytes_;
+  }
+  // Publishes this rank's slot `which` as call seq (its bytes and call
+  // record already written) and wakes peers that sleep.
+  void post(int which, uint32_t seq);
+  // This rank has read every slot of call seq.
+  void finish(uint32_t seq);
+
+ private:
+  ShmGroup() = default;
+  void wakeSleepers(std::atomic<uint32_t>* word);
+
+  void* base_ = nullptr;
+  size_t size_ = 0;
+  std::string name_;
+  bool linked_ = false;
+  int rank_ = 0;
+  int ranks_ = 0;
+  size_t slotBytes_ = 0;
+  ShmGroupRank* controls_ = nullptr;
+  char* data_ = nullptr;
+};
+
+// Whether a - b >= 0 for call numbers that wrap at 2^32.
+inline bool seqAtLeast(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) >= 0; }
+
+}  // namespace rina::transport
+
+#endif  // RINA_LIB_TRANSPORT_SHM_GROUP_H_
