@@ -192,21 +192,53 @@ rinaResult_t rinaGetUniqueId(rinaUniqueId* uniqueId) {
   return s.ok() ? rinaSuccess : fail(nullptr, s);
 }
 
-rinaResult_t rinaCommInitRank(rinaComm_t* comm, int nranks, rinaUniqueId uniqueId, int rank) {
-  if (!comm) return fail(nullptr, errorf(rinaInvalidArgument, "rinaCommInitRank: comm is NULL"));
+namespace {
+
+rinaResult_t initRank(const char* fn, rinaComm_t* comm, int nranks, const rinaUniqueId& uniqueId,
+                      int rank, const Communicator::Options& options) {
+  if (!comm) return fail(nullptr, errorf(rinaInvalidArgument, "%s: comm is NULL", fn));
   *comm = nullptr;
   if (nranks < 1) {
-    return fail(nullptr, errorf(rinaInvalidArgument, "rinaCommInitRank: nranks %d < 1", nranks));
+    return fail(nullptr, errorf(rinaInvalidArgument, "%s: nranks %d < 1", fn, nranks));
   }
   if (rank < 0 || rank >= nranks) {
-    return fail(nullptr, errorf(rinaInvalidArgument,
-                                "rinaCommInitRank: rank %d is outside [0, %d)", rank, nranks));
+    return fail(nullptr,
+                errorf(rinaInvalidArgument, "%s: rank %d is outside [0, %d)", fn, rank, nranks));
   }
   auto handle = std::make_unique<rinaComm>();
-  Status s = Communicator::create(nranks, uniqueId, rank, &handle->impl);
-  if (!s.ok()) return fail(nullptr, s.prepend("rinaCommInitRank: "));
+  Status s = Communicator::create(nranks, uniqueId, rank, options, &handle->impl);
+  if (!s.ok()) return fail(nullptr, s.prepend(std::string(fn) + ": "));
   *comm = handle.release();
   return rinaSuccess;
+}
+
+}  // namespace
+
+rinaResult_t rinaCommInitRank(rinaComm_t* comm, int nranks, rinaUniqueId uniqueId, int rank) {
+  return initRank("rinaCommInitRank", comm, nranks, uniqueId, rank, {});
+}
+
+rinaResult_t rinaCommInitRankConfig(rinaComm_t* comm, int nranks, rinaUniqueId uniqueId, int rank,
+                                    const rinaConfig_t* config) {
+  const char* fn = "rinaCommInitRankConfig";
+  Communicator::Options options;
+  if (config) {
+    constexpr size_t kHead = offsetof(rinaConfig_t, timeoutMs);
+    if (config->size < kHead) {
+      return fail(nullptr, errorf(rinaInvalidArgument,
+                                  "%s: config->size %zu is smaller than %zu; start from "
+                                  "RINA_CONFIG_INITIALIZER",
+                                  fn, config->size, kHead));
+    }
+    rinaConfig_t c{};  // fields the caller's struct does not have stay 0
+    std::memcpy(&c, config, std::min(config->size, sizeof c));
+    if (c.timeoutMs < 0) {
+      return fail(nullptr, errorf(rinaInvalidArgument, "%s: config->timeoutMs %lld < 0", fn,
+                                  static_cast<long long>(c.timeoutMs)));
+    }
+    options.timeoutMs = c.timeoutMs;
+  }
+  return initRank(fn, comm, nranks, uniqueId, rank, options);
 }
 
 rinaResult_t rinaCommDestroy(rinaComm_t comm) {

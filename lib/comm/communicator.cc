@@ -59,7 +59,7 @@ Status listenOnSpines(int rank, const PackedAddr& listen, bootstrap::PeerInfo* m
 
 }  // namespace
 
-Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
+Status Communicator::create(int nranks, const rinaUniqueId& id, int rank, const Options& options,
                             std::unique_ptr<Communicator>* out) {
   // Where set-up time goes, for the line after "ready" (RINA_DEBUG=INFO).
   const Clock::time_point started = Clock::now();
@@ -68,7 +68,9 @@ Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
   std::unique_ptr<Communicator> comm(new Communicator());
   comm->rank_ = rank;
   comm->nranks_ = nranks;
-  comm->timeoutMs_ = std::max<int64_t>(1, config::intValue("RINA_TIMEOUT_MS"));
+  comm->timeoutMs_ = options.timeoutMs > 0
+                         ? options.timeoutMs
+                         : std::max<int64_t>(1, config::intValue("RINA_TIMEOUT_MS"));
   comm->sliceBytes_ = static_cast<size_t>(std::max<int64_t>(64, config::intValue("RINA_SLICE_BYTES")));
   comm->smallMsgBytes_ = static_cast<size_t>(std::max<int64_t>(0, config::intValue("RINA_SMALL_MSG_BYTES")));
   comm->spinUs_ = std::max<int64_t>(0, config::intValue("RINA_SPIN_US"));
@@ -210,10 +212,13 @@ Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
     summary +=
         " " + std::to_string(key.first) + "/s" + std::to_string(key.second) + ":" + conn->kind();
   }
-  RINA_INFO("rank %d of %d ready on %s (%s); algorithm %s; racks %s; paths %s; peers%s", rank,
-            nranks, mine.listen.str().c_str(), ifname.c_str(), algo::algorithmName(comm->algorithm_),
-            comm->racks_.describe().c_str(), comm->paths_.describe().c_str(),
-            summary.empty() ? " none" : summary.c_str());
+  RINA_INFO(
+      "rank %d of %d ready on %s (%s); algorithm %s; timeout %lld ms (%s); racks %s; "
+      "paths %s; peers%s",
+      rank, nranks, mine.listen.str().c_str(), ifname.c_str(),
+      algo::algorithmName(comm->algorithm_), static_cast<long long>(comm->timeoutMs_),
+      options.timeoutMs > 0 ? "rinaConfig_t" : "RINA_TIMEOUT_MS", comm->racks_.describe().c_str(),
+      comm->paths_.describe().c_str(), summary.empty() ? " none" : summary.c_str());
   auto ms = [](Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
   };

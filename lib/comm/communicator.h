@@ -25,7 +25,11 @@ namespace rina::comm {
 
 class Communicator : public algo::Context {
  public:
-  static Status create(int nranks, const rinaUniqueId& id, int rank,
+  // What rinaConfig_t sets for one communicator; 0 = the RINA_* knob's value.
+  struct Options {
+    int64_t timeoutMs = 0;  // RINA_TIMEOUT_MS
+  };
+  static Status create(int nranks, const rinaUniqueId& id, int rank, const Options& options,
                        std::unique_ptr<Communicator>* out);
   ~Communicator();
 
