@@ -8,6 +8,7 @@ RINA_APT_PACKAGES=(
   openmpi-bin libopenmpi-dev gfortran python3-mpi4py
   libhwloc-dev libibverbs-dev libglpk-dev libgloo-dev nlohmann-json3-dev
   python3 python3-matplotlib
+  python3-torch libtorch-dev pybind11-dev
   clang libclang-rt-14-dev
   iproute2 procps
 )
