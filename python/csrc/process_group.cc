@@ -72,7 +72,8 @@ void ProcessGroupRina::checkRoot(int64_t root, const char* call) const {
 c10::intrusive_ptr<c10d::Work> ProcessGroupRina::post(c10d::OpType type, const char* title,
                                                       std::vector<at::Tensor> outputs,
                                                       std::function<void()> run) {
-  auto work = c10::make_intrusive<RinaWork>(rank_, type, title, std::move(outputs));
+  auto work =
+      c10::make_intrusive<RinaWork>(rank_, type, title, std::move(outputs), thread_.queue());
   thread_.post(work, std::move(run));
   return work;
 }

@@ -14,7 +14,8 @@ reduce (every root), reduce_scatter (list), reduce_scatter_tensor (in place
 and out of place), broadcast, all_gather, all_gather_into_tensor (in place
 and out), gather, scatter, all_to_all_single (even and uneven splits),
 barrier, asynchronous calls completing in order; then what rina does not do
-must raise RuntimeError naming it.
+must raise RuntimeError naming it; and destroying a group fails its call in
+progress and its queued calls promptly.
 """
 
 import argparse
@@ -293,6 +294,37 @@ class Checker:
         self.expect("all_reduce after refusals", t, torch.full((3,), float(self.world)))
 
 
+def destroy_in_flight(c):
+    """Destroying a group aborts its call in progress and fails the queued
+    ones, promptly: rank 0 issues two all_reduces on a group the other ranks
+    never call on, destroys it, and both waits must raise; the others
+    destroy theirs only after rank 0 is done (the default group's barrier)."""
+    import time
+    torch, dist = c.torch, c.torch.distributed
+    g = dist.new_group(backend="rina")
+    if c.rank == 0:
+        works = [dist.all_reduce(torch.ones(1 << 16), group=g, async_op=True) for _ in range(2)]
+        start = time.monotonic()
+        dist.destroy_process_group(g)
+        del g  # the last reference: the group's destructor runs here
+        for i, w in enumerate(works):
+            try:
+                w.wait()
+                c.failures.append(f"destroyed group: call {i} did not raise")
+            except RuntimeError as e:
+                if "aborted" in str(e) or "destroyed" in str(e):
+                    c.passed += 1
+                else:
+                    c.failures.append(f"destroyed group: call {i}: unexpected error: {e}")
+        took = time.monotonic() - start
+        if took > 30:  # the group's timeout is 120 s
+            c.failures.append(f"destroyed group: the calls took {took:.1f} s to fail")
+        dist.barrier()
+    else:
+        dist.barrier()
+        dist.destroy_process_group(g)
+
+
 def worker(args):
     import torch
     import torch.distributed as dist
@@ -309,6 +341,8 @@ def worker(args):
         c.movement(name)
     c.asynchronous()
     c.refusals()
+    if args.world > 1:
+        destroy_in_flight(c)
     dist.barrier()
     dist.destroy_process_group()
     for f in c.failures:
