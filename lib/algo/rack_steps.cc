@@ -406,11 +406,16 @@ Status inaAllReduce(RackCall& call, RackSwitch& ina, const Member& m, char* data
   const std::vector<int> others = othersOf(m, agent);
   const size_t es = reduce::dataTypeSize(call.type);
   const size_t P = ina.client().sliceElems();
-  // The inputs of host slices: the caller's send buffer, or a copy when in place.
-  std::vector<char> saved;
+  // The inputs of host slices: the caller's send buffer, or a copy when in
+  // place, in the communicator's scratch (a fresh allocation would fault in
+  // every page of it, at every call).
   if (!input) {
-    saved.assign(data, data + count * es);
-    input = saved.data();
+    char* saved = ctx.scratch(count * es);
+    if (!saved) {
+      return errorf(rinaSystemError, "rank %d: cannot allocate %zu bytes", me, count * es);
+    }
+    std::memcpy(saved, data, count * es);
+    input = saved;
   }
   ina::InaCallResult res;
   Status st = ina.client().allreduce(data, count, call.type, ina::InaCallOptions{}, &res);
