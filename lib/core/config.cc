@@ -77,7 +77,7 @@ constexpr Knob kKnobs[] = {
      "one nearest the GPU, else the first device, port 1"},
     {"RINA_IB_GID_INDEX", "0", "GID table index of the RDMA port (RoCEv2 usually needs 1 or 3)"},
     {"RINA_IB_TIMEOUT", "18",
-     "RC ack timeout exponent: 4.096 us x 2^value per retry (7 retries), 1-31"},
+     "RC ack timeout exponent: 4.096 us x 2^value per try (6 retries), 1-31"},
     {"RINA_IB_DISABLE", "0", "1: never use RDMA, peers on other hosts talk over TCP"},
     {"RINA_IB_GDR", "auto",
      "GPU memory registered with the RDMA adapter through dmabuf (GPUDirect RDMA): auto, 0 "
