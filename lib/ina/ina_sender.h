@@ -38,7 +38,7 @@ class InaSender {
   virtual Status send(std::span<const OutDatagram> batch) = 0;
 
   // Who the client is in its rack (InaClient::create tells every backend).
-  virtual void setMember(uint16_t /*job*/, uint32_t /*token*/, uint8_t /*worker*/,
+  virtual void setMember(uint16_t /*job*/, uint64_t /*token*/, uint8_t /*worker*/,
                          uint8_t /*fanIn*/) {}
   // Answers that came through the backend rather than the client's socket,
   // fn(native datagram) for each; then receiveFd() is armed for the next.

@@ -47,7 +47,7 @@ class UcSender : public InaSender {
   const char* name() const override { return "rdma-uc"; }
   Status setGrant(const Grant& grant) override;
   Status send(std::span<const OutDatagram> batch) override;
-  void setMember(uint16_t job, uint32_t token, uint8_t worker, uint8_t fanIn) override {
+  void setMember(uint16_t job, uint64_t token, uint8_t worker, uint8_t fanIn) override {
     member_ = Header{};
     member_.type = Type::kCtrl;
     member_.job = job;

@@ -118,7 +118,7 @@ class DataThread {
   // A member's ring, by job << 8 | worker; kept only while the job's token
   // is the one it attached under (a new job with the same id drops it).
   struct RingRoute {
-    uint32_t token = 0;
+    uint64_t token = 0;
     uint32_t memberAddr = 0;  // the QP's IPv4 address (host order)
     uint32_t switchAddr = 0;  // the address the member's QP sends to: the source of answers
     ina::roce::RingAttach ring;

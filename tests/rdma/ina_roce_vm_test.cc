@@ -100,7 +100,7 @@ TEST(InaRoceVm, AnswersWrittenIntoTheRingsInt32ExactFloat32WithinTheBound) {
   const int k = 3;
   RackOptions ro;
   ro.job = 77;
-  ro.token = 0x5EC12E7;
+  ro.token = 0x5EC12E7A11CE5EEDull;  // both words matter (R_Key and data)
   ro.slots = 16;
   ro.client.local = Endpoint{ipv4(kHostAddr), 0};
   ro.client.udpFallback = false;  // a refused grant must fail the test
@@ -188,7 +188,7 @@ TEST(InaRoceVm, BadIcrcIsDroppedAndCountedByTheSwitchAndDroppedByTheNic) {
   CtrlRequest reg;
   reg.verb = CtrlVerb::kRegister;
   reg.job = 91;
-  reg.token = 0xC0FFEE;
+  reg.token = 0xC0FFEE00DEADBEEFull;
   reg.fanIn = 1;
   reg.priority = 1;
   reg.slots = 4;
