@@ -127,7 +127,7 @@ uint64_t receivedPackets() {
   return v;
 }
 
-TEST(VerbsVm, PeerKilledMidCallIsARemoteErrorNamingTheCompletion) {
+TEST(VerbsVm, PeerKilledMidCallIsARemoteErrorNamingThePeer) {
   REQUIRE_RDMA_DEVICE();
   constexpr int kTimeoutMs = 30000;
   ScopedEnv shm("RINA_SHM_DISABLE", "1");
@@ -177,14 +177,22 @@ TEST(VerbsVm, PeerKilledMidCallIsARemoteErrorNamingTheCompletion) {
     EXPECT_EQ(codes[r], 0);
     EXPECT_EQ(out[r].result, rinaRemoteError) << out[r].message;
     EXPECT_LT(out[r].ms, kTimeoutMs) << out[r].message;
-    // What the NIC said about the QP to the dead rank: retry exceeded (its
-    // QP is gone), remote access error (its ring was deregistered first),
-    // or the QP flushed (Soft-RoCE may fail it with no write of ours out).
-    named |= (std::strstr(out[r].message, "RDMA write to peer 2 failed") != nullptr ||
-              std::strstr(out[r].message, "RDMA receive from peer 2 failed") != nullptr) &&
-             std::strstr(out[r].message, "(IBV_WC_") != nullptr;
+    // Each survivor names the dead rank: either what the NIC said about the
+    // QP to it (retry exceeded: its QP is gone; remote access error: its
+    // ring was deregistered first; a flush) or, where the socket the pair
+    // met on reported the hang-up before any completion came back (Soft-RoCE
+    // keeps answering while it tears the dead process's QPs down), the
+    // hang-up. Which comes first is the kernel's timing, so both are right.
+    const bool completion =
+        (std::strstr(out[r].message, "RDMA write to peer 2 failed") != nullptr ||
+         std::strstr(out[r].message, "RDMA receive from peer 2 failed") != nullptr) &&
+        std::strstr(out[r].message, "(IBV_WC_") != nullptr;
+    const bool hangUp = std::strstr(out[r].message, "peer 2 hung up") != nullptr;
+    EXPECT_TRUE(completion || hangUp)
+        << "rank " << r << " does not name rank 2: " << out[r].message;
+    named |= completion;
   }
-  EXPECT_TRUE(named) << "no survivor named the completion error of its QP to rank 2";
+  std::printf("completion error named by a survivor: %s\n", named ? "yes" : "no (hang-up first)");
   munmap(out, 3 * sizeof(Outcome));
 }
 
