@@ -8,8 +8,12 @@ RINA_APT_PACKAGES=(
   openmpi-bin libopenmpi-dev gfortran python3-mpi4py
   libhwloc-dev libibverbs-dev libglpk-dev libgloo-dev nlohmann-json3-dev
   python3 python3-matplotlib
+  python3-torch libtorch-dev pybind11-dev
   clang libclang-rt-14-dev
   iproute2 procps
+  # tools/rina-rdma-vm (ctest -L rdma): qemu, an initramfs of busybox and the
+  # kernel's modules, the Soft-RoCE provider for the guest's verbs library.
+  qemu-system-x86 busybox-static cpio kmod xz-utils ibverbs-providers
 )
 missing=()
 for p in "${RINA_APT_PACKAGES[@]}"; do

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -60,7 +61,28 @@ int benchmarkOnComm(const Options& options, const BenchSetup& setup, RankGroup& 
                              sum(s.callsPsIna), sum(s.callsOneShot)};
     const int64_t ina[] = {sum(s.inaCalls), sum(s.inaRetransmissions), sum(s.inaHostSlices),
                            sum(s.inaFallbacks), sum(s.inaRegrants)};
+    // Which transports carried the bytes (rinaLinkStats_t::transport): the
+    // RDMA tests read this line to see that verbs, not sockets, moved them.
+    const char* const kTransports[] = {"verbs", "socket", "shm"};
+    int64_t transportBytes[3] = {};
+    int nLinks = 0;
+    checkRina(rinaCommGetLinkStats(comm, nullptr, 0, &nLinks), comm, "rinaCommGetLinkStats");
+    std::vector<rinaLinkStats_t> links(static_cast<size_t>(nLinks));
+    checkRina(rinaCommGetLinkStats(comm, links.data(), nLinks, &nLinks), comm,
+              "rinaCommGetLinkStats");
+    for (const rinaLinkStats_t& l : links) {
+      for (int t = 0; t < 3; ++t) {
+        if (std::strncmp(l.transport, kTransports[t], sizeof l.transport) == 0) {
+          transportBytes[t] += static_cast<int64_t>(l.bytesSent);
+        }
+      }
+    }
+    for (int64_t& b : transportBytes) b = group.sumOverRanks(b);
     if (group.rank() == 0) {
+      std::printf("# rina bytes sent, all ranks: verbs %lld socket %lld shm %lld\n",
+                  static_cast<long long>(transportBytes[0]),
+                  static_cast<long long>(transportBytes[1]),
+                  static_cast<long long>(transportBytes[2]));
       std::printf(
           "# rina calls, all ranks: ring %lld rd %lld oneshot %lld hier %lld rina %lld ps-ina %lld\n"
           "# rina INA, all ranks: switch calls %lld retransmissions %lld host slices %lld "

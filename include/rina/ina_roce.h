@@ -193,6 +193,65 @@ inline size_t fromNative(std::span<const uint8_t> native, std::span<uint8_t> out
   return len;
 }
 
+// Answers through the NIC (rina-switchd --roce-raw; p4_agent/README.md,
+// "Answers through the NIC"): a UC client tells the switch where its QP
+// takes writes with one CTRL datagram through that QP (slot 0, seq 0, the
+// rack's job, token, worker and fan-in), whose payload is kAttachWords
+// int32 words (network order). The switch then writes each answer for that
+// worker, the native datagram (ina_wire.h) whole, as one UC RDMA WRITE with
+// immediate into ring slot ringSlotFor(slot, shadow), the immediate naming
+// the slot; slot 0 takes the switch's header-only CTRL acknowledgement.
+inline constexpr uint32_t kAttachMagic = 0x524E4943;  // "RNIC"
+inline constexpr uint16_t kAttachWords = 8;
+
+struct RingAttach {
+  uint32_t qpn = 0;  // 24 bits
+  uint32_t psn = 0;  // 24 bits: the first PSN it expects
+  uint64_t addr = 0;
+  uint32_t rkey = 0;
+  uint32_t slots = 0;      // 3 .. 4097: slot 0 and 2 per aggregator slot
+  uint32_t slotBytes = 0;  // 64 .. 65536, a multiple of 64: one packet
+};
+
+inline void encodeAttach(const RingAttach& a, int32_t (&words)[kAttachWords]) {
+  const uint32_t w[kAttachWords] = {kAttachMagic,
+                                    a.qpn,
+                                    a.psn,
+                                    static_cast<uint32_t>(a.addr >> 32),
+                                    static_cast<uint32_t>(a.addr),
+                                    a.rkey,
+                                    a.slots,
+                                    a.slotBytes};
+  for (size_t i = 0; i < kAttachWords; ++i) words[i] = static_cast<int32_t>(w[i]);
+}
+
+// From the payload words in host order; false for values no real QP has.
+inline bool decodeAttach(const int32_t (&words)[kAttachWords], RingAttach* out) {
+  uint32_t w[kAttachWords];
+  for (size_t i = 0; i < kAttachWords; ++i) w[i] = static_cast<uint32_t>(words[i]);
+  RingAttach a;
+  a.qpn = w[1];
+  a.psn = w[2];
+  a.addr = uint64_t{w[3]} << 32 | w[4];
+  a.rkey = w[5];
+  a.slots = w[6];
+  a.slotBytes = w[7];
+  if (w[0] != kAttachMagic || a.qpn == 0 || a.qpn > 0xFFFFFF || a.psn > 0xFFFFFF || a.addr == 0 ||
+      a.slots < 3 || a.slots > 4097 || a.slotBytes < 64 || a.slotBytes > 65536 ||
+      a.slotBytes % 64 != 0 || a.addr + uint64_t{a.slots} * a.slotBytes < a.addr) {
+    return false;
+  }
+  *out = a;
+  return true;
+}
+
+// The ring slot of an answer for aggregator slot `slot` (set `shadow`):
+// a job's window is contiguous, so its 2 W sets get distinct ring slots
+// while 2 W <= ringSlots - 1.
+inline uint32_t ringSlotFor(uint16_t slot, bool shadow, uint32_t ringSlots) {
+  return 1 + (2 * uint32_t{slot} + (shadow ? 1 : 0)) % (ringSlots - 1);
+}
+
 }  // namespace rina::ina::roce
 
 #endif  // RINA_INA_ROCE_H_

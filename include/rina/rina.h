@@ -85,6 +85,30 @@ RINA_API rinaResult_t rinaGetUniqueId(rinaUniqueId* uniqueId);
 RINA_API rinaResult_t rinaCommInitRank(rinaComm_t* comm, int nranks, rinaUniqueId uniqueId,
                               int rank);
 
+/* Settings of one communicator, given at creation (rinaCommInitRankConfig)
+ * instead of through the environment. Forward compatible like
+ * rinaCommStats_t: start from RINA_CONFIG_INITIALIZER, which sets size and
+ * version; fields are only ever appended, and a field left 0 means "as the
+ * RINA_* knob says". */
+#define RINA_CONFIG_VERSION 1
+typedef struct {
+  size_t size;      /* sizeof(rinaConfig_t) of the caller */
+  uint32_t version; /* RINA_CONFIG_VERSION of the caller's header */
+  uint32_t reserved;
+  /* > 0: the longest wait of this communicator for a peer (rendezvous,
+   * connections, each collective step), in place of RINA_TIMEOUT_MS */
+  int64_t timeoutMs;
+} rinaConfig_t;
+#define RINA_CONFIG_INITIALIZER \
+  { sizeof(rinaConfig_t), RINA_CONFIG_VERSION, 0, 0 }
+
+/* rinaCommInitRank with settings (NULL config: the same as rinaCommInitRank).
+ * rinaInvalidArgument when config->size is smaller than the fixed head (size,
+ * version, reserved) or a field is out of range (timeoutMs < 0); fields
+ * beyond config->size count as 0. */
+RINA_API rinaResult_t rinaCommInitRankConfig(rinaComm_t* comm, int nranks, rinaUniqueId uniqueId,
+                                             int rank, const rinaConfig_t* config);
+
 /* Frees the communicator. Does not synchronize with peers. */
 RINA_API rinaResult_t rinaCommDestroy(rinaComm_t comm);
 

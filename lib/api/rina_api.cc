@@ -13,19 +13,19 @@
 
 #include "algo/collectives.h"
 #include "algo/weighted_allreduce.h"
+#include "api/handle.h"
+#include "bootstrap/bootstrap.h"
 #include "comm/communicator.h"
 #include "comm/link_stats.h"
 #include "comm/plan_sync.h"
-#include "api/handle.h"
-#include "bootstrap/bootstrap.h"
 #include "core/log.h"
 #include "cuda/cuda_support.h"
 #include "plan/ingo.h"
 #include "reduce/reduce.h"
 #include "rina/rina.h"
 
-using rina::Status;
 using rina::errorf;
+using rina::Status;
 using rina::comm::Communicator;
 
 struct rinaComm {
@@ -35,7 +35,9 @@ struct rinaComm {
   rinaResult_t broken = rinaSuccess;
 };
 
-Communicator* rina::api::communicatorOf(rinaComm_t comm) { return comm ? comm->impl.get() : nullptr; }
+Communicator* rina::api::communicatorOf(rinaComm_t comm) {
+  return comm ? comm->impl.get() : nullptr;
+}
 
 namespace {
 
@@ -202,27 +204,62 @@ rinaResult_t rina::api::commInitRank(rinaComm_t* comm, int nranks, const rinaUni
 extern "C" {
 
 rinaResult_t rinaGetVersion(int* version) {
-  if (!version) return fail(nullptr, errorf(rinaInvalidArgument, "rinaGetVersion: version is NULL"));
+  if (!version)
+    return fail(nullptr, errorf(rinaInvalidArgument, "rinaGetVersion: version is NULL"));
   *version = RINA_VERSION_CODE;
   return rinaSuccess;
 }
 
 rinaResult_t rinaGetUniqueId(rinaUniqueId* uniqueId) {
-  if (!uniqueId) return fail(nullptr, errorf(rinaInvalidArgument, "rinaGetUniqueId: uniqueId is NULL"));
+  if (!uniqueId)
+    return fail(nullptr, errorf(rinaInvalidArgument, "rinaGetUniqueId: uniqueId is NULL"));
   const rina::config::Options env = rina::config::environment();
   Status s = rina::bootstrap::createUniqueId(env.socketIfname, env.timeoutMs, uniqueId);
   return s.ok() ? rinaSuccess : fail(nullptr, s);
 }
 
-rinaResult_t rinaCommInitRank(rinaComm_t* comm, int nranks, rinaUniqueId uniqueId, int rank) {
-  if (!comm) return fail(nullptr, errorf(rinaInvalidArgument, "rinaCommInitRank: comm is NULL"));
+namespace {
+
+// The environment's knobs, with timeoutMs > 0 replacing RINA_TIMEOUT_MS.
+rinaResult_t initRank(const char* fn, rinaComm_t* comm, int nranks, const rinaUniqueId& uniqueId,
+                      int rank, int64_t timeoutMs) {
+  if (!comm) return fail(nullptr, errorf(rinaInvalidArgument, "%s: comm is NULL", fn));
+  *comm = nullptr;
   rina::config::Options options;
   Status s = rina::config::fromEnvironment(&options);
-  if (!s.ok()) {
-    *comm = nullptr;
-    return fail(nullptr, s.prepend("rinaCommInitRank: rank " + std::to_string(rank) + ": "));
-  }
+  if (!s.ok())
+    return fail(nullptr, s.prepend(std::string(fn) + ": rank " + std::to_string(rank) + ": "));
+  if (timeoutMs > 0) options.timeoutMs = timeoutMs;
   return rina::api::commInitRank(comm, nranks, uniqueId, rank, options);
+}
+
+}  // namespace
+
+rinaResult_t rinaCommInitRank(rinaComm_t* comm, int nranks, rinaUniqueId uniqueId, int rank) {
+  return initRank("rinaCommInitRank", comm, nranks, uniqueId, rank, 0);
+}
+
+rinaResult_t rinaCommInitRankConfig(rinaComm_t* comm, int nranks, rinaUniqueId uniqueId, int rank,
+                                    const rinaConfig_t* config) {
+  const char* fn = "rinaCommInitRankConfig";
+  int64_t timeoutMs = 0;
+  if (config) {
+    constexpr size_t kHead = offsetof(rinaConfig_t, timeoutMs);
+    if (config->size < kHead) {
+      return fail(nullptr, errorf(rinaInvalidArgument,
+                                  "%s: config->size %zu is smaller than %zu; start from "
+                                  "RINA_CONFIG_INITIALIZER",
+                                  fn, config->size, kHead));
+    }
+    rinaConfig_t c{};  // fields the caller's struct does not have stay 0
+    std::memcpy(&c, config, std::min(config->size, sizeof c));
+    if (c.timeoutMs < 0) {
+      return fail(nullptr, errorf(rinaInvalidArgument, "%s: config->timeoutMs %lld < 0", fn,
+                                  static_cast<long long>(c.timeoutMs)));
+    }
+    timeoutMs = c.timeoutMs;
+  }
+  return initRank(fn, comm, nranks, uniqueId, rank, timeoutMs);
 }
 
 rinaResult_t rinaCommDestroy(rinaComm_t comm) {
@@ -239,7 +276,8 @@ rinaResult_t rinaCommAbort(rinaComm_t comm) {
 
 rinaResult_t rinaCommCount(const rinaComm_t comm, int* count) {
   if (!comm || !count) {
-    return fail(nullptr, errorf(rinaInvalidArgument, "rinaCommCount: %s is NULL", comm ? "count" : "comm"));
+    return fail(nullptr,
+                errorf(rinaInvalidArgument, "rinaCommCount: %s is NULL", comm ? "count" : "comm"));
   }
   *count = comm->impl->size();
   return rinaSuccess;
@@ -247,7 +285,8 @@ rinaResult_t rinaCommCount(const rinaComm_t comm, int* count) {
 
 rinaResult_t rinaCommUserRank(const rinaComm_t comm, int* rank) {
   if (!comm || !rank) {
-    return fail(nullptr, errorf(rinaInvalidArgument, "rinaCommUserRank: %s is NULL", comm ? "rank" : "comm"));
+    return fail(nullptr, errorf(rinaInvalidArgument, "rinaCommUserRank: %s is NULL",
+                                comm ? "rank" : "comm"));
   }
   *rank = comm->impl->rank();
   return rinaSuccess;
@@ -274,7 +313,8 @@ rinaResult_t rinaCommGetStats(const rinaComm_t comm, rinaCommStats_t* stats) {
   if (stats->size < kHead) {
     return fail(comm, errorf(rinaInvalidArgument,
                              "rinaCommGetStats: stats->size %zu is smaller than %zu; set it to "
-                             "sizeof(rinaCommStats_t)", stats->size, kHead));
+                             "sizeof(rinaCommStats_t)",
+                             stats->size, kHead));
   }
   const rina::algo::CommStats& c = comm->impl->stats();
   using rina::algo::Algorithm;
@@ -372,15 +412,24 @@ rinaResult_t rinaCommGetLinkStats(const rinaComm_t comm, void* links, int maxLin
 
 const char* rinaGetErrorString(rinaResult_t result) {
   switch (result) {
-    case rinaSuccess: return "no error";
-    case rinaSystemError: return "system error";
-    case rinaInternalError: return "internal error";
-    case rinaInvalidArgument: return "invalid argument";
-    case rinaInvalidUsage: return "invalid usage";
-    case rinaRemoteError: return "remote process failed or exited";
-    case rinaTimeout: return "timed out";
-    case rinaAborted: return "communicator aborted";
-    default: return "unknown result code";
+    case rinaSuccess:
+      return "no error";
+    case rinaSystemError:
+      return "system error";
+    case rinaInternalError:
+      return "internal error";
+    case rinaInvalidArgument:
+      return "invalid argument";
+    case rinaInvalidUsage:
+      return "invalid usage";
+    case rinaRemoteError:
+      return "remote process failed or exited";
+    case rinaTimeout:
+      return "timed out";
+    case rinaAborted:
+      return "communicator aborted";
+    default:
+      return "unknown result code";
   }
 }
 
@@ -429,15 +478,16 @@ rinaResult_t rinaAllReduceWeighted(const void* sendbuff, void* recvbuff, size_t 
 rinaResult_t rinaSuggestBatchSizes(int64_t globalBatch, int nranks, const double* computeRate,
                                    const double* commSeconds, int64_t* batchSizes) {
   if (nranks < 1) {
-    return fail(nullptr, errorf(rinaInvalidArgument, "rinaSuggestBatchSizes: nranks %d < 1", nranks));
+    return fail(nullptr,
+                errorf(rinaInvalidArgument, "rinaSuggestBatchSizes: nranks %d < 1", nranks));
   }
   if (!computeRate || !batchSizes) {
     return fail(nullptr, errorf(rinaInvalidArgument, "rinaSuggestBatchSizes: %s is NULL",
                                 computeRate ? "batchSizes" : "computeRate"));
   }
   std::vector<double> rate(computeRate, computeRate + nranks);
-  std::vector<double> comm = commSeconds ? std::vector<double>(commSeconds, commSeconds + nranks)
-                                         : std::vector<double>();
+  std::vector<double> comm =
+      commSeconds ? std::vector<double>(commSeconds, commSeconds + nranks) : std::vector<double>();
   rina::plan::BatchAdvice advice;
   Status s = rina::plan::suggestBatchSizes(globalBatch, rate, comm, &advice);
   if (!s.ok()) return fail(nullptr, s.prepend("rinaSuggestBatchSizes: "));

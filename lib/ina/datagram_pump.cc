@@ -1,9 +1,12 @@
 #include "ina/datagram_pump.h"
 
 #include <poll.h>
+#include <sys/epoll.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
+#include <span>
 
 #include "core/log.h"
 #include "inanet/net.h"
@@ -37,6 +40,19 @@ Status DatagramPump::create(const InaClientOptions& options, std::unique_ptr<Ina
   const bool gro = UdpBatchReceiver::enableGro(p->socket_.get());
   p->rx_ = std::make_unique<UdpBatchReceiver>(kRxBatch, roce::kMaxDatagramBytes + 4, gro);
   p->sender_ = sender ? std::move(sender) : makeUdpSender(p->socket_.get(), options.switchAddr);
+  p->sender_->setMember(options.job, options.token, options.worker, options.fanIn);
+  if (p->sender_->receiveFd() >= 0) {
+    // Answers may also come through the sender: one fd that wakes for both.
+    p->wait_ = Fd(epoll_create1(EPOLL_CLOEXEC));
+    for (int fd : {p->socket_.get(), p->sender_->receiveFd()}) {
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.fd = fd;
+      if (!p->wait_.valid() || epoll_ctl(p->wait_.get(), EPOLL_CTL_ADD, fd, &ev) != 0) {
+        return systemErrorf(errno, "epoll").prepend(p->context());
+      }
+    }
+  }
   *out = std::move(p);
   return Status();
 }
@@ -182,7 +198,7 @@ void DatagramPump::route(const uint8_t* data, size_t len) {
 void DatagramPump::receive() {
   for (;;) {
     const int got = rx_->receive(socket_.get());
-    if (got <= 0) return;
+    if (got <= 0) break;
     for (UdpBatchReceiver::Datagram& d : rx_->datagrams()) {
       if (d.truncated) continue;
       // A RoCEv2 answer (its first byte is the BTH opcode, never a native
@@ -196,12 +212,26 @@ void DatagramPump::receive() {
       }
       if (d.len > 0) route(d.data, d.len);
     }
-    if (got < kRxBatch) return;
+    if (got < kRxBatch) break;
+  }
+  // Answers the sender received (native datagrams, from a UC queue pair's
+  // ring), copied out first: routing them may send.
+  nicBytes_.clear();
+  nicLengths_.clear();
+  Status s = sender_->receive([this](std::span<const uint8_t> d) {
+    nicBytes_.insert(nicBytes_.end(), d.begin(), d.end());
+    nicLengths_.push_back(static_cast<uint32_t>(d.size()));
+  });
+  if (!s.ok()) RINA_WARN("%s%s", context().c_str(), s.message().c_str());
+  size_t at = 0;
+  for (uint32_t len : nicLengths_) {
+    route(nicBytes_.data() + at, len);
+    at += len;
   }
 }
 
 void DatagramPump::waitReadable(int ms) const {
-  pollfd p{socket_.get(), POLLIN, 0};
+  pollfd p{fd(), POLLIN, 0};
   ::poll(&p, 1, ms);
 }
 

@@ -11,8 +11,10 @@
 // attached call (a broadcast a rack-mate started while this worker was still
 // busy) is kept for the call that will own it; one for no call is stale.
 //
-// Answers arrive in the native or the RoCEv2 layout (include/rina/ina_roce.h);
-// either is accepted.
+// Answers arrive on the socket in the native or the RoCEv2 layout
+// (include/rina/ina_roce.h), or through the sender (a UC queue pair's
+// receive ring, written by a switch that answers through the NIC); all are
+// accepted.
 #ifndef RINA_LIB_INA_DATAGRAM_PUMP_H_
 #define RINA_LIB_INA_DATAGRAM_PUMP_H_
 
@@ -112,7 +114,9 @@ class DatagramPump {
   const InaClientOptions& options() const { return options_; }
   const char* senderName() const { return sender_->name(); }
   const Endpoint& localEndpoint() const { return local_; }
-  int fd() const { return socket_.get(); }
+  // Readable when an answer waits: the socket, or an epoll set of the
+  // socket and the sender's receive side.
+  int fd() const { return wait_.valid() ? wait_.get() : socket_.get(); }
   // "ina: worker W job J: ", the start of every message about this worker.
   std::string context() const;
 
@@ -158,7 +162,8 @@ class DatagramPump {
   // that came early.
   void attach(PumpCall& c);
   void detach(PumpCall& c);
-  // Reads every answer waiting on the socket and hands each on. Never blocks.
+  // Reads every answer waiting on the socket and in the sender and hands
+  // each on. Never blocks.
   void receive();
   // Sleeps until the socket is readable, for at most ms.
   void waitReadable(int ms) const;
@@ -183,6 +188,10 @@ class DatagramPump {
   std::vector<OutDatagram> out_;
   std::vector<PumpCall*> calls_;            // attached
   std::deque<std::vector<uint8_t>> early_;  // answers for calls not attached yet
+  // What the sender received in one receive(): the bytes, each one's length.
+  std::vector<uint8_t> nicBytes_;
+  std::vector<uint32_t> nicLengths_;
+  Fd wait_;  // epoll over the socket and the sender's fd, when it receives
 };
 
 }  // namespace rina::ina

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <string>
 
+#include "core/log.h"
 #include "rina/ina_roce.h"
 
 namespace rina::ina {
@@ -46,11 +47,72 @@ class UcSender : public InaSender {
   const char* name() const override { return "rdma-uc"; }
   Status setGrant(const Grant& grant) override;
   Status send(std::span<const OutDatagram> batch) override;
+  void setMember(uint16_t job, uint64_t token, uint8_t worker, uint8_t fanIn) override {
+    member_ = Header{};
+    member_.type = Type::kCtrl;
+    member_.job = job;
+    member_.token = token;
+    member_.worker = worker;
+    member_.fanIn = fanIn;
+    member_.elems = roce::kAttachWords;
+  }
+  Status receive(const std::function<void(std::span<const uint8_t>)>& fn) override {
+    return qp_->receive(fn);
+  }
+  int receiveFd() const override { return qp_->receiveFd(); }
 
  private:
+  // Asks the switch to write this worker's answers into the QP's ring.
+  Status attach(const Grant& grant);
+  Status post(const UcWriteRequest& wr);
+
   std::unique_ptr<UcQueuePair> qp_;
   uint32_t switchAddr_;
+  Header member_;  // job 0: setMember never came
 };
+
+Status UcSender::post(const UcWriteRequest& wr) {
+  bool posted = false;
+  for (int i = 0; i < kFullQueueReaps && !posted; ++i) {
+    RINA_TRY(qp_->post(wr, &posted));
+    if (!posted) RINA_TRY(qp_->reap());
+  }
+  return {};
+}
+
+Status UcSender::attach(const Grant& grant) {
+  transport::verbs::UcReceiveRing ring;
+  if (member_.job == 0 || member_.job != grant.job || !qp_->receiveRing(&ring)) return {};
+  if (2 * uint64_t{grant.length} > ring.slots - 1 ||
+      kHeaderBytes + 4 * uint64_t{grant.payloadElems} > ring.slotBytes) {
+    RINA_INFO(
+        "ina: worker %u job %u: answers stay on UDP: a grant of %u slots of %u elements "
+        "does not fit the receive ring (%u slots of %u bytes)",
+        member_.worker, member_.job, grant.length, grant.payloadElems, ring.slots, ring.slotBytes);
+    return {};
+  }
+  roce::RingAttach a;
+  a.qpn = ring.qpn;
+  a.psn = ring.psn;
+  a.addr = ring.addr;
+  a.rkey = ring.rkey;
+  a.slots = ring.slots;
+  a.slotBytes = ring.slotBytes;
+  int32_t words[roce::kAttachWords];
+  roce::encodeAttach(a, words);
+  uint8_t bytes[kHeaderBytes + 4 * roce::kAttachWords];
+  if (encode(member_, std::span<const int32_t>(words), bytes) == 0) {
+    return errorf(rinaInternalError, "INA over RDMA UC: cannot encode the ring attachment");
+  }
+  UcWriteRequest wr;
+  if (!ucWriteFor(bytes, &wr)) {
+    return errorf(rinaInternalError, "INA over RDMA UC: undecodable ring attachment");
+  }
+  RINA_INFO("ina: worker %u job %u: answers asked into QP %u's ring (%u slots of %u bytes)",
+            member_.worker, member_.job, ring.qpn, ring.slots, ring.slotBytes);
+  // Best effort like every datagram: if it is lost, answers keep coming by UDP.
+  return post(wr);
+}
 
 Status UcSender::setGrant(const Grant& grant) {
   const std::string where = "INA over RDMA UC (" + qp_->device() + ")";
@@ -70,7 +132,8 @@ Status UcSender::setGrant(const Grant& grant) {
                   qp_->maxWriteBytes(),
                   static_cast<unsigned>((qp_->maxWriteBytes() - roce::kTokenLowBytes) / 4));
   }
-  return qp_->connect(switchAddr_, grant.job);
+  RINA_TRY(qp_->connect(switchAddr_, grant.job));
+  return attach(grant);
 }
 
 Status UcSender::send(std::span<const OutDatagram> batch) {
@@ -81,11 +144,7 @@ Status UcSender::send(std::span<const OutDatagram> batch) {
       return errorf(rinaInternalError,
                     "INA over RDMA UC: the client built an undecodable datagram");
     }
-    bool posted = false;
-    for (int i = 0; i < kFullQueueReaps && !posted; ++i) {
-      RINA_TRY(qp_->post(wr, &posted));
-      if (!posted) RINA_TRY(qp_->reap());
-    }
+    RINA_TRY(post(wr));
   }
   return {};
 }

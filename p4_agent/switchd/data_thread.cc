@@ -1,6 +1,7 @@
 #include "switchd/data_thread.h"
 
 #include <errno.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "rina/ina_roce.h"
+#include "switchd/roce_frame.h"
 
 namespace rina::switchd {
 namespace {
@@ -32,9 +34,10 @@ uint64_t nowMs() {
 }  // namespace
 
 DataThread::DataThread(Fd socket, const PipelineConfig& config, const DataThreadOptions& options,
-                       Fd roceSocket)
+                       Fd roceSocket, RawRoce raw)
     : socket_(std::move(socket)),
       roceSocket_(std::move(roceSocket)),
+      raw_(std::move(raw)),
       wakeup_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
       pipeline_(config),
       options_(options),
@@ -117,6 +120,7 @@ void DataThread::flush() {
       plain_.push_back(m);
       continue;
     }
+    if (raw_.send.valid() && sendToRing(job, m.to, b, m.length)) continue;
     uint32_t offset = 0;
     std::span<uint8_t> buf = roceOut_.reserve(m.length + ina::roce::kOverheadBytes, &offset);
     size_t n = ina::roce::fromNative({b, m.length}, buf);
@@ -130,6 +134,142 @@ void DataThread::flush() {
   sendAll(roceOut_.messages(), roceOut_, roceSocket_.get());
   output_.clear();
   roceOut_.clear();
+}
+
+namespace {
+
+uint16_t get16(const uint8_t* p) { return static_cast<uint16_t>(p[0] << 8 | p[1]); }
+uint32_t get32(const uint8_t* p) {
+  return uint32_t{p[0]} << 24 | uint32_t{p[1]} << 16 | uint32_t{p[2]} << 8 | p[3];
+}
+
+}  // namespace
+
+void DataThread::processRoce(const uint8_t* data, size_t len, const ina::Endpoint& from,
+                             uint32_t to, uint64_t now) {
+  ina::roce::RoceError err;
+  len = ina::roce::toNative({data, len}, scratch_, &err);
+  if (len == 0) {
+    roceMalformed_.add();
+    return;
+  }
+  ina::Header h;
+  if (raw_.send.valid() && ina::decode({scratch_.data(), len}, &h) == ina::DecodeError::kOk &&
+      h.type == ina::Type::kCtrl) {
+    attach(h, scratch_.data(), from, to);
+    return;
+  }
+  roceJobs_.insert(static_cast<uint16_t>(scratch_[2] << 8 | scratch_[3]));
+  pipeline_.process({scratch_.data(), len}, from, now, &output_, true);
+}
+
+void DataThread::attach(const ina::Header& h, const uint8_t* datagram, const ina::Endpoint& from,
+                        uint32_t to) {
+  // Only a member may point its own answers somewhere: the job's token, a
+  // worker index of the job, and the address that worker registered.
+  const JobEntry* job = pipeline_.job(h.job);
+  ina::roce::RingAttach ring;
+  int32_t words[ina::roce::kAttachWords];
+  bool ok = job && job->token == h.token && h.worker < job->members.size() &&
+            job->members[h.worker].addr == from.addr && h.elems == ina::roce::kAttachWords;
+  if (ok) {
+    ina::decodePayload(datagram + ina::kHeaderBytes, ina::roce::kAttachWords, words);
+    ok = ina::roce::decodeAttach(words, &ring);
+  }
+  if (!ok) {
+    roceAttachRefused_.add();
+    return;
+  }
+  RingRoute& r = routes_[uint32_t{h.job} << 8 | h.worker];
+  r = RingRoute{h.token, from.addr, to, ring, ring.psn};
+  roceAttached_.add();
+  roceJobs_.insert(h.job);
+  // The acknowledgement, header only, in ring slot 0.
+  ina::Header ack = h;
+  ack.elems = 0;
+  uint8_t bytes[ina::kHeaderBytes];
+  if (ina::encodeHeader(ack, bytes)) sendToRing(h.job, job->members[h.worker], bytes, sizeof bytes);
+}
+
+bool DataThread::sendToRing(uint16_t jobId, const ina::Endpoint& to, const uint8_t* bytes,
+                            uint32_t length) {
+  const JobEntry* job = pipeline_.job(jobId);
+  if (!job || length < ina::kHeaderBytes) return false;
+  size_t w = 0;
+  while (w < job->members.size() && !(job->members[w] == to)) ++w;
+  auto it = routes_.find(uint32_t{jobId} << 8 | static_cast<uint32_t>(w));
+  if (w == job->members.size() || it == routes_.end()) return false;
+  RingRoute& r = it->second;
+  if (r.token != job->token) {  // attached to an earlier job of this id
+    routes_.erase(it);
+    return false;
+  }
+  if (length > r.ring.slotBytes) return false;
+  const bool ctrl = (bytes[1] >> 4) == static_cast<uint8_t>(ina::Type::kCtrl);
+  const uint16_t slot = get16(bytes + 4);
+  const uint32_t pos =
+      ctrl ? 0 : ina::roce::ringSlotFor(slot & 0x7FFF, (slot & 0x8000) != 0, r.ring.slots);
+  roce::UcWrite f;
+  f.srcAddr = r.switchAddr;
+  f.dstAddr = r.memberAddr;
+  f.srcPort = static_cast<uint16_t>(0xC000 | (r.ring.qpn & 0x3FFF));
+  f.ipId = ipId_;
+  ipId_ = static_cast<uint16_t>(ipId_ + 1 == 0 ? 1 : ipId_ + 1);
+  f.destQp = r.ring.qpn;
+  f.psn = r.psn;
+  r.psn = (r.psn + 1) & 0xFFFFFF;
+  f.va = r.ring.addr + uint64_t{pos} * r.ring.slotBytes;
+  f.rkey = r.ring.rkey;
+  f.imm = pos;
+  frame_.resize(roce::kUcWriteHeaderBytes + length + roce::kIcrcBytes);
+  const size_t n = roce::buildUcWrite(f, {bytes, length}, frame_);
+  sockaddr_in dst = ina::Endpoint{r.memberAddr, ina::roce::kUdpPort}.toSockaddr();
+  if (n == 0 || ::sendto(raw_.send.get(), frame_.data(), n, 0, reinterpret_cast<sockaddr*>(&dst),
+                         sizeof dst) != static_cast<ssize_t>(n)) {
+    sendErrors_.add();
+    return true;  // lost, as a dropped datagram: the worker resends
+  }
+  roceNicSent_.add();
+  sentMessages_.add();
+  return true;
+}
+
+void DataThread::receiveRaw() {
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  for (int round = 0; round < 64; ++round) {
+    int got = rawRx_->receive(raw_.receive.get());
+    if (got <= 0) break;
+    receivedMessages_.add(static_cast<uint64_t>(got));
+    const uint64_t now = nowMs();
+    for (const ina::UdpBatchReceiver::Datagram& d : rawRx_->datagrams()) {
+      const uint8_t* p = d.data;
+      const size_t len = d.len;
+      // IPv4 without options, UDP to this thread's port, lengths that agree.
+      if (d.truncated || len < roce::kIpv4HeaderBytes + roce::kUdpHeaderBytes || p[0] != 0x45 ||
+          p[9] != 17 || get16(p + 22) != raw_.port) {
+        continue;
+      }
+      received_.add();
+      if (get16(p + 2) != len || get16(p + 24) != len - roce::kIpv4HeaderBytes) {
+        roceMalformed_.add();
+        continue;
+      }
+      if (!roce::icrcValid({p, len})) {
+        roceBadIcrc_.add();
+        continue;
+      }
+      roceReceived_.add();
+      if (options_.dropRate > 0 && uniform(rng_) < options_.dropRate) {
+        injectedDrops_.add();
+        continue;
+      }
+      const ina::Endpoint from{get32(p + 12), get16(p + 20)};
+      const size_t head = roce::kIpv4HeaderBytes + roce::kUdpHeaderBytes;
+      processRoce(p + head, len - head, from, get32(p + 16), now);
+    }
+    flush();
+    if (static_cast<size_t>(got) < rawRx_->batch()) break;
+  }
 }
 
 void DataThread::receive(int fd, bool roce) {
@@ -162,20 +302,14 @@ void DataThread::receive(int fd, bool roce) {
         }
         tokens_ -= 1.0;
       }
-      size_t len = d.len;  // a truncated one is rejected by the decoder (too long for its elems)
-      const uint8_t* data = d.data;
+      const size_t len =
+          d.len;  // a truncated one is rejected by the decoder (too long for its elems)
+      const ina::Endpoint from = ina::Endpoint::fromSockaddr(rx_->from(d));
       if (roce) {
-        ina::roce::RoceError err;
-        len = ina::roce::toNative({data, len}, scratch_, &err);
-        if (len == 0) {
-          roceMalformed_.add();
-          continue;
-        }
-        data = scratch_.data();
-        roceJobs_.insert(static_cast<uint16_t>(data[2] << 8 | data[3]));
+        processRoce(d.data, len, from, 0, now);
+      } else {
+        pipeline_.process({d.data, len}, from, now, &output_, false);
       }
-      pipeline_.process({data, len}, ina::Endpoint::fromSockaddr(rx_->from(d)), now, &output_,
-                        roce);
     }
     flush();
     if (static_cast<size_t>(got) < rx_->batch()) break;
@@ -195,11 +329,18 @@ void DataThread::loop() {
   bool gro = ina::UdpBatchReceiver::enableGro(socket_.get());
   if (roceSocket_.valid()) gro = ina::UdpBatchReceiver::enableGro(roceSocket_.get()) && gro;
   rx_ = std::make_unique<ina::UdpBatchReceiver>(kBatch, ina::roce::kMaxDatagramBytes + 4, gro);
+  if (raw_.receive.valid()) {
+    rawRx_ = std::make_unique<ina::UdpBatchReceiver>(
+        kBatch, roce::kIpv4HeaderBytes + roce::kUdpHeaderBytes + ina::roce::kMaxDatagramBytes + 4,
+        false);
+  }
   scratch_.resize(ina::kMaxDatagramBytes);
-  // poll ignores a negative fd: no RoCE socket, no entry.
+  // poll ignores a negative fd: no RoCE socket, no entry. With --roce-raw
+  // the RoCE socket only holds the port (its filter drops everything): the
+  // raw socket reads the whole packets instead.
   pollfd fds[3] = {{socket_.get(), POLLIN, 0},
                    {wakeup_.get(), POLLIN, 0},
-                   {roceSocket_.get(), POLLIN, 0}};
+                   {raw_.receive.valid() ? raw_.receive.get() : roceSocket_.get(), POLLIN, 0}};
 
   while (!stop_.load(std::memory_order_relaxed)) {
     int r = ::poll(fds, 3, 100);
@@ -212,7 +353,11 @@ void DataThread::loop() {
     }
     drainCommands();
     receive(socket_.get(), false);
-    if (roceSocket_.valid()) receive(roceSocket_.get(), true);
+    if (raw_.receive.valid()) {
+      receiveRaw();
+    } else if (roceSocket_.valid()) {
+      receive(roceSocket_.get(), true);
+    }
   }
   drainCommands();  // release anyone waiting
 }

@@ -8,22 +8,35 @@
 
 #include <atomic>
 #include <chrono>
-#include <random>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "inanet/net.h"
 #include "inanet/udp_batch.h"
+#include "rina/ina_roce.h"
 #include "switchd/pipeline.h"
 
 namespace rina::switchd {
+
+// --roce-raw: RoCEv2 through raw IPv4 sockets, so the switch sees and
+// makes whole packets (switchd/roce_frame.h). Received frames are checked
+// against their ICRC (a bad one is dropped and counted); members whose UC
+// queue pair attached a receive ring (include/rina/ina_roce.h) get their
+// answers as RDMA WRITE with immediate into it, which their NIC accepts.
+struct RawRoce {
+  Fd receive;         // SOCK_RAW, IPPROTO_UDP, filtered to `port`
+  Fd send;            // SOCK_RAW, IPPROTO_RAW (the packets carry their IP header)
+  uint16_t port = 0;  // this thread's RoCEv2 port
+};
 
 struct DataThreadOptions {
   double dropRate = 0.0;      // probability of dropping a received datagram
@@ -39,7 +52,7 @@ class DataThread {
   // optionally, one for the RoCEv2 layout (ina_roce.h). A job whose
   // datagrams arrive in the RoCEv2 layout is answered in it.
   DataThread(Fd socket, const PipelineConfig& config, const DataThreadOptions& options,
-             Fd roceSocket = Fd());
+             Fd roceSocket = Fd(), RawRoce raw = RawRoce());
   ~DataThread();
   DataThread(const DataThread&) = delete;
   DataThread& operator=(const DataThread&) = delete;
@@ -59,6 +72,12 @@ class DataThread {
   // kernel's UDP segmentation offloads carry several in one.
   uint64_t receivedMessages() const { return receivedMessages_.get(); }
   uint64_t sentMessages() const { return sentMessages_.get(); }
+  // --roce-raw: frames dropped for their ICRC, ring attachments taken and
+  // refused, answers written into members' rings.
+  uint64_t roceBadIcrc() const { return roceBadIcrc_.get(); }
+  uint64_t roceAttached() const { return roceAttached_.get(); }
+  uint64_t roceAttachRefused() const { return roceAttachRefused_.get(); }
+  uint64_t roceNicSent() const { return roceNicSent_.get(); }
 
  private:
   void loop();
@@ -66,11 +85,21 @@ class DataThread {
   // Receives and processes up to 64 batches from fd; false when the socket
   // had nothing.
   void receive(int fd, bool roce);
+  // --roce-raw: whole packets from the raw socket.
+  void receiveRaw();
+  // A datagram (native layout) that came as RoCEv2 from `from`, to `to`.
+  void processRoce(const uint8_t* data, size_t len, const ina::Endpoint& from, uint32_t to,
+                   uint64_t now);
+  void attach(const ina::Header& h, const uint8_t* datagram, const ina::Endpoint& from,
+              uint32_t to);
+  // Writes a native datagram into a member's ring; false: no route.
+  bool sendToRing(uint16_t job, const ina::Endpoint& to, const uint8_t* bytes, uint32_t length);
   void flush();
   void sendAll(const std::vector<OutMessage>& msgs, const Output& arena, int fd);
 
   Fd socket_;
   Fd roceSocket_;
+  RawRoce raw_;
   Fd wakeup_;  // eventfd
   Pipeline pipeline_;
   Output output_;
@@ -85,11 +114,25 @@ class DataThread {
 
   Counter injectedDrops_, injectedSendDrops_, capacityDrops_, received_, sendErrors_;
   Counter roceReceived_, roceMalformed_, receivedMessages_, sentMessages_;
+  Counter roceBadIcrc_, roceAttached_, roceAttachRefused_, roceNicSent_;
+  // A member's ring, by job << 8 | worker; kept only while the job's token
+  // is the one it attached under (a new job with the same id drops it).
+  struct RingRoute {
+    uint64_t token = 0;
+    uint32_t memberAddr = 0;  // the QP's IPv4 address (host order)
+    uint32_t switchAddr = 0;  // the address the member's QP sends to: the source of answers
+    ina::roce::RingAttach ring;
+    uint32_t psn = 0;  // the next one to send
+  };
+  std::unordered_map<uint32_t, RingRoute> routes_;
+  uint16_t ipId_ = 1;
+  std::vector<uint8_t> frame_;
   // Data-thread state of the receive loop and the RoCEv2 translation.
   std::mt19937_64 rng_;
   double tokens_ = 0;
   std::chrono::steady_clock::time_point lastRefill_;
   std::unique_ptr<ina::UdpBatchReceiver> rx_;
+  std::unique_ptr<ina::UdpBatchReceiver> rawRx_;  // --roce-raw: whole IPv4 packets
   ina::UdpBatchSender sender_;
   std::vector<uint32_t> order_;
   std::vector<ina::UdpOut> out_;

@@ -1,8 +1,11 @@
 // rina-switchd: the INA pipeline as a UDP software switch (see
 // p4_agent/README.md). Prints one "rina-switchd ready ..." line on stdout
 // once it serves, so scripts and tests can read the ports it bound.
+#include <linux/filter.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 
 #include <cerrno>
 #include <charconv>
@@ -39,6 +42,7 @@ struct Flags {
   uint64_t idleMs = 2000;
   int rocePort = ina::roce::kUdpPort;  // -1: off
   bool rocePortGiven = false;
+  bool roceRaw = false;
 };
 
 void usage() {
@@ -46,7 +50,7 @@ void usage() {
           "usage: rina-switchd [--listen ADDR:PORT] [--control ADDR:PORT] [--slots N]\n"
           "         [--payload ELEMS] [--capacity-pps N] [--drop-rate P] [--send-drop-rate P]\n"
           "         [--seed S] [--stats-interval S] [--threads N | --cores C0,C1,...]\n"
-          "         [--idle-ms MS] [--roce-port PORT|off]\n"
+          "         [--idle-ms MS] [--roce-port PORT|off] [--roce-raw]\n"
           "  --listen        first UDP data port; aggregation thread i uses PORT+i\n"
           "                  (PORT 0: pick a free block)           [127.0.0.1:9100]\n"
           "  --control       TCP control (CTRL) address, port 0 = any  [127.0.0.1:9101]\n"
@@ -62,7 +66,11 @@ void usage() {
           "  --cores         one aggregation thread per listed core, pinned\n"
           "  --idle-ms       ESA: a job idle this long may be preempted        [2000]\n"
           "  --roce-port     UDP port for the RoCEv2 layout (include/rina/ina_roce.h),\n"
-          "                  thread i uses PORT+i; 0 = a free block, off = none  [4791]\n");
+          "                  thread i uses PORT+i; 0 = a free block, off = none  [4791]\n"
+          "  --roce-raw      RoCEv2 through raw sockets (needs CAP_NET_RAW): the ICRC\n"
+          "                  of every frame is checked (bad ones are dropped and\n"
+          "                  counted), and UC queue pairs that attach a receive ring\n"
+          "                  get their answers written into it by RDMA WRITE\n");
 }
 
 template <typename T>
@@ -75,6 +83,10 @@ bool parseFlags(int argc, char** argv, Flags* f) {
   for (int i = 1; i < argc; ++i) {
     std::string_view name = argv[i];
     if (name == "--help" || name == "-h") return false;
+    if (name == "--roce-raw") {
+      f->roceRaw = true;
+      continue;
+    }
     if (i + 1 >= argc) {
       fprintf(stderr, "rina-switchd: %s needs a value\n", argv[i]);
       return false;
@@ -159,7 +171,8 @@ class ShardedDataPlane : public DataPlane {
     std::vector<uint64_t> malformed(static_cast<size_t>(ina::DecodeError::kCount), 0);
     uint64_t received = 0, contributions = 0, overflows = 0, sent = 0, injected = 0, capacity = 0,
              sendErrors = 0, sendInjected = 0, roceReceived = 0, roceMalformed = 0,
-             receiveMessages = 0, sendMessages = 0;
+             receiveMessages = 0, sendMessages = 0, roceBadIcrc = 0, roceAttached = 0,
+             roceAttachRefused = 0, roceNicSent = 0;
     for (const auto& t : threads_) {
       const PipelineStats& s = t->pipeline().stats();
       for (size_t i = 0; i < verdicts.size(); ++i) verdicts[i] += s.verdicts[i].get();
@@ -174,6 +187,10 @@ class ShardedDataPlane : public DataPlane {
       sendErrors += t->sendErrors();
       roceReceived += t->roceReceived();
       roceMalformed += t->roceMalformed();
+      roceBadIcrc += t->roceBadIcrc();
+      roceAttached += t->roceAttached();
+      roceAttachRefused += t->roceAttachRefused();
+      roceNicSent += t->roceNicSent();
       receiveMessages += t->receivedMessages();
       sendMessages += t->sentMessages();
     }
@@ -196,6 +213,10 @@ class ShardedDataPlane : public DataPlane {
     field("", "send_errors", sendErrors);
     field("", "roce_received", roceReceived);
     field("", "roce_malformed", roceMalformed);
+    field("", "roce_bad_icrc", roceBadIcrc);
+    field("", "roce_attached", roceAttached);
+    field("", "roce_attach_refused", roceAttachRefused);
+    field("", "roce_nic_sent", roceNicSent);
     field("", "receive_messages", receiveMessages);
     field("", "send_messages", sendMessages);
     for (size_t i = 0; i < verdicts.size(); ++i) {
@@ -247,6 +268,48 @@ bool bindDataSockets(const Flags& flags, std::vector<Fd>* sockets, uint16_t* bas
   return false;
 }
 
+// A classic BPF program on a socket: keep only UDP to `port` (a raw IPv4
+// socket sees every UDP packet of the host), or nothing at all.
+bool filterSocket(int fd, bool keepNothing, uint16_t port) {
+  sock_filter toPort[] = {
+      BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 22),  // UDP destination port (IPv4, no options)
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, port, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, 0xFFFF),
+      BPF_STMT(BPF_RET | BPF_K, 0),
+  };
+  sock_filter nothing[] = {BPF_STMT(BPF_RET | BPF_K, 0)};
+  sock_fprog prog{};
+  prog.len = keepNothing ? 1 : 4;
+  prog.filter = keepNothing ? nothing : toPort;
+  return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof prog) == 0;
+}
+
+// --roce-raw: per thread a raw receive socket for its RoCEv2 port and a raw
+// send socket; the thread's UDP socket keeps the port and receives nothing.
+bool openRawSockets(uint16_t rocePort, std::vector<Fd>& roceSockets, std::vector<RawRoce>* out) {
+  for (size_t i = 0; i < roceSockets.size(); ++i) {
+    RawRoce r;
+    r.port = static_cast<uint16_t>(rocePort + i);
+    r.receive = Fd(socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_UDP));
+    r.send = Fd(socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW));
+    if (!r.receive.valid() || !r.send.valid()) {
+      fprintf(stderr, "rina-switchd: --roce-raw: raw socket: %s (needs CAP_NET_RAW)\n",
+              strerror(errno));
+      return false;
+    }
+    int size = 8 << 20;
+    setsockopt(r.receive.get(), SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+    setsockopt(r.send.get(), SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+    if (!filterSocket(r.receive.get(), false, r.port) ||
+        !filterSocket(roceSockets[i].get(), true, 0)) {
+      fprintf(stderr, "rina-switchd: --roce-raw: socket filter: %s\n", strerror(errno));
+      return false;
+    }
+    out->push_back(std::move(r));
+  }
+  return true;
+}
+
 int run(int argc, char** argv) {
   Flags flags;
   if (!parseFlags(argc, argv, &flags)) {
@@ -276,6 +339,14 @@ int run(int argc, char** argv) {
       roceSockets.clear();
     }
   }
+  std::vector<RawRoce> raw;
+  if (flags.roceRaw) {
+    if (roceSockets.empty()) {
+      fprintf(stderr, "rina-switchd: --roce-raw needs the RoCEv2 port (--roce-port)\n");
+      return 1;
+    }
+    if (!openRawSockets(rocePort, roceSockets, &raw)) return 1;
+  }
   Fd listener;
   ina::Endpoint control;
   if (Status s = ina::listenTcp(flags.control, &listener, &control); !s.ok()) {
@@ -292,8 +363,9 @@ int run(int argc, char** argv) {
     to.seed = flags.seed + i;
     to.capacityPps = flags.capacityPps / flags.threads;
     to.cpu = flags.cores.empty() ? -1 : flags.cores[i];
-    threads.push_back(std::make_unique<DataThread>(std::move(sockets[i]), pc, to,
-                                                   roceSockets.empty() ? Fd() : std::move(roceSockets[i])));
+    threads.push_back(std::make_unique<DataThread>(
+        std::move(sockets[i]), pc, to, roceSockets.empty() ? Fd() : std::move(roceSockets[i]),
+        raw.empty() ? RawRoce() : std::move(raw[i])));
   }
   ShardedDataPlane dataPlane(threads);
   ControllerOptions co{flags.slots, flags.payload, basePort, static_cast<uint16_t>(flags.threads),

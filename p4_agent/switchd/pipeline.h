@@ -142,6 +142,10 @@ class Pipeline {
   void assignSlots(uint32_t begin, uint32_t end, uint16_t job);
 
   uint16_t owner(uint32_t slot) const;  // slot must be in this shard
+  const JobEntry* job(uint16_t id) const {
+    auto it = jobs_.find(id);
+    return it == jobs_.end() ? nullptr : &it->second;
+  }
   bool ownsSlot(uint32_t slot) const { return slot % config_.shards == config_.shard; }
   const PipelineStats& stats() const { return stats_; }
   // Last time (nowMs of process()) a datagram of the job was accepted; any thread.

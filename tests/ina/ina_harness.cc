@@ -95,11 +95,16 @@ bool waitForNotices(CtrlClient& ctrl, int timeoutMs, std::vector<PreemptNotice>*
   }
 }
 
-SwitchdProcess::SwitchdProcess(const std::vector<std::string>& flags) {
+SwitchdProcess::SwitchdProcess(const std::vector<std::string>& flags,
+                               const std::vector<std::string>& launcher,
+                               const std::string& address) {
   int out[2];
   if (pipe(out) != 0) return;
-  std::vector<std::string> args = {RINA_SWITCHD_PATH, "--listen", "127.0.0.1:0", "--control",
-                                   "127.0.0.1:0"};
+  std::vector<std::string> args = launcher;
+  for (const char* a : {RINA_SWITCHD_PATH, "--listen"}) args.push_back(a);
+  args.push_back(address + ":0");
+  args.push_back("--control");
+  args.push_back(address + ":0");
   args.insert(args.end(), flags.begin(), flags.end());
   // Built before fork(): the child of a process with threads must not allocate.
   std::vector<char*> argv;
@@ -111,7 +116,7 @@ SwitchdProcess::SwitchdProcess(const std::vector<std::string>& flags) {
     dup2(out[1], STDOUT_FILENO);
     close(out[0]);
     close(out[1]);
-    execv(argv[0], argv.data());
+    execvp(argv[0], argv.data());
     _exit(127);
   }
   close(out[1]);

@@ -19,10 +19,14 @@
 namespace rina::ina::testing {
 
 // rina-switchd started with the given flags (plus --listen/--control on
-// loopback with free ports). Stopped (SIGTERM, then SIGKILL) on destruction.
+// `address`, loopback by default, with free ports), through `launcher` when
+// given ({"ip", "netns", "exec", "ns"}: in another network namespace).
+// Stopped (SIGTERM, then SIGKILL) on destruction.
 class SwitchdProcess {
  public:
-  explicit SwitchdProcess(const std::vector<std::string>& flags);
+  explicit SwitchdProcess(const std::vector<std::string>& flags,
+                          const std::vector<std::string>& launcher = {},
+                          const std::string& address = "127.0.0.1");
   ~SwitchdProcess();
   bool ready() const { return ready_; }
   const Endpoint& data() const { return data_; }

@@ -100,6 +100,15 @@ TEST(PerfParseOptions, StartsFromTheCallersDefaults) {
   EXPECT_EQ(options.iters, 3);  // untouched on failure
 }
 
+TEST(PerfParseOptions, CheckOnly) {
+  Options options;
+  std::string error;
+  ASSERT_TRUE(parse({"-n", "0", "-w", "0"}, &options, &error)) << error;
+  EXPECT_EQ(options.iters, 0);
+  EXPECT_TRUE(options.check);
+  EXPECT_TRUE(blockIterations(0).empty());
+}
+
 TEST(PerfParseOptions, CheckLevels) {
   Options options;
   std::string error;
@@ -127,7 +136,7 @@ TEST(PerfParseOptions, RejectsBadCommandLines) {
       {"-x", "1"},                          // unknown flag
       {"-b", "2M", "-e", "1M"},             // min > max
       {"-b", "1K", "-e", "1M", "-f", "1"},  // cannot grow
-      {"-n", "0"},
+      {"-n", "0", "-c", "0"},               // nothing would run
       {"-c", "3"},
       {"-d", "float8"},
       {"-o", "xor"},
@@ -140,6 +149,27 @@ TEST(PerfParseOptions, RejectsBadCommandLines) {
     std::string error;
     EXPECT_FALSE(parse(args, &options, &error)) << args[0];
     EXPECT_FALSE(error.empty());
+  }
+}
+
+TEST(PerfParseOptions, TypeAndOpLists) {
+  Options options;
+  std::string error;
+  ASSERT_TRUE(parse({"-d", "int8,float64", "-o", "max,sum,avg"}, &options, &error)) << error;
+  EXPECT_EQ(options.types, (std::vector<rinaDataType_t>{rinaInt8, rinaFloat64}));
+  EXPECT_EQ(options.ops, (std::vector<rinaRedOp_t>{rinaMax, rinaSum, rinaAvg}));
+  EXPECT_EQ(options.type, rinaInt8);  // the first combination
+  EXPECT_EQ(options.op, rinaMax);
+  ASSERT_TRUE(parse({"-d", "all", "-o", "all"}, &options, &error)) << error;
+  ASSERT_EQ(options.types.size(), size_t{rinaNumTypes});
+  ASSERT_EQ(options.ops.size(), size_t{rinaNumOps});
+  for (int t = 0; t < rinaNumTypes; ++t) EXPECT_EQ(options.types[t], t);
+  for (int o = 0; o < rinaNumOps; ++o) EXPECT_EQ(options.ops[o], o);
+  for (const auto& bad : std::vector<std::vector<const char*>>{
+           {"-d", "int8,int8"}, {"-d", "int8,"}, {"-d", "all,int8"}, {"-o", "sum,,max"}}) {
+    Options before;
+    EXPECT_FALSE(parse(bad, &before, &error)) << bad[1];
+    EXPECT_EQ(before.types, std::vector<rinaDataType_t>{rinaFloat32});  // untouched
   }
 }
 
@@ -163,8 +193,10 @@ TEST(PerfSizeSequence, MultipliesUpToMax) {
   options.minBytes = options.maxBytes = 4096;
   options.factor = 1;
   EXPECT_EQ(sizeSequence(options), (std::vector<size_t>{4096}));
-  options.minBytes = 0;  // 0 * factor never grows
-  options.factor = 2;
+  options.minBytes = 0;  // the empty message, then from 1 byte
+  options.factor = 16;
+  EXPECT_EQ(sizeSequence(options), (std::vector<size_t>{0, 1, 16, 256, 4096}));
+  options.maxBytes = 0;
   EXPECT_EQ(sizeSequence(options), (std::vector<size_t>{0}));
 }
 

@@ -72,7 +72,7 @@ int checkRingTraffic(int rank, rinaComm_t comm) {
   rinaCommStats_t stats{};
   stats.size = sizeof(stats);
   EXPECT_EQ(rinaCommGetStats(comm, &stats), rinaSuccess);
-  EXPECT_EQ(stats.version, 4u);
+  EXPECT_EQ(stats.version, static_cast<uint32_t>(RINA_COMM_STATS_VERSION));
   EXPECT_EQ(stats.links, after.size());
   uint64_t total = 0;
   for (const auto& [peer, a] : after) total += a.bytesSent;

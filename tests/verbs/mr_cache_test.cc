@@ -100,6 +100,9 @@ TEST(MrCache, EvictsLeastRecentlyUsedUnpinnedBeyondBudget) {
   EXPECT_EQ(c.entries(), 2u);
   EXPECT_TRUE(dev.live.count(handles[0]));
   EXPECT_FALSE(dev.live.count(handles[1]));
+  EXPECT_EQ(c.evictions(), 1u);
+  EXPECT_EQ(c.hits(), 1u);
+  EXPECT_EQ(c.misses(), 3u);
 }
 
 TEST(MrCache, ByteBudgetEvictsButNeverAPinnedEntry) {
@@ -109,7 +112,9 @@ TEST(MrCache, ByteBudgetEvictsButNeverAPinnedEntry) {
   ASSERT_TRUE(c.acquire(at(0x100000), 8192, &big).ok());    // pinned, whole budget
   ASSERT_TRUE(c.acquire(at(0x200000), 4096, &other).ok());  // over budget, pinned too
   EXPECT_EQ(c.entries(), 2u);
+  EXPECT_EQ(c.evictions(), 0u);           // nothing could go
   ASSERT_TRUE(c.release(other.id).ok());  // now evictable: goes
+  EXPECT_EQ(c.evictions(), 1u);
   EXPECT_EQ(c.entries(), 1u);
   EXPECT_EQ(c.bytes(), 8192u);
   EXPECT_TRUE(dev.live.count(big.keys.handle));

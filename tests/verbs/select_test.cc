@@ -124,6 +124,17 @@ TEST(VerbsWcStatus, TableNamesTheStatusAndTheLikelyCause) {
   EXPECT_EQ(wcStatusText(-1), "unknown completion status -1");
 }
 
+TEST(VerbsWcStatus, RemoteAndLocalFailuresAreTold) {
+  // The peer's side: its adapter refused the write, or never acknowledged it.
+  for (int remote : {7, 9, 10, 11, 12, 13, 15, 16, 20}) {
+    EXPECT_TRUE(wcStatusIsRemote(remote)) << wcStatusText(remote);
+  }
+  // This side: bad work requests, registrations, a queue pair already failed.
+  for (int local : {0, 1, 2, 4, 5, 8, 19, 21, 24, -1}) {
+    EXPECT_FALSE(wcStatusIsRemote(local)) << wcStatusText(local);
+  }
+}
+
 #ifdef RINA_TEST_HAVE_VERBS
 // Against libibverbs' own names: every known status maps to the same enum
 // constant, so our table cannot drift from verbs.h.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -59,8 +60,11 @@ void printHeader(const Options& options, const BenchSetup& setup, int nranks,
   printLine("# " + setup.tool + ": " + setup.library + ", bootstrap " + setup.bootstrap);
   printLine("# nranks " + std::to_string(nranks) + " on " + std::to_string(hosts.size()) +
             " host(s): " + joined(hosts, ","));
-  printLine(std::string("# type ") + typeName(options.type) + "  redop " + opName(options.op) +
-            "  algos " + (names.empty() ? "(none)" : joined(names, ",")) + "  iters " +
+  std::vector<std::string> types, ops;
+  for (rinaDataType_t t : options.types) types.push_back(typeName(t));
+  for (rinaRedOp_t o : options.ops) ops.push_back(opName(o));
+  printLine("# type " + joined(types, ",") + "  redop " + joined(ops, ",") + "  algos " +
+            (names.empty() ? "(none)" : joined(names, ",")) + "  iters " +
             std::to_string(options.iters) + " in " +
             std::to_string(blockIterations(options.iters).size()) + " interleaved rounds  warmup " +
             std::to_string(options.warmupIters) + "  check " + (options.check ? "1" : "0") +
@@ -175,7 +179,7 @@ std::vector<double> timeInterleaved(const Options& options, RankGroup& group,
     }
   }
   for (double& t : totalUs) {
-    t /= options.iters;
+    t = options.iters > 0 ? t / options.iters : 0.0;
   }
   return totalUs;
 }
@@ -199,6 +203,52 @@ int64_t checkOnce(const Options& options, RankGroup& group, AllreduceAlgorithm& 
   return static_cast<int64_t>(wrong);
 }
 
+// Every size of one type and op: time, check, one table row per algorithm.
+void runCombination(const Options& options, RankGroup& group,
+                    const std::vector<AllreduceAlgorithm*>& algorithms, std::byte* send,
+                    std::byte* recv, bool* first, std::vector<Row>* rows,
+                    Timeline* timeline) {
+  const bool root = group.rank() == 0;
+  const int nranks = group.size();
+  const size_t elementSize = typeSize(options.type);
+  const CheckPattern timingInput(options.type, options.op, nranks);
+  size_t previousCount = SIZE_MAX;
+  for (const size_t requestedBytes : sizeSequence(options)) {
+    const size_t count = requestedBytes / elementSize;
+    if (count == previousCount) continue;  // 1 byte of a wider type: 0 elements again
+    previousCount = count;
+    // In place runs on recv, so both modes start from the same input.
+    fillInput(timingInput, group.rank(), options.inPlace ? recv : send, count);
+    const void* source = options.inPlace ? recv : send;
+    if (*first) {
+      warmUpOnce(options, group, algorithms, source, recv, count);
+      *first = false;
+    }
+    std::vector<int64_t> wrongTimed;
+    std::vector<double> timesUs = algorithms.empty()
+                                      ? std::vector<double>{}
+                                      : timeInterleaved(options, group, algorithms, source, recv,
+                                                        count, timeline, timingInput, &wrongTimed);
+    for (size_t a = 0; a < algorithms.size(); ++a) {
+      Row row;
+      row.bytes = count * elementSize;
+      row.count = count;
+      row.type = options.type;
+      row.op = options.op;
+      row.algorithm = algorithms[a]->name();
+      row.timeUs = group.maxOverRanks(timesUs[a]);
+      if (options.check) {
+        row.wrong = group.sumOverRanks(
+            checkOnce(options, group, *algorithms[a], send, recv, count) + wrongTimed[a]);
+      }
+      if (root) {
+        printLine(formatRow(row, nranks));
+      }
+      rows->push_back(row);
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<int> blockIterations(int iters) {
@@ -218,69 +268,50 @@ int runBenchmark(const Options& options, const BenchSetup& setup, RankGroup& gro
   const std::set<std::string> hostSet(allHosts.begin(), allHosts.end());
   const std::vector<std::string> hosts(hostSet.begin(), hostSet.end());
 
-  std::vector<AllreduceAlgorithm*> algorithms;
+  // Per combination, the algorithms that can run it; the others are noted.
+  struct Combination {
+    Options options;
+    std::vector<AllreduceAlgorithm*> algorithms;
+  };
+  std::vector<Combination> combinations;
   std::vector<std::string> notes;
-  for (AllreduceAlgorithm* algorithm : requested) {
-    const std::string why = algorithm->unsupportedReason(options.type, options.op);
-    if (why.empty()) {
-      algorithms.push_back(algorithm);
-    } else {
-      notes.push_back(algorithm->name() + " skipped: " + why);
-    }
-  }
   std::vector<std::string> names;
-  for (const AllreduceAlgorithm* algorithm : algorithms) {
-    names.push_back(algorithm->name());
+  for (rinaDataType_t type : options.types) {
+    for (rinaRedOp_t op : options.ops) {
+      Combination c{options, {}};
+      c.options.type = type;
+      c.options.op = op;
+      for (AllreduceAlgorithm* algorithm : requested) {
+        const std::string why = algorithm->unsupportedReason(type, op);
+        if (why.empty()) {
+          c.algorithms.push_back(algorithm);
+          if (std::find(names.begin(), names.end(), algorithm->name()) == names.end()) {
+            names.push_back(algorithm->name());
+          }
+        } else {
+          notes.push_back(algorithm->name() + " skipped for " + typeName(type) + " " + opName(op) +
+                          ": " + why);
+        }
+      }
+      combinations.push_back(std::move(c));
+    }
   }
 
   if (root) {
     printHeader(options, setup, nranks, hosts, names, notes);
   }
 
-  const size_t elementSize = typeSize(options.type);
   Buffer send = allocateBuffer(options.maxBytes);
   Buffer recv = allocateBuffer(options.maxBytes);
-  const CheckPattern timingInput(options.type, options.op, nranks);
   std::vector<Row> rows;
   std::unique_ptr<Timeline> timeline;
   if (root && !options.timelinePath.empty()) {
     timeline = std::make_unique<Timeline>(options.timelinePath);
   }
   bool first = true;
-  for (const size_t requestedBytes : sizeSequence(options)) {
-    const size_t count = requestedBytes / elementSize;
-    // In place runs on recv, so both modes start from the same input.
-    fillInput(timingInput, group.rank(), options.inPlace ? recv.get() : send.get(), count);
-    const void* source = options.inPlace ? recv.get() : send.get();
-    if (first) {
-      warmUpOnce(options, group, algorithms, source, recv.get(), count);
-      first = false;
-    }
-    std::vector<int64_t> wrongTimed;
-    std::vector<double> timesUs =
-        algorithms.empty()
-            ? std::vector<double>{}
-            : timeInterleaved(options, group, algorithms, source, recv.get(), count,
-                              timeline.get(),
-                              timingInput, &wrongTimed);
-    for (size_t a = 0; a < algorithms.size(); ++a) {
-      Row row;
-      row.bytes = count * elementSize;
-      row.count = count;
-      row.type = options.type;
-      row.op = options.op;
-      row.algorithm = algorithms[a]->name();
-      row.timeUs = group.maxOverRanks(timesUs[a]);
-      if (options.check) {
-        row.wrong = group.sumOverRanks(
-            checkOnce(options, group, *algorithms[a], send.get(), recv.get(), count) +
-            wrongTimed[a]);
-      }
-      if (root) {
-        printLine(formatRow(row, nranks));
-      }
-      rows.push_back(row);
-    }
+  for (const Combination& combination : combinations) {
+    runCombination(combination.options, group, combination.algorithms, send.get(), recv.get(),
+                   &first, &rows, timeline.get());
   }
 
   const Summary summary = summarize(rows, nranks);

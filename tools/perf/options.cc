@@ -36,6 +36,26 @@ std::vector<std::string> splitList(std::string_view text) {
   return items;
 }
 
+// "all", or a comma-separated list of names parse() knows, none twice.
+template <typename T>
+bool parseNameList(std::string_view text, int count, bool (*parse)(std::string_view, T*),
+                   std::vector<T>* out) {
+  std::vector<T> items;
+  if (text == "all") {
+    for (int i = 0; i < count; ++i) items.push_back(static_cast<T>(i));
+  } else {
+    for (const std::string& name : splitList(text)) {
+      T item;
+      if (!parse(name, &item) || std::find(items.begin(), items.end(), item) != items.end()) {
+        return false;
+      }
+      items.push_back(item);
+    }
+  }
+  *out = std::move(items);
+  return true;
+}
+
 }  // namespace
 
 bool parseSize(std::string_view text, size_t* bytes) {
@@ -104,7 +124,7 @@ bool parseOptions(int argc, const char* const* argv, Options* options, std::stri
       ok = parseInt(value, 1, 1 << 20, &flagInt);
       parsed.factor = static_cast<size_t>(flagInt);
     } else if (flag == "-n") {
-      ok = parseInt(value, 1, 1 << 30, &parsed.iters);
+      ok = parseInt(value, 0, 1 << 30, &parsed.iters);
     } else if (flag == "-w") {
       ok = parseInt(value, 0, 1 << 30, &parsed.warmupIters);
     } else if (flag == "-c") {
@@ -115,9 +135,9 @@ bool parseOptions(int argc, const char* const* argv, Options* options, std::stri
       ok = parseInt(value, 0, 1, &flagInt);
       parsed.inPlace = flagInt == 1;
     } else if (flag == "-d") {
-      ok = parseType(value, &parsed.type);
+      ok = parseNameList(value, rinaNumTypes, parseType, &parsed.types);
     } else if (flag == "-o") {
-      ok = parseOp(value, &parsed.op);
+      ok = parseNameList(value, rinaNumOps, parseOp, &parsed.ops);
     } else if (flag == "-a") {
       parsed.algorithms = splitList(value);
       ok = std::none_of(parsed.algorithms.begin(), parsed.algorithms.end(),
@@ -144,6 +164,10 @@ bool parseOptions(int argc, const char* const* argv, Options* options, std::stri
       return false;
     }
   }
+  if (parsed.iters == 0 && !parsed.check) {
+    *error = "-n 0 (no timed calls) needs the check (-c 1 or 2)";
+    return false;
+  }
   if (parsed.minBytes > parsed.maxBytes) {
     *error = "-b must not exceed -e";
     return false;
@@ -152,6 +176,8 @@ bool parseOptions(int argc, const char* const* argv, Options* options, std::stri
     *error = "-f must be at least 2 when -b and -e differ";
     return false;
   }
+  parsed.type = parsed.types.front();
+  parsed.op = parsed.ops.front();
   *options = std::move(parsed);
   return true;
 }
@@ -159,10 +185,13 @@ bool parseOptions(int argc, const char* const* argv, Options* options, std::stri
 std::string usageText(std::string_view program) {
   std::string text = "usage: " + std::string(program) + " [flags]\n";
   text += R"(Times rinaAllReduce (and, under mpirun, MPI's own allreduce) nccl-tests style.
-  -b SIZE         smallest message in bytes, K/M/G suffixes (default 32M)
+  -b SIZE         smallest message in bytes, K/M/G suffixes (default 32M); 0:
+                  the empty message, then sizes from 1 byte (a size that holds
+                  as many elements as the one before is left out)
   -e SIZE         largest message in bytes (default 32M)
   -f FACTOR       multiply the size by this each step (default 2)
-  -n ITERS        timed iterations per size and algorithm (default 20)
+  -n ITERS        timed iterations per size and algorithm (default 20); 0: only
+                  the check runs (times show as 0)
   -w ITERS        warmup iterations per size and algorithm (default 5); before
                   the first size each algorithm also runs max(ITERS, 20) once,
                   past start-up transients (none with -w 0)
@@ -170,9 +199,10 @@ std::string usageText(std::string_view program) {
                   checked call per size and algorithm, out of place and in
                   place; 2: also every timed and warm-up call, out of place)
   -i 0|1          time in place (default 0: out of place; the check does both)
-  -d TYPE         int8 uint8 int32 uint32 int64 uint64 float16 bfloat16 float32
-                  float64 (default float32)
-  -o OP           sum prod min max avg (default sum)
+  -d TYPES        int8 uint8 int32 uint32 int64 uint64 float16 bfloat16 float32
+                  float64, comma-separated, or all (default float32)
+  -o OPS          sum prod min max avg, comma-separated, or all (default sum);
+                  every type runs with every op, in one communicator
   -a ALGOS        comma-separated; each is given to rinaCommSetAlgorithm
                   (auto, ring, rd, hier, rina, ps-ina; racks from RINA_TOPO_FILE,
                   else RINA_RACKS), except "mpi": MPI's own allreduce (PMPI),
@@ -197,7 +227,11 @@ std::vector<size_t> sizeSequence(const Options& options) {
   std::vector<size_t> sizes;
   for (size_t bytes = options.minBytes; bytes <= options.maxBytes;) {
     sizes.push_back(bytes);
-    if (bytes == 0 || options.factor < 2 || bytes > options.maxBytes / options.factor) {
+    if (bytes == 0) {
+      bytes = 1;
+      continue;
+    }
+    if (options.factor < 2 || bytes > options.maxBytes / options.factor) {
       break;
     }
     bytes *= options.factor;

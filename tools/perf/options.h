@@ -23,6 +23,10 @@ struct Options {
   bool check = true;
   bool checkEvery = false;  // -c 2: also every timed and warm-up iteration (out of place)
   bool inPlace = false;  // time in place (the check always runs both ways)
+  // -d and -o: every type with every op, one table row per size of each.
+  std::vector<rinaDataType_t> types = {rinaFloat32};
+  std::vector<rinaRedOp_t> ops = {rinaSum};
+  // The combination being run (runBenchmark sets them; parsing: the first).
   rinaDataType_t type = rinaFloat32;
   rinaRedOp_t op = rinaSum;
   std::vector<std::string> algorithms = {"auto"};
@@ -45,7 +49,8 @@ bool parseOptions(int argc, const char* const* argv, Options* options, std::stri
 
 std::string usageText(std::string_view program);
 
-// minBytes, minBytes * factor, ... up to maxBytes.
+// minBytes, minBytes * factor, ... up to maxBytes; from 0: 0, then 1,
+// factor, factor^2, ...
 std::vector<size_t> sizeSequence(const Options& options);
 
 // Whether the list names the MPI baseline / any rina algorithm.

@@ -104,6 +104,7 @@ void MrCache::evict() {
       auto victim = it;
       it = std::next(it);
       drop(victim);
+      ++evictions_;
     }
   }
 }

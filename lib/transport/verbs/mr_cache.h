@@ -56,6 +56,8 @@ class MrCache {
   size_t bytes() const { return bytes_; }
   uint64_t hits() const { return hits_; }
   uint64_t misses() const { return misses_; }
+  // Unpinned entries deregistered to stay within maxEntries / maxBytes.
+  uint64_t evictions() const { return evictions_; }
 
  private:
   struct Entry {
@@ -75,6 +77,7 @@ class MrCache {
   uint64_t nextId_ = 1;
   uint64_t hits_ = 0;
   uint64_t misses_ = 0;
+  uint64_t evictions_ = 0;
 };
 
 }  // namespace rina::transport::verbs

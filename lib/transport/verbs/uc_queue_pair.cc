@@ -3,15 +3,22 @@
 // caller's bytes may change as soon as post() returns; every write is
 // signaled and reap() frees its buffer. UC needs no acknowledgement timer:
 // a lost write is resent by the INA client's own retransmission.
+//
+// The receive side: a registered ring the switch writes answers into (RDMA
+// WRITE with immediate = the slot), one posted receive per slot, and a
+// completion channel whose fd the client sleeps on beside its socket.
 #include "transport/verbs/uc_queue_pair.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <infiniband/verbs.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <vector>
 
 #include "core/log.h"
 #include "transport/verbs/verbs_device.h"
@@ -21,6 +28,9 @@ namespace rina::transport::verbs {
 namespace {
 
 constexpr uint32_t kDepth = 256;  // send-queue entries and send buffers
+// Receive ring: slot 0 for control, then two per aggregator slot of a
+// window of up to 256 (the switch picks 1 + (2 slot + set) mod 512).
+constexpr uint32_t kRingSlots = 513;
 
 struct FreeDeleter {
   void operator()(uint8_t* p) const { std::free(p); }
@@ -32,7 +42,10 @@ class IbvUcQueuePair : public UcQueuePair {
   ~IbvUcQueuePair() override {
     if (qp_) ibv_destroy_qp(qp_);
     if (cq_) ibv_destroy_cq(cq_);
+    if (recvCq_) ibv_destroy_cq(recvCq_);
+    if (channel_) ibv_destroy_comp_channel(channel_);
     if (mr_.id != 0) (void)ctx_->mrs->release(mr_.id);
+    if (ringMr_.id != 0) (void)ctx_->mrs->release(ringMr_.id);
   }
 
   Status setUp();
@@ -41,8 +54,16 @@ class IbvUcQueuePair : public UcQueuePair {
   Status connect(uint32_t ipv4, uint32_t remoteQpn) override;
   Status post(const UcWriteRequest& wr, bool* posted) override;
   Status reap() override;
+  bool receiveRing(UcReceiveRing* out) const override {
+    *out = ring_;
+    return true;
+  }
+  Status receive(const std::function<void(std::span<const uint8_t>)>& fn) override;
+  int receiveFd() const override { return channel_->fd; }
 
  private:
+  Status postReceive();
+  Status take(const ibv_wc& wc, const std::function<void(std::span<const uint8_t>)>& fn);
   Status fail(const char* what, int err) const {
     return systemErrorf(err, "rank %d: INA over RDMA UC (%s): %s", ctx_->opt.rank,
                         ctx_->name.c_str(), what);
@@ -53,6 +74,12 @@ class IbvUcQueuePair : public UcQueuePair {
   ibv_qp* qp_ = nullptr;
   std::unique_ptr<uint8_t, FreeDeleter> buffers_;
   MrRegion mr_;
+  ibv_comp_channel* channel_ = nullptr;
+  ibv_cq* recvCq_ = nullptr;
+  std::unique_ptr<uint8_t, FreeDeleter> ringBuffer_;
+  MrRegion ringMr_;
+  UcReceiveRing ring_;
+  std::vector<uint8_t> scratch_;
   uint64_t posted_ = 0;  // writes posted; buffer = posted % kDepth
   uint64_t done_ = 0;
   bool connected_ = false;
@@ -61,12 +88,19 @@ class IbvUcQueuePair : public UcQueuePair {
 Status IbvUcQueuePair::setUp() {
   cq_ = ibv_create_cq(ctx_->ctx, kDepth, nullptr, nullptr, 0);
   if (!cq_) return fail("ibv_create_cq", errno);
+  channel_ = ibv_create_comp_channel(ctx_->ctx);
+  if (!channel_) return fail("ibv_create_comp_channel", errno);
+  int fl = fcntl(channel_->fd, F_GETFL);
+  if (fl < 0 || fcntl(channel_->fd, F_SETFL, fl | O_NONBLOCK) != 0)
+    return fail("fcntl on the completion channel", errno);
+  recvCq_ = ibv_create_cq(ctx_->ctx, kRingSlots, nullptr, channel_, 0);
+  if (!recvCq_) return fail("ibv_create_cq (receive)", errno);
   ibv_qp_init_attr ia{};
   ia.send_cq = cq_;
-  ia.recv_cq = cq_;
+  ia.recv_cq = recvCq_;
   ia.qp_type = IBV_QPT_UC;
   ia.cap.max_send_wr = kDepth;
-  ia.cap.max_recv_wr = 1;
+  ia.cap.max_recv_wr = kRingSlots;
   ia.cap.max_send_sge = 1;
   ia.cap.max_recv_sge = 1;
   qp_ = ibv_create_qp(ctx_->pd, &ia);
@@ -76,14 +110,78 @@ Status IbvUcQueuePair::setUp() {
   if (posix_memalign(&p, 4096, bytes) != 0) return fail("send buffers", ENOMEM);
   buffers_.reset(static_cast<uint8_t*>(p));
   RINA_TRY(ctx_->mrs->acquire(buffers_.get(), bytes, &mr_));
+  const size_t ringBytes = size_t{kRingSlots} * maxWriteBytes();
+  p = nullptr;
+  if (posix_memalign(&p, 4096, ringBytes) != 0) return fail("receive ring", ENOMEM);
+  ringBuffer_.reset(static_cast<uint8_t*>(p));
+  RINA_TRY(ctx_->mrs->acquire(ringBuffer_.get(), ringBytes, &ringMr_));
+  scratch_.resize(maxWriteBytes());
   ibv_qp_attr a{};
   a.qp_state = IBV_QPS_INIT;
   a.pkey_index = 0;
   a.port_num = static_cast<uint8_t>(ctx_->port);
-  a.qp_access_flags = 0;
+  a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;  // the switch's answers
   int rc =
       ibv_modify_qp(qp_, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-  return rc == 0 ? Status() : fail("QP to INIT", rc);
+  if (rc != 0) return fail("QP to INIT", rc);
+  for (uint32_t i = 0; i < kRingSlots; ++i) RINA_TRY(postReceive());
+  if (ibv_req_notify_cq(recvCq_, 0) != 0) return fail("ibv_req_notify_cq", errno);
+  ring_.qpn = qp_->qp_num;
+  ring_.psn = std::random_device{}() & 0xffffff;
+  ring_.addr = reinterpret_cast<uintptr_t>(ringBuffer_.get());
+  ring_.rkey = ringMr_.keys.rkey;
+  ring_.slots = kRingSlots;
+  ring_.slotBytes = maxWriteBytes();
+  return {};
+}
+
+Status IbvUcQueuePair::postReceive() {
+  ibv_recv_wr wr{};
+  ibv_recv_wr* bad = nullptr;
+  wr.num_sge = 0;  // write with immediate: the data lands at the RETH address
+  int rc = ibv_post_recv(qp_, &wr, &bad);
+  return rc == 0 ? Status() : fail("ibv_post_recv", rc);
+}
+
+Status IbvUcQueuePair::take(const ibv_wc& wc,
+                            const std::function<void(std::span<const uint8_t>)>& fn) {
+  if (wc.status != IBV_WC_SUCCESS) {
+    return errorf(rinaSystemError, "rank %d: INA over RDMA UC (%s): receive failed: %s",
+                  ctx_->opt.rank, ctx_->name.c_str(), wcStatusText(wc.status).c_str());
+  }
+  RINA_TRY(postReceive());
+  const uint32_t slot = ntohl(wc.imm_data);
+  if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM || slot >= ring_.slots ||
+      wc.byte_len > ring_.slotBytes) {
+    return {};  // not an answer this ring can hold: dropped, as UDP would
+  }
+  // Copied out, then the first bytes compared again: a slot the switch
+  // reused meanwhile (a late duplicate) is dropped rather than read torn.
+  const uint8_t* at = ringBuffer_.get() + size_t{slot} * ring_.slotBytes;
+  std::memcpy(scratch_.data(), at, wc.byte_len);
+  const size_t check = std::min<size_t>(wc.byte_len, 32);
+  if (std::memcmp(scratch_.data(), at, check) != 0) return {};
+  fn({scratch_.data(), wc.byte_len});
+  return {};
+}
+
+Status IbvUcQueuePair::receive(const std::function<void(std::span<const uint8_t>)>& fn) {
+  ibv_cq* cq = nullptr;
+  void* unused = nullptr;
+  while (ibv_get_cq_event(channel_, &cq, &unused) == 0) ibv_ack_cq_events(cq, 1);
+  ibv_wc wc[32];
+  bool armed = false;
+  for (;;) {
+    int n = ibv_poll_cq(recvCq_, 32, wc);
+    if (n < 0) return fail("ibv_poll_cq (receive)", EIO);
+    for (int i = 0; i < n; ++i) RINA_TRY(take(wc[i], fn));
+    if (n == 32) continue;
+    if (armed) return {};
+    // Arm, then look once more: a write between the poll and the arming
+    // raises no event.
+    if (ibv_req_notify_cq(recvCq_, 0) != 0) return fail("ibv_req_notify_cq", errno);
+    armed = true;
+  }
 }
 
 Status IbvUcQueuePair::connect(uint32_t ipv4, uint32_t remoteQpn) {
@@ -92,7 +190,7 @@ Status IbvUcQueuePair::connect(uint32_t ipv4, uint32_t remoteQpn) {
   a.qp_state = IBV_QPS_RTR;
   a.path_mtu = ctx_->portAttr.active_mtu;
   a.dest_qp_num = remoteQpn;
-  a.rq_psn = 0;
+  a.rq_psn = ring_.psn;
   a.ah_attr.port_num = static_cast<uint8_t>(ctx_->port);
   a.ah_attr.is_global = 1;
   // RoCEv2 addresses an IPv4 peer by its IPv4-mapped GID ::ffff:a.b.c.d.

@@ -7,6 +7,7 @@
 #define RINA_LIB_TRANSPORT_VERBS_UC_QUEUE_PAIR_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -25,6 +26,18 @@ struct UcWriteRequest {
   std::span<const uint8_t> payload;
 };
 
+// Where a switch may write answers into a UC queue pair: RDMA WRITE with
+// immediate into one of `slots` slots of `slotBytes` at addr (rkey), the
+// immediate naming the slot; each write must be one packet.
+struct UcReceiveRing {
+  uint32_t qpn = 0;
+  uint32_t psn = 0;  // the first PSN it expects (UC takes any on a new message)
+  uint64_t addr = 0;
+  uint32_t rkey = 0;
+  uint32_t slots = 0;
+  uint32_t slotBytes = 0;
+};
+
 class UcQueuePair {
  public:
   virtual ~UcQueuePair() = default;
@@ -37,6 +50,15 @@ class UcQueuePair {
   virtual Status post(const UcWriteRequest& wr, bool* posted) = 0;
   // Takes send completions, which frees send-queue entries; a failed one is an error.
   virtual Status reap() = 0;
+
+  // The receive side, where the QP has one (false: answers come by UDP).
+  virtual bool receiveRing(UcReceiveRing* /*out*/) const { return false; }
+  // fn(bytes) for every write that landed in the ring since the last call,
+  // in arrival order; then arms receiveFd() for the next. A write whose slot
+  // changed while it was copied out (the sender reused it) is left out.
+  virtual Status receive(const std::function<void(std::span<const uint8_t>)>& /*fn*/) { return {}; }
+  // Readable when receive() has something (after a receive() call); -1: none.
+  virtual int receiveFd() const { return -1; }
 };
 
 // A UC QP on ctx's device and port (RINA_IB_GID_INDEX as for RC). Without

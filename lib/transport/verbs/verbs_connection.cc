@@ -5,6 +5,10 @@
 // reader returns them with a zero-length write-with-immediate whose top bit
 // marks a credit update. Waiting uses the completion channel's fd plus an
 // eventfd that armWait kicks when completions raced with arming.
+//
+// A peer whose process died is seen first on the pair's TCP socket; the
+// error reported is then the NIC's verdict on a write to it (one in flight,
+// or a probe checkAlive sends), within the NIC's retry time.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <infiniband/verbs.h>
@@ -13,11 +17,16 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <iterator>
+#include <optional>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/log.h"
@@ -42,7 +51,9 @@ constexpr uint32_t kSlots = 16;            // per direction and peer
 constexpr uint32_t kSlotBytes = 64 << 10;  // 1 MiB ring, as the shm FIFO
 constexpr uint64_t kWrData = 1;
 constexpr uint64_t kWrCredit = 2;
+constexpr uint64_t kWrProbe = 3;             // checkAlive's question to a hung-up peer's NIC
 constexpr int kQueueDepth = 2 * kSlots + 4;  // data + credit messages in flight
+constexpr int kRetryCount = 6;
 }  // namespace
 
 DeviceProbe probeDevices() {
@@ -60,6 +71,27 @@ DeviceProbe probeDevices() {
   ibv_free_device_list(list);
   return p;
 }
+
+namespace {
+
+bool isZeroGid(const ibv_gid& gid) {
+  return std::all_of(std::begin(gid.raw), std::end(gid.raw), [](uint8_t b) { return b == 0; });
+}
+
+// "0 fe80::8ce:dfff:fed7:f724, 1 ::ffff:10.77.0.1" (the first 16 entries that hold one).
+std::string describeGids(ibv_context* ctx, int port, int tableLength) {
+  std::string out;
+  for (int i = 0; i < std::min(tableLength, 16); ++i) {
+    ibv_gid gid;
+    char text[INET6_ADDRSTRLEN] = "?";
+    if (ibv_query_gid(ctx, static_cast<uint8_t>(port), i, &gid) != 0 || isZeroGid(gid)) continue;
+    inet_ntop(AF_INET6, gid.raw, text, sizeof text);
+    out += (out.empty() ? "" : ", ") + std::to_string(i) + " " + text;
+  }
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
 
 Status openVerbsContext(const TransportChoice& choice, const VerbsOptions& opt,
                         VerbsContextPtr* out) {
@@ -89,13 +121,19 @@ Status openVerbsContext(const TransportChoice& choice, const VerbsOptions& opt,
         "rank %d: %s port %d is not active (state %d); pick another with RINA_IB_HCA=name:port",
         opt.rank, c->name.c_str(), c->port, static_cast<int>(c->portAttr.state));
   }
-  if (ibv_query_gid(c->ctx, static_cast<uint8_t>(c->port), opt.gidIndex, &c->gid) != 0) {
-    return systemErrorf(errno, "rank %d: %s port %d has no GID at index %d (RINA_IB_GID_INDEX)",
-                        opt.rank, c->name.c_str(), c->port, opt.gidIndex);
+  // An index past the table fails; one inside it may hold no address (all
+  // zero), which only the peer's RTR would reject, far from the cause.
+  const bool queried =
+      ibv_query_gid(c->ctx, static_cast<uint8_t>(c->port), opt.gidIndex, &c->gid) == 0;
+  if (!queried || isZeroGid(c->gid)) {
+    return errorf(rinaSystemError,
+                  "rank %d: %s port %d has no GID at index %d (RINA_IB_GID_INDEX); its GIDs: %s",
+                  opt.rank, c->name.c_str(), c->port, opt.gidIndex,
+                  describeGids(c->ctx, c->port, c->portAttr.gid_tbl_len).c_str());
   }
   ibv_pd* pd = c->pd;
   c->mrs = std::make_unique<MrCache>(
-      64, size_t{1} << 30,
+      opt.mrCacheEntries, opt.mrCacheBytes,
       [pd](uintptr_t b, size_t len, MrKeys* k) -> Status {
         ibv_mr* mr = ibv_reg_mr(pd, reinterpret_cast<void*>(b), len,
                                 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
@@ -149,6 +187,11 @@ class VerbsConnection : public Connection {
   }
   Status progress();
   Status handle(const ibv_wc& wc, bool recvSide);
+  // The error for a failed completion (the cause, not a flush, where one
+  // can be found); ok while the cause may still come.
+  Status failure(const ibv_wc& wc, bool recvSide);
+  // How long the NIC may take to give up on a write (its retries), doubled.
+  std::chrono::microseconds verdictWindow() const;
   Status postWrite(uint64_t kind, const char* local, uint32_t len, uint64_t remote, uint32_t imm);
   Status postRecv();
   Status returnCredits(bool force);
@@ -167,6 +210,11 @@ class VerbsConnection : public Connection {
   CreditReturner returner_{kSlots};
   uint32_t sendsPosted_ = 0;  // data writes, for the local staging slots
   uint32_t sendsDone_ = 0;
+  uint32_t writesInFlight_ = 0;                      // data and credit writes not yet completed
+  std::chrono::steady_clock::time_point verdictBy_;  // ... and waits for its answer until then
+  std::optional<ibv_wc> firstFlush_;                 // the first flushed completion seen
+  bool firstFlushRecv_ = false;
+  std::chrono::steady_clock::time_point flushCauseBy_;
   std::unique_ptr<RingReader> reader_;
   std::vector<std::pair<ibv_wc, bool>> stash_;  // polled while arming
 };
@@ -265,7 +313,9 @@ Status VerbsConnection::connect(const QpInfo& remote) {
   a = ibv_qp_attr{};
   a.qp_state = IBV_QPS_RTS;
   a.timeout = static_cast<uint8_t>(std::clamp(ctx_->opt.timeout, 1, 31));
-  a.retry_cnt = 7;
+  // 6, not 7: Soft-RoCE retries forever at 7 (as InfiniBand does only for
+  // RNR), and a dead peer would then never produce a completion error.
+  a.retry_cnt = kRetryCount;
   a.rnr_retry = 7;
   a.sq_psn = local_.psn;
   a.max_rd_atomic = 1;
@@ -301,17 +351,57 @@ Status VerbsConnection::postWrite(uint64_t kind, const char* local, uint32_t len
   wr.wr.rdma.remote_addr = remote;
   wr.wr.rdma.rkey = remote_.ringRkey;
   int rc = ibv_post_send(qp_, &wr, &bad);
-  return rc == 0 ? Status() : fail("ibv_post_send", rc);
+  if (rc != 0) return fail("ibv_post_send", rc);
+  ++writesInFlight_;
+  return {};
+}
+
+Status VerbsConnection::failure(const ibv_wc& first, bool firstRecv) {
+  // A failed QP flushes everything else; report the cause, not a flush.
+  ibv_wc wc = first;
+  bool recvSide = firstRecv;
+  if (wc.status == IBV_WC_WR_FLUSH_ERR && !firstFlush_) {
+    firstFlush_ = wc;
+    firstFlushRecv_ = recvSide;
+    flushCauseBy_ = std::chrono::steady_clock::now() + verdictWindow();
+  }
+  // Soft-RoCE flushes the receive queue of a failed QP before it completes
+  // the write that failed: while writes are in flight, wait (bounded) for
+  // their completion, which names the cause.
+  if (wc.status == IBV_WC_WR_FLUSH_ERR && writesInFlight_ > 0 &&
+      std::chrono::steady_clock::now() < flushCauseBy_) {
+    return {};
+  }
+  rinaResult_t code = wcStatusIsRemote(wc.status) ? rinaRemoteError : rinaSystemError;
+  std::string why;
+  if (wc.status == IBV_WC_WR_FLUSH_ERR) {
+    std::tie(wc, recvSide) = std::tie(*firstFlush_, firstFlushRecv_);
+    // No cause on this side: the peer's going is one.
+    Status gone = checkSocketAlive(liveness_.get(), peer());
+    if (!gone.ok()) {
+      code = rinaRemoteError;
+      why = "; " + gone.message();
+    }
+  }
+  return errorf(code, "rank %d: RDMA %s peer %d failed: %s, vendor error 0x%x%s", ctx_->opt.rank,
+                recvSide ? "receive from" : "write to", peer(), wcStatusText(wc.status).c_str(),
+                wc.vendor_err, why.c_str());
+}
+
+std::chrono::microseconds VerbsConnection::verdictWindow() const {
+  // Every try (1 + kRetryCount) times out after 4.096 us x 2^RINA_IB_TIMEOUT;
+  // twice that, and a little more.
+  const double tryUs = 4.096 * std::ldexp(1.0, std::clamp(ctx_->opt.timeout, 1, 31));
+  return std::chrono::microseconds(static_cast<int64_t>(2 * (1 + kRetryCount) * tryUs) + 100000);
 }
 
 Status VerbsConnection::handle(const ibv_wc& wc, bool recvSide) {
   if (wc.status != IBV_WC_SUCCESS) {
-    return errorf(wc.status == IBV_WC_RETRY_EXC_ERR ? rinaRemoteError : rinaSystemError,
-                  "rank %d: RDMA %s peer %d failed: %s, vendor error 0x%x", ctx_->opt.rank,
-                  recvSide ? "receive from" : "write to", peer(), wcStatusText(wc.status).c_str(),
-                  wc.vendor_err);
+    if (!recvSide) --writesInFlight_;
+    return failure(wc, recvSide);
   }
   if (!recvSide) {
+    --writesInFlight_;
     if (wc.wr_id == kWrData) ++sendsDone_;
     return {};
   }
@@ -330,20 +420,24 @@ Status VerbsConnection::handle(const ibv_wc& wc, bool recvSide) {
 }
 
 Status VerbsConnection::progress() {
+  if (firstFlush_ && std::chrono::steady_clock::now() >= flushCauseBy_) {
+    return failure(*firstFlush_, firstFlushRecv_);  // no cause came in time
+  }
   ibv_cq* cq = nullptr;
   void* unused = nullptr;
   while (ibv_get_cq_event(channel_, &cq, &unused) == 0) ibv_ack_cq_events(cq, 1);
   uint64_t drain;
   while (read(kick_.get(), &drain, sizeof(drain)) > 0) {
   }
-  for (const auto& [w, recvSide] : stash_) {
+  while (!stash_.empty()) {
+    const auto [w, recvSide] = stash_.front();
+    stash_.erase(stash_.begin());
     Status st = handle(w, recvSide);
     if (!st.ok()) {
       stash_.clear();
       return st;
     }
   }
-  stash_.clear();
   ibv_wc wc[16];
   for (bool recvSide : {false, true}) {
     for (;;) {
@@ -416,7 +510,39 @@ void VerbsConnection::armWait(WaitSet& ws, bool send, bool recv) {
   (void)recv;
 }
 
-Status VerbsConnection::checkAlive() { return checkSocketAlive(liveness_.get(), peer()); }
+Status VerbsConnection::checkAlive() {
+  Status gone = checkSocketAlive(liveness_.get(), peer());
+  if (gone.ok()) return gone;
+  // The peer's process is gone. Writes still in flight end with the NIC's
+  // verdict (retry exceeded once RINA_IB_TIMEOUT x 7 tries pass), which
+  // says more than the socket: wait for it (the caller's RINA_TIMEOUT_MS
+  // still bounds the wait).
+  RINA_TRY(progress());
+  // Bounded: past the NIC's retries the socket's word stands.
+  const auto now = std::chrono::steady_clock::now();
+  if (verdictBy_ == std::chrono::steady_clock::time_point{}) verdictBy_ = now + verdictWindow();
+  if (now > verdictBy_) return gone;
+  if (writesInFlight_ > 0) return {};
+  // Nothing in flight (blocked on credits, or receiving): a one-byte write
+  // into the last byte of the peer's ring asks the NIC. A peer whose
+  // process is gone has no registration (remote access error) or no QP
+  // (retry exceeded); one still being torn down may acknowledge it, and is
+  // asked again on the next look. (Only ever sent to a peer whose socket
+  // closed: a live peer's ring is never touched.)
+  ibv_sge sge{reinterpret_cast<uintptr_t>(sendRing_.get()), 1, sendMr_.keys.lkey};
+  ibv_send_wr wr{};
+  ibv_send_wr* bad = nullptr;
+  wr.wr_id = kWrProbe;
+  wr.opcode = IBV_WR_RDMA_WRITE;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.wr.rdma.remote_addr = remote_.ringAddr + uint64_t{remote_.slots} * remote_.slotBytes - 1;
+  wr.wr.rdma.rkey = remote_.ringRkey;
+  if (ibv_post_send(qp_, &wr, &bad) != 0) return gone;  // the QP failed already
+  ++writesInFlight_;
+  return {};
+}
 
 class PendingImpl : public PendingVerbsConnection {
  public:

@@ -22,6 +22,9 @@ struct VerbsOptions {
   int gidIndex = 0;  // RINA_IB_GID_INDEX
   int timeout = 18;  // RINA_IB_TIMEOUT: 4.096 us * 2^timeout per retry
   int rank = 0;
+  // The device's memory-registration cache (mr_cache.h).
+  size_t mrCacheEntries = 64;
+  size_t mrCacheBytes = size_t{1} << 30;
 };
 
 class VerbsContext;  // opaque outside verbs_connection.cc

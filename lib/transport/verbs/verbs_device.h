@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "core/log.h"
 #include "transport/verbs/mr_cache.h"
 #include "transport/verbs/verbs_context.h"
 
@@ -17,6 +18,12 @@ namespace rina::transport::verbs {
 class VerbsContext {
  public:
   ~VerbsContext() {
+    if (mrs) {
+      RINA_INFO("rank %d: %s memory registrations: %llu hits, %llu misses, %llu evictions",
+                opt.rank, name.c_str(), static_cast<unsigned long long>(mrs->hits()),
+                static_cast<unsigned long long>(mrs->misses()),
+                static_cast<unsigned long long>(mrs->evictions()));
+    }
     mrs.reset();
     if (pd) ibv_dealloc_pd(pd);
     if (ctx) ibv_close_device(ctx);

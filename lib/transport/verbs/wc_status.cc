@@ -53,4 +53,21 @@ std::string wcStatusText(int status) {
   return std::string(e.text) + " (" + e.name + ")";
 }
 
+bool wcStatusIsRemote(int status) {
+  switch (static_cast<WcStatus>(status)) {
+    case WcStatus::kBadResponse:
+    case WcStatus::kRemoteInvalidRequest:
+    case WcStatus::kRemoteAccessError:
+    case WcStatus::kRemoteOperationError:
+    case WcStatus::kRetryExceeded:
+    case WcStatus::kRnrRetryExceeded:
+    case WcStatus::kRemoteInvalidRdRequest:
+    case WcStatus::kRemoteAborted:
+    case WcStatus::kResponseTimeout:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace rina::transport::verbs

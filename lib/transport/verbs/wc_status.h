@@ -39,6 +39,10 @@ enum class WcStatus : int {
 // Unknown values give "unknown completion status N".
 std::string wcStatusText(int status);
 
+// Whether the status reports the peer's side (its adapter refused, or never
+// answered): rinaRemoteError. Local failures are rinaSystemError.
+bool wcStatusIsRemote(int status);
+
 }  // namespace rina::transport::verbs
 
 #endif  // RINA_LIB_TRANSPORT_VERBS_WC_STATUS_H_

@@ -1,0 +1,269 @@
+#!/usr/bin/python3
+"""dist.all_reduce over rina and over Gloo, and the torch layer's own cost.
+
+    perf/torch/allreduce_bench.py [--build DIR] [--ranks 4] [--sizes 4K,...,64M]
+                                  [--rounds 3] [--block-seconds 0.25] [--out FILE]
+
+Each round runs one torch job of --ranks processes on this host holding two
+process groups, Gloo (the default group) and rina (dist.new_group); for every
+float32 size the two run in alternating blocks of back-to-back
+dist.all_reduce calls (SUM, in place), so both see the same machine. A call's
+time is the block's mean, the slowest rank's. Then the round runs
+`rina-allreduce-perf --local-ranks N -a auto -i 1` over the same sizes: rina
+through its C API alone, for the torch layer's cost. The table holds the
+medians over rounds. Results (markdown and JSON) go to --out
+(perf/results/torch-allreduce.md).
+"""
+
+import argparse
+import datetime
+import json
+import os
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ranks import (REPO, PYTHON, Failure, env_with_package, human, machine_note,  # noqa: E402
+                   parse_size, run_ranks)
+
+DEFAULT_SIZES = "4K,16K,64K,256K,1M,4M,16M,64M"
+# rina through torch, Gloo through torch, and rina's C API called directly
+# (ctypes) on a communicator of its own in the same processes.
+BACKENDS = ("rina", "gloo", "capi")
+
+
+class CApi:
+    """librina's rinaAllReduce through ctypes, one communicator over the ranks
+    (its unique id goes out over the Gloo group)."""
+    FLOAT32, SUM, SUCCESS = 8, 0, 0
+
+    def __init__(self, build, rank, world, torch, dist):
+        import ctypes
+        self.ctypes = ctypes
+        self.lib = ctypes.CDLL(os.path.join(build, "lib/librina.so"))
+        self.lib.rinaAllReduce.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
+                                           ctypes.c_int, ctypes.c_int, ctypes.c_void_p]
+        self.lib.rinaCommGetLastError.restype = ctypes.c_char_p
+
+        class UniqueId(ctypes.Structure):  # rinaUniqueId, passed by value
+            _fields_ = [("internal", ctypes.c_char * 128)]
+        self.lib.rinaCommInitRank.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int,
+                                              UniqueId, ctypes.c_int]
+        uid = UniqueId()
+        if rank == 0:
+            self.check(self.lib.rinaGetUniqueId(ctypes.byref(uid)), None)
+        shared = torch.frombuffer(bytearray(bytes(uid)), dtype=torch.uint8).clone()
+        dist.broadcast(shared, 0)
+        ctypes.memmove(ctypes.byref(uid), shared.numpy().tobytes(), ctypes.sizeof(uid))
+        self.comm = ctypes.c_void_p()
+        self.check(self.lib.rinaCommInitRank(ctypes.byref(self.comm), world, uid, rank), None)
+
+    def check(self, rc, comm):
+        if rc != self.SUCCESS:
+            raise SystemExit(f"rina C API: {rc}: {self.lib.rinaCommGetLastError(comm)}")
+
+    def all_reduce(self, t):
+        p = t.data_ptr()
+        self.check(self.lib.rinaAllReduce(p, p, t.numel(), self.FLOAT32, self.SUM, self.comm),
+                   self.comm)
+
+    def close(self):
+        self.lib.rinaCommDestroy(self.comm)
+
+
+def worker(args):
+    import time
+    import torch
+    import torch.distributed as dist
+    import rina_torch  # noqa: F401
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"file://{args.store}/store", rank=args.rank,
+                            world_size=args.world, timeout=datetime.timedelta(seconds=600))
+    groups = {"gloo": dist.group.WORLD, "rina": dist.new_group(backend="rina")}
+    capi = CApi(args.build, args.rank, args.world, torch, dist)
+    n = args.world
+    results = []
+    for size in [parse_size(s) for s in args.sizes.split(",")]:
+        count = size // 4
+        t = torch.empty(count, dtype=torch.float32)
+        call = {"rina": lambda: dist.all_reduce(t, group=groups["rina"]),
+                "gloo": lambda: dist.all_reduce(t, group=groups["gloo"]),
+                "capi": lambda: capi.all_reduce(t)}
+        # Checked once per size and backend: every rank adds its rank + 1.
+        for name in BACKENDS:
+            t.fill_(args.rank + 1)
+            call[name]()
+            want = n * (n + 1) / 2
+            if not torch.all(t == want):
+                raise SystemExit(f"{name} {size} B: wrong sum {t[:4].tolist()}, expected {want}")
+        t.zero_()
+        # Calls per block: about block_seconds of the slowest (rank 0 decides).
+        probe = []
+        for name in BACKENDS:
+            call[name]()
+            start = time.perf_counter()
+            call[name]()
+            probe.append(time.perf_counter() - start)
+        calls = torch.tensor([max(1, min(400, int(args.block_seconds / max(probe))))])
+        dist.broadcast(calls, 0)
+        calls = int(calls.item())
+        times = {name: [] for name in BACKENDS}
+        for block in range(args.blocks):
+            # Each backend goes first, second and last in turn.
+            order = BACKENDS[block % 3:] + BACKENDS[:block % 3]
+            for name in order:
+                run = call[name]
+                dist.barrier(group=groups["gloo"])
+                start = time.perf_counter()
+                for _ in range(calls):
+                    run()
+                times[name].append((time.perf_counter() - start) / calls)
+        # The slowest rank's mean per block.
+        mine = torch.tensor([times[b] for b in BACKENDS], dtype=torch.float64)
+        dist.all_reduce(mine, op=dist.ReduceOp.MAX, group=groups["gloo"])
+        results.append({"size": size, "calls_per_block": calls,
+                        "us": {b: [x * 1e6 for x in mine[i].tolist()]
+                               for i, b in enumerate(BACKENDS)}})
+    capi.close()
+    dist.destroy_process_group(groups["rina"])
+    dist.destroy_process_group()
+    if args.rank == 0:
+        print("RESULT " + json.dumps(results))
+    return 0
+
+
+def torch_round(args, sizes):
+    store = tempfile.mkdtemp(prefix="rina-torch-bench-")
+    script = os.path.abspath(__file__)
+    cmd = lambda r: [PYTHON, script, "--worker", "--rank", str(r), "--world", str(args.ranks),  # noqa: E731
+                     "--store", store, "--build", os.path.abspath(args.build),
+                     "--sizes", sizes, "--blocks", str(args.blocks),
+                     "--block-seconds", str(args.block_seconds)]
+    try:
+        out = run_ranks(cmd, args.ranks, env_with_package(args.build), timeout=3600)
+    finally:
+        shutil.rmtree(store, ignore_errors=True)
+    line = [l for l in out.splitlines() if l.startswith("RESULT ")][-1]
+    return json.loads(line[len("RESULT "):]), shlex.join(cmd(0))
+
+
+def perf_round(args, sizes, iters):
+    perf = os.path.join(args.build, "tools/rina-allreduce-perf")
+    with tempfile.NamedTemporaryFile(suffix=".json") as j:
+        cmd = [perf, "--local-ranks", str(args.ranks), "-a", "auto", "-i", "1", "-c", "1",
+               "-b", str(min(sizes)), "-e", str(max(sizes)), "-f", "4", "-n", str(iters),
+               "-w", "5", "-J", j.name]
+        run = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+        if run.returncode != 0:
+            raise Failure(f"{shlex.join(cmd)}: exit {run.returncode}\n{run.stdout}{run.stderr}")
+        data = json.load(open(j.name))
+    return {row["size"]: row["time_us"] for row in data["rows"]}, shlex.join(cmd)
+
+
+def write_results(args, sizes, torch_rounds, perf_rounds, commands, started):
+    def med(size, backend):
+        return statistics.median(statistics.median(r[size][backend]) for r in torch_rounds)
+
+    lines = [
+        "# dist.all_reduce: rina against Gloo, and the torch layer's cost",
+        "",
+        f"{args.ranks} ranks on one host, float32 SUM in place, {args.rounds} rounds of "
+        f"{args.blocks} alternating blocks per size; a call's time is a block's mean on the "
+        "slowest rank; medians over blocks, then over rounds. Taken "
+        f"{started} ({machine_note()}). The machine was shared with other engineers' builds "
+        "and tests: absolute times are noisy and must be re-taken on a quiet machine; the "
+        "ratios come from blocks interleaved in one job (perf/torch/allreduce_bench.py).",
+        "",
+        "## rina against Gloo (dist.all_reduce, one torch job)",
+        "",
+        "| size | Gloo (us) | rina (us) | Gloo / rina | target |",
+        "|---|---|---|---|---|",
+    ]
+    summary = {"sizes": sizes, "rows": []}
+    for size in sizes:
+        gloo, rina, capi = med(size, "gloo"), med(size, "rina"), med(size, "capi")
+        perf = statistics.median(p[size] for p in perf_rounds)
+        target = 2.0 if size >= 1 << 20 else 1.0
+        ratio = gloo / rina
+        lines.append(f"| {human(size)} | {gloo:.0f} | {rina:.0f} | {ratio:.2f} | "
+                     f">= {target:.1f}: {'met' if ratio >= target else 'MISSED'} |")
+        summary["rows"].append({"size": size, "gloo_us": gloo, "rina_torch_us": rina,
+                                "rina_capi_us": capi, "rina_perf_us": perf})
+    lines += [
+        "",
+        "## The torch layer's own cost",
+        "",
+        "dist.all_reduce on rina against rina's C API called directly (ctypes, a communicator "
+        "of its own in the same processes, blocks interleaved with the torch calls), and "
+        "against `rina-allreduce-perf --local-ranks 4 -a auto -i 1` run between the torch "
+        "jobs (a separate program: under load its ratio is the noisier one).",
+        "",
+        "| size | C API, same job (us) | rina-allreduce-perf (us) | dist.all_reduce (us) | "
+        "torch vs C API | torch vs rina-allreduce-perf | target (>= 1 MiB) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in summary["rows"]:
+        over = row["rina_torch_us"] / row["rina_capi_us"] - 1
+        over_perf = row["rina_torch_us"] / row["rina_perf_us"] - 1
+        big = row["size"] >= 1 << 20
+        verdict = ("<= 10%: " + ("met" if over <= 0.10 else "MISSED")) if big else "-"
+        lines.append(f"| {human(row['size'])} | {row['rina_capi_us']:.0f} | "
+                     f"{row['rina_perf_us']:.0f} | {row['rina_torch_us']:.0f} | "
+                     f"{100 * over:+.1f}% | {100 * over_perf:+.1f}% | {verdict} |")
+    lines += ["", "Per round (us, medians over blocks; rina / gloo / C API / "
+              "rina-allreduce-perf):", ""]
+    for i, (t, p) in enumerate(zip(torch_rounds, perf_rounds)):
+        cells = ", ".join(f"{human(s)}: {statistics.median(t[s]['rina']):.0f} / "
+                          f"{statistics.median(t[s]['gloo']):.0f} / "
+                          f"{statistics.median(t[s]['capi']):.0f} / {p[s]:.0f}" for s in sizes)
+        lines.append(f"- round {i + 1}: {cells}")
+    lines += ["", "## Commands", "", "```", " ".join(shlex.quote(a) for a in sys.argv)]
+    lines += ["# each round runs:"] + commands + ["```", ""]
+    md = "\n".join(lines)
+    with open(args.out, "w") as f:
+        f.write(md)
+    summary["rounds"] = {"torch": torch_rounds, "perf": perf_rounds}
+    with open(os.path.splitext(args.out)[0] + ".json", "w") as f:
+        json.dump(summary, f, indent=1)
+    print(md)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--build", default=os.path.join(REPO, "build"))
+    p.add_argument("--ranks", type=int, default=4)
+    p.add_argument("--sizes", default=DEFAULT_SIZES)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--blocks", type=int, default=6, help="blocks per backend and size")
+    p.add_argument("--block-seconds", type=float, default=0.25)
+    p.add_argument("--perf-iters", type=int, default=20)
+    p.add_argument("--out", default=os.path.join(REPO, "perf/results/torch-allreduce.md"))
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--rank", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--world", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--store", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.worker:
+        return worker(args)
+    sizes = [parse_size(s) for s in args.sizes.split(",")]
+    started = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+    torch_rounds, perf_rounds, commands = [], [], []
+    for r in range(args.rounds):
+        result, cmd = torch_round(args, args.sizes)
+        torch_rounds.append({row["size"]: row["us"] for row in result})
+        perf, pcmd = perf_round(args, sizes, args.perf_iters)
+        perf_rounds.append(perf)
+        if r == 0:
+            commands = [cmd + "   # and ranks 1.." + str(args.ranks - 1), pcmd]
+        print(f"round {r + 1} of {args.rounds} done", flush=True)
+    write_results(args, sizes, torch_rounds, perf_rounds, commands, started)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,81 @@
+"""What the perf/torch drivers share: the repository root, the build's
+package folder, and running N ranks of a worker as separate processes."""
+
+import os
+import re
+import shlex
+import signal
+import subprocess
+import tempfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PYTHON = "/usr/bin/python3"
+
+
+class Failure(Exception):
+    pass
+
+
+def env_with_package(build, extra=None):
+    env = dict(os.environ)
+    pkg = os.path.join(os.path.abspath(build), "python")
+    env["PYTHONPATH"] = pkg + (":" + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["OMP_NUM_THREADS"] = "1"
+    env.update(extra or {})
+    return env
+
+
+def run_ranks(cmd_of_rank, n, env, timeout):
+    """Starts cmd_of_rank(r) for r in 0..n-1, waits for all (killing every
+    one after timeout seconds); returns rank 0's stdout. Failure with the
+    ranks' output when one fails."""
+    procs = []
+    logs = []
+    try:
+        for r in range(n):
+            log = tempfile.TemporaryFile(mode="w+")
+            logs.append(log)
+            procs.append(subprocess.Popen(cmd_of_rank(r), stdout=log, stderr=subprocess.STDOUT,
+                                          env=env, start_new_session=True))
+        codes = []
+        for p in procs:
+            try:
+                codes.append(p.wait(timeout=timeout))
+            except subprocess.TimeoutExpired:
+                codes.append("timeout")
+                break
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+    outputs = []
+    for log in logs:
+        log.seek(0)
+        outputs.append(log.read())
+        log.close()
+    if any(c != 0 for c in codes) or len(codes) < n:
+        detail = "\n".join(f"---- rank {r} (exit {codes[r] if r < len(codes) else '?'}):\n"
+                           f"{outputs[r][-3000:]}" for r in range(n))
+        raise Failure(f"{shlex.join(cmd_of_rank(0))} failed\n{detail}")
+    return outputs[0]
+
+
+def human(size):
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if size >= 1 << shift and size % (1 << shift) == 0:
+            return f"{size >> shift} {unit}"
+    return f"{size} B"
+
+
+def parse_size(text):
+    m = re.fullmatch(r"(\d+)([KMG]?)", text.strip(), re.I)
+    if not m:
+        raise ValueError(f"bad size '{text}'")
+    return int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2).upper()]
+
+
+def machine_note():
+    load = os.getloadavg()
+    return (f"{os.cpu_count()} CPUs, load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} "
+            f"at the start")

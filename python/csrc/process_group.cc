@@ -1,0 +1,384 @@
+#include "process_group.h"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <utility>
+
+#include "tensor_types.h"
+
+namespace rina::torch_backend {
+namespace {
+
+// Where rank 0 puts the unique id in the group's store (torch hands every
+// group a store of its own prefix).
+constexpr const char* kUniqueIdKey = "rina_unique_id";
+
+// t itself when it is contiguous, else a contiguous copy (writeBack copies
+// the result into t).
+at::Tensor contiguousOf(const at::Tensor& t) { return t.is_contiguous() ? t : t.contiguous(); }
+
+void writeBack(at::Tensor& t, const at::Tensor& buf) {
+  if (!buf.is_same(t)) t.copy_(buf);
+}
+
+// t's bytes as a flat uint8 view (t contiguous).
+at::Tensor bytesView(const at::Tensor& t) {
+  return at::from_blob(t.data_ptr(), {static_cast<int64_t>(bytesOf(t))}, at::kByte);
+}
+
+}  // namespace
+
+ProcessGroupRina::ProcessGroupRina(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+                                   std::chrono::milliseconds timeout)
+    : c10d::ProcessGroup(rank, size), timeout_(timeout) {
+  TORCH_CHECK(timeout.count() > 0, "rina_torch: the process group's timeout must be positive, got ",
+              timeout.count(), " ms");
+  rinaUniqueId id;
+  if (rank == 0) {
+    check(rinaGetUniqueId(&id), "rinaGetUniqueId");
+    const auto* p = reinterpret_cast<const uint8_t*>(&id);
+    store->set(kUniqueIdKey, std::vector<uint8_t>(p, p + sizeof id));
+  } else {
+    store->wait({kUniqueIdKey}, timeout);
+    std::vector<uint8_t> v = store->get(kUniqueIdKey);
+    TORCH_CHECK(v.size() == sizeof id, "rina_torch: the store's ", kUniqueIdKey, " has ", v.size(),
+                " bytes, expected ", sizeof id);
+    std::memcpy(&id, v.data(), sizeof id);
+  }
+  rinaConfig_t config = RINA_CONFIG_INITIALIZER;
+  config.timeoutMs = timeout.count();
+  check(rinaCommInitRankConfig(&comm_, size, id, rank, &config), "rinaCommInitRankConfig");
+  init();
+}
+
+ProcessGroupRina::~ProcessGroupRina() {
+  if (comm_) rinaCommAbort(comm_);
+  thread_.stop("the process group was destroyed");
+  if (comm_) rinaCommDestroy(comm_);
+}
+
+void ProcessGroupRina::check(rinaResult_t rc, const char* call) const {
+  if (rc == rinaSuccess) return;
+  TORCH_CHECK(false, "rina_torch ", call, " failed on rank ", rank_, ": ", rinaGetErrorString(rc),
+              ": ", rinaCommGetLastError(comm_));
+}
+
+void ProcessGroupRina::checkRoot(int64_t root, const char* call) const {
+  TORCH_CHECK(root >= 0 && root < size_, "rina_torch ", call, ": root rank ", root,
+              " is outside [0, ", size_, ")");
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupRina::post(c10d::OpType type, const char* title,
+                                                      std::vector<at::Tensor> outputs,
+                                                      std::function<void()> run) {
+  auto work =
+      c10::make_intrusive<RinaWork>(rank_, type, title, std::move(outputs), thread_.queue());
+  thread_.post(work, std::move(run));
+  return work;
+}
+
+void ProcessGroupRina::allGatherBytes(const at::Tensor& in, at::Tensor& out, const char* call) {
+  at::Tensor buf = contiguousOf(in);
+  check(rinaAllGather(buf.data_ptr(), out.data_ptr(), bytesOf(buf), rinaUint8, comm_), call);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupRina::allreduce(std::vector<at::Tensor>& tensors,
+                                                           const c10d::AllreduceOptions& opts) {
+  const char* call = "allreduce";
+  at::Tensor t = onlyTensor(tensors, call);
+  const rinaDataType_t type = reduceTypeOf(t, call);
+  const rinaRedOp_t op = reduceOpOf(opts.reduceOp, call);
+  return post(c10d::OpType::ALLREDUCE, "rina:all_reduce", {t}, [this, t, type, op]() mutable {
+    at::Tensor buf = contiguousOf(t);
+    check(rinaAllReduce(buf.data_ptr(), buf.data_ptr(), buf.numel(), type, op, comm_), "allreduce");
+    writeBack(t, buf);
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupRina::allreduce_coalesced(
+    std::vector<at::Tensor>& tensors, const c10d::AllreduceCoalescedOptions& opts) {
+  const char* call = "allreduce_coalesced";
+  TORCH_CHECK(!tensors.empty(), "rina_torch ", call, ": no tensors");
+  for (const at::Tensor& t : tensors) {
+    checkDenseCpu(t, call);
+    TORCH_CHECK(t.scalar_type() == tensors[0].scalar_type(), "rina_torch ", call,
+                ": tensors of one dtype only, got ", tensors[0].scalar_type(), " and ",
+                t.scalar_type());
+  }
+  const rinaDataType_t type = reduceTypeOf(tensors[0], call);
+  const rinaRedOp_t op = reduceOpOf(opts.reduceOp, call);
+  return post(c10d::OpType::ALLREDUCE_COALESCED, "rina:allreduce_coalesced", tensors,
+              [this, tensors, type, op]() mutable {
+                std::vector<at::Tensor> flat;
+                for (const at::Tensor& t : tensors) flat.push_back(t.reshape({-1}));
+                at::Tensor buf = at::cat(flat);
+                check(rinaAllReduce(buf.data_ptr(), buf.data_ptr(), buf.numel(), type, op, comm_),
+                      "allreduce_coalesced");
+                int64_t offset = 0;
+                for (at::Tensor& t : tensors) {
+                  t.copy_(buf.narrow(0, offset, t.numel()).view(t.sizes()));
+                  offset += t.numel();
+                }
+              });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupRina::broadcast(std::vector<at::Tensor>& tensors,
+                                                           const c10d::BroadcastOptions& opts) {
+  const char* call = "broadcast";
+  at::Tensor t = onlyTensor(tensors, call);
+  checkRoot(opts.rootRank, call);
+  const int root = static_cast<int>(opts.rootRank);
+  return post(c10d::OpType::BROADCAST, "rina:broadcast", {t}, [this, t, root]() mutable {
+    at::Tensor buf = contiguousOf(t);
+    check(rinaBroadcast(buf.data_ptr(), buf.data_ptr(), bytesOf(buf), rinaUint8, root, comm_),
+          "broadcast");
+    if (rank_ != root) writeBack(t, buf);
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupRina::reduce(std::vector<at::Tensor>& tensors,
+                                                        const c10d::ReduceOptions& opts) {
+  const char* call = "reduce";
+  at::Tensor t = onlyTensor(tensors, call);
+  checkRoot(opts.rootRank, call);
+  const rinaDataType_t type = reduceTypeOf(t, call);
+  const rinaRedOp_t op = reduceOpOf(opts.reduceOp, call);
+  const int root = static_cast<int>(opts.rootRank);
+  return post(c10d::OpType::REDUCE, "rina:reduce", {t}, [this, t, type, op, root]() mutable {
+    at::Tensor buf = contiguousOf(t);
+    // An allreduce; ranks other than the root keep their input.
+    at::Tensor result = rank_ == root ? buf : at::empty_like(buf);
+    check(rinaAllReduce(buf.data_ptr(), result.data_ptr(), buf.numel(), type, op, comm_), "reduce");
+    if (rank_ == root) writeBack(t, buf);
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupRina::allgather(
+    std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
+    const c10d::AllgatherOptions& opts) {
+  const char* call = "allgather";
+  at::Tensor in = onlyTensor(inputs, call);
+  TORCH_CHECK(outputs.size() == 1 && static_cast<int>(outputs[0].size()) == size_, "rina_torch ",
+              call, ": expected one list of ", size_, " output tensors");
+  for (const at::Tensor& o : outputs[0]) checkSameAs(o, in, call, "an output tensor");
+  std::vector<at::Tensor> outs = outputs[0];
+  return post(c10d::OpType::ALLGATHER, "rina:all_gather", outs, [this, in, outs]() mutable {
+    at::Tensor flat = at::empty({size_, in.numel()}, in.options());
+    allGatherBytes(in, flat, "allgather");
+    for (int r = 0; r < size_; ++r) outs[r].copy_(flat[r].view(outs[r].sizes()));
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupRina::_allgather_base(
+    at::Tensor& output, at::Tensor& input, const c10d::AllgatherOptions& opts) {
+  const char* call = "_allgather_base";
+  checkDenseCpu(input, call);
+  checkDenseCpu(output, call);
+  TORCH_CHECK(output.scalar_type() == input.scalar_type(), "rina_torch ", call, ": output dtype ",
+              output.scalar_type(), " differs from input dtype ", input.scalar_type());
+  TORCH_CHECK(output.numel() == size_ * input.numel(), "rina_torch ", call, ": output has ",
+              output.numel(), " elements, expected ", size_, " x ", input.numel());
+  return post(c10d::OpType::_ALLGATHER_BASE, "rina:_all_gather_base", {output},
+              [this, output, input]() mutable {
+                at::Tensor out = contiguousOf(output);
+                // In place when input is this rank's block of a contiguous output.
+                allGatherBytes(input, out, "_allgather_base");
+                writeBack(output, out);
+              });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupRina::gather(
+    std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
+    const c10d::GatherOptions& opts) {
+  const char* call = "gather";
+  at::Tensor in = onlyTensor(inputs, call);
+  checkRoot(opts.rootRank, call);
+  const int root = static_cast<int>(opts.rootRank);
+  std::vector<at::Tensor> outs;
+  if (rank_ == root) {
+    TORCH_CHECK(outputs.size() == 1 && static_cast<int>(outputs[0].size()) == size_, "rina_torch ",
+                call, ": the root needs one list of ", size_, " output tensors");
+    for (const at::Tensor& o : outputs[0]) checkSameAs(o, in, call, "an output tensor");
+    outs = outputs[0];
+  } else {
+    TORCH_CHECK(outputs.empty() || (outputs.size() == 1 && outputs[0].empty()), "rina_torch ", call,
+                ": only the root (rank ", root, ") takes output tensors");
+  }
+  return post(c10d::OpType::GATHER, "rina:gather", outs, [this, in, outs]() mutable {
+    // An allgather; only the root keeps the blocks.
+    at::Tensor flat = at::empty({size_, in.numel()}, in.options());
+    allGatherBytes(in, flat, "gather");
+    for (size_t r = 0; r < outs.size(); ++r) outs[r].copy_(flat[r].view(outs[r].sizes()));
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupRina::scatter(
+    std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
+    const c10d::ScatterOptions& opts) {
+  const char* call = "scatter";
+  at::Tensor out = onlyTensor(outputs, call);
+  checkRoot(opts.rootRank, call);
+  const int root = static_cast<int>(opts.rootRank);
+  std::vector<at::Tensor> ins;
+  if (rank_ == root) {
+    TORCH_CHECK(inputs.size() == 1 && static_cast<int>(inputs[0].size()) == size_, "rina_torch ",
+                call, ": the root needs one list of ", size_, " input tensors");
+    for (const at::Tensor& i : inputs[0]) checkSameAs(i, out, call, "an input tensor");
+    ins = inputs[0];
+  } else {
+    TORCH_CHECK(inputs.empty() || (inputs.size() == 1 && inputs[0].empty()), "rina_torch ", call,
+                ": only the root (rank ", root, ") takes input tensors");
+  }
+  return post(c10d::OpType::SCATTER, "rina:scatter", {out}, [this, out, ins, root]() mutable {
+    // The root broadcasts every rank's block; each rank keeps its own.
+    at::Tensor flat = at::empty({size_, out.numel()}, out.options());
+    for (size_t r = 0; r < ins.size(); ++r) flat[r].copy_(ins[r].reshape({-1}));
+    check(rinaBroadcast(flat.data_ptr(), flat.data_ptr(), bytesOf(flat), rinaUint8, root, comm_),
+          "scatter");
+    out.copy_(flat[rank_].view(out.sizes()));
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupRina::reduce_scatter(
+    std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
+    const c10d::ReduceScatterOptions& opts) {
+  const char* call = "reduce_scatter";
+  at::Tensor out = onlyTensor(outputs, call);
+  TORCH_CHECK(inputs.size() == 1 && static_cast<int>(inputs[0].size()) == size_, "rina_torch ",
+              call, ": expected one list of ", size_, " input tensors");
+  for (const at::Tensor& i : inputs[0]) checkSameAs(i, out, call, "an input tensor");
+  const rinaDataType_t type = reduceTypeOf(out, call);
+  const rinaRedOp_t op = reduceOpOf(opts.reduceOp, call);
+  std::vector<at::Tensor> ins = inputs[0];
+  return post(
+      c10d::OpType::REDUCE_SCATTER, "rina:reduce_scatter", {out},
+      [this, out, ins, type, op]() mutable {
+        at::Tensor flat = at::empty({size_, out.numel()}, out.options());
+        for (int r = 0; r < size_; ++r) flat[r].copy_(ins[r].reshape({-1}));
+        at::Tensor buf = contiguousOf(out);
+        check(rinaReduceScatter(flat.data_ptr(), buf.data_ptr(), out.numel(), type, op, comm_),
+              "reduce_scatter");
+        writeBack(out, buf);
+      });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupRina::_reduce_scatter_base(
+    at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) {
+  const char* call = "_reduce_scatter_base";
+  checkDenseCpu(input, call);
+  checkDenseCpu(output, call);
+  TORCH_CHECK(output.scalar_type() == input.scalar_type(), "rina_torch ", call, ": output dtype ",
+              output.scalar_type(), " differs from input dtype ", input.scalar_type());
+  TORCH_CHECK(input.numel() == size_ * output.numel(), "rina_torch ", call, ": input has ",
+              input.numel(), " elements, expected ", size_, " x ", output.numel());
+  const rinaDataType_t type = reduceTypeOf(output, call);
+  const rinaRedOp_t op = reduceOpOf(opts.reduceOp, call);
+  return post(
+      c10d::OpType::_REDUCE_SCATTER_BASE, "rina:_reduce_scatter_base", {output},
+      [this, output, input, type, op]() mutable {
+        at::Tensor in = contiguousOf(input);
+        // In place when output is this rank's block of a contiguous input.
+        at::Tensor buf = contiguousOf(output);
+        check(rinaReduceScatter(in.data_ptr(), buf.data_ptr(), output.numel(), type, op, comm_),
+              "_reduce_scatter_base");
+        writeBack(output, buf);
+      });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupRina::alltoall_base(at::Tensor& output,
+                                                               at::Tensor& input,
+                                                               std::vector<int64_t>& outputSplits,
+                                                               std::vector<int64_t>& inputSplits,
+                                                               const c10d::AllToAllOptions& opts) {
+  const char* call = "alltoall_base";
+  checkDenseCpu(input, call);
+  checkDenseCpu(output, call);
+  TORCH_CHECK(input.dim() >= 1 && output.dim() >= 1, "rina_torch ", call,
+              ": tensors need at least one dimension (split along dimension 0)");
+  TORCH_CHECK(output.scalar_type() == input.scalar_type(), "rina_torch ", call, ": output dtype ",
+              output.scalar_type(), " differs from input dtype ", input.scalar_type());
+  const int64_t rowElems = input.size(0) ? input.numel() / input.size(0) : 0;
+  const int64_t outRowElems = output.size(0) ? output.numel() / output.size(0) : 0;
+  TORCH_CHECK(input.size(0) == 0 || output.size(0) == 0 || rowElems == outRowElems, "rina_torch ",
+              call, ": input rows have ", rowElems, " elements, output rows ", outRowElems);
+  // Rows this rank sends to and takes from each rank; empty splits: equal.
+  auto splitsOf = [&](const std::vector<int64_t>& given, const at::Tensor& t, const char* what) {
+    if (given.empty()) {
+      TORCH_CHECK(t.size(0) % size_ == 0, "rina_torch ", call, ": ", what, " has ", t.size(0),
+                  " rows, not a multiple of ", size_, " ranks (give split sizes)");
+      return std::vector<int64_t>(size_, t.size(0) / size_);
+    }
+    TORCH_CHECK(static_cast<int>(given.size()) == size_, "rina_torch ", call, ": ", what,
+                " split sizes have ", given.size(), " entries, expected ", size_);
+    for (int64_t s : given) TORCH_CHECK(s >= 0, "rina_torch ", call, ": negative split size ", s);
+    TORCH_CHECK(std::accumulate(given.begin(), given.end(), int64_t{0}) == t.size(0), "rina_torch ",
+                call, ": ", what, " split sizes do not add up to its ", t.size(0), " rows");
+    return given;
+  };
+  std::vector<int64_t> sendRows = splitsOf(inputSplits, input, "input");
+  std::vector<int64_t> recvRows = splitsOf(outputSplits, output, "output");
+  return post(c10d::OpType::ALLTOALL_BASE, "rina:all_to_all", {output},
+              [this, output, input, sendRows, recvRows, rowElems]() mutable {
+                const int n = size_;
+                // Every rank's send and receive splits, so that every rank checks
+                // every pair and all fail together on a mismatch.
+                at::Tensor mine = at::empty({2 * n}, at::kLong);
+                std::copy(sendRows.begin(), sendRows.end(), mine.data_ptr<int64_t>());
+                std::copy(recvRows.begin(), recvRows.end(), mine.data_ptr<int64_t>() + n);
+                at::Tensor table = at::empty({n, 2 * n}, at::kLong);
+                check(rinaAllGather(mine.data_ptr(), table.data_ptr(), 2 * n, rinaInt64, comm_),
+                      "alltoall_base");
+                const int64_t* rows = table.data_ptr<int64_t>();
+                auto sends = [&](int s, int d) { return rows[s * 2 * n + d]; };
+                auto takes = [&](int d, int s) { return rows[d * 2 * n + n + s]; };
+                int64_t maxRows = 0;
+                for (int s = 0; s < n; ++s) {
+                  int64_t total = 0;
+                  for (int d = 0; d < n; ++d) {
+                    TORCH_CHECK(sends(s, d) == takes(d, s), "rina_torch alltoall_base: rank ", d,
+                                " expects ", takes(d, s), " rows from rank ", s, ", which sends ",
+                                sends(s, d));
+                    total += sends(s, d);
+                  }
+                  maxRows = std::max(maxRows, total);
+                }
+                const int64_t es = input.element_size();
+                const int64_t rowBytes = rowElems * es;
+                at::Tensor padded = at::zeros({maxRows * rowBytes}, at::kByte);
+                at::Tensor in = contiguousOf(input);
+                if (in.numel()) padded.narrow(0, 0, bytesOf(in)).copy_(bytesView(in));
+                at::Tensor all = at::empty({n, maxRows * rowBytes}, at::kByte);
+                allGatherBytes(padded, all, "alltoall_base");
+                at::Tensor out = contiguousOf(output);
+                at::Tensor outBytes = bytesView(out);
+                int64_t filled = 0;  // rows of output written
+                for (int s = 0; s < n; ++s) {
+                  int64_t from = 0;
+                  for (int d = 0; d < rank_; ++d) from += sends(s, d);
+                  const int64_t got = sends(s, rank_);
+                  if (got) {
+                    outBytes.narrow(0, filled * rowBytes, got * rowBytes)
+                        .copy_(all[s].narrow(0, from * rowBytes, got * rowBytes));
+                  }
+                  filled += got;
+                }
+                writeBack(output, out);
+              });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupRina::barrier(const c10d::BarrierOptions& opts) {
+  return post(c10d::OpType::BARRIER, "rina:barrier", {}, [this] {
+    // Runs after every call issued before it (one thread, in order).
+    int32_t one = 1, sum = 0;
+    check(rinaAllReduce(&one, &sum, 1, rinaInt32, rinaSum, comm_), "barrier");
+  });
+}
+
+c10::intrusive_ptr<ProcessGroupRina> createProcessGroupRina(
+    const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+    std::chrono::milliseconds timeout) {
+  return c10::make_intrusive<ProcessGroupRina>(store, rank, size, timeout);
+}
+
+}  // namespace rina::torch_backend

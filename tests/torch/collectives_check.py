@@ -1,0 +1,367 @@
+#!/usr/bin/python3
+"""Every torch.distributed collective on backend "rina", for every dtype and
+reduce op it takes, against a reference computed locally with torch.
+
+    collectives_check.py --ranks N
+
+starts N ranks (separate processes, one process group) and exits 0 when
+every rank passed. Each rank draws every rank's input from a seed that names
+the rank and the case, so it computes the expected result itself with torch
+(stack the inputs, reduce along the ranks) and compares bit for bit. Inputs
+are small integers, exact in every dtype, so sums do not depend on the order
+rina adds in. Cases: all_reduce (contiguous and not), all_reduce_coalesced,
+reduce (every root), reduce_scatter (list), reduce_scatter_tensor (in place
+and out of place), broadcast, all_gather, all_gather_into_tensor (in place
+and out), gather, scatter, all_to_all_single (even and uneven splits),
+barrier, asynchronous calls completing in order; then what rina does not do
+must raise RuntimeError naming it; and destroying a group fails its call in
+progress and its queued calls promptly.
+"""
+
+import argparse
+import datetime
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+REDUCE_DTYPES = ["float32", "float64", "float16", "bfloat16", "int8", "uint8", "int32", "int64"]
+OPS = ["SUM", "AVG", "PRODUCT", "MIN", "MAX"]
+
+
+def launch(n):
+    import ranks
+    result = ranks.spawn(os.path.abspath(__file__), n, timeout=600)
+    ok = ranks.report(result)
+    print(f"collectives_check: {n} ranks: {'PASS' if ok else 'FAIL'}")
+    return 0 if ok else 1
+
+
+class Checker:
+    def __init__(self, rank, world):
+        import torch
+        self.torch = torch
+        self.rank, self.world = rank, world
+        self.passed = 0
+        self.failures = []
+        self.case_id = 0
+
+    def dtype(self, name):
+        return getattr(self.torch, name)
+
+    def inputs(self, name, op, shape, case):
+        """Every rank's input of this case (int64 values, exact in every dtype)."""
+        torch = self.torch
+        out = []
+        for r in range(self.world):
+            g = torch.Generator().manual_seed(case * 1009 + r)
+            unsigned = name == "uint8"
+            if op == "PRODUCT":
+                choices = torch.tensor([1, 2, 3] if unsigned else [-2, -1, 1, 2])
+                idx = torch.randint(0, len(choices), shape, generator=g)
+                out.append(choices[idx])
+            elif op in ("MIN", "MAX"):
+                lo, hi = (0, 200) if unsigned else (-100, 101)
+                out.append(torch.randint(lo, hi, shape, generator=g))
+            else:  # SUM, AVG, and data movement: the sums of 4 ranks fit int8
+                lo, hi = (0, 17) if unsigned else (-8, 9)
+                out.append(torch.randint(lo, hi, shape, generator=g))
+        return out
+
+    def reference(self, values, name, op):
+        torch = self.torch
+        stacked = torch.stack(values)
+        dt = self.dtype(name)
+        if op == "SUM":
+            return stacked.sum(0).to(dt)
+        if op == "PRODUCT":
+            return stacked.prod(0).to(dt)
+        if op == "MIN":
+            return stacked.amin(0).to(dt)
+        if op == "MAX":
+            return stacked.amax(0).to(dt)
+        total = stacked.sum(0)
+        if dt.is_floating_point:  # divided once, in the dtype (as torch divides)
+            return total.to(dt) / self.world
+        return torch.div(total, self.world, rounding_mode="trunc").to(dt)
+
+    def expect(self, what, got, want):
+        torch = self.torch
+        if got.dtype == want.dtype and got.shape == want.shape and torch.equal(got, want):
+            self.passed += 1
+            return
+        bad = (got.to(torch.float64) != want.to(torch.float64)).nonzero()[:3].tolist() \
+            if got.shape == want.shape else "shape"
+        self.failures.append(f"{what}: got {got.flatten()[:6].tolist()} ... expected "
+                             f"{want.flatten()[:6].tolist()} ... (first differences at {bad})")
+
+    def next_case(self):
+        self.case_id += 1
+        return self.case_id
+
+    def noncontiguous(self, t):
+        """A non-contiguous tensor with t's values (a transposed view)."""
+        torch = self.torch
+        base = torch.empty(tuple(reversed(t.shape)), dtype=t.dtype).t()
+        base.copy_(t)
+        assert not base.is_contiguous()
+        return base
+
+    # ---- reductions: every dtype x op -------------------------------------
+
+    def reductions(self, name, op):
+        torch, dist = self.torch, self.torch.distributed
+        dt, n, me = self.dtype(name), self.world, self.rank
+        rop = getattr(dist.ReduceOp, op)
+        tag = f"{name} {op}"
+
+        # all_reduce, contiguous and not (a transposed view)
+        for layout in ("contiguous", "non-contiguous"):
+            case = self.next_case()
+            vals = self.inputs(name, op, (7, 5), case)
+            t = vals[me].to(dt, copy=True)
+            if layout == "non-contiguous":
+                t = self.noncontiguous(t)
+            dist.all_reduce(t, op=rop)
+            self.expect(f"all_reduce {tag} {layout}", t, self.reference(vals, name, op))
+
+        # all_reduce_coalesced: three tensors of different shapes in one call
+        shapes = [(3,), (4, 2), (1, 5)]
+        case = self.next_case()
+        vals = [self.inputs(name, op, s, case * 10 + i) for i, s in enumerate(shapes)]
+        ts = [v[me].to(dt, copy=True) for v in vals]
+        dist.all_reduce_coalesced(ts, op=rop)
+        for i, t in enumerate(ts):
+            self.expect(f"all_reduce_coalesced {tag} tensor {i}", t,
+                        self.reference(vals[i], name, op))
+
+        # reduce, the root rotating with the case
+        case = self.next_case()
+        root = case % n
+        vals = self.inputs(name, op, (11,), case)
+        t = vals[me].to(dt, copy=True)
+        dist.reduce(t, dst=root, op=rop)
+        want = self.reference(vals, name, op) if me == root else vals[me].to(dt)
+        self.expect(f"reduce {tag} root {root}", t, want)
+
+        # reduce_scatter: a list of n inputs, one output block
+        case = self.next_case()
+        vals = self.inputs(name, op, (n, 6), case)
+        out = torch.empty(6, dtype=dt)
+        dist.reduce_scatter(out, [vals[me][r].to(dt) for r in range(n)], op=rop)
+        self.expect(f"reduce_scatter {tag}", out, self.reference(vals, name, op)[me])
+
+        # reduce_scatter_tensor, out of place and in place (output = own block)
+        for place in ("out of place", "in place"):
+            case = self.next_case()
+            vals = self.inputs(name, op, (n * 5,), case)
+            inp = vals[me].to(dt, copy=True)
+            out = inp.narrow(0, me * 5, 5) if place == "in place" else torch.empty(5, dtype=dt)
+            dist.reduce_scatter_tensor(out, inp, op=rop)
+            self.expect(f"reduce_scatter_tensor {tag} {place}", out,
+                        self.reference(vals, name, op)[me * 5:(me + 1) * 5])
+
+    # ---- data movement: any dtype (bytes) ---------------------------------
+
+    def movement(self, name):
+        torch, dist = self.torch, self.torch.distributed
+        dt, n, me = self.dtype(name), self.world, self.rank
+
+        def mine(case, shape):
+            vals = self.inputs("int8", "SUM", shape, case)
+            return [v.to(dt) for v in vals]
+
+        case = self.next_case()
+        root = case % n
+        vals = mine(case, (9,))
+        t = self.noncontiguous(vals[me].view(3, 3))
+        dist.broadcast(t, src=root)
+        self.expect(f"broadcast {name} root {root} non-contiguous", t, vals[root].view(3, 3))
+
+        case = self.next_case()
+        vals = mine(case, (4, 3))
+        outs = [torch.empty(4, 3, dtype=dt) for _ in range(n)]
+        dist.all_gather(outs, vals[me])
+        for r in range(n):
+            self.expect(f"all_gather {name} block {r}", outs[r], vals[r])
+
+        for place in ("out of place", "in place"):
+            case = self.next_case()
+            vals = mine(case, (5,))
+            out = torch.empty(n * 5, dtype=dt)
+            inp = out.narrow(0, me * 5, 5) if place == "in place" else torch.empty(5, dtype=dt)
+            inp.copy_(vals[me])
+            dist.all_gather_into_tensor(out, inp)
+            self.expect(f"all_gather_into_tensor {name} {place}", out, torch.cat(vals))
+
+        case = self.next_case()
+        root = case % n
+        vals = mine(case, (6,))
+        outs = [torch.empty(6, dtype=dt) for _ in range(n)] if me == root else None
+        dist.gather(vals[me], gather_list=outs, dst=root)
+        if me == root:
+            for r in range(n):
+                self.expect(f"gather {name} root {root} block {r}", outs[r], vals[r])
+
+        case = self.next_case()
+        root = case % n
+        vals = mine(case, (n, 4))
+        out = torch.empty(4, dtype=dt)
+        dist.scatter(out, scatter_list=[vals[root][r] for r in range(n)] if me == root else None,
+                     src=root)
+        self.expect(f"scatter {name} root {root}", out, vals[root][me])
+
+        # all_to_all_single, even splits: block d of rank s goes to rank d
+        case = self.next_case()
+        vals = mine(case, (n * 2, 3))
+        out = torch.empty(n * 2, 3, dtype=dt)
+        dist.all_to_all_single(out, vals[me])
+        want = torch.cat([vals[s][me * 2:(me + 1) * 2] for s in range(n)])
+        self.expect(f"all_to_all_single {name} even", out, want)
+
+        # uneven: rank s sends (s + d) % 3 rows to rank d
+        case = self.next_case()
+        rows = [[(s + d) % 3 for d in range(n)] for s in range(n)]
+        vals = [v.to(dt) for v in
+                [self.inputs("int8", "SUM", (sum(rows[s]), 2), case * 7 + s)[s] for s in range(n)]]
+        out = torch.empty(sum(rows[s][me] for s in range(n)), 2, dtype=dt)
+        dist.all_to_all_single(out, vals[me], output_split_sizes=[rows[s][me] for s in range(n)],
+                               input_split_sizes=rows[me])
+        pieces = []
+        for s in range(n):
+            start = sum(rows[s][:me])
+            pieces.append(vals[s][start:start + rows[s][me]])
+        self.expect(f"all_to_all_single {name} uneven", out, torch.cat(pieces))
+
+    def asynchronous(self):
+        """Calls issued back to back complete in order with the right values."""
+        torch, dist = self.torch, self.torch.distributed
+        case = self.next_case()
+        vals = [self.inputs("float32", "SUM", (1000 * (i + 1),), case * 13 + i) for i in range(6)]
+        ts = [v[self.rank].to(torch.float32, copy=True) for v in vals]
+        works = [dist.all_reduce(t, async_op=True) for t in ts]
+        works.append(dist.barrier(async_op=True))
+        for w in works:
+            w.wait()
+        for i, t in enumerate(ts):
+            self.expect(f"async all_reduce {i}", t, self.reference(vals[i], "float32", "SUM"))
+        fut = dist.all_reduce(ts[0], async_op=True).get_future()
+        got = fut.wait()
+        self.expect("future value is the output", got[0], ts[0])
+
+    def refusals(self):
+        """What rina does not do raises RuntimeError naming the call, dtype or op."""
+        torch, dist = self.torch, self.torch.distributed
+        cases = [
+            ("all_reduce int16", "dtype Short",
+             lambda: dist.all_reduce(torch.ones(4, dtype=torch.int16))),
+            ("all_reduce bool", "dtype Bool",
+             lambda: dist.all_reduce(torch.ones(4, dtype=torch.bool))),
+            ("reduce_scatter_tensor int16", "dtype Short",
+             lambda: dist.reduce_scatter_tensor(torch.ones(1, dtype=torch.int16),
+                                                torch.ones(self.world, dtype=torch.int16))),
+            ("all_reduce BAND", "op BAND",
+             lambda: dist.all_reduce(torch.ones(4, dtype=torch.int32), op=dist.ReduceOp.BAND)),
+            ("all_reduce BOR", "op BOR",
+             lambda: dist.all_reduce(torch.ones(4, dtype=torch.int32), op=dist.ReduceOp.BOR)),
+            ("all_reduce BXOR", "op BXOR",
+             lambda: dist.all_reduce(torch.ones(4, dtype=torch.int32), op=dist.ReduceOp.BXOR)),
+            ("reduce BAND", "op BAND",
+             lambda: dist.reduce(torch.ones(4, dtype=torch.int32), dst=0, op=dist.ReduceOp.BAND)),
+            ("send", "does not support send", lambda: dist.send(torch.ones(1), dst=0)),
+            ("recv", "does not support recv", lambda: dist.recv(torch.ones(1), src=0)),
+            ("all_to_all (list form)", "does not support alltoall",
+             lambda: dist.all_to_all([torch.ones(1)] * self.world, [torch.ones(1)] * self.world)),
+            ("all_reduce of a sparse tensor", "dense",
+             lambda: dist.all_reduce(torch.ones(3).to_sparse())),
+        ]
+        for what, needle, call in cases:
+            try:
+                call()
+            except RuntimeError as e:
+                if needle in str(e):
+                    self.passed += 1
+                else:
+                    self.failures.append(f"{what}: RuntimeError without '{needle}': {e}")
+            except Exception as e:  # noqa: BLE001 -- the wrong kind is a failure
+                self.failures.append(f"{what}: {type(e).__name__} instead of RuntimeError: {e}")
+            else:
+                self.failures.append(f"{what}: no error")
+        # The group still works after the refusals.
+        t = torch.ones(3)
+        dist.all_reduce(t)
+        self.expect("all_reduce after refusals", t, torch.full((3,), float(self.world)))
+
+
+def destroy_in_flight(c):
+    """Destroying a group aborts its call in progress and fails the queued
+    ones, promptly: rank 0 issues two all_reduces on a group the other ranks
+    never call on, destroys it, and both waits must raise; the others
+    destroy theirs only after rank 0 is done (the default group's barrier)."""
+    import time
+    torch, dist = c.torch, c.torch.distributed
+    g = dist.new_group(backend="rina")
+    if c.rank == 0:
+        works = [dist.all_reduce(torch.ones(1 << 16), group=g, async_op=True) for _ in range(2)]
+        start = time.monotonic()
+        dist.destroy_process_group(g)
+        del g  # the last reference: the group's destructor runs here
+        for i, w in enumerate(works):
+            try:
+                w.wait()
+                c.failures.append(f"destroyed group: call {i} did not raise")
+            except RuntimeError as e:
+                if "aborted" in str(e) or "destroyed" in str(e):
+                    c.passed += 1
+                else:
+                    c.failures.append(f"destroyed group: call {i}: unexpected error: {e}")
+        took = time.monotonic() - start
+        if took > 30:  # the group's timeout is 120 s
+            c.failures.append(f"destroyed group: the calls took {took:.1f} s to fail")
+        dist.barrier()
+    else:
+        dist.barrier()
+        dist.destroy_process_group(g)
+
+
+def worker(args):
+    import torch
+    import torch.distributed as dist
+    import rina_torch  # noqa: F401  registers "rina"
+    torch.set_num_threads(1)
+    dist.init_process_group("rina", init_method=f"file://{args.store}/store", rank=args.rank,
+                            world_size=args.world, timeout=datetime.timedelta(seconds=120))
+    assert dist.get_backend() == "rina", dist.get_backend()
+    c = Checker(args.rank, args.world)
+    for name in REDUCE_DTYPES:
+        for op in OPS:
+            c.reductions(name, op)
+    for name in REDUCE_DTYPES + ["bool", "int16", "complex64"]:
+        c.movement(name)
+    c.asynchronous()
+    c.refusals()
+    if args.world > 1:
+        destroy_in_flight(c)
+    dist.barrier()
+    dist.destroy_process_group()
+    for f in c.failures:
+        print(f"rank {args.rank}: FAIL {f}")
+    print(f"rank {args.rank}: {c.passed} checks passed, {len(c.failures)} failed")
+    return 1 if c.failures else 0
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--ranks", type=int, help="launch this many ranks")
+    p.add_argument("--rank", type=int)
+    p.add_argument("--world", type=int)
+    p.add_argument("--store")
+    args = p.parse_args()
+    if args.rank is None:
+        return launch(args.ranks)
+    return worker(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""Runs the ranks of a torch.distributed test as separate processes.
+
+spawn(script, n, args) starts `python3 script --rank r --world n --store DIR
+ARGS` for every rank (DIR: a fresh folder for a FileStore), waits for all with
+a time limit, kills what is left after it, and returns each rank's exit code
+(negative: killed by that signal) with its output.
+"""
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+
+class Rank:
+    def __init__(self, rank, proc, log):
+        self.rank, self.proc, self.log = rank, proc, log
+        self.code = None
+        self.output = ""
+
+
+def spawn(script, n, args=(), timeout=300, env=None):
+    store = tempfile.mkdtemp(prefix="rina-torch-")
+    ranks = []
+    try:
+        for r in range(n):
+            log = tempfile.TemporaryFile(mode="w+")
+            cmd = [sys.executable, script, "--rank", str(r), "--world", str(n),
+                   "--store", store, *args]
+            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
+                                    env=env, start_new_session=True)
+            ranks.append(Rank(r, proc, log))
+        deadline = time.monotonic() + timeout
+        for rk in ranks:
+            try:
+                rk.code = rk.proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                os.killpg(rk.proc.pid, signal.SIGKILL)
+                rk.proc.wait()
+                rk.code = "timeout"
+        return ranks
+    finally:
+        for rk in ranks:
+            if rk.proc.poll() is None:
+                os.killpg(rk.proc.pid, signal.SIGKILL)
+                rk.proc.wait()
+            rk.log.seek(0)
+            rk.output = rk.log.read()
+            rk.log.close()
+        shutil.rmtree(store, ignore_errors=True)
+
+
+def report(ranks, expected=None):
+    """Prints every rank's output; True when every rank exited as expected
+    (a dict rank -> code; default 0 for all)."""
+    ok = True
+    for rk in ranks:
+        want = (expected or {}).get(rk.rank, 0)
+        print(f"---- rank {rk.rank}: exit {rk.code} (expected {want})")
+        print(rk.output.rstrip())
+        ok = ok and rk.code == want
+    return ok
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
