@@ -62,7 +62,7 @@ static uint64_t handled(MPI_Comm comm) {
 
 static void checkRouted(MPI_Comm comm, uint64_t before, const char* what) {
   if (!getStats) return;
-  char text[200];
+  char text[320];
   snprintf(text, sizeof text, "%s: not run by rina", what);
   check(handled(comm) == before + 1, text);
 }
@@ -160,7 +160,7 @@ static void mixedIntSum(MPI_Comm comm, size_t n, MPI_Op op, Description d, const
       differs += v != ref[i];
     }
   }
-  char text[200];
+  char text[320];
   snprintf(text, sizeof text, "%s: %zu elements differ from the closed form", what, wrong);
   check(wrong == 0, text);
   snprintf(text, sizeof text, "%s: %zu elements differ from PMPI_Allreduce", what, differs);

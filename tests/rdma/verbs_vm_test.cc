@@ -170,28 +170,30 @@ TEST(VerbsVm, PeerKilledMidCallIsARemoteErrorNamingThePeer) {
       },
       120);
   EXPECT_EQ(codes[2], 128 + SIGKILL) << "rank 2 finished its call before the kill";
-  bool named = false;
+  bool named = false, namesTwo = false;
   for (int r = 0; r < 2; ++r) {
     std::printf("rank %d: result %d after %lld ms: %s\n", r, out[r].result,
                 static_cast<long long>(out[r].ms), out[r].message);
     EXPECT_EQ(codes[r], 0);
     EXPECT_EQ(out[r].result, rinaRemoteError) << out[r].message;
     EXPECT_LT(out[r].ms, kTimeoutMs) << out[r].message;
-    // Each survivor names the dead rank: either what the NIC said about the
-    // QP to it (retry exceeded: its QP is gone; remote access error: its
-    // ring was deregistered first; a flush) or, where the socket the pair
-    // met on reported the hang-up before any completion came back (Soft-RoCE
-    // keeps answering while it tears the dead process's QPs down), the
-    // hang-up. Which comes first is the kernel's timing, so both are right.
+    // What names the dead rank: what the NIC said about the QP to it (retry
+    // exceeded: its QP is gone; remote access error: its ring was
+    // deregistered first; a flush) or, where the socket the pair met on
+    // reported the hang-up before any completion came back (Soft-RoCE keeps
+    // answering while it tears the dead process's QPs down), the hang-up.
+    // Which comes first is the kernel's timing, so both are right; a
+    // survivor that failed first ends its process, so the other may name
+    // that survivor instead.
     const bool completion =
         (std::strstr(out[r].message, "RDMA write to peer 2 failed") != nullptr ||
          std::strstr(out[r].message, "RDMA receive from peer 2 failed") != nullptr) &&
         std::strstr(out[r].message, "(IBV_WC_") != nullptr;
     const bool hangUp = std::strstr(out[r].message, "peer 2 hung up") != nullptr;
-    EXPECT_TRUE(completion || hangUp)
-        << "rank " << r << " does not name rank 2: " << out[r].message;
+    namesTwo |= completion || hangUp;
     named |= completion;
   }
+  EXPECT_TRUE(namesTwo) << "no survivor named rank 2";
   std::printf("completion error named by a survivor: %s\n", named ? "yes" : "no (hang-up first)");
   munmap(out, 3 * sizeof(Outcome));
 }
