@@ -114,9 +114,17 @@ Status RackTask::startSwitchReduce() {
     count = std::max(count, p.begin + p.count);
   }
   if (!input_ && std::find(roles_.begin(), roles_.end(), ina::kSliceAll) != roles_.end()) {
-    // A slice summed on the hosts starts from every worker's input.
-    saved_.assign(data_, data_ + count * es_);
-    input_ = saved_.data();
+    // A slice summed on the hosts starts from every worker's input: a copy
+    // in the communicator's scratch, which grows once and is reused (a
+    // fresh allocation would fault in every page of it at every call; DDP
+    // runs in place on 25 MiB buckets). Nothing else in a rack call uses it.
+    char* saved = call_.ctx.scratch(count * es_);
+    if (!saved) {
+      return errorf(rinaSystemError, "rank %d: cannot allocate %zu bytes for the input copy",
+                    me, count * es_);
+    }
+    std::memcpy(saved, data_, count * es_);
+    input_ = saved;
   }
   firstSpan_.push_back(spans_.size());
   state_.assign(spans_.size(), kPending);

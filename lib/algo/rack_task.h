@@ -170,10 +170,10 @@ class RackTask final : public EngineTask {
   // fix and repair: per rack-mate, the message and the slice lists each way.
   std::vector<Msg> msgOut_, msgIn_;
   std::vector<uint32_t> mine_;  // my host slices (fix) / my missing slices (repair)
-  // kEveryWorker pieces: the inputs (input_ or a copy in saved_), and the
-  // slices some worker of the rack did not get from the switch (ascending).
+  // kEveryWorker pieces: the inputs (the caller's, or a copy in the
+  // context's scratch), and the slices some worker of the rack did not get
+  // from the switch (ascending).
   const char* input_ = nullptr;
-  std::vector<char> saved_;
   std::vector<uint32_t> everyHost_;
   std::vector<std::vector<uint32_t>> wantOut_, wantIn_;
   // For the TRACE line at the end: when start() ran and each phase ended.

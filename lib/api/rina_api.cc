@@ -229,7 +229,12 @@ rinaResult_t initRank(const char* fn, rinaComm_t* comm, int nranks, const rinaUn
   Status s = rina::config::fromEnvironment(&options);
   if (!s.ok())
     return fail(nullptr, s.prepend(std::string(fn) + ": rank " + std::to_string(rank) + ": "));
-  if (timeoutMs > 0) options.timeoutMs = timeoutMs;
+  if (timeoutMs > 0) {
+    RINA_INFO("%s: rank %d: timeout %lld ms from rinaConfig_t, in place of RINA_TIMEOUT_MS %lld",
+              fn, rank, static_cast<long long>(timeoutMs),
+              static_cast<long long>(options.timeoutMs));
+    options.timeoutMs = timeoutMs;
+  }
   return rina::api::commInitRank(comm, nranks, uniqueId, rank, options);
 }
 

@@ -15,8 +15,9 @@ Experiments (float32 sum, results checked, rina-allreduce-perf):
   large    --local-ranks 4 -a auto -b 64K -e 64M -f 4, this build and --before's
            (a build of the commit to compare with). A build is a build dir
            (tools/, lib/) or a folder with rina-allreduce-perf and librina.so.0)
-Every run holds `flock /work/wt/bench.lock` (or $BENCH_LOCK) so benchmarks
-never overlap. Needs mpirun for mpi4 (skipped without it).
+With $BENCH_LOCK set, every run holds `flock $BENCH_LOCK`, so benchmarks
+sharing that lock file never overlap (do not run this script itself under
+the same lock). Needs mpirun for mpi4 (skipped without it).
 """
 
 import argparse
@@ -32,7 +33,7 @@ import sys
 import tempfile
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
-LOCK = os.environ.get("BENCH_LOCK", "/work/wt/bench.lock")
+LOCK = os.environ.get("BENCH_LOCK", "")
 MPIRUN = ["mpirun", "-np", "4", "--oversubscribe", "--mca", "mpi_yield_when_idle", "1"]
 SMALL = ["-b", "8", "-e", "64K", "-f", "2", "-n", "100", "-w", "10"]
 
@@ -58,7 +59,7 @@ def run(cmd, env_extra, json_path, lib_dir=None):
     env = dict(os.environ, **env_extra)
     if lib_dir:
         env["LD_LIBRARY_PATH"] = lib_dir
-    full = ["flock", LOCK] + cmd + ["-J", json_path]
+    full = (["flock", LOCK] if LOCK else []) + cmd + ["-J", json_path]
     proc = subprocess.run(full, env=env, capture_output=True, text=True, timeout=900)
     if proc.returncode != 0 or "Out of bounds values : 0 OK" not in proc.stdout:
         sys.exit(f"{shlex.join(full)} failed ({proc.returncode}):\n{proc.stdout}{proc.stderr}")
@@ -118,10 +119,11 @@ def main():
            f"mean per call; each cell the median of {args.rounds} rounds, every round running "
            f"each experiment once in turn.", "",
            f"- Date: {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC",
-           f"- Machine: {platform.system()} {platform.release()}, {os.cpu_count()} cores, shared "
-           f"with other builds; load average before / after: {' '.join(load_before)} / "
+           f"- Machine: {platform.system()} {platform.release()}, {os.cpu_count()} cores; "
+           f"load average before / after: {' '.join(load_before)} / "
            f"{' '.join(load_after)}",
-           f"- rina: commit {commit}", "", "Commands (each under `flock " + LOCK + "`):", "", "```"]
+           f"- rina: commit {commit}", "",
+           "Commands" + (" (each under `flock " + LOCK + "`)" if LOCK else "") + ":", "", "```"]
     for name, (cmd, env, lib) in experiments.items():
         line = " ".join(f"{k}={v}" for k, v in env.items())
         line += (" " if line else "") + shlex.join(cmd).replace(REPO + "/", "")
