@@ -103,7 +103,13 @@ Status ShmGroup::join(uint64_t commId, const std::string& host, int rank, int ra
       nanosleep(&nap, nullptr);
     }
   }
-  g->base_ = mmap(nullptr, g->size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+  // MAP_POPULATE: every page of the segment (a few hundred KiB) is
+  // allocated and mapped here, during set-up, instead of on first touch:
+  // the two slots of a rank are first written by calls 1 and 2, and a page
+  // fault there kept the faulting rank's peers waiting (asleep, by then) in
+  // the first calls of a fresh communicator.
+  g->base_ = mmap(nullptr, g->size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd.get(),
+                  0);
   if (g->base_ == MAP_FAILED) {
     g->base_ = nullptr;
     return systemErrorf(errno, "rank %d: mmap(%s)", rank, name);
