@@ -8,8 +8,6 @@
 namespace rina::ina {
 namespace {
 
-constexpr size_t kMaxLineBytes = 16 * 1024;
-
 struct Field {
   std::string_view key;
   std::string_view value;
@@ -19,7 +17,7 @@ struct Field {
 // duplicate keys and more than a handful of fields.
 bool splitLine(std::string_view line, std::string_view* verb, std::vector<Field>* fields,
                std::string* error) {
-  if (line.size() > kMaxLineBytes) {
+  if (line.size() > kMaxCtrlLineBytes) {
     *error = "line too long";
     return false;
   }

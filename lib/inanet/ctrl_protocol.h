@@ -57,6 +57,11 @@ struct PreemptNotice {
   uint32_t length = 0;
 };
 
+// The longest request line the controller reads (a REGISTER of kMaxFanIn
+// members fits many times over); a connection that sends a longer one is
+// closed.
+inline constexpr size_t kMaxCtrlLineBytes = 16 * 1024;
+
 // Parses one request line. On failure returns false and says why in *error.
 bool parseCtrlRequest(std::string_view line, CtrlRequest* out, std::string* error);
 // The refusal of a REGISTER whose job id is live under another token.

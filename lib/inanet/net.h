@@ -35,6 +35,10 @@ class LineReader {
   bool nextLine(std::string* line);
   // True when more than kMaxLine bytes arrived without a newline.
   bool overlong() const { return buffer_.size() > kMaxLine; }
+  // Bytes held (complete lines and a partial one), and whether a complete
+  // line is among them.
+  size_t buffered() const { return buffer_.size(); }
+  bool hasLine() const { return buffer_.find('\n') != std::string::npos; }
 
  private:
   std::string buffer_;

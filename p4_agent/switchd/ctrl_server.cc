@@ -1,6 +1,7 @@
 #include "switchd/ctrl_server.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -10,7 +11,11 @@
 
 namespace rina::switchd {
 namespace {
-constexpr int kSendTimeoutMs = 1000;
+constexpr int kAcceptsPerRound = 64;
+constexpr uint64_t kListenerPauseMs = 100;
+// Notices queued for a victim whose replies do not drain are dropped above
+// this (it also learns from NACKs in the data plane).
+constexpr size_t kNoticeOutputLimitFactor = 2;
 }  // namespace
 
 uint64_t steadyNowMs() {
@@ -19,69 +24,221 @@ uint64_t steadyNowMs() {
                                    .count());
 }
 
-bool CtrlServer::serve(Connection& c) {
-  long n = c.reader.fill(c.fd.get());
-  if (n == -EAGAIN) return true;
-  if (n <= 0) return false;
+CtrlServer::CtrlServer(Fd listener, Controller& controller, const CtrlServerOptions& options)
+    : listener_(std::move(listener)), controller_(controller), options_(options) {
+  int flags = fcntl(listener_.get(), F_GETFL);
+  if (flags >= 0) fcntl(listener_.get(), F_SETFL, flags | O_NONBLOCK);
+  spare_ = Fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+}
+
+void CtrlServer::queue(Connection& c, const std::string& line, uint64_t nowMs) {
+  if (pending(c) == 0) {
+    c.out.clear();
+    c.outSent = 0;
+    c.lastOutputMs = nowMs;
+  }
+  c.out += line;
+  c.out += '\n';
+}
+
+bool CtrlServer::flush(Connection& c, uint64_t nowMs) {
+  while (pending(c) > 0) {
+    ssize_t n = ::send(c.fd.get(), c.out.data() + c.outSent, pending(c),
+                       MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno == EAGAIN || errno == EWOULDBLOCK;
+    }
+    c.outSent += static_cast<size_t>(n);
+    c.lastOutputMs = nowMs;
+  }
+  c.out.clear();
+  c.outSent = 0;
+  return true;
+}
+
+bool CtrlServer::handleLines(Connection& c, uint64_t nowMs) {
   std::string line;
-  while (c.reader.nextLine(&line)) {
+  while (pending(c) < options_.maxPendingOutput && c.reader.nextLine(&line)) {
     std::vector<ina::PreemptNotice> notices;
     uint16_t registered = 0;
-    std::string reply = controller_.handle(line, steadyNowMs(), &notices, &registered);
-    if (registered) jobConnection_[registered] = c.fd.get();
-    if (!ina::sendLine(c.fd.get(), reply, kSendTimeoutMs).ok()) return false;
+    std::string reply = controller_.handle(line, nowMs, &notices, &registered);
+    if (registered) {
+      auto [it, fresh] = jobConnection_.try_emplace(registered, c.fd.get());
+      if (!fresh && it->second != c.fd.get()) {
+        auto old = connections_.find(it->second);
+        if (old != connections_.end()) old->second->jobs--;
+        it->second = c.fd.get();
+        fresh = true;
+      }
+      if (fresh) c.jobs++;
+    }
+    queue(c, reply, nowMs);
     for (const ina::PreemptNotice& notice : notices) {
-      fprintf(stderr, "rina-switchd: %s\n", ina::formatPreemptNotice(notice).c_str());
+      std::string text = ina::formatPreemptNotice(notice);
+      fprintf(stderr, "rina-switchd: %s\n", text.c_str());
       auto it = jobConnection_.find(notice.job);
-      if (it != jobConnection_.end() && connections_.count(it->second)) {
-        // Best effort: the victim also learns from NACKs in the data plane.
-        (void)ina::sendLine(it->second, ina::formatPreemptNotice(notice), kSendTimeoutMs);
+      if (it == jobConnection_.end()) continue;
+      auto victim = connections_.find(it->second);
+      if (victim == connections_.end()) continue;
+      // Best effort: the victim also learns from NACKs in the data plane.
+      if (pending(*victim->second) < kNoticeOutputLimitFactor * options_.maxPendingOutput) {
+        queue(*victim->second, text, nowMs);
       }
     }
   }
-  return !c.reader.overlong();
+  if (c.reader.buffered() > ina::kMaxCtrlLineBytes && !c.reader.hasLine()) {
+    stats_.overlong++;
+    return false;
+  }
+  return true;
+}
+
+bool CtrlServer::readFrom(Connection& c, uint64_t nowMs) {
+  long n = c.reader.fill(c.fd.get());
+  if (n == -EAGAIN) return true;
+  if (n <= 0) return false;
+  c.lastInputMs = nowMs;
+  return true;
+}
+
+// Closes the connection idle longest among those that hold no job.
+bool CtrlServer::evictOne() {
+  int victim = -1;
+  uint64_t oldest = UINT64_MAX;
+  for (const auto& [fd, c] : connections_) {
+    if (c->jobs > 0) continue;
+    uint64_t last = std::max(c->lastInputMs, c->lastOutputMs);
+    if (last < oldest) {
+      oldest = last;
+      victim = fd;
+    }
+  }
+  if (victim < 0) return false;
+  stats_.evicted++;
+  close(victim);
+  return true;
+}
+
+void CtrlServer::acceptPending(uint64_t nowMs) {
+  for (int i = 0; i < kAcceptsPerRound; ++i) {
+    int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE) && spare_.valid()) {
+      // Out of descriptors: give up the spare to take the connection, then
+      // make room by closing an idle one (or refuse the new one).
+      spare_ = Fd();
+      fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd >= 0 && !evictOne()) {
+        ::close(fd);
+        fd = -1;
+        errno = EMFILE;
+      }
+      spare_ = Fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+      if (fd < 0 && errno == EMFILE) {
+        stats_.acceptErrors++;
+        listenerPausedUntilMs_ = nowMs + kListenerPauseMs;
+        return;
+      }
+    }
+    if (fd < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
+      if (errno == ECONNABORTED) continue;
+      // No descriptor or memory: leave the listener alone for a while
+      // instead of polling it in a loop.
+      stats_.acceptErrors++;
+      listenerPausedUntilMs_ = nowMs + kListenerPauseMs;
+      return;
+    }
+    if (connections_.size() >= options_.maxConnections && !evictOne()) {
+      ::close(fd);
+      continue;
+    }
+    stats_.accepted++;
+    auto c = std::make_unique<Connection>();
+    c->fd = Fd(fd);
+    c->lastInputMs = nowMs;
+    c->lastOutputMs = nowMs;
+    connections_[fd] = std::move(c);
+  }
+}
+
+void CtrlServer::close(int fd) {
+  for (auto j = jobConnection_.begin(); j != jobConnection_.end();) {
+    j = j->second == fd ? jobConnection_.erase(j) : std::next(j);
+  }
+  connections_.erase(fd);
+}
+
+void CtrlServer::closeIdle(uint64_t nowMs) {
+  std::vector<int> idle;
+  for (const auto& [fd, c] : connections_) {
+    bool stalled = pending(*c) > 0 && nowMs - c->lastOutputMs > options_.idleMs;
+    bool silent = c->jobs == 0 && pending(*c) == 0 && nowMs - c->lastInputMs > options_.idleMs;
+    if (stalled || silent) idle.push_back(fd);
+  }
+  for (int fd : idle) {
+    stats_.idleClosed++;
+    close(fd);
+  }
 }
 
 void CtrlServer::run(int stopFd, double statsIntervalS) {
   uint64_t nextStats = steadyNowMs() + static_cast<uint64_t>(statsIntervalS * 1000);
+  uint64_t nextIdleCheck = steadyNowMs();
   std::vector<pollfd> fds;
   for (;;) {
+    uint64_t now = steadyNowMs();
     fds.clear();
     fds.push_back({stopFd, POLLIN, 0});
-    fds.push_back({listener_.get(), POLLIN, 0});
-    for (const auto& [fd, c] : connections_) fds.push_back({fd, POLLIN, 0});
+    bool listening = now >= listenerPausedUntilMs_;
+    fds.push_back({listening ? listener_.get() : -1, POLLIN, 0});
+    for (const auto& [fd, c] : connections_) {
+      short events = 0;
+      if (pending(*c) < options_.maxPendingOutput) events |= POLLIN;
+      if (pending(*c) > 0) events |= POLLOUT;
+      fds.push_back({fd, events, 0});
+    }
     int timeout = 200;
     if (statsIntervalS > 0) {
-      uint64_t now = steadyNowMs();
       timeout = now >= nextStats ? 0 : static_cast<int>(std::min<uint64_t>(nextStats - now, 200));
+    }
+    if (!listening) {
+      timeout = std::min(timeout, static_cast<int>(listenerPausedUntilMs_ - now));
     }
     int r = ::poll(fds.data(), fds.size(), timeout);
     if (r < 0 && errno != EINTR) return;
-    if (statsIntervalS > 0 && steadyNowMs() >= nextStats) {
-      fprintf(stderr, "rina-switchd stats %s\n", controller_.statsJson(steadyNowMs()).c_str());
+    now = steadyNowMs();
+    if (statsIntervalS > 0 && now >= nextStats) {
+      fprintf(stderr, "rina-switchd stats %s\n", controller_.statsJson(now).c_str());
       nextStats += static_cast<uint64_t>(statsIntervalS * 1000);
+    }
+    if (now >= nextIdleCheck) {
+      closeIdle(now);
+      nextIdleCheck = now + std::min<uint64_t>(options_.idleMs / 4 + 1, 1000);
     }
     if (r <= 0) continue;
     if (fds[0].revents) return;
-    if (fds[1].revents & POLLIN) {
-      int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd >= 0) {
-        auto c = std::make_unique<Connection>();
-        c->fd = Fd(fd);
-        connections_[fd] = std::move(c);
-      }
-    }
     for (size_t i = 2; i < fds.size(); ++i) {
       if (!fds[i].revents) continue;
       auto it = connections_.find(fds[i].fd);
       if (it == connections_.end()) continue;
-      if (!serve(*it->second)) {
-        for (auto j = jobConnection_.begin(); j != jobConnection_.end();) {
-          j = j->second == fds[i].fd ? jobConnection_.erase(j) : std::next(j);
-        }
-        connections_.erase(it);
-      }
+      Connection& c = *it->second;
+      bool keep = true;
+      if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) keep = readFrom(c, now);
+      // Replies to what was read, then as much of them as the socket takes;
+      // lines held back by a full output buffer go once it drains.
+      if (keep) keep = handleLines(c, now);
+      if (keep) keep = flush(c, now);
+      if (keep && pending(c) == 0) keep = handleLines(c, now) && flush(c, now);
+      if (!keep) close(fds[i].fd);
     }
+    // Notices queued for connections polled before the one that caused them.
+    std::vector<int> broken;
+    for (auto& [fd, c] : connections_) {
+      if (pending(*c) > 0 && !flush(*c, now)) broken.push_back(fd);
+    }
+    for (int fd : broken) close(fd);
+    if (listening && (fds[1].revents & POLLIN)) acceptPending(now);
   }
 }
 

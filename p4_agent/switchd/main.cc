@@ -43,6 +43,7 @@ struct Flags {
   int rocePort = ina::roce::kUdpPort;  // -1: off
   bool rocePortGiven = false;
   bool roceRaw = false;
+  CtrlServerOptions ctrl;
 };
 
 void usage() {
@@ -51,6 +52,7 @@ void usage() {
           "         [--payload ELEMS] [--capacity-pps N] [--drop-rate P] [--send-drop-rate P]\n"
           "         [--seed S] [--stats-interval S] [--threads N | --cores C0,C1,...]\n"
           "         [--idle-ms MS] [--roce-port PORT|off] [--roce-raw]\n"
+          "         [--ctrl-max-connections N] [--ctrl-idle-ms MS]\n"
           "  --listen        first UDP data port; aggregation thread i uses PORT+i\n"
           "                  (PORT 0: pick a free block)           [127.0.0.1:9100]\n"
           "  --control       TCP control (CTRL) address, port 0 = any  [127.0.0.1:9101]\n"
@@ -65,6 +67,11 @@ void usage() {
           "  --threads       aggregation threads (slot s goes to thread s %% N)    [1]\n"
           "  --cores         one aggregation thread per listed core, pinned\n"
           "  --idle-ms       ESA: a job idle this long may be preempted        [2000]\n"
+          "  --ctrl-max-connections  control connections held at once; the one idle\n"
+          "                  longest that registered no job gives way to a new one [4096]\n"
+          "  --ctrl-idle-ms  a control connection that sends nothing this long is closed\n"
+          "                  (unless it registered a job), as is one whose replies\n"
+          "                  do not drain this long                          [60000]\n"
           "  --roce-port     UDP port for the RoCEv2 layout (include/rina/ina_roce.h),\n"
           "                  thread i uses PORT+i; 0 = a free block, off = none  [4791]\n"
           "  --roce-raw      RoCEv2 through raw sockets (needs CAP_NET_RAW): the ICRC\n"
@@ -120,6 +127,10 @@ bool parseFlags(int argc, char** argv, Flags* f) {
       } else {
         ok = parseNumber(v, &f->rocePort) && f->rocePort >= 0 && f->rocePort <= 65535;
       }
+    } else if (name == "--ctrl-max-connections") {
+      ok = parseNumber(v, &f->ctrl.maxConnections) && f->ctrl.maxConnections >= 1;
+    } else if (name == "--ctrl-idle-ms") {
+      ok = parseNumber(v, &f->ctrl.idleMs) && f->ctrl.idleMs >= 1;
     } else if (name == "--idle-ms") {
       ok = parseNumber(v, &f->idleMs);
     } else if (name == "--cores") {
@@ -378,7 +389,7 @@ int run(int argc, char** argv) {
          control.toString().c_str(), flags.slots, flags.payload, roce.c_str());
   fflush(stdout);
 
-  CtrlServer server(std::move(listener), controller);
+  CtrlServer server(std::move(listener), controller, flags.ctrl);
   server.run(stopFd.get(), flags.statsInterval);
   fprintf(stderr, "rina-switchd final %s\n", controller.statsJson(steadyNowMs()).c_str());
   return 0;

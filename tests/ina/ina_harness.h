@@ -33,6 +33,7 @@ class SwitchdProcess {
   const Endpoint& control() const { return control_; }
   // The RoCEv2-layout port (--roce-port); port 0 when switchd runs without it.
   const Endpoint& roce() const { return roce_; }
+  pid_t pid() const { return pid_; }
   void kill();
   // SIGSTOP / SIGCONT: a switch that stops answering but keeps its sockets.
   void pause();
