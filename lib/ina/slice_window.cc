@@ -10,6 +10,21 @@ namespace {
 // sends in seq order, so a switch thread completes its slots in order.
 constexpr int32_t kReorderSlices = 3;
 
+// A port marker (header-only) is resent at full size, zeros under TO_PORT:
+// the same contribution, and the switch answers no datagram with more bytes
+// than it carries, so a header-only resend would never bring the sum.
+void padPortMarker(InFlight& e, uint32_t payloadElems) {
+  Header h;
+  if (e.bytes.size() != kHeaderBytes || decode(e.bytes, &h) != DecodeError::kOk ||
+      !isPortMarker(h)) {
+    return;
+  }
+  h.elems = static_cast<uint16_t>(payloadElems);
+  const std::vector<int32_t> zeros(payloadElems, 0);
+  e.bytes.assign(kHeaderBytes + 4 * size_t{payloadElems}, 0);
+  encode(h, zeros, e.bytes);
+}
+
 }  // namespace
 
 SliceWindow::SliceWindow(DatagramPump& pump, uint32_t base, uint32_t total, uint32_t firstSlot,
@@ -128,6 +143,7 @@ Status SliceWindow::resendLate() {
     const bool overtaken = !e.fastResent && highest != 0 &&
                            static_cast<int32_t>(highest - e.seq) > kReorderSlices * ports;
     if (late || overtaken) {
+      padPortMarker(e, pump_.grant().payloadElems);
       DatagramPump::markResent(e);
       e.fastResent = true;  // at most one early resend per send; then the RTO
       timedOut += late ? 1 : 0;

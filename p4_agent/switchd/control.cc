@@ -36,6 +36,15 @@ std::string Controller::handle(std::string_view line, uint64_t nowMs,
     return "OK " + entriesJson(req.job);
   }
   if (req.verb == CtrlVerb::kRegister) {
+    // Each member gets every result and broadcast once: an address listed
+    // twice would multiply them.
+    for (size_t a = 0; a < req.members.size(); ++a) {
+      for (size_t b = a + 1; b < req.members.size(); ++b) {
+        if (req.members[a] == req.members[b]) {
+          return refuse("members lists " + req.members[a].toString() + " twice");
+        }
+      }
+    }
     if (it != jobs_.end() && it->second.config.token != req.token) {
       stats_.rejected++;
       return std::string(ina::kCtrlTakenReply) + " job=" + std::to_string(req.job) +

@@ -14,7 +14,8 @@ const char* verdictName(Verdict v) {
   static constexpr const char* kNames[] = {
       "first",     "added",     "completed", "duplicate_pending", "duplicate_resent",
       "stale",     "bcast",     "nack",      "unknown_job",       "bad_token",
-      "malformed", "bad_shape", "bad_slot",  "bad_source",        "unexpected_type"};
+      "malformed", "bad_shape", "bad_slot",  "bad_source",        "unexpected_type",
+      "duplicate_short"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(Verdict::kCount));
   return kNames[static_cast<size_t>(v)];
 }
@@ -128,6 +129,11 @@ Verdict Pipeline::contribute(const Header& h, const uint8_t* datagram, const Job
   uint32_t bit = 1u << h.worker;
   if (s.bitmap & bit) {
     if (!s.complete) return Verdict::kDuplicatePending;
+    // Never answer with more bytes than were sent: a header-only marker
+    // that would fetch the full sum gets nothing (clients resend markers at
+    // full size).
+    const bool full = !s.toPort || h.worker == s.portWorker;
+    if (full && h.elems < config_.payloadElems) return Verdict::kDuplicateShort;
     emitResult(h, job, s, values, &from, out);
     return Verdict::kDuplicateResent;
   }
@@ -174,23 +180,29 @@ Verdict Pipeline::contribute(const Header& h, const uint8_t* datagram, const Job
 
 Verdict Pipeline::broadcast(const Header& h, const uint8_t* datagram, const JobEntry& job,
                             Output* out) {
-  // Fan-in 1: the single contribution completes the set; a resend of the same
-  // seq re-multicasts the stored copy.
+  // Fan-in 1: the single contribution completes the set and is multicast
+  // once; a resend of the same seq (the root's acknowledgement was lost) is
+  // acknowledged to the root alone, header-only.
   int32_t* values;
   SlotSet* set = claimSet(h, &values);
   if (!set) return Verdict::kStale;
   SlotSet& s = *set;
-  if (!s.complete) {
-    s = SlotSet{};  // a BCAST replaces whatever DATA began under the same seq
-    s.used = true;
-    s.seq = h.seq;
-    ina::decodePayload(datagram + ina::kHeaderBytes, config_.payloadElems, values);
-    s.bitmap = 1u << h.worker;
-    s.count = 1;
-    s.complete = true;
-    s.exponent = h.exponent;
-    stats_.contributions.add();
+  if (s.complete) {
+    uint32_t len = 0;
+    uint32_t off = encodeResult(h, job, s, values, false, ina::kFlagResend, out, &len);
+    out->add(job.members[h.worker], off, len);
+    stats_.sent.add();
+    return Verdict::kBcast;
   }
+  s = SlotSet{};  // a BCAST replaces whatever DATA began under the same seq
+  s.used = true;
+  s.seq = h.seq;
+  ina::decodePayload(datagram + ina::kHeaderBytes, config_.payloadElems, values);
+  s.bitmap = 1u << h.worker;
+  s.count = 1;
+  s.complete = true;
+  s.exponent = h.exponent;
+  stats_.contributions.add();
   emitResult(h, job, s, values, nullptr, out);
   return Verdict::kBcast;
 }

@@ -12,6 +12,8 @@
 //   seq older than the set  -> stale, dropped
 //   bit already set         -> duplicate: dropped while pending; once the set is
 //                              complete, the stored result goes back to the sender
+//                              (dropped as duplicate_short when it is larger than
+//                              the datagram: no answer outgrows its request)
 //   otherwise               -> first writes, later adds (int32, saturating and
 //                              flagged OVERFLOW), bit set, counter++, exponent max;
 //                              a port marker (header-only, TO_PORT) adds zeros
@@ -74,6 +76,8 @@ enum class Verdict : uint8_t {
   kBadSlot,         // slot out of range or in another shard
   kBadSource,       // not from the address registered for the worker: dropped
   kUnexpectedType,  // RESULT / NACK / CTRL sent to the switch
+  kDuplicateShort,  // bit already set, slot complete, but the stored answer is
+                    // larger than the datagram (a header-only marker): dropped
   kCount
 };
 const char* verdictName(Verdict v);

@@ -236,6 +236,23 @@ TEST_F(ControllerTest, RegisterOfALiveJobWithAnotherTokenIsRefusedAsTaken) {
   EXPECT_EQ(controller_.handle("RELEASE job=3 token=12345678901234567890", 4, &notices_), "OK");
 }
 
+// One address listed for several workers would get every result and
+// broadcast once per listing: such a REGISTER is refused.
+TEST_F(ControllerTest, RegisterListingAMemberTwiceIsRefused) {
+  std::string members = "127.0.0.1:7000";
+  for (int i = 1; i < 32; ++i) members += ",127.0.0.1:7000";
+  std::string reply = controller_.handle(
+      "REGISTER job=4 token=99 fanin=32 priority=1 slots=4 members=" + members, 0, &notices_);
+  EXPECT_EQ(reply.rfind("ERR ", 0), 0u) << reply;
+  EXPECT_NE(reply.find("127.0.0.1:7000 twice"), std::string::npos) << reply;
+  EXPECT_EQ(dp_.jobs.count(4), 0u);
+  // Same address, other ports: distinct members.
+  handleGrant(
+      "REGISTER job=4 token=99 fanin=2 priority=1 slots=4 members=127.0.0.1:7000,127.0.0.1:7001",
+      1);
+  EXPECT_EQ(dp_.jobs.count(4), 1u);
+}
+
 TEST_F(ControllerTest, TokensReleaseStatsAndEntries) {
   handleGrant(registerLine(3, 1, 4), 0);
   EXPECT_EQ(controller_.handle("RELEASE job=3 token=1", 1, &notices_).rfind("ERR", 0), 0u);

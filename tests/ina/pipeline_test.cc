@@ -290,10 +290,65 @@ TEST_F(PipelineTest, BcastMulticastsImmediatelyAndResendsStoredCopy) {
   EXPECT_EQ(send({.worker = 1, .slot = 2, .values = {9, 8, 7, 6}, .type = Type::kBcast}),
             Verdict::kBcast);
   check();
-  // A resend (the root's acknowledgement was lost) multicasts the stored copy.
+  // A resend (the root's acknowledgement was lost) is acknowledged to the
+  // root alone: the members got the slice once (one that lost it lists it
+  // as missing), so a resend cannot be used to multiply traffic.
   EXPECT_EQ(send({.worker = 1, .slot = 2, .values = {9, 8, 7, 6}, .type = Type::kBcast}),
             Verdict::kBcast);
-  check();
+  ASSERT_EQ(out_.messages().size(), 1u);
+  EXPECT_EQ(out_.messages()[0].to, member(1));
+  Header h = emitted(0);
+  EXPECT_EQ(h.type, Type::kResult);
+  EXPECT_EQ(h.elems, 0u);
+  EXPECT_TRUE(h.flags & ina::kFlagResend);
+}
+
+// What the switch sends in answer to one datagram, in bytes, against the
+// datagram's own size: never more, except the one multicast that completes
+// a slice (each member once). Header-only duplicates of a port marker, which
+// would fetch a full result, get nothing; a marker resent at full size
+// (zeros, TO_PORT: what clients resend) gets the sum.
+TEST_F(PipelineTest, AnswersToResendsAreNeverLargerThanTheirRequest) {
+  auto answered = [&](const Datagram& d, Verdict* v) {
+    std::vector<uint8_t> b = bytes(d);
+    out_.clear();
+    *v = pipeline_.process(b, member(d.worker), 1000, &out_);
+    size_t total = 0;
+    for (const OutMessage& m : out_.messages()) total += m.length;
+    return std::make_pair(total, b.size());
+  };
+  Verdict v;
+  send({.worker = 1, .values = {}, .flags = ina::kFlagToPort});
+  send({.worker = 0, .values = {5, 6, 7, 8}});
+  send({.worker = 2, .values = {1, 1, 1, 1}});
+  // 100 header-only duplicates of the marker: not one byte back.
+  for (int i = 0; i < 100; ++i) {
+    auto [out, in] = answered({.worker = 1, .values = {}, .flags = ina::kFlagToPort}, &v);
+    ASSERT_EQ(out, 0u) << "duplicate " << i << " of a " << in << "-byte marker";
+    ASSERT_EQ(v, Verdict::kDuplicateShort);
+  }
+  EXPECT_EQ(count(Verdict::kDuplicateShort), 100u);
+  // Full-size duplicates from every member: at most their own size back.
+  for (uint8_t w = 0; w < 3; ++w) {
+    auto [out, in] = answered({.worker = w, .values = {0, 0, 0, 0}, .flags = ina::kFlagToPort}, &v);
+    EXPECT_EQ(v, Verdict::kDuplicateResent) << "worker " << int(w);
+    EXPECT_LE(out, in) << "worker " << int(w);
+    EXPECT_GT(out, 0u) << "worker " << int(w);
+  }
+  // The padded marker resend brought the port its sum.
+  answered({.worker = 1, .values = {0, 0, 0, 0}, .flags = ina::kFlagToPort}, &v);
+  std::vector<int32_t> sum;
+  emitted(0, &sum);
+  EXPECT_EQ(sum, (std::vector<int32_t>{6, 7, 8, 9}));
+  // BCAST resends: the root's size at most, to the root only.
+  send({.worker = 0, .slot = 3, .values = {1, 2, 3, 4}, .type = Type::kBcast});
+  for (int i = 0; i < 32; ++i) {
+    auto [out, in] = answered({.worker = 0, .slot = 3, .values = {1, 2, 3, 4}, .type = Type::kBcast},
+                              &v);
+    ASSERT_LE(out, in) << "resend " << i;
+    ASSERT_EQ(out_.messages().size(), 1u);
+    ASSERT_EQ(out_.messages()[0].to, member(0));
+  }
 }
 
 TEST_F(PipelineTest, ToPortSendsResultToThePortAndAcksTheOthers) {
@@ -332,7 +387,12 @@ TEST_F(PipelineTest, PortMarkerCountsAsZeros) {
       EXPECT_EQ(h.elems, 0u) << "member " << i;
     }
   }
+  // Resent header-only, it would fetch more than it is: nothing comes back.
   EXPECT_EQ(send({.worker = 1, .values = {}, .flags = ina::kFlagToPort | ina::kFlagResend}),
+            Verdict::kDuplicateShort);
+  EXPECT_TRUE(out_.messages().empty());
+  // Resent at full size (zeros), as the client resends a marker: the sum.
+  EXPECT_EQ(send({.worker = 1, .values = {0, 0, 0, 0}, .flags = ina::kFlagToPort}),
             Verdict::kDuplicateResent);
   std::vector<int32_t> v;
   emitted(0, &v);
