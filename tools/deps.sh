@@ -6,7 +6,7 @@ RINA_APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libgtest-dev libgmock-dev
   openmpi-bin libopenmpi-dev gfortran python3-mpi4py
-  libhwloc-dev libibverbs-dev libglpk-dev libgloo-dev nlohmann-json3-dev
+  libhwloc-dev libibverbs-dev libglpk-dev libgloo-dev nlohmann-json3-dev libssl-dev
   python3 python3-matplotlib
   python3-torch libtorch-dev pybind11-dev
   clang libclang-rt-14-dev

@@ -63,6 +63,7 @@ struct Options {
   std::string switches;      // RINA_SWITCH
   std::string switchdPath;   // RINA_SWITCHD_PATH
   std::string switchdArgs;   // RINA_SWITCHD_ARGS
+  std::string switchAuth;    // RINA_SWITCH_AUTH_FILE (a file)
   int64_t inaSlots;          // RINA_INA_SLOTS
   bool inaPortMarkers;       // RINA_INA_PORT_MARKERS
   bool inaUdpOffload;        // RINA_INA_UDP_OFFLOAD (process)

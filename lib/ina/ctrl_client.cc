@@ -3,14 +3,33 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/config.h"
+#include "ina/local_switchd.h"
+#include "inanet/ctrl_auth.h"
+
 namespace rina::ina {
 
 Status CtrlClient::connect(const Endpoint& controller, int timeoutMs,
-                           std::unique_ptr<CtrlClient>* out) {
+                           std::unique_ptr<CtrlClient>* out, const std::string& secretFile) {
+  std::string secret;
+  std::string file = secretFile;
+  if (file.empty()) {
+    secret = localSwitchdSecret(controller);
+    if (secret.empty()) file = config::environment().switchAuth;
+  }
+  if (secret.empty() && !file.empty()) {
+    std::string error;
+    if (!readSecretFile(file, &secret, &error)) {
+      return errorf(rinaInvalidUsage, "ina: switch controller %s: secret: %s%s",
+                    controller.toString().c_str(), error.c_str(),
+                    secretFile.empty() ? " (RINA_SWITCH_AUTH_FILE)" : "");
+    }
+  }
   Fd fd;
   Status s = connectTcp(controller, timeoutMs, &fd);
   if (!s.ok()) return s.prepend("ina: switch controller " + controller.toString() + ": ");
   out->reset(new CtrlClient(std::move(fd), controller, timeoutMs));
+  (*out)->secret_ = std::move(secret);
   return Status();
 }
 
@@ -19,10 +38,8 @@ void CtrlClient::keepNotice(const std::string& line) {
   if (parsePreemptNotice(line, &n)) notices_.push_back(n);
 }
 
-Status CtrlClient::roundTrip(const std::string& line, std::string* reply) {
-  const std::string context =
-      "ina: controller " + controller_.toString() + ", request '" + line.substr(0, 40) + "': ";
-  lastReply_.clear();
+Status CtrlClient::exchange(const std::string& line, const std::string& context,
+                            std::string* reply) {
   Status s = sendLine(fd_.get(), line, timeoutMs_);
   if (!s.ok()) return s.prepend(context);
   for (;;) {
@@ -31,10 +48,34 @@ Status CtrlClient::roundTrip(const std::string& line, std::string* reply) {
     if (reply->rfind("NOTICE ", 0) != 0) break;
     keepNotice(*reply);
   }
+  return Status();
+}
+
+Status CtrlClient::roundTrip(const std::string& line, std::string* reply) {
+  // Messages show requests with their tokens starred: a token is a job's secret.
+  const std::string shown = redactTokens(line);
+  const std::string context =
+      "ina: controller " + controller_.toString() + ", request '" + shown.substr(0, 40) + "': ";
+  lastReply_.clear();
+  std::string wire = line;
+  if (!secret_.empty()) {
+    if (nonce_.empty()) {
+      std::string challenge;
+      RINA_TRY(exchange(std::string(kCtrlChallengeVerb), context, &challenge));
+      if (!parseChallengeReply(challenge, &nonce_)) {
+        return errorf(rinaInvalidUsage,
+                      "ina: controller %s does not authenticate requests (started without "
+                      "--auth-file?) but a secret is configured for it: '%.80s'",
+                      controller_.toString().c_str(), challenge.c_str());
+      }
+    }
+    wire = signCtrlRequest(secret_, nonce_, ++seq_, line);
+  }
+  RINA_TRY(exchange(wire, context, reply));
   lastReply_ = *reply;
   if (reply->rfind("OK", 0) != 0) {
     return errorf(rinaRemoteError, "ina: controller %s refused '%.60s': %s",
-                  controller_.toString().c_str(), line.c_str(), reply->c_str());
+                  controller_.toString().c_str(), shown.c_str(), reply->c_str());
   }
   return Status();
 }

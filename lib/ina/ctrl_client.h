@@ -1,6 +1,9 @@
 // A CTRL (TCP) client for the switch controller: job registration, slot
 // requests, release, and raw queries (STATS, ENTRIES). Preemption notices
 // the controller pushes on this connection are kept for takeNotices().
+// With the switch's admin secret, every request is signed
+// (lib/inanet/ctrl_auth.h): one CHALLENGE per connection, then each request
+// with a growing counter and its HMAC; the secret never goes on the wire.
 #ifndef RINA_LIB_INA_CTRL_CLIENT_H_
 #define RINA_LIB_INA_CTRL_CLIENT_H_
 
@@ -16,8 +19,11 @@ namespace rina::ina {
 
 class CtrlClient {
  public:
+  // secretFile: the switch's admin secret file. Empty: the secret of the
+  // local switch this process started at that address (RINA_SWITCH=auto),
+  // else the file RINA_SWITCH_AUTH_FILE names, else requests go unsigned.
   static Status connect(const Endpoint& controller, int timeoutMs,
-                        std::unique_ptr<CtrlClient>* out);
+                        std::unique_ptr<CtrlClient>* out, const std::string& secretFile = "");
 
   // REGISTER; a grant of length 0 means no slot is free now (REQUEST later).
   // When the switch refuses because the job id is live under another token
@@ -42,6 +48,7 @@ class CtrlClient {
   CtrlClient(Fd fd, const Endpoint& controller, int timeoutMs)
       : fd_(std::move(fd)), controller_(controller), timeoutMs_(timeoutMs) {}
   Status roundTrip(const std::string& line, std::string* reply);
+  Status exchange(const std::string& line, const std::string& context, std::string* reply);
   Status grantReply(const std::string& line, Grant* grant);
   void keepNotice(const std::string& line);
 
@@ -52,6 +59,9 @@ class CtrlClient {
   std::vector<PreemptNotice> notices_;
   std::string lastReply_;  // the last reply line roundTrip() read
   bool closed_ = false;
+  std::string secret_;  // empty: unsigned
+  std::string nonce_;   // this connection's challenge, once asked
+  uint64_t seq_ = 0;
 };
 
 }  // namespace rina::ina

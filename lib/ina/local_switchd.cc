@@ -10,9 +10,12 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 #include "core/log.h"
+#include "inanet/ctrl_auth.h"
 #include "inanet/net.h"
 
 namespace rina::ina {
@@ -23,6 +26,16 @@ bool executable(const std::string& path) { return access(path.c_str(), X_OK) == 
 std::string folderOf(const std::string& path) {
   size_t slash = path.rfind('/');
   return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+// The secrets of the local switches this process runs, by control endpoint.
+std::mutex& secretsMutex() {
+  static std::mutex mu;
+  return mu;
+}
+std::map<std::string, std::string>& secrets() {
+  static std::map<std::string, std::string> m;
+  return m;
 }
 
 }  // namespace
@@ -79,8 +92,22 @@ Status LocalSwitchd::start(const std::string& path, const std::vector<std::strin
   // payload: larger datagrams cut its per-datagram cost (2048, the most the
   // wire allows, measured 1.8x faster than 1024 on loopback;
   // RINA_SWITCHD_ARGS comes after, so --payload there wins).
-  std::vector<std::string> args = {path,          "--listen",  "127.0.0.1:0", "--control",
-                                   "127.0.0.1:0", "--payload", "2048"};
+  std::unique_ptr<LocalSwitchd> sw(new LocalSwitchd());
+  const char* tmp = std::getenv("TMPDIR");
+  std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/rina-switchd-XXXXXX";
+  if (!mkdtemp(dir.data())) return systemErrorf(errno, "rina-switchd: mkdtemp %s", dir.c_str());
+  sw->authDir_ = dir;
+  std::string error, secret;
+  if (!writeSecretFile(dir + "/auth", &error)) {
+    return errorf(rinaSystemError, "rina-switchd: %s", error.c_str());
+  }
+  sw->authFile_ = dir + "/auth";
+  if (!readSecretFile(sw->authFile_, &secret, &error)) {
+    return errorf(rinaSystemError, "rina-switchd: %s", error.c_str());
+  }
+  std::vector<std::string> args = {path,        "--listen",    "127.0.0.1:0",
+                                   "--control", "127.0.0.1:0", "--payload",
+                                   "2048",      "--auth-file", sw->authFile_};
   args.insert(args.end(), extraArgs.begin(), extraArgs.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -103,7 +130,6 @@ Status LocalSwitchd::start(const std::string& path, const std::vector<std::strin
     _exit(127);
   }
   close(pipeFds[1]);
-  std::unique_ptr<LocalSwitchd> sw(new LocalSwitchd());
   sw->pid_ = pid;
   fcntl(reader.get(), F_SETFL, O_NONBLOCK);
   LineReader lines;
@@ -119,11 +145,27 @@ Status LocalSwitchd::start(const std::string& path, const std::vector<std::strin
                   path.c_str(), line.c_str());
   }
   sw->stdout_ = std::move(reader);  // kept open: a later write must not raise SIGPIPE
+  {
+    std::lock_guard<std::mutex> lock(secretsMutex());
+    secrets()[sw->control_.toString()] = secret;
+  }
   *out = std::move(sw);
   return {};
 }
 
+std::string localSwitchdSecret(const Endpoint& control) {
+  std::lock_guard<std::mutex> lock(secretsMutex());
+  auto it = secrets().find(control.toString());
+  return it == secrets().end() ? "" : it->second;
+}
+
 LocalSwitchd::~LocalSwitchd() {
+  if (control_.port != 0) {
+    std::lock_guard<std::mutex> lock(secretsMutex());
+    secrets().erase(control_.toString());
+  }
+  if (!authFile_.empty()) ::unlink(authFile_.c_str());
+  if (!authDir_.empty()) ::rmdir(authDir_.c_str());
   if (pid_ <= 0) return;
   ::kill(pid_, SIGTERM);
   for (int i = 0; i < 200; ++i) {  // up to 2 s

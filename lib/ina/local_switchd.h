@@ -2,6 +2,10 @@
 // of an INA rack with no configured switch starts one and stops it when the
 // communicator is destroyed.
 //
+// It gets a fresh random admin secret (--auth-file: a mode 0600 file in a
+// private temporary folder, removed with the switch); a CtrlClient to its
+// control port signs its requests with it (localSwitchdSecret).
+//
 // The child gets SIGKILL when the thread that started it ends
 // (PR_SET_PDEATHSIG), so a crashed rank leaves no switch behind; create and
 // destroy a communicator on a thread that lives as long as it.
@@ -41,13 +45,20 @@ class LocalSwitchd {
 
   const Endpoint& control() const { return control_; }
   pid_t pid() const { return pid_; }
+  // The secret file it was started with.
+  const std::string& authFile() const { return authFile_; }
 
  private:
   LocalSwitchd() = default;
   pid_t pid_ = -1;
   Endpoint control_;
   Fd stdout_;
+  std::string authDir_, authFile_;
 };
+
+// The admin secret of the local switch whose control port is `control`, or
+// "" when this process started none there.
+std::string localSwitchdSecret(const Endpoint& control);
 
 // Splits RINA_SWITCHD_ARGS-style text at blanks.
 std::vector<std::string> splitArgs(const std::string& text);

@@ -8,6 +8,8 @@
 //   RELEASE  job=J token=T
 //   STATS                                 -> OK {json}
 //   ENTRIES  job=J                        -> OK {json}: P4 table entries, mcast group
+//   CHALLENGE, and any request signed with " seq=N mac=M": ctrl_auth.h (a
+//   switch with an admin secret takes REGISTER, RELEASE, ENTRIES only so)
 //
 // Replies: "OK GRANT job=J base=B length=N payload=E port=U ports=S",
 // "OK", "OK {json}", or "ERR message". A REGISTER for a job id that is

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "inanet/ctrl_auth.h"
+
 namespace rina::switchd {
 
 using ina::CtrlRequest;
@@ -24,11 +26,31 @@ bool Controller::idle(uint16_t job, uint64_t nowMs) const {
 }
 
 std::string Controller::handle(std::string_view line, uint64_t nowMs,
-                               std::vector<ina::PreemptNotice>* notices, uint16_t* registered) {
+                               std::vector<ina::PreemptNotice>* notices, uint16_t* registered,
+                               bool authenticated) {
   if (registered) *registered = 0;
   CtrlRequest req;
   std::string error;
   if (!ina::parseCtrlRequest(line, &req, &error)) return refuse(error);
+  if (!authenticated) {
+    const bool admin = req.verb == CtrlVerb::kRegister || req.verb == CtrlVerb::kRelease ||
+                       req.verb == CtrlVerb::kEntries;
+    const char* verb = req.verb == CtrlVerb::kRegister  ? "REGISTER"
+                       : req.verb == CtrlVerb::kRelease ? "RELEASE"
+                                                        : "ENTRIES";
+    if (options_.authRequired && admin) {
+      stats_.unauthenticated++;
+      return refuse(std::string(ina::kCtrlAuthRefusal.substr(4)) + " " + verb +
+                    " needs the switch's secret (--auth-file)");
+    }
+    if (req.verb == CtrlVerb::kRegister && req.priority > options_.priorityCap) {
+      stats_.unauthenticated++;
+      return refuse(std::string(ina::kCtrlAuthRefusal.substr(4)) + " priority " +
+                    std::to_string(req.priority) + " is above the switch's cap " +
+                    std::to_string(options_.priorityCap) +
+                    (options_.authRequired ? "" : " (and it has no --auth-file)"));
+    }
+  }
   if (req.verb == CtrlVerb::kStats) return "OK " + statsJson(nowMs);
   auto it = jobs_.find(req.job);
   if (req.verb == CtrlVerb::kEntries) {
@@ -116,12 +138,13 @@ std::string Controller::statsJson(uint64_t nowMs) const {
   snprintf(buf, sizeof buf,
            "{\"slots_total\":%u,\"slots_used\":%u,\"slot_utilisation\":%.4f,\"registrations\":%llu,"
            "\"grants\":%llu,\"granted_slots\":%llu,\"preemptions\":%llu,\"preempted_slots\":%llu,"
-           "\"releases\":%llu,\"rejected\":%llu,\"jobs\":[",
+           "\"releases\":%llu,\"rejected\":%llu,\"unauthenticated\":%llu,\"auth\":%s,\"jobs\":[",
            allocator_.total(), used, allocator_.total() ? double(used) / allocator_.total() : 0.0,
            (unsigned long long)stats_.registrations, (unsigned long long)stats_.grants,
            (unsigned long long)stats_.grantedSlots, (unsigned long long)stats_.preemptions,
            (unsigned long long)stats_.preemptedSlots, (unsigned long long)stats_.releases,
-           (unsigned long long)stats_.rejected);
+           (unsigned long long)stats_.rejected, (unsigned long long)stats_.unauthenticated,
+           options_.authRequired ? "true" : "false");
   std::string json = buf;
   bool first = true;
   for (const auto& [id, job] : jobs_) {

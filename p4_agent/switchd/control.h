@@ -41,6 +41,12 @@ struct ControllerOptions {
   uint16_t dataPort = 0;
   uint16_t dataPorts = 1;
   uint64_t idleThresholdMs = 2000;
+  // The switch has an admin secret (--auth-file): REGISTER, RELEASE and
+  // ENTRIES must be authenticated (lib/inanet/ctrl_auth.h).
+  bool authRequired = false;
+  // A REGISTER above this priority must be authenticated (without a secret:
+  // is refused), so no unauthenticated job can preempt by priority.
+  uint8_t priorityCap = 255;
 };
 
 struct ControllerStats {
@@ -50,7 +56,8 @@ struct ControllerStats {
   uint64_t preemptions = 0;  // (victim, range) pieces taken
   uint64_t preemptedSlots = 0;
   uint64_t releases = 0;
-  uint64_t rejected = 0;  // malformed or refused requests
+  uint64_t rejected = 0;         // malformed or refused requests
+  uint64_t unauthenticated = 0;  // refused for want of the admin secret
 };
 
 class Controller {
@@ -60,8 +67,11 @@ class Controller {
   // Handles one request line; returns the reply line. Preemption notices for
   // victim jobs are appended to *notices (the caller delivers them). After a
   // successful REGISTER, *registered (if given) is the job id, else 0.
+  // authenticated: the line carried a valid signature (the CTRL server
+  // checked it and removed it).
   std::string handle(std::string_view line, uint64_t nowMs,
-                     std::vector<ina::PreemptNotice>* notices, uint16_t* registered = nullptr);
+                     std::vector<ina::PreemptNotice>* notices, uint16_t* registered = nullptr,
+                     bool authenticated = false);
 
   std::string statsJson(uint64_t nowMs) const;
   std::string entriesJson(uint16_t job) const;  // "" for an unknown job

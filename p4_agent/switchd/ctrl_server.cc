@@ -43,8 +43,8 @@ void CtrlServer::queue(Connection& c, const std::string& line, uint64_t nowMs) {
 
 bool CtrlServer::flush(Connection& c, uint64_t nowMs) {
   while (pending(c) > 0) {
-    ssize_t n = ::send(c.fd.get(), c.out.data() + c.outSent, pending(c),
-                       MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t n =
+        ::send(c.fd.get(), c.out.data() + c.outSent, pending(c), MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0) {
       if (errno == EINTR) continue;
       return errno == EAGAIN || errno == EWOULDBLOCK;
@@ -62,7 +62,23 @@ bool CtrlServer::handleLines(Connection& c, uint64_t nowMs) {
   while (pending(c) < options_.maxPendingOutput && c.reader.nextLine(&line)) {
     std::vector<ina::PreemptNotice> notices;
     uint16_t registered = 0;
-    std::string reply = controller_.handle(line, nowMs, &notices, &registered);
+    std::string_view request = line;
+    bool authenticated = false;
+    std::string error;
+    if (line == ina::kCtrlChallengeVerb) {
+      queue(c,
+            c.auth ? c.auth->challenge()
+                   : std::string(ina::kCtrlAuthRefusal) + " this switch has no --auth-file",
+            nowMs);
+      continue;
+    }
+    if (c.auth ? !c.auth->check(line, &request, &authenticated, &error)
+               : line.find(" mac=") != std::string::npos) {
+      if (!c.auth) error = "this switch has no --auth-file";
+      queue(c, std::string(ina::kCtrlAuthRefusal) + " " + error, nowMs);
+      continue;
+    }
+    std::string reply = controller_.handle(request, nowMs, &notices, &registered, authenticated);
     if (registered) {
       auto [it, fresh] = jobConnection_.try_emplace(registered, c.fd.get());
       if (!fresh && it->second != c.fd.get()) {
@@ -158,6 +174,7 @@ void CtrlServer::acceptPending(uint64_t nowMs) {
     c->fd = Fd(fd);
     c->lastInputMs = nowMs;
     c->lastOutputMs = nowMs;
+    if (!options_.secret.empty()) c->auth = std::make_unique<ina::CtrlAuthSession>(options_.secret);
     connections_[fd] = std::move(c);
   }
 }

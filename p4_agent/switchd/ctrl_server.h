@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 
+#include "inanet/ctrl_auth.h"
 #include "inanet/net.h"
 #include "switchd/control.h"
 
@@ -29,6 +30,8 @@ struct CtrlServerOptions {
   uint64_t idleMs = 60000;
   // Unsent reply bytes above which a connection is not read.
   size_t maxPendingOutput = 256 * 1024;
+  // The admin secret (--auth-file); empty: requests are not authenticated.
+  std::string secret;
 };
 
 struct CtrlServerStats {
@@ -57,6 +60,7 @@ class CtrlServer {
     uint64_t lastInputMs = 0;
     uint64_t lastOutputMs = 0;  // last write progress (or when output became pending)
     int jobs = 0;               // jobs this connection registered
+    std::unique_ptr<ina::CtrlAuthSession> auth;  // with a secret
   };
 
   void acceptPending(uint64_t nowMs);

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "inanet/ctrl_auth.h"
 #include "rina/ina_roce.h"
 #include "switchd/control.h"
 #include "switchd/ctrl_server.h"
@@ -44,6 +45,8 @@ struct Flags {
   bool rocePortGiven = false;
   bool roceRaw = false;
   CtrlServerOptions ctrl;
+  std::string authFile;
+  uint32_t priorityCap = 255;
 };
 
 void usage() {
@@ -53,6 +56,7 @@ void usage() {
           "         [--seed S] [--stats-interval S] [--threads N | --cores C0,C1,...]\n"
           "         [--idle-ms MS] [--roce-port PORT|off] [--roce-raw]\n"
           "         [--ctrl-max-connections N] [--ctrl-idle-ms MS]\n"
+          "         [--auth-file FILE] [--priority-cap P]\n"
           "  --listen        first UDP data port; aggregation thread i uses PORT+i\n"
           "                  (PORT 0: pick a free block)           [127.0.0.1:9100]\n"
           "  --control       TCP control (CTRL) address, port 0 = any  [127.0.0.1:9101]\n"
@@ -72,6 +76,12 @@ void usage() {
           "  --ctrl-idle-ms  a control connection that sends nothing this long is closed\n"
           "                  (unless it registered a job), as is one whose replies\n"
           "                  do not drain this long                          [60000]\n"
+          "  --auth-file     the admin secret (16 bytes to 4 KiB, mode 0600): REGISTER,\n"
+          "                  RELEASE and ENTRIES must be signed with it (HMAC-SHA256\n"
+          "                  over a per-connection challenge and a counter); without\n"
+          "                  it anyone who reaches --control may send them\n"
+          "  --priority-cap  a REGISTER above this priority must be signed (without\n"
+          "                  --auth-file: is refused)                          [255]\n"
           "  --roce-port     UDP port for the RoCEv2 layout (include/rina/ina_roce.h),\n"
           "                  thread i uses PORT+i; 0 = a free block, off = none  [4791]\n"
           "  --roce-raw      RoCEv2 through raw sockets (needs CAP_NET_RAW): the ICRC\n"
@@ -127,6 +137,11 @@ bool parseFlags(int argc, char** argv, Flags* f) {
       } else {
         ok = parseNumber(v, &f->rocePort) && f->rocePort >= 0 && f->rocePort <= 65535;
       }
+    } else if (name == "--auth-file") {
+      f->authFile = std::string(v);
+      ok = !f->authFile.empty();
+    } else if (name == "--priority-cap") {
+      ok = parseNumber(v, &f->priorityCap) && f->priorityCap <= 255;
     } else if (name == "--ctrl-max-connections") {
       ok = parseNumber(v, &f->ctrl.maxConnections) && f->ctrl.maxConnections >= 1;
     } else if (name == "--ctrl-idle-ms") {
@@ -358,6 +373,13 @@ int run(int argc, char** argv) {
     }
     if (!openRawSockets(rocePort, roceSockets, &raw)) return 1;
   }
+  if (!flags.authFile.empty()) {
+    std::string error;
+    if (!ina::readSecretFile(flags.authFile, &flags.ctrl.secret, &error)) {
+      fprintf(stderr, "rina-switchd: --auth-file: %s\n", error.c_str());
+      return 1;
+    }
+  }
   Fd listener;
   ina::Endpoint control;
   if (Status s = ina::listenTcp(flags.control, &listener, &control); !s.ok()) {
@@ -379,8 +401,19 @@ int run(int argc, char** argv) {
         raw.empty() ? RawRoce() : std::move(raw[i])));
   }
   ShardedDataPlane dataPlane(threads);
-  ControllerOptions co{flags.slots, flags.payload, basePort, static_cast<uint16_t>(flags.threads),
-                       flags.idleMs};
+  ControllerOptions co{flags.slots,
+                       flags.payload,
+                       basePort,
+                       static_cast<uint16_t>(flags.threads),
+                       flags.idleMs,
+                       !flags.ctrl.secret.empty(),
+                       static_cast<uint8_t>(flags.priorityCap)};
+  if (flags.ctrl.secret.empty()) {
+    fprintf(stderr,
+            "rina-switchd: no --auth-file: anyone who reaches the control port %s can register, "
+            "release and list jobs\n",
+            control.toString().c_str());
+  }
   Controller controller(co, dataPlane);
   std::string roce = roceSockets.empty() ? std::string("off")
                                          : ina::Endpoint{flags.listen.addr, rocePort}.toString();

@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -15,7 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "ina/local_switchd.h"
 #include "ina_harness.h"
+#include "inanet/ctrl_auth.h"
 
 namespace rina::ina::testing {
 namespace {
@@ -189,6 +192,201 @@ TEST(InaCtrlServer, IdleConnectionsAreClosedButAJobsConnectionIsKept) {
   Status s = agent->query("STATS", &stats);
   EXPECT_TRUE(s.ok()) << s.message();
   EXPECT_FALSE(agent->closed());
+}
+
+// A private folder with a secret file, removed at the end.
+class SecretDir {
+ public:
+  SecretDir() {
+    char dir[] = "/tmp/rina-ctrl-test-XXXXXX";
+    if (mkdtemp(dir)) dir_ = dir;
+    std::string error;
+    if (!dir_.empty())
+      ok_ = writeSecretFile(file(), &error) && readSecretFile(file(), &secret_, &error);
+  }
+  ~SecretDir() {
+    unlink(file().c_str());
+    unlink(log().c_str());
+    rmdir(dir_.c_str());
+  }
+  bool ok() const { return ok_; }
+  std::string file() const { return dir_ + "/auth"; }
+  std::string log() const { return dir_ + "/switchd.log"; }
+  const std::string& secret() const { return secret_; }
+
+ private:
+  std::string dir_, secret_;
+  bool ok_ = false;
+};
+
+// One request line on a fresh connection (or `fd`), its reply line.
+std::string rawRequest(int fd, const std::string& line) {
+  if (!sendLine(fd, line, 2000).ok()) return "(send failed)";
+  LineReader reader;
+  std::string reply;
+  if (!readLine(fd, reader, 5000, &reply).ok()) return "(no reply)";
+  return reply;
+}
+
+std::string readFile(const std::string& path) {
+  std::ifstream f(path);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+// rina-switchd --auth-file: unsigned REGISTER, RELEASE and ENTRIES are
+// refused, a signed one is taken once (a replay on its connection, or on
+// another connection, is refused), a client with the secret works, STATS
+// shows no token and the switch's log never names one.
+TEST(InaCtrlServer, WithASecretAdminRequestsMustBeSignedOnceForTheirConnection) {
+  SecretDir dir;
+  ASSERT_TRUE(dir.ok());
+  const uint64_t token = 0x7A11CE5EC2E70042ull;
+  const std::string tokenText = std::to_string(token);
+  {
+    SwitchdProcess sw({"--slots", "64", "--auth-file", dir.file(), "--stats-interval", "0.05"},
+                      {"sh", "-c", "exec \"$@\" 2>" + dir.log(), "sh"});
+    ASSERT_TRUE(sw.ready());
+    CtrlRequest reg = registration(12, token, 7200);
+    const std::string line = formatCtrlRequest(reg);
+    Fd a = rawConnect(sw.control(), 0);
+    ASSERT_TRUE(a.valid());
+    fcntl(a.get(), F_SETFL, 0);  // blocking again: rawRequest waits with poll
+    EXPECT_EQ(rawRequest(a.get(), line).rfind("ERR AUTH REGISTER", 0), 0u);
+    EXPECT_EQ(rawRequest(a.get(), "ENTRIES job=12").rfind("ERR AUTH", 0), 0u);
+    // Signed, but before any challenge on this connection.
+    EXPECT_EQ(rawRequest(a.get(), signCtrlRequest(dir.secret(), std::string(32, '0'), 1, line))
+                  .rfind("ERR AUTH", 0),
+              0u);
+    std::string nonce;
+    ASSERT_TRUE(parseChallengeReply(rawRequest(a.get(), "CHALLENGE"), &nonce));
+    const std::string signedLine = signCtrlRequest(dir.secret(), nonce, 1, line);
+    EXPECT_EQ(rawRequest(a.get(), signedLine).rfind("OK GRANT job=12", 0), 0u);
+    // Replayed on the same connection, and on another one (its own challenge).
+    std::string replay = rawRequest(a.get(), signedLine);
+    EXPECT_EQ(replay.rfind("ERR AUTH", 0), 0u) << replay;
+    EXPECT_NE(replay.find("replay"), std::string::npos) << replay;
+    Fd b = rawConnect(sw.control(), 0);
+    ASSERT_TRUE(b.valid());
+    fcntl(b.get(), F_SETFL, 0);
+    std::string otherNonce;
+    ASSERT_TRUE(parseChallengeReply(rawRequest(b.get(), "CHALLENGE"), &otherNonce));
+    EXPECT_EQ(rawRequest(b.get(), signedLine).rfind("ERR AUTH", 0), 0u);
+    // Signed with a wrong secret.
+    EXPECT_EQ(rawRequest(b.get(), signCtrlRequest("not the secret, but long enough", otherNonce, 5,
+                                                  "RELEASE job=12 token=" + tokenText))
+                  .rfind("ERR AUTH", 0),
+              0u);
+    // The client with the secret file: ENTRIES and RELEASE go through.
+    std::unique_ptr<CtrlClient> admin;
+    ASSERT_TRUE(CtrlClient::connect(sw.control(), 5000, &admin, dir.file()).ok());
+    std::string entries;
+    Status s = admin->query("ENTRIES job=12", &entries);
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_NE(entries.find("\"src_port\":7200"), std::string::npos) << entries;
+    // STATS without the secret: no token, in decimal or as ENTRIES' words.
+    std::string stats = rawRequest(b.get(), "STATS");
+    EXPECT_EQ(stats.rfind("OK {", 0), 0u) << stats;
+    for (const std::string& t :
+         {tokenText, std::to_string(token >> 32), std::to_string(token & 0xFFFFFFFFu)}) {
+      EXPECT_EQ(stats.find(t), std::string::npos) << t << " in " << stats;
+    }
+    // A client without the secret cannot release it.
+    std::unique_ptr<CtrlClient> outsider;
+    ASSERT_TRUE(CtrlClient::connect(sw.control(), 5000, &outsider, "").ok());
+    s = outsider->release(12, token);
+    EXPECT_FALSE(s.ok());
+    EXPECT_EQ(s.message().find(tokenText), std::string::npos) << s.message();
+    EXPECT_TRUE(admin->release(12, token).ok());
+    // Stats lines go on: the log has had a chance to show the job.
+    for (int i = 0; i < 100 && readFile(dir.log()).find("\"registrations\":1") == std::string::npos;
+         ++i) {
+      ::poll(nullptr, 0, 50);
+    }
+  }
+  const std::string log = readFile(dir.log());
+  EXPECT_NE(log.find("rina-switchd final"), std::string::npos) << log.substr(0, 400);
+  EXPECT_NE(log.find("\"registrations\":1"), std::string::npos);
+  for (const std::string& t :
+       {tokenText, std::to_string(token >> 32), std::to_string(token & 0xFFFFFFFFu)}) {
+    EXPECT_EQ(log.find(t), std::string::npos) << "the switch's log shows token " << t;
+  }
+  EXPECT_EQ(log.find("no --auth-file"), std::string::npos);
+}
+
+// Without --auth-file the switch serves as before and says at start that
+// anyone who reaches its control port may register; a client configured
+// with a secret refuses such a switch.
+TEST(InaCtrlServer, WithoutASecretTheSwitchSaysSoAndASecretClientRefusesIt) {
+  SecretDir dir;
+  ASSERT_TRUE(dir.ok());
+  {
+    SwitchdProcess sw({"--slots", "64"}, {"sh", "-c", "exec \"$@\" 2>" + dir.log(), "sh"});
+    ASSERT_TRUE(sw.ready());
+    std::unique_ptr<CtrlClient> c;
+    ASSERT_TRUE(CtrlClient::connect(sw.control(), 5000, &c, dir.file()).ok());
+    Grant g;
+    Status s = c->registerJob(registration(13, 99, 7201), &g);
+    EXPECT_EQ(s.code(), rinaInvalidUsage) << s.message();
+    EXPECT_NE(s.message().find("does not authenticate"), std::string::npos) << s.message();
+  }
+  EXPECT_NE(readFile(dir.log()).find("no --auth-file: anyone who reaches the control port"),
+            std::string::npos);
+}
+
+// RINA_SWITCH=auto's switch: a fresh secret in a 0600 file, used by a
+// CtrlClient to its port without being told, removed with the switch.
+TEST(InaCtrlServer, ALocalSwitchHasItsOwnSecretFileUntilItGoes) {
+  std::unique_ptr<LocalSwitchd> sw;
+  Status s = LocalSwitchd::start(RINA_SWITCHD_PATH, {"--slots", "64"}, 10000, &sw);
+  ASSERT_TRUE(s.ok()) << s.message();
+  const std::string file = sw->authFile();
+  struct stat st {};
+  ASSERT_EQ(stat(file.c_str(), &st), 0) << file;
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  std::unique_ptr<CtrlClient> c;
+  ASSERT_TRUE(CtrlClient::connect(sw->control(), 5000, &c).ok());
+  Grant g;
+  s = c->registerJob(registration(14, 1234567, 7202), &g);
+  ASSERT_TRUE(s.ok()) << s.message();
+  Fd raw = rawConnect(sw->control(), 0);
+  ASSERT_TRUE(raw.valid());
+  fcntl(raw.get(), F_SETFL, 0);
+  EXPECT_EQ(rawRequest(raw.get(), "RELEASE job=14 token=1234567").rfind("ERR AUTH", 0), 0u);
+  EXPECT_TRUE(c->release(14, 1234567).ok());
+  c.reset();
+  sw.reset();
+  EXPECT_NE(stat(file.c_str(), &st), 0) << file << " outlived its switch";
+}
+
+// rina-switchctl --auth-file signs; without it ENTRIES is refused.
+TEST(InaCtrlServer, SwitchctlSignsWithTheSecretFile) {
+  SecretDir dir;
+  ASSERT_TRUE(dir.ok());
+  SwitchdProcess sw({"--slots", "64", "--auth-file", dir.file()});
+  ASSERT_TRUE(sw.ready());
+  std::unique_ptr<CtrlClient> admin;
+  ASSERT_TRUE(CtrlClient::connect(sw.control(), 5000, &admin, dir.file()).ok());
+  Grant g;
+  ASSERT_TRUE(admin->registerJob(registration(15, 4242, 7203), &g).ok());
+  auto run = [](const std::string& cmd, std::string* out) {
+    FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+    if (!p) return -1;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out->append(buf, n);
+    int rc = pclose(p);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  };
+  const std::string ctl = RINA_SWITCHCTL_PATH;
+  const std::string at = sw.control().toString();
+  std::string out;
+  EXPECT_EQ(run(ctl + " " + at + " ENTRIES job=15", &out), 1) << out;
+  EXPECT_NE(out.find("ERR AUTH"), std::string::npos) << out;
+  out.clear();
+  EXPECT_EQ(run(ctl + " --auth-file " + dir.file() + " " + at + " ENTRIES job=15", &out), 0) << out;
+  EXPECT_NE(out.find("\"src_port\":7203"), std::string::npos) << out;
+  out.clear();
+  EXPECT_EQ(run(ctl + " --auth-file /nonexistent " + at + " STATS", &out), 2) << out;
 }
 
 }  // namespace
