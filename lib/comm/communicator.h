@@ -72,7 +72,7 @@ class Communicator : public algo::Context {
   Status mapRacks(const Setup& s);
   Status connectPeers(Setup* s);
   Status probe();
-  Status setUpRack(const Setup& s);
+  Status setUpRack();
   Status startPlans(const Setup& s);
   void logReady(const Setup& s) const;
 

@@ -180,9 +180,7 @@ Status Communicator::probe() {
   return probeLinks(*this, static_cast<size_t>(options_.probeBytes), options_.probeTimeoutMs);
 }
 
-Status Communicator::setUpRack(const Setup& s) {
-  return RackIna::setup(*this, s.id.commId, options_, &rackIna_);
-}
+Status Communicator::setUpRack() { return RackIna::setup(*this, options_, &rackIna_); }
 
 Status Communicator::startPlans(const Setup& s) {
   RINA_TRY(PlanSync::create(
