@@ -79,6 +79,13 @@ Status allReduce(Context& ctx, Algorithm configured, const RackInputs& in, const
   }
   const Algorithm a = resolveAllReduce(ctx, configured, count * reduce::dataTypeSize(type));
   ctx.stats().calls[static_cast<int>(a)]++;
+  // Every header of the call says which algorithm runs it (engine.h), and
+  // with every rank on this host, so does the host segment.
+  struct CallAlgorithm {
+    Context& ctx;
+    CallAlgorithm(Context& c, Algorithm a) : ctx(c) { ctx.beginCallAlgorithm(a); }
+    ~CallAlgorithm() { ctx.beginCallAlgorithm(Algorithm::kAuto); }
+  } callAlgorithm(ctx, a);
   switch (a) {
     case Algorithm::kRecursiveDoubling:
       return recursiveDoublingAllReduce(ctx, send, recv, count, type, op);

@@ -69,6 +69,7 @@ class Communicator : public algo::Context {
   Status joinBootstrap(const rinaUniqueId& id, Setup* s);
   Status openListeners(Setup* s);
   Status meet(Setup* s);
+  Status takeRankZeroSchedule(const std::string& text, Setup* s);
   Status mapRacks(const Setup& s);
   Status connectPeers(Setup* s);
   Status probe();
