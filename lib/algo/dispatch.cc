@@ -11,7 +11,8 @@
 namespace rina::algo {
 
 Status parseAlgorithm(const std::string& name, Algorithm* out) {
-  if (name == "auto" || name.empty()) *out = Algorithm::kAuto;
+  if (name == "auto")
+    *out = Algorithm::kAuto;
   else if (name == "ring") *out = Algorithm::kRing;
   else if (name == "rd") *out = Algorithm::kRecursiveDoubling;
   else if (name == "hier") *out = Algorithm::kHier;
