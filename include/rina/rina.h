@@ -131,8 +131,10 @@ RINA_API rinaResult_t rinaCommUserRank(const rinaComm_t comm, int* rank);
  * inside each rack, ring between racks, broadcast inside), "rina" (INA
  * racks as ring members through their switch, other ranks as autonomous
  * members), "ps-ina" (INA racks and a parameter server at rank 0). Racks
- * come from RINA_TOPO_FILE, else RINA_RACKS, else one per host. Unknown names return
- * rinaInvalidArgument. Must be set to the same value on every rank. */
+ * come from RINA_TOPO_FILE, else RINA_RACKS, else one per host. Unknown names (and
+ * "") return rinaInvalidArgument. Must be set to the same value on every rank: a call
+ * that ranks would run with different algorithms returns rinaInvalidUsage
+ * naming both (never a wrong sum). */
 RINA_API rinaResult_t rinaCommSetAlgorithm(rinaComm_t comm, const char* algorithm);
 
 /* Counters of one communicator (this rank's view), for rinaCommGetStats.

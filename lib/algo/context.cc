@@ -34,9 +34,60 @@ char* Context::scratch(size_t bytes) {
   return scratch_;
 }
 
+void Context::beginCallAlgorithm(Algorithm a) {
+  callAlgorithm_ = a;
+  transport::ShmGroup* g = hostGroup_.get();
+  if (!g) return;
+  if (a == Algorithm::kAuto) {
+    callWatch_ = nullptr;
+    return;
+  }
+  const uint64_t seq = peekSeq();
+  g->control(g->rank()).announced.store(seq << 8 | static_cast<uint64_t>(a),
+                                        std::memory_order_release);
+  if (!callWatch_) {
+    // Made once: the call's algorithm and seq are read when it runs.
+    callWatch_ = [this]() -> Status {
+      transport::ShmGroup& grp = *hostGroup_;
+      const uint64_t mine = grp.control(grp.rank()).announced.load(std::memory_order_relaxed);
+      for (int r = 0; r < grp.ranks(); ++r) {
+        if (r == grp.rank()) continue;
+        const uint64_t theirs = grp.control(r).announced.load(std::memory_order_acquire);
+        if ((theirs >> 8) != (mine >> 8) || theirs == mine) continue;
+        return errorf(rinaInvalidUsage,
+                      "rank %d: schedules do not match in allreduce #%llu: rank %d runs it with "
+                      "%s while this rank runs %s; set the same algorithm "
+                      "(rinaCommSetAlgorithm, RINA_ALGO) and knobs on every rank",
+                      rank_, static_cast<unsigned long long>(mine >> 8), r,
+                      algorithmName(static_cast<Algorithm>(theirs & 0xFF)),
+                      algorithmName(static_cast<Algorithm>(mine & 0xFF)));
+      }
+      return {};
+    };
+  }
+}
+
+CollHeader collHeader(const Context& ctx, uint8_t kind, uint64_t seq, size_t count,
+                      rinaDataType_t type, rinaRedOp_t op, int root) {
+  CollHeader h{};
+  h.magic = kCollHeaderMagic;
+  h.collective = kind;
+  h.datatype = static_cast<uint8_t>(type);
+  h.op = static_cast<uint8_t>(op);
+  h.algorithm = kind == kAllReduce ? static_cast<uint8_t>(ctx.callAlgorithm()) : 0;
+  h.seq = seq;
+  h.count = count;
+  h.root = root;
+  h.sliceBytes = ctx.sliceBytes();
+  h.smallMsgBytes = ctx.smallMsgBytes();
+  return h;
+}
+
 EngineContext contextFor(const Context& ctx, uint8_t kind, uint64_t seq, int steps) {
-  return EngineContext{ctx.rank(),      collectiveName(kind), seq, steps, ctx.timeoutMs(),
-                       ctx.abortFlag(), ctx.spinUs()};
+  EngineContext e{ctx.rank(),      collectiveName(kind), seq,         steps,
+                  ctx.timeoutMs(), ctx.abortFlag(),      ctx.spinUs()};
+  e.watch = ctx.callWatch();
+  return e;
 }
 
 }  // namespace rina::algo

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <utility>
@@ -108,6 +109,18 @@ class Context {
 
   // The number of the next collective (every rank counts alike).
   uint64_t nextSeq() { return ++seq_; }
+  // The allreduce algorithm running now (algo::allReduce sets it for the
+  // call; kAuto outside one): collective headers carry it.
+  Algorithm callAlgorithm() const { return callAlgorithm_; }
+  // The number the next collective will take.
+  uint64_t peekSeq() const { return seq_ + 1; }
+  // Set for an allreduce: its algorithm (headers carry it) and, with every
+  // rank on this host, its announcement in the host segment, which every
+  // wait of the call compares with the peers' (a peer in the same call with
+  // another algorithm: rinaInvalidUsage naming both). kAuto: the call is over.
+  void beginCallAlgorithm(Algorithm a);
+  // What engines look at after a quiet wait (EngineContext::watch).
+  const std::function<Status()>* callWatch() const { return &callWatch_; }
 
   // 64-byte aligned scratch of at least bytes; valid until the next call.
   char* scratch(size_t bytes);
@@ -142,6 +155,8 @@ class Context {
 
  private:
   uint64_t seq_ = 0;
+  Algorithm callAlgorithm_ = Algorithm::kAuto;
+  std::function<Status()> callWatch_;
   unsigned autoChoices_ = 0;
   char* scratch_ = nullptr;
   size_t scratchBytes_ = 0;
@@ -149,6 +164,10 @@ class Context {
 
 // The engine settings for one collective on ctx (kind: engine.h's CollKind).
 EngineContext contextFor(const Context& ctx, uint8_t kind, uint64_t seq, int steps);
+// The header of one collective on ctx: the call, and for an allreduce the
+// algorithm running it; the slice and small-message sizes always.
+CollHeader collHeader(const Context& ctx, uint8_t kind, uint64_t seq, size_t count,
+                      rinaDataType_t type, rinaRedOp_t op, int root);
 
 }  // namespace rina::algo
 

@@ -11,7 +11,8 @@
 namespace rina::algo {
 
 Status parseAlgorithm(const std::string& name, Algorithm* out) {
-  if (name == "auto" || name.empty()) *out = Algorithm::kAuto;
+  if (name == "auto")
+    *out = Algorithm::kAuto;
   else if (name == "ring") *out = Algorithm::kRing;
   else if (name == "rd") *out = Algorithm::kRecursiveDoubling;
   else if (name == "hier") *out = Algorithm::kHier;
@@ -79,6 +80,13 @@ Status allReduce(Context& ctx, Algorithm configured, const RackInputs& in, const
   }
   const Algorithm a = resolveAllReduce(ctx, configured, count * reduce::dataTypeSize(type));
   ctx.stats().calls[static_cast<int>(a)]++;
+  // Every header of the call says which algorithm runs it (engine.h), and
+  // with every rank on this host, so does the host segment.
+  struct CallAlgorithm {
+    Context& ctx;
+    CallAlgorithm(Context& c, Algorithm a) : ctx(c) { ctx.beginCallAlgorithm(a); }
+    ~CallAlgorithm() { ctx.beginCallAlgorithm(Algorithm::kAuto); }
+  } callAlgorithm(ctx, a);
   switch (a) {
     case Algorithm::kRecursiveDoubling:
       return recursiveDoublingAllReduce(ctx, send, recv, count, type, op);

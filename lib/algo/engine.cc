@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "algo/algorithm.h"
 #include "core/log.h"
 #include "core/socket.h"
 #include "reduce/reduce.h"
@@ -26,7 +27,7 @@ const char* collectiveName(uint8_t kind) {
 }
 
 namespace {
-constexpr uint32_t kHeaderMagic = 0x52484452;  // "RHDR"
+constexpr uint32_t kHeaderMagic = kCollHeaderMagic;
 constexpr int kWaitSliceMs = 100;              // abort and liveness are checked this often
 // A link's smoothed rate forgets older busy time with this time constant
 // (in busy time, so many short transfers do not wash out a long one).
@@ -64,6 +65,22 @@ void addHeaderExchange(Engine& e, const CollHeader& mine, CollHeader* theirs,
                     static_cast<unsigned long long>(mine.count),
                     reduce::dataTypeName(static_cast<rinaDataType_t>(mine.datatype)),
                     reduce::opName(static_cast<rinaRedOp_t>(mine.op)), mine.root);
+    }
+    if (theirs->algorithm != mine.algorithm || theirs->sliceBytes != mine.sliceBytes ||
+        theirs->smallMsgBytes != mine.smallMsgBytes) {
+      return errorf(rinaInvalidUsage,
+                    "rank %d: schedules do not match in %s #%llu: rank %d runs it with %s (slices "
+                    "of %llu bytes, RINA_SMALL_MSG_BYTES %llu) while this rank runs %s (slices "
+                    "of %llu bytes, RINA_SMALL_MSG_BYTES %llu); set the same algorithm "
+                    "(rinaCommSetAlgorithm, RINA_ALGO) and knobs on every rank",
+                    rank, collectiveName(mine.collective),
+                    static_cast<unsigned long long>(mine.seq), peer,
+                    algorithmName(static_cast<Algorithm>(theirs->algorithm)),
+                    static_cast<unsigned long long>(theirs->sliceBytes),
+                    static_cast<unsigned long long>(theirs->smallMsgBytes),
+                    algorithmName(static_cast<Algorithm>(mine.algorithm)),
+                    static_cast<unsigned long long>(mine.sliceBytes),
+                    static_cast<unsigned long long>(mine.smallMsgBytes));
     }
     return {};
   };
@@ -341,6 +358,7 @@ Status Engine::runLoop() {
     ++trace_.sleeps;
     trace_.sleptNs +=
         std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - asleep).count();
+    if (ctx_.watch && *ctx_.watch) RINA_TRY((*ctx_.watch)());
     // Liveness: a peer that died never wakes us; look after every quiet wait.
     Status alive = checkAlive();
     for (EngineTask* t : tasks_) {

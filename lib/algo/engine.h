@@ -72,6 +72,9 @@ struct EngineContext {
   int64_t timeoutMs;
   const std::atomic<bool>* abort;
   int64_t spinUs = 0;  // yield-spin this long before sleeping
+  // Looked at after every quiet wait, as liveness is: an error ends the run
+  // (peers that run another schedule, Context::callWatch). Not owned.
+  const std::function<Status()>* watch = nullptr;
 };
 
 // Link accounting (transport::LinkCounters of each connection): every byte
@@ -153,19 +156,24 @@ class Engine {
 };
 
 // The first message of each collective between two ranks: both sides check
-// that they are running the same call.
+// that they are running the same call, with the same schedule (a rank that
+// ran another algorithm, or cut slices at another size, would read the
+// other's bytes as its own steps: a wrong sum or a hang).
+inline constexpr uint32_t kCollHeaderMagic = 0x52484452;  // "RHDR"
 struct CollHeader {
   uint32_t magic;
   uint8_t collective;
   uint8_t datatype;
   uint8_t op;
-  uint8_t pad;
+  uint8_t algorithm;  // allreduce: the algorithm that runs (algo::Algorithm); else 0
   uint64_t seq;
   uint64_t count;
   int32_t root;
-  int32_t pad2;
+  int32_t pad;
+  uint64_t sliceBytes;     // RINA_SLICE_BYTES of the sender
+  uint64_t smallMsgBytes;  // RINA_SMALL_MSG_BYTES of the sender
 };
-static_assert(sizeof(CollHeader) == 32);
+static_assert(sizeof(CollHeader) == 48);
 
 enum CollKind : uint8_t {
   kAllReduce = 1,

@@ -58,21 +58,12 @@ bool inaReducible(rinaDataType_t type, rinaRedOp_t op) {
 }
 
 Status checkCallsMatch(RackCall& call, const std::vector<Member>& members, size_t count) {
-  constexpr uint32_t kHeaderMagic = 0x52484452;  // as every collective's header
   Context& ctx = call.ctx;
   const int r = ctx.rank();
   const int R = static_cast<int>(members.size());
   const int m = memberIndexOf(members, r);
   const Member& me = members[m];
-  const CollHeader mine{kHeaderMagic,
-                        kAllReduce,
-                        static_cast<uint8_t>(call.type),
-                        static_cast<uint8_t>(call.op),
-                        0,
-                        call.seq,
-                        count,
-                        -1,
-                        0};
+  const CollHeader mine = collHeader(ctx, kAllReduce, call.seq, count, call.type, call.op, -1);
   std::vector<CollHeader> theirs(me.ranks.size() + 1);
   Engine e(contextFor(ctx, kAllReduce, call.seq, call.steps));
   const int agent = me.ranks.front();

@@ -11,8 +11,6 @@
 namespace rina::algo {
 namespace {
 
-constexpr uint32_t kHeaderMagic = 0x52484452;
-
 // One exchange with one partner: headers, then the buffers.
 Status exchange(Context& ctx, uint64_t seq, int step, int steps, const CollHeader& mine,
                 transport::Connection* to, const char* out, transport::Connection* from,
@@ -36,8 +34,7 @@ Status recursiveDoublingAllReduce(Context& ctx, const void* send, void* recvv, s
   if (send != recv) std::memcpy(recv, send, bytes);
   const uint64_t seq = ctx.nextSeq();
   const reduce::ReduceFn fn = reduce::reduceFunction(type, op);
-  const CollHeader mine{kHeaderMagic, kAllReduce, static_cast<uint8_t>(type),
-                        static_cast<uint8_t>(op), 0, seq, count, -1, 0};
+  const CollHeader mine = collHeader(ctx, kAllReduce, seq, count, type, op, -1);
   char* tmp = ctx.scratch(bytes);
   if (!tmp && bytes) return errorf(rinaSystemError, "rank %d: cannot allocate %zu bytes", r, bytes);
 

@@ -10,8 +10,6 @@
 namespace rina::algo {
 namespace {
 
-constexpr uint32_t kHeaderMagic = 0x52484452;
-
 // Chunk c of n over count elements: sizes differ by at most one.
 struct Chunks {
   size_t count;
@@ -56,9 +54,7 @@ std::function<Status()> divideWhenDone(char* dst, size_t elems, rinaDataType_t t
 
 CollHeader makeHeader(Context& ctx, uint8_t kind, size_t count, rinaDataType_t type,
                       rinaRedOp_t op, int root, uint64_t seq) {
-  (void)ctx;
-  return CollHeader{kHeaderMagic, kind, static_cast<uint8_t>(type), static_cast<uint8_t>(op), 0,
-                    seq, count, root, 0};
+  return collHeader(ctx, kind, seq, count, type, op, root);
 }
 
 }  // namespace

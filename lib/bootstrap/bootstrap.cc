@@ -18,6 +18,7 @@ struct Hello {
   int32_t nranks;
   int32_t rank;
   PeerInfo info;
+  char schedule[kScheduleBytes];  // NUL-terminated
 };
 
 enum ReplyCode : uint32_t { kOk = 0, kWrongComm = 1, kWrongSize = 2, kDuplicateRank = 3, kBadRank = 4 };
@@ -126,6 +127,7 @@ void serveRendezvous(int listenFd, uint64_t commId_, int64_t firstWaitMs_, int64
   int arrived = 0;
   std::vector<Fd> conns;
   std::vector<PeerInfo> table;
+  char schedule[kScheduleBytes] = {};  // rank 0's
   Deadline deadline = deadlineAfterMs(firstWaitMs_);
   while (nranks < 0 || arrived < nranks) {
     Fd conn;
@@ -161,6 +163,7 @@ void serveRendezvous(int listenFd, uint64_t commId_, int64_t firstWaitMs_, int64
       deadline = deadlineAfterMs(waitMs_);
     }
     table[hello.rank] = hello.info;
+    if (hello.rank == 0) std::memcpy(schedule, hello.schedule, sizeof schedule);
     conns[hello.rank] = std::move(conn);
     ++arrived;
   }
@@ -169,18 +172,33 @@ void serveRendezvous(int listenFd, uint64_t commId_, int64_t firstWaitMs_, int64
     Deadline d = deadlineAfterMs(waitMs_);
     Status s = sendAll(conns[r].get(), &ok, sizeof(ok), d);
     if (s.ok()) s = sendAll(conns[r].get(), table.data(), table.size() * sizeof(PeerInfo), d);
+    if (s.ok()) s = sendAll(conns[r].get(), schedule, sizeof schedule, d);
     if (!s.ok()) RINA_WARN("bootstrap root: could not answer rank %d: %s", r, s.message().c_str());
   }
 }
 
 }  // namespace
 
-Status rendezvous(const IdData& id, int rank, int nranks, const PeerInfo& mine, Deadline deadline,
-                  std::vector<PeerInfo>* table) {
+Status rendezvous(const IdData& id, int rank, int nranks, const PeerInfo& mine,
+                  const std::string& schedule, Deadline deadline, std::vector<PeerInfo>* table,
+                  std::string* rankZeroSchedule) {
+  Hello hello{};
+  if (schedule.size() >= sizeof hello.schedule) {
+    return errorf(rinaInvalidArgument,
+                  "rank %d: the knobs that shape the schedule take %zu bytes as text, more than "
+                  "the bootstrap carries (%zu); a long RINA_RACKS can go in RINA_TOPO_FILE",
+                  rank, schedule.size(), sizeof hello.schedule - 1);
+  }
   Fd conn;
   Status s = connectTo(id.root, deadline, &conn);
   if (!s.ok()) return s.prepend("bootstrap: rank " + std::to_string(rank) + ": root: ");
-  Hello hello{kMagic, kVersion, id.commId, nranks, rank, mine};
+  hello.magic = kMagic;
+  hello.version = kVersion;
+  hello.commId = id.commId;
+  hello.nranks = nranks;
+  hello.rank = rank;
+  hello.info = mine;
+  std::memcpy(hello.schedule, schedule.data(), schedule.size());
   s = sendAll(conn.get(), &hello, sizeof(hello), deadline);
   Reply reply{};
   if (s.ok()) s = recvAll(conn.get(), &reply, sizeof(reply), deadline);
@@ -198,6 +216,10 @@ Status rendezvous(const IdData& id, int rank, int nranks, const PeerInfo& mine, 
   table->resize(nranks);
   s = recvAll(conn.get(), table->data(), table->size() * sizeof(PeerInfo), deadline);
   if (!s.ok()) return s.prepend("bootstrap: rank " + std::to_string(rank) + ": address table: ");
+  char theirs[kScheduleBytes];
+  s = recvAll(conn.get(), theirs, sizeof theirs, deadline);
+  if (!s.ok()) return s.prepend("bootstrap: rank " + std::to_string(rank) + ": schedule knobs: ");
+  rankZeroSchedule->assign(theirs, strnlen(theirs, sizeof theirs));
   return {};
 }
 

@@ -17,7 +17,10 @@
 namespace rina::bootstrap {
 
 constexpr uint32_t kMagic = 0x52494e41;  // "RINA"
-constexpr uint32_t kVersion = 2;
+constexpr uint32_t kVersion = 3;
+// The values of the knobs that shape the schedule (config::scheduleText),
+// as each rank sends them; the root hands rank 0's to every rank.
+constexpr size_t kScheduleBytes = 1024;
 // Addresses a rank may have, one per spine (plane / NIC): RINA_SPINE_ADDRS or
 // the topology file's spine_addrs.
 constexpr int kMaxSpineAddrs = 8;
@@ -74,9 +77,12 @@ class RootService {
   std::thread thread_;
 };
 
-// Sends this rank's info to the root and receives everyone's.
-Status rendezvous(const IdData& id, int rank, int nranks, const PeerInfo& mine, Deadline deadline,
-                  std::vector<PeerInfo>* table);
+// Sends this rank's info and schedule knobs (config::scheduleText, at most
+// kScheduleBytes - 1 bytes) to the root and receives everyone's info and
+// rank 0's schedule knobs.
+Status rendezvous(const IdData& id, int rank, int nranks, const PeerInfo& mine,
+                  const std::string& schedule, Deadline deadline, std::vector<PeerInfo>* table,
+                  std::string* rankZeroSchedule);
 
 }  // namespace rina::bootstrap
 

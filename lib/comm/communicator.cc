@@ -23,7 +23,7 @@ Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
   RINA_TRY(comm->mapRacks(s));             // rack map, spines, the hop rule
   RINA_TRY(comm->connectPeers(&s));        // connections to the peers the algorithms use
   RINA_TRY(comm->probe());                 // link rates seeded (RINA_PROBE_BYTES)
-  RINA_TRY(comm->setUpRack(s));            // the INA rack: switch client, job, grant
+  RINA_TRY(comm->setUpRack());             // the INA rack: switch client, job, grant
   RINA_TRY(comm->startPlans(s));           // the plan agreement and the initial plan
   comm->logReady(s);                       // the ready line and where set-up time went
   *out = std::move(comm);

@@ -69,10 +69,11 @@ class Communicator : public algo::Context {
   Status joinBootstrap(const rinaUniqueId& id, Setup* s);
   Status openListeners(Setup* s);
   Status meet(Setup* s);
+  Status takeRankZeroSchedule(const std::string& text, Setup* s);
   Status mapRacks(const Setup& s);
   Status connectPeers(Setup* s);
   Status probe();
-  Status setUpRack(const Setup& s);
+  Status setUpRack();
   Status startPlans(const Setup& s);
   void logReady(const Setup& s) const;
 

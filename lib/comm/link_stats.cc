@@ -25,7 +25,6 @@ using algo::RecvItem;
 using algo::SendItem;
 
 namespace {
-constexpr uint32_t kHeaderMagic = 0x52484452;  // as every collective's header (engine.cc)
 constexpr int kSend = static_cast<int>(transport::Direction::kSend);
 constexpr int kRecv = static_cast<int>(transport::Direction::kRecv);
 
@@ -100,7 +99,8 @@ Status gatherLinkRates(algo::Context& ctx, std::vector<LinkRate>* table) {
   if ((r + 1 < n && !up) || (r > 0 && !down)) {
     return errorf(rinaInternalError, "rank %d: gather link rates: no connection to a ring neighbour", r);
   }
-  const CollHeader mine{kHeaderMagic, kGatherLinkRates, 0, 0, 0, seq, 0, 0, 0};
+  const CollHeader mine =
+      algo::collHeader(ctx, algo::kGatherLinkRates, seq, 0, rinaInt8, rinaSum, 0);
   if (up) {
     // Ranks r+1..n-1 send their rows as a count, then the rows.
     CollHeader theirs{};

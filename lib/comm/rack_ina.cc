@@ -1,6 +1,7 @@
 #include "comm/rack_ina.h"
 
 #include <arpa/inet.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -27,6 +28,9 @@ namespace {
 
 constexpr uint32_t kSetupMagic = 0x52494e41;  // "RINA"
 constexpr uint8_t kPriority = 1;
+// REGISTERs an agent tries, each with a fresh job id, while the switch says
+// the id is taken; then the rack does without the switch.
+constexpr int kJobTries = 4;
 
 // Agent <-> worker: the worker's UDP address (to the agent), then the
 // rack's mode and grant (to the workers), at setup and at the start of each
@@ -44,8 +48,9 @@ struct RackSetupMsg {
   uint16_t ports = 0;
   uint16_t job = 0;
   uint16_t pad = 0;
+  uint64_t token = 0;  // the job's, with job (at setup)
 };
-static_assert(sizeof(RackSetupMsg) == 32);
+static_assert(sizeof(RackSetupMsg) == 40);
 
 void putGrant(const ina::Grant& g, RackSetupMsg* m) {
   m->base = g.base;
@@ -134,7 +139,49 @@ Status pickSender(int rank, const config::Options& options, const std::string& r
   return {};
 }
 
+std::function<uint16_t()>& jobIdSource() {
+  static std::function<uint16_t()> source;
+  return source;
+}
+
+Status randomBytes(void* out, size_t len) {
+  char* p = static_cast<char*>(out);
+  while (len > 0) {
+    const ssize_t n = ::getrandom(p, len, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return systemErrorf(errno, "getrandom");
+    }
+    p += n;
+    len -= static_cast<size_t>(n);
+  }
+  return {};
+}
+
+// A job id (1..65535) and a token (64 bits, never 0), random.
+Status drawJobId(uint16_t* job) {
+  if (jobIdSource()) {
+    *job = jobIdSource()();
+    return {};
+  }
+  uint32_t r = 0;
+  RINA_TRY(randomBytes(&r, sizeof r));
+  *job = static_cast<uint16_t>(1 + r % 65535);
+  return {};
+}
+
+Status drawToken(uint64_t* token) {
+  do {
+    RINA_TRY(randomBytes(token, sizeof *token));
+  } while (*token == 0);
+  return {};
+}
+
 }  // namespace
+
+void setJobIdSourceForTesting(std::function<uint16_t()> source) {
+  jobIdSource() = std::move(source);
+}
 
 Status parseSwitchList(const std::string& text, int inaRacks, std::vector<ina::Endpoint>* out) {
   out->clear();
@@ -162,7 +209,7 @@ Status parseSwitchList(const std::string& text, int inaRacks, std::vector<ina::E
   return {};
 }
 
-Status RackIna::setup(algo::Context& ctx, uint64_t commId, const config::Options& options,
+Status RackIna::setup(algo::Context& ctx, const config::Options& options,
                       std::unique_ptr<RackIna>* out) {
   const topo::RackMap& map = ctx.racks();
   int inaRacks = 0, ordinal = -1;
@@ -203,17 +250,12 @@ Status RackIna::setup(algo::Context& ctx, uint64_t commId, const config::Options
     autoSwitch = true;
     ri->controller_ = ina::Endpoint{0x7F000001, 0};
   }
-  // Job ids and tokens differ per communicator and rack (two jobs may share a switch).
-  uint64_t mix = (commId ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(rackIndex + 1))) *
-                 0xBF58476D1CE4E5B9ull;
-  ri->job_ = static_cast<uint16_t>(1 + (mix >> 20) % 65535);
-  ri->token_ = ((mix ^ (mix >> 31)) * 0x94D049BB133111EBull) | 1;
-
+  // The job id and token are the agent's to draw (random: two communicators
+  // on one switch, even with one RINA_COMM_ID, hold different jobs); the
+  // workers learn them with the grant. The client starts without them.
   ina::InaClientOptions o;
   o.switchAddr = ri->controller_.addr;
   o.local = ina::Endpoint{localAddressTowards(o.switchAddr), 0};
-  o.job = ri->job_;
-  o.token = ri->token_;
   o.worker = static_cast<uint8_t>(ri->worker_);
   o.fanIn = static_cast<uint8_t>(k);
   o.switchTimeoutMs = ri->timeoutMs_;
@@ -255,6 +297,9 @@ Status RackIna::setup(algo::Context& ctx, uint64_t commId, const config::Options
     if (s.ok() && why.empty()) {
       reply.active = 1;
       putGrant(grant, &reply);
+      reply.job = ri->job_;
+      reply.token = ri->token_;
+      RINA_TRY(ri->client_->setJob(ri->job_, ri->token_));
       RINA_TRY(ri->client_->setGrant(grant));
       ri->active_ = true;
       RINA_INFO("rank %d: rack %s: INA job %u on switch %s: %u slots from %u, payload %u",
@@ -280,6 +325,10 @@ Status RackIna::setup(algo::Context& ctx, uint64_t commId, const config::Options
         0));
     RINA_TRY(checkSetup(reply, ctx.rank(), agent));
     if (reply.active) {
+      ri->job_ = reply.job;
+      ri->token_ = reply.token;
+      RINA_TRY(ri->client_->setJob(reply.job, reply.token)
+                   .prepend("rank " + std::to_string(ctx.rank()) + ": from the agent: "));
       RINA_TRY(ri->client_->setGrant(grantOf(reply)));
       ri->active_ = true;
     } else {
@@ -310,13 +359,34 @@ Status RackIna::registerJob(algo::Context& ctx, const std::vector<ina::Endpoint>
   RINA_TRY(ina::CtrlClient::connect(controller_, timeoutMs_, &ctrl_));
   ina::CtrlRequest reg;
   reg.verb = ina::CtrlVerb::kRegister;
-  reg.job = job_;
+  RINA_TRY(drawToken(&token_));
   reg.token = token_;
   reg.fanIn = static_cast<uint8_t>(members.size());
   reg.priority = kPriority;
   reg.slots = slotsWanted_;
   reg.members = members;
-  RINA_TRY(ctrl_->registerJob(reg, grant));
+  // Another job holds the id (another communicator drew it too): the switch
+  // keeps it for its owner, and the agent draws again, a few times.
+  RINA_TRY(drawJobId(&job_));
+  for (int attempt = 1;; ++attempt) {
+    reg.job = job_;
+    bool taken = false;
+    Status s = ctrl_->registerJob(reg, grant, &taken);
+    if (s.ok()) break;
+    if (!taken) return s;
+    if (attempt == kJobTries) {
+      *why = "INA job " + std::to_string(job_) + " is taken on switch " + controller_.toString() +
+             " (another job holds it), as were the " + std::to_string(kJobTries - 1) +
+             " job ids drawn before it";
+      return {};
+    }
+    const uint16_t refused = job_;
+    RINA_TRY(drawJobId(&job_));
+    RINA_INFO(
+        "rank %d: rack %s: INA job %u is taken on switch %s (another job holds it); trying "
+        "job %u",
+        ctx.rank(), rack_->name.c_str(), refused, controller_.toString().c_str(), job_);
+  }
   if (grant->length == 0) *why = "the switch has no free slots for the job (REGISTER granted 0)";
   return {};
 }

@@ -15,6 +15,7 @@
 #ifndef RINA_LIB_COMM_RACK_INA_H_
 #define RINA_LIB_COMM_RACK_INA_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -31,12 +32,19 @@ namespace rina::comm {
 // order. rinaInvalidArgument naming the bad entry or the count mismatch.
 Status parseSwitchList(const std::string& text, int inaRacks, std::vector<ina::Endpoint>* out);
 
+// Where an agent's INA job ids come from: getrandom, or for tests that make
+// ids collide, source (null: getrandom again). Not thread-safe against
+// communicators being created.
+void setJobIdSourceForTesting(std::function<uint16_t()> source);
+
 class RackIna final : public algo::RackSwitch {
  public:
   // Collective over the communicator, after its connections exist: every
   // rank calls it; *out stays null outside an INA rack of two or more.
   // options: RINA_SWITCH, RINA_INA_*, RINA_SWITCHD_*, RINA_IB_* (checked).
-  static Status setup(algo::Context& ctx, uint64_t commId, const config::Options& options,
+  // The agent draws the rack's job id and token (random) and hands them to
+  // the workers with the grant.
+  static Status setup(algo::Context& ctx, const config::Options& options,
                       std::unique_ptr<RackIna>* out);
   ~RackIna();
 

@@ -105,10 +105,32 @@ Status Communicator::openListeners(Setup* s) {
 
 Status Communicator::meet(Setup* s) {
   s->listening = Clock::now();
-  RINA_TRY(bootstrap::rendezvous(s->id, rank_, nranks_, s->mine, deadlineAfterMs(timeoutMs()),
-                                 &s->table));
+  std::string schedule, rankZero;
+  RINA_TRY(
+      config::scheduleText(options_, &schedule).prepend("rank " + std::to_string(rank_) + ": "));
+  RINA_TRY(bootstrap::rendezvous(s->id, rank_, nranks_, s->mine, schedule,
+                                 deadlineAfterMs(timeoutMs()), &s->table, &rankZero));
   s->met = Clock::now();
+  if (rank_ != 0) RINA_TRY(takeRankZeroSchedule(rankZero, s));
   return {};
+}
+
+Status Communicator::takeRankZeroSchedule(const std::string& text, Setup* s) {
+  std::vector<config::Adopted> adopted;
+  RINA_TRY(config::adoptSchedule(&options_, text, &adopted)
+               .prepend("rank " + std::to_string(rank_) + ": rank 0's schedule knobs: "));
+  if (adopted.empty()) return {};
+  std::string list;
+  for (const config::Adopted& a : adopted) {
+    if (!list.empty()) list += ", ";
+    list += std::string(a.knob->name) + "=" + a.mine + " here, " + a.theirs + " on rank 0";
+  }
+  RINA_WARN("rank %d: %s; every rank takes rank 0's values of the knobs that shape the schedule",
+            rank_, list.c_str());
+  // What readKnobs derived from them.
+  RINA_TRY(algo::parseAlgorithm(options_.algo, &algorithm_).prepend("RINA_ALGO: "));
+  s->policy = plan::ReplanPolicy::fromOptions(options_);
+  return plan::parsePathPolicy(options_.paths, &s->pathPolicy);
 }
 
 Status Communicator::mapRacks(const Setup& s) {
@@ -180,9 +202,7 @@ Status Communicator::probe() {
   return probeLinks(*this, static_cast<size_t>(options_.probeBytes), options_.probeTimeoutMs);
 }
 
-Status Communicator::setUpRack(const Setup& s) {
-  return RackIna::setup(*this, s.id.commId, options_, &rackIna_);
-}
+Status Communicator::setUpRack() { return RackIna::setup(*this, options_, &rackIna_); }
 
 Status Communicator::startPlans(const Setup& s) {
   RINA_TRY(PlanSync::create(

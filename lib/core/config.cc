@@ -30,8 +30,8 @@ constexpr Knob kKnobs[] = {
      .type = Type::kInt,
      .field = &Options::timeoutMs,
      .min = 1,
-     .clamp = true,
-     .lenient = true},
+     .lenient = true,
+     .expect = "give a number of milliseconds > 0"},
     {.name = "RINA_COMM_ID",
      .defaultValue = "",
      .doc = "host:port of the bootstrap root; replaces the unique id's address",
@@ -78,19 +78,22 @@ constexpr Knob kKnobs[] = {
      .doc = "allreduce algorithm: auto, ring, rd, oneshot, hier, rina or ps-ina",
      .type = Type::kChoice,
      .field = &Options::algo,
-     .choices = "auto|ring|rd|oneshot|hier|rina|ps-ina"},
+     .choices = "auto|ring|rd|oneshot|hier|rina|ps-ina",
+     .schedule = true},
     {.name = "RINA_RACKS",
      .defaultValue = "",
      .doc = "rack map short form, racks in rank order: 3:ina,2,1 (count, :ina = the ToR "
             "aggregates); unset: one rack per host",
      .type = Type::kText,
-     .field = &Options::racks},
+     .field = &Options::racks,
+     .schedule = true},
     {.name = "RINA_SWITCH",
      .defaultValue = "auto",
      .doc = "INA switch CTRL addresses, one per INA rack (ipv4:port,...), or auto: each INA "
             "rack's agent starts a local rina-switchd",
      .type = Type::kText,
-     .field = &Options::switches},
+     .field = &Options::switches,
+     .schedule = true},
     {.name = "RINA_SWITCHD_PATH",
      .defaultValue = "",
      .doc = "rina-switchd binary for RINA_SWITCH=auto; unset: next to librina, then PATH",
@@ -115,7 +118,8 @@ constexpr Knob kKnobs[] = {
      .min = 1,
      .max = 16384,
      .lenient = true,
-     .expect = "give 1 to 16384 slots"},
+     .expect = "give 1 to 16384 slots",
+     .schedule = true},
     {.name = "RINA_INA_PORT_MARKERS",
      .defaultValue = "1",
      .doc = "rina's rack reduce-scatter: 1 = a slice's port sends a header-only marker and adds "
@@ -126,7 +130,8 @@ constexpr Knob kKnobs[] = {
      .min = 0,
      .max = 1,
      .lenient = true,
-     .expect = "give 0 or 1"},
+     .expect = "give 0 or 1",
+     .schedule = true},
     {.name = "RINA_INA_UDP_OFFLOAD",
      .defaultValue = "1",
      .doc = "INA datagrams over UDP (clients and rina-switchd): 1 = segmented sends "
@@ -161,7 +166,8 @@ constexpr Knob kKnobs[] = {
      .field = &Options::smallMsgBytes,
      .min = 0,
      .clamp = true,
-     .lenient = true},
+     .lenient = true,
+     .schedule = true},
     {.name = "RINA_SLICE_BYTES",
      .defaultValue = "128K",
      .doc = "ring pipeline slice size",
@@ -169,7 +175,8 @@ constexpr Knob kKnobs[] = {
      .field = &Options::sliceBytes,
      .min = 64,
      .clamp = true,
-     .lenient = true},
+     .lenient = true,
+     .schedule = true},
     {.name = "RINA_PROBE_BYTES",
      .defaultValue = "0",
      .doc = "bytes each rank sends every connected peer at communicator creation to seed the "
@@ -179,7 +186,8 @@ constexpr Knob kKnobs[] = {
      .min = 0,
      .max = int64_t{64} << 20,
      .lenient = true,
-     .expect = "expected 0 (off) to 64M"},
+     .expect = "expected 0 (off) to 64M",
+     .schedule = true},
     {.name = "RINA_PROBE_TIMEOUT_MS",
      .defaultValue = "5000",
      .doc = "time limit of the whole link probe at creation",
@@ -250,13 +258,15 @@ constexpr Knob kKnobs[] = {
      .min = 4096,
      .max = int64_t{1} << 30,
      .clamp = true,
-     .lenient = true},
+     .lenient = true,
+     .schedule = true},
     {.name = "RINA_TOPO_FILE",
      .defaultValue = "",
      .doc = "rack map: JSON file naming racks, their hosts or rank counts, INA, switch and link "
             "rates",
      .type = Type::kText,
-     .field = &Options::topoFile},
+     .field = &Options::topoFile,
+     .schedule = true},
     {.name = "RINA_MPI_MIN_BYTES",
      .defaultValue = "0",
      .doc = "librina_mpi: calls moving fewer bytes go to the MPI library (its small-message path)",
@@ -285,7 +295,8 @@ constexpr Knob kKnobs[] = {
      .field = &Options::planInterval,
      .min = 0,
      .max = int64_t{1000000000} * 1000000000,
-     .expect = "expected a whole number of collectives or Ns (seconds)"},
+     .expect = "expected a whole number of collectives or Ns (seconds)",
+     .schedule = true},
     {.name = "RINA_PATHS",
      .defaultValue = "planned",
      .doc = "spine of each inter-rack hop: planned (from the topology's rates), fixed (spine 0) "
@@ -293,7 +304,8 @@ constexpr Knob kKnobs[] = {
      .type = Type::kChoice,
      .field = &Options::paths,
      .choices = "planned|fixed|hash",
-     .expect = "expected planned, fixed or hash"},
+     .expect = "expected planned, fixed or hash",
+     .schedule = true},
     {.name = "RINA_SPINE_ADDRS",
      .defaultValue = "",
      .doc = "this rank's IPv4 address on each spine, comma-separated (else the topology file's "
@@ -306,7 +318,8 @@ constexpr Knob kKnobs[] = {
      .type = Type::kNumber,
      .field = &Options::planThreshold,
      .min = 0,
-     .expect = "expected a number >= 0"},
+     .expect = "expected a number >= 0",
+     .schedule = true},
     {.name = "RINA_PLAN_CHECK_EVERY",
      .defaultValue = "0.5s",
      .doc = "with a threshold or a time interval: hier/rina collectives between looks at the "
@@ -315,7 +328,8 @@ constexpr Knob kKnobs[] = {
      .field = &Options::planCheckEvery,
      .min = 1,
      .max = 1 << 20,
-     .expect = "expected a whole number of collectives from 1 to 1048576, or Ns (seconds > 0)"},
+     .expect = "expected a whole number of collectives from 1 to 1048576, or Ns (seconds > 0)",
+     .schedule = true},
 };
 
 // Each knob's field has the type its parse fills.
@@ -691,6 +705,47 @@ Options environment() {
   // Outside the lock: the warning reads the log level, which reads here.
   reportMalformed(malformed);
   return *now;
+}
+
+Status scheduleText(const Options& o, std::string* out) {
+  out->clear();
+  for (const Knob& k : kKnobs) {
+    if (!k.schedule) continue;
+    const std::string v = valueText(o, k);
+    if (v.find('\n') != std::string::npos) {
+      return errorf(rinaInvalidArgument, "%s: a value with a line break", k.name);
+    }
+    *out += k.name;
+    *out += '=';
+    *out += v;
+    *out += '\n';
+  }
+  return {};
+}
+
+Status adoptSchedule(Options* o, std::string_view text, std::vector<Adopted>* adopted) {
+  adopted->clear();
+  size_t known = 0;
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    const std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    const size_t eq = line.find('=');
+    const Knob* k = eq == std::string_view::npos ? nullptr : find(line.substr(0, eq));
+    if (!k || !k->schedule) {
+      return errorf(rinaInvalidArgument, "'%.*s' is not a knob that shapes the schedule",
+                    static_cast<int>(line.size()), line.data());
+    }
+    ++known;
+    const std::string_view theirs = line.substr(eq + 1);
+    const std::string mine = valueText(*o, *k);
+    if (mine == theirs) continue;
+    bool malformed = false;
+    RINA_TRY(parseInto(*k, theirs, o, Malformed::kError, &malformed));
+    adopted->push_back(Adopted{k, mine, std::string(theirs)});
+  }
+  if (known == 0) return errorf(rinaInvalidArgument, "no knob values");
+  return {};
 }
 
 void printConfig(const Options& o) {

@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "core/status.h"
 
@@ -117,6 +118,10 @@ struct Knob {
   // For errors: what a good value looks like ("1-8 or auto"); null: built
   // from the type and range.
   const char* expect = nullptr;
+  // It shapes the schedule (which algorithm runs, its steps, the rack map,
+  // the plan): ranks that differ would run different schedules, so every
+  // rank takes rank 0's value at communicator creation (scheduleText).
+  bool schedule = false;
 };
 
 std::span<const Knob> knobs();
@@ -141,6 +146,20 @@ Status fromEnvironment(Options* out);
 // value keeps its default. For the process's knobs and code outside a
 // communicator.
 Options environment();
+
+// The values in o of the knobs that shape the schedule, as NAME=value lines
+// (what rank 0 sends every rank through the bootstrap). rinaInvalidArgument
+// when a value holds a line break.
+Status scheduleText(const Options& o, std::string* out);
+// One knob whose value in o differed from the text's (which o now holds).
+struct Adopted {
+  const Knob* knob;
+  std::string mine, theirs;
+};
+// Sets every knob that text (scheduleText of another rank) names to the
+// value it gives; *adopted lists the ones that changed. An error when the
+// text names no knob that shapes the schedule or a value does not parse.
+Status adoptSchedule(Options* o, std::string_view text, std::vector<Adopted>* adopted);
 
 // Logs every knob's value in o at INFO, and any RINA_* variable of the
 // environment that no knob declares, once per process.

@@ -28,8 +28,7 @@ DatagramPump::DatagramPump(const InaClientOptions& options)
 
 Status DatagramPump::create(const InaClientOptions& options, std::unique_ptr<InaSender> sender,
                             std::unique_ptr<DatagramPump>* out) {
-  if (options.job == 0 || options.fanIn == 0 || options.fanIn > kMaxFanIn ||
-      options.worker >= options.fanIn) {
+  if (options.fanIn == 0 || options.fanIn > kMaxFanIn || options.worker >= options.fanIn) {
     return errorf(rinaInvalidArgument, "ina: bad client options: job %u worker %u fan-in %u",
                   options.job, options.worker, options.fanIn);
   }
@@ -62,7 +61,22 @@ std::string DatagramPump::context() const {
          ": ";
 }
 
+Status DatagramPump::setJob(uint16_t job, uint64_t token) {
+  if (job == 0) return errorf(rinaInvalidArgument, "job id 0 is not a job").prepend(context());
+  if (!calls_.empty()) {
+    return errorf(rinaInvalidUsage, "a new job id (%u) while a call is in progress", job)
+        .prepend(context());
+  }
+  options_.job = job;
+  options_.token = token;
+  sender_->setMember(job, token, options_.worker, options_.fanIn);
+  return Status();
+}
+
 Status DatagramPump::setGrant(const Grant& grant) {
+  if (options_.job == 0) {
+    return errorf(rinaInvalidUsage, "a grant before the job id (setJob)").prepend(context());
+  }
   if (grant.length == 0 || grant.payloadElems == 0 || grant.payloadElems > kMaxPayloadElems ||
       grant.ports == 0) {
     return errorf(rinaInvalidUsage, "no usable grant (length %u)", grant.length).prepend(context());

@@ -40,7 +40,7 @@ namespace rina::ina {
 struct InaClientOptions {
   uint32_t switchAddr = 0x7F000001;  // data-plane IPv4; ports come with the grant
   Endpoint local{0x7F000001, 0};     // this worker's UDP address (port 0: any)
-  uint16_t job = 0;
+  uint16_t job = 0;                  // 0: not known yet (InaClient::setJob before the grant)
   uint64_t token = 0;
   uint8_t worker = 0;  // index in the rack, < fanIn
   uint8_t fanIn = 1;
@@ -120,7 +120,8 @@ class DatagramPump {
   // "ina: worker W job J: ", the start of every message about this worker.
   std::string context() const;
 
-  // See InaClient::setGrant.
+  // See InaClient::setJob and setGrant.
+  Status setJob(uint16_t job, uint64_t token);
   Status setGrant(const Grant& grant);
   const Grant& grant() const { return grant_; }
   uint32_t window() const { return window_; }

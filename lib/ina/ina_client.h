@@ -41,6 +41,9 @@ class InaClient {
 
   // The UDP address to list as this worker's member address at registration.
   const Endpoint& localEndpoint() const { return pump_->localEndpoint(); }
+  // The rack's job id and token, when they were not known at create (job 0
+  // there): before the first grant, and again before a grant for another id.
+  Status setJob(uint16_t job, uint64_t token) { return pump_->setJob(job, token); }
   // Slots to use, fresh from the controller (REGISTER / REQUEST reset the
   // slots in the switch). The slice sequence continues from the previous
   // grant (restarting at 1 only past 2^31), so late datagrams of an earlier

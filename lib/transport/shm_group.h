@@ -41,6 +41,10 @@ struct ShmGroupRank {
   ShmGroupCall call[2];
   alignas(64) std::atomic<uint32_t> done;  // low 32 bits of the last call fully read
   std::atomic<uint32_t> sleeping;          // raised while this rank sleeps on a futex
+  // The allreduce this rank is in, whatever carries it: seq << 8 | the
+  // algorithm that runs it (algo::Algorithm), so a rank waiting on a peer
+  // that runs another schedule sees it (0: none yet).
+  alignas(64) std::atomic<uint64_t> announced;
 };
 
 class ShmGroup {

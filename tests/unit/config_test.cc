@@ -149,12 +149,15 @@ TEST(Config, CheckTakesValuesSetInCode) {
   config::Options o;
   ASSERT_TRUE(config::check(&o).ok());
   o.sliceBytes = 1;
-  o.timeoutMs = 0;
   o.smallMsgBytes = -5;
   ASSERT_TRUE(config::check(&o).ok());
   EXPECT_EQ(o.sliceBytes, 64);
-  EXPECT_EQ(o.timeoutMs, 1);
   EXPECT_EQ(o.smallMsgBytes, 0);
+  // A timeout of 0 or less is refused, not taken as 1 ms.
+  config::Options timeout;
+  timeout.timeoutMs = 0;
+  EXPECT_EQ(config::check(&timeout).message(),
+            "RINA_TIMEOUT_MS=0: give a number of milliseconds > 0");
   config::Options slots;
   slots.inaSlots = 20000;
   EXPECT_EQ(config::check(&slots).message(), "RINA_INA_SLOTS=20000: give 1 to 16384 slots");

@@ -68,6 +68,9 @@ TEST(InvalidArguments, EveryCallRejectsBadInput) {
   EXPECT_EQ(rinaCommSetAlgorithm(comm, "bogus"), rinaInvalidArgument);
   EXPECT_NE(std::string(rinaCommGetLastError(comm)).find("unknown algorithm 'bogus'"), std::string::npos);
   EXPECT_EQ(rinaCommSetAlgorithm(comm, nullptr), rinaInvalidArgument);
+  EXPECT_EQ(rinaCommSetAlgorithm(comm, ""), rinaInvalidArgument);
+  EXPECT_NE(std::string(rinaCommGetLastError(comm)).find("unknown algorithm ''"), std::string::npos)
+      << rinaCommGetLastError(comm);
   EXPECT_EQ(rinaCommCount(comm, nullptr), rinaInvalidArgument);
   EXPECT_EQ(rinaCommUserRank(nullptr, &v), rinaInvalidArgument);
   int n = 0, r = -1;
@@ -83,6 +86,19 @@ TEST(InvalidArguments, EveryCallRejectsBadInput) {
   EXPECT_EQ(rinaCommAbort(nullptr), rinaInvalidArgument);
   EXPECT_STREQ(rinaGetErrorString(rinaTimeout), "timed out");
   EXPECT_STREQ(rinaGetErrorString(static_cast<rinaResult_t>(1234)), "unknown result code");
+}
+
+TEST(InvalidArguments, TimeoutOfZeroOrLessFailsInit) {
+  rinaUniqueId id;
+  ASSERT_EQ(rinaGetUniqueId(&id), rinaSuccess);
+  for (const char* value : {"0", "-5"}) {
+    ScopedEnv timeout("RINA_TIMEOUT_MS", value);
+    rinaComm_t comm = nullptr;
+    EXPECT_EQ(rinaCommInitRank(&comm, 1, id, 0), rinaInvalidArgument) << value;
+    const std::string msg = rinaCommGetLastError(nullptr);
+    EXPECT_NE(msg.find(std::string("RINA_TIMEOUT_MS=") + value), std::string::npos) << msg;
+    EXPECT_EQ(comm, nullptr);
+  }
 }
 
 TEST(InvalidArguments, BadEnvironmentValues) {

@@ -18,7 +18,7 @@
 namespace rina::testing {
 namespace {
 
-constexpr uint64_t kHeaderBytes = 32;  // algo::CollHeader, one per collective and neighbour
+constexpr uint64_t kHeaderBytes = 48;  // algo::CollHeader, one per collective and neighbour
 constexpr size_t kBytes = 786432;      // divisible by 4 * n for n = 2, 3, 4: equal chunks
 
 std::map<int, rinaLinkStats_t> linksOf(rinaComm_t comm) {

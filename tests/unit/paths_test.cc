@@ -80,7 +80,7 @@ TEST(Paths, BadPolicyIsRefusedByName) {
 }
 
 constexpr size_t kBytes = 786432;  // 4 equal chunks
-constexpr uint64_t kHeaderBytes = 32;
+constexpr uint64_t kHeaderBytes = 48;  // algo::CollHeader, one per collective and neighbour
 
 struct LoopbackSpines {
   ScopedEnv ifname{"RINA_SOCKET_IFNAME", "=lo"};
