@@ -27,8 +27,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ranks import (REPO, PYTHON, Failure, env_with_package, human, machine_note,  # noqa: E402
-                   parse_size, run_ranks)
+from ranks import (REPO, PYTHON, Failure, add_worker_arguments, env_with_package,  # noqa: E402
+                   human, machine_note, parse_size, run_ranks)
 
 DEFAULT_SIZES = "4K,16K,64K,256K,1M,4M,16M,64M"
 # rina through torch, Gloo through torch, and rina's C API called directly
@@ -243,10 +243,7 @@ def main():
     p.add_argument("--block-seconds", type=float, default=0.25)
     p.add_argument("--perf-iters", type=int, default=20)
     p.add_argument("--out", default=os.path.join(REPO, "perf/results/torch-allreduce.md"))
-    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("--rank", type=int, help=argparse.SUPPRESS)
-    p.add_argument("--world", type=int, help=argparse.SUPPRESS)
-    p.add_argument("--store", help=argparse.SUPPRESS)
+    add_worker_arguments(p)
     args = p.parse_args()
     if args.worker:
         return worker(args)

@@ -34,8 +34,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ranks import (REPO, PYTHON, Failure, env_with_package, machine_note,  # noqa: E402
-                   run_ranks)
+from ranks import (REPO, PYTHON, Failure, add_worker_arguments, env_with_package,  # noqa: E402
+                   machine_note, run_ranks)
 
 BACKENDS = ("rina", "gloo")
 # The same steps without DDP (no communication): the compute alone.
@@ -192,10 +192,7 @@ def main():
     p.add_argument("--mtu", type=int, default=9000)
     p.add_argument("--lab-name", default="torchddp")
     p.add_argument("--out")
-    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("--rank", type=int, help=argparse.SUPPRESS)
-    p.add_argument("--world", type=int, help=argparse.SUPPRESS)
-    p.add_argument("--store", help=argparse.SUPPRESS)
+    add_worker_arguments(p)
     args = p.parse_args()
     if args.worker:
         return worker(args)

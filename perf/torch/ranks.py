@@ -1,6 +1,7 @@
 """What the perf/torch drivers share: the repository root, the build's
 package folder, and running N ranks of a worker as separate processes."""
 
+import argparse
 import os
 import re
 import shlex
@@ -23,6 +24,15 @@ def env_with_package(build, extra=None):
     env["OMP_NUM_THREADS"] = "1"
     env.update(extra or {})
     return env
+
+
+def add_worker_arguments(parser):
+    """The hidden arguments a driver passes to its own worker processes
+    (`--worker --rank R --world N --store PATH`)."""
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--rank", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--world", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--store", help=argparse.SUPPRESS)
 
 
 def run_ranks(cmd_of_rank, n, env, timeout):
