@@ -69,6 +69,21 @@ void ProcessGroupRina::checkRoot(int64_t root, const char* call) const {
               " is outside [0, ", size_, ")");
 }
 
+std::vector<at::Tensor> ProcessGroupRina::rootList(
+    const std::vector<std::vector<at::Tensor>>& lists, const at::Tensor& like, int root,
+    const char* call, const char* what) const {
+  if (rank_ != root) {
+    TORCH_CHECK(lists.empty() || (lists.size() == 1 && lists[0].empty()), "rina_torch ", call,
+                ": only the root (rank ", root, ") takes ", what, " tensors");
+    return {};
+  }
+  TORCH_CHECK(lists.size() == 1 && static_cast<int>(lists[0].size()) == size_, "rina_torch ", call,
+              ": the root needs one list of ", size_, " ", what, " tensors");
+  const std::string each = std::string("an ") + what + " tensor";
+  for (const at::Tensor& t : lists[0]) checkSameAs(t, like, call, each.c_str());
+  return lists[0];
+}
+
 c10::intrusive_ptr<c10d::Work> ProcessGroupRina::post(c10d::OpType type, const char* title,
                                                       std::vector<at::Tensor> outputs,
                                                       std::function<void()> run) {
@@ -195,16 +210,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupRina::gather(
   at::Tensor in = onlyTensor(inputs, call);
   checkRoot(opts.rootRank, call);
   const int root = static_cast<int>(opts.rootRank);
-  std::vector<at::Tensor> outs;
-  if (rank_ == root) {
-    TORCH_CHECK(outputs.size() == 1 && static_cast<int>(outputs[0].size()) == size_, "rina_torch ",
-                call, ": the root needs one list of ", size_, " output tensors");
-    for (const at::Tensor& o : outputs[0]) checkSameAs(o, in, call, "an output tensor");
-    outs = outputs[0];
-  } else {
-    TORCH_CHECK(outputs.empty() || (outputs.size() == 1 && outputs[0].empty()), "rina_torch ", call,
-                ": only the root (rank ", root, ") takes output tensors");
-  }
+  std::vector<at::Tensor> outs = rootList(outputs, in, root, call, "output");
   return post(c10d::OpType::GATHER, "rina:gather", outs, [this, in, outs]() mutable {
     // An allgather; only the root keeps the blocks.
     at::Tensor flat = at::empty({size_, in.numel()}, in.options());
@@ -220,16 +226,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupRina::scatter(
   at::Tensor out = onlyTensor(outputs, call);
   checkRoot(opts.rootRank, call);
   const int root = static_cast<int>(opts.rootRank);
-  std::vector<at::Tensor> ins;
-  if (rank_ == root) {
-    TORCH_CHECK(inputs.size() == 1 && static_cast<int>(inputs[0].size()) == size_, "rina_torch ",
-                call, ": the root needs one list of ", size_, " input tensors");
-    for (const at::Tensor& i : inputs[0]) checkSameAs(i, out, call, "an input tensor");
-    ins = inputs[0];
-  } else {
-    TORCH_CHECK(inputs.empty() || (inputs.size() == 1 && inputs[0].empty()), "rina_torch ", call,
-                ": only the root (rank ", root, ") takes input tensors");
-  }
+  std::vector<at::Tensor> ins = rootList(inputs, out, root, call, "input");
   return post(c10d::OpType::SCATTER, "rina:scatter", {out}, [this, out, ins, root]() mutable {
     // The root broadcasts every rank's block; each rank keeps its own.
     at::Tensor flat = at::empty({size_, out.numel()}, out.options());

@@ -79,6 +79,12 @@ class ProcessGroupRina : public c10d::ProcessGroup {
   // is rinaSuccess.
   void check(rinaResult_t rc, const char* call) const;
   void checkRoot(int64_t root, const char* call) const;
+  // gather's outputs / scatter's inputs: on the root one list of size
+  // tensors, each like `like` (returned); on other ranks none (an empty
+  // vector). `what` is "output" or "input", for the messages.
+  std::vector<at::Tensor> rootList(const std::vector<std::vector<at::Tensor>>& lists,
+                                   const at::Tensor& like, int root, const char* call,
+                                   const char* what) const;
 
   // Run on the group's thread: t's bytes gathered from every rank into
   // out (size x t's bytes, contiguous), rank r's block at r.
