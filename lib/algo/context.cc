@@ -37,17 +37,15 @@ char* Context::scratch(size_t bytes) {
 void Context::beginCallAlgorithm(Algorithm a) {
   callAlgorithm_ = a;
   transport::ShmGroup* g = hostGroup_.get();
-  if (!g) return;
-  if (a == Algorithm::kAuto) {
-    callWatch_ = nullptr;
-    return;
-  }
+  if (!g || a == Algorithm::kAuto) return;
   const uint64_t seq = peekSeq();
   g->control(g->rank()).announced.store(seq << 8 | static_cast<uint64_t>(a),
                                         std::memory_order_release);
   if (!callWatch_) {
-    // Made once: the call's algorithm and seq are read when it runs.
+    // Made once, at the first allreduce: the call's algorithm and seq are
+    // read when it runs; outside an allreduce it has nothing to compare.
     callWatch_ = [this]() -> Status {
+      if (callAlgorithm_ == Algorithm::kAuto) return {};
       transport::ShmGroup& grp = *hostGroup_;
       const uint64_t mine = grp.control(grp.rank()).announced.load(std::memory_order_relaxed);
       for (int r = 0; r < grp.ranks(); ++r) {
