@@ -16,6 +16,8 @@
 namespace rina::testing {
 namespace {
 
+[[maybe_unused]] const bool kGenerousInaTimeout = useGenerousInaTimeout();
+
 // The log lines that contain every one of `parts`.
 std::vector<std::string> linesWith(const std::string& log, std::vector<std::string> parts) {
   std::vector<std::string> out;

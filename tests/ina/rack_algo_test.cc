@@ -31,6 +31,8 @@
 namespace rina::testing {
 namespace {
 
+[[maybe_unused]] const bool kGenerousInaTimeout = useGenerousInaTimeout();
+
 int ranksOf(const std::string& racks) {
   topo::TopologySpec spec;
   EXPECT_TRUE(topo::parseRacksShortForm(racks, &spec).ok());

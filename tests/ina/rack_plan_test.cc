@@ -25,6 +25,8 @@
 namespace rina::testing {
 namespace {
 
+[[maybe_unused]] const bool kGenerousInaTimeout = useGenerousInaTimeout();
+
 constexpr double kFast = 1e9;  // bytes/s: 8000 Mbit/s
 constexpr double kSlow = 1e6;  // 8 Mbit/s
 

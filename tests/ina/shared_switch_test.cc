@@ -20,6 +20,8 @@
 namespace rina::testing {
 namespace {
 
+[[maybe_unused]] const bool kGenerousInaTimeout = useGenerousInaTimeout();
+
 int32_t input(int comm, int rank, int call, size_t i) {
   return static_cast<int32_t>((comm * 7919 + rank * 131 + call * 17 + static_cast<int>(i)) % 1000);
 }

@@ -36,6 +36,11 @@ ScopedEnv::~ScopedEnv() {
   config::reloadForTesting();
 }
 
+bool useGenerousInaTimeout() {
+  setenv("RINA_INA_TIMEOUT_MS", "60000", /*overwrite=*/0);
+  return true;
+}
+
 namespace {
 
 void runThreadsWith(int n, const config::Options* options,

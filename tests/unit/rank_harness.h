@@ -33,6 +33,15 @@ void runThreads(int n, const std::function<void(int rank, rinaComm_t comm)>& fn)
 void runThreads(int n, const config::Options& options,
                 const std::function<void(int rank, rinaComm_t comm)>& fn);
 
+// For test binaries whose tests assert that the switch carried the calls
+// (no fallback): a loaded machine can starve the switch process for longer
+// than the default RINA_INA_TIMEOUT_MS (2 s), and the rack then falls back,
+// right but not what the test checks. Call it from a static initializer:
+// every test of the binary starts with RINA_INA_TIMEOUT_MS=60000 unless the
+// environment set it; a test of the fallback itself sets its own short one
+// with ScopedEnv.
+bool useGenerousInaTimeout();
+
 // Forks n processes that each init their rank and return fn's exit code.
 // Children still running after timeoutSec are killed. Returns each child's
 // exit code (128 + signal when killed by one).
