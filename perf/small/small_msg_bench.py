@@ -87,7 +87,7 @@ def main():
         "two8": ([perf, "--local-ranks", "2", "-a", "auto", "-b", "8", "-e", "8", "-n", "2000",
                   "-w", "200"], {}, lib),
         "large": ([perf, "--local-ranks", "4", "-a", "auto", "-b", "64K", "-e", "64M", "-f", "4",
-                   "-n", "5", "-w", "1"], {}, lib),
+                   "-n", "20", "-w", "3"], {}, lib),
     }
     if shutil.which("mpirun"):
         mpi_env = ["-x", "LD_LIBRARY_PATH"] if lib else []

@@ -7,20 +7,8 @@
 #include <string>
 
 #include "inanet/ctrl_protocol.h"
+#include "null_data_plane.h"
 #include "switchd/control.h"
-
-namespace {
-
-class NullDataPlane : public rina::switchd::DataPlane {
- public:
-  void installJob(const rina::switchd::JobEntry&) override {}
-  void removeJob(uint16_t) override {}
-  void assignSlots(uint32_t, uint32_t, uint16_t) override {}
-  uint64_t lastActivityMs(uint16_t) const override { return 0; }
-  std::string countersJson() const override { return "{}"; }
-};
-
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string line(reinterpret_cast<const char*>(data), size);
@@ -42,7 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   rina::ina::PreemptNotice n;
   (void)rina::ina::parsePreemptNotice(line, &n);
 
-  static NullDataPlane dataPlane;
+  static rina::fuzz::NullDataPlane dataPlane;
   static rina::switchd::Controller controller({64, 16, 9000, 1, 100}, dataPlane);
   static uint64_t now = 0;
   std::vector<rina::ina::PreemptNotice> notices;

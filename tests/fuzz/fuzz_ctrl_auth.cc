@@ -17,18 +17,10 @@
 
 #include "inanet/ctrl_auth.h"
 #include "inanet/ctrl_protocol.h"
+#include "null_data_plane.h"
 #include "switchd/control.h"
 
 namespace {
-
-class NullDataPlane : public rina::switchd::DataPlane {
- public:
-  void installJob(const rina::switchd::JobEntry&) override {}
-  void removeJob(uint16_t) override {}
-  void assignSlots(uint32_t, uint32_t, uint16_t) override {}
-  uint64_t lastActivityMs(uint16_t) const override { return 0; }
-  std::string countersJson() const override { return "{}"; }
-};
 
 const std::string kSecret = "fuzzing secret of thirty-two b..";
 const std::string kNonce = "0123456789abcdef0123456789abcdef";
@@ -37,7 +29,7 @@ const std::string kNonce = "0123456789abcdef0123456789abcdef";
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace rina::ina;
-  static NullDataPlane dataPlane;
+  static rina::fuzz::NullDataPlane dataPlane;
   rina::switchd::ControllerOptions options{64, 16, 9000, 1, 100, true, 4};
   rina::switchd::Controller controller(options, dataPlane);
   CtrlAuthSession session(kSecret);
