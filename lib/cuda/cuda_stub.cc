@@ -17,7 +17,7 @@ bool usable(std::string* why) {
 
 Status isDevicePointer(const void* p, size_t bytes, const char* what, bool* device) {
   *device = false;
-  if (bytes == 0 || isMappedHostMemory(p, bytes)) return {};
+  if (bytes == 0 || isKnownHostMemory(p, bytes)) return {};
   return errorf(
       rinaSystemError,
       "%s %p is not mapped host memory (a GPU pointer?) and librina was built without CUDA", what,

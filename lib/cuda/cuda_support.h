@@ -29,6 +29,12 @@ bool usable(std::string* why);
 // The first and last page of p[0, bytes) are mapped in this process
 // (mincore); what the no-GPU check relies on.
 bool isMappedHostMemory(const void* p, size_t bytes);
+// isMappedHostMemory, remembered per thread for the last few buffers found
+// mapped (host_memory.cc says why that is sound): what every collective's
+// buffer check uses, so a buffer passed again costs no system call.
+bool isKnownHostMemory(const void* p, size_t bytes);
+// How many times this thread asked the kernel (isMappedHostMemory).
+uint64_t hostMemoryKernelChecksForTesting();
 
 // *device = p[0, bytes) is GPU memory that the host cannot read. what names
 // the argument in errors ("sendbuff").

@@ -177,11 +177,11 @@ Status isDevicePointer(const void* p, size_t bytes, const char* what, bool* devi
   if (pr.ok && cudaPointerGetAttributes(&a, p) == cudaSuccess) {
     // Managed and pinned host memory are readable by the host: no staging.
     *device = a.type == cudaMemoryTypeDevice;
-    if (a.type != cudaMemoryTypeUnregistered || isMappedHostMemory(p, bytes)) return {};
+    if (a.type != cudaMemoryTypeUnregistered || isKnownHostMemory(p, bytes)) return {};
     return errorf(rinaSystemError, "%s %p is neither host memory nor known to CUDA", what, p);
   }
   (void)cudaGetLastError();
-  if (isMappedHostMemory(p, bytes)) return {};
+  if (isKnownHostMemory(p, bytes)) return {};
   return errorf(rinaSystemError, "%s %p is not mapped host memory (a GPU pointer?) and %s", what, p,
                 pr.ok ? "CUDA does not know it" : ("no GPU is usable: " + pr.why).c_str());
 }

@@ -57,6 +57,40 @@ TEST(CudaAbsent, MappedHostMemoryCheckAgreesWithMmap) {
   EXPECT_TRUE(cuda::isMappedHostMemory(stackless.data(), sizeof(int) * 100));
 }
 
+// The collectives' buffer check (isKnownHostMemory) asks the kernel once per
+// buffer a thread passes, not once per call: a buffer seen mapped, or a
+// part of it, is answered from memory; a range never seen mapped is still
+// refused.
+TEST(CudaAbsent, KnownHostBufferIsAskedOfTheKernelOnce) {
+  std::vector<char> buf(10000);
+  const uint64_t before = cuda::hostMemoryKernelChecksForTesting();
+  for (int i = 0; i < 100; ++i) EXPECT_TRUE(cuda::isKnownHostMemory(buf.data(), buf.size()));
+  EXPECT_TRUE(cuda::isKnownHostMemory(buf.data() + 100, 50));
+  EXPECT_EQ(cuda::hostMemoryKernelChecksForTesting() - before, 1u);
+  EXPECT_FALSE(cuda::isKnownHostMemory(unmappedRange(8192), 8));
+  EXPECT_EQ(cuda::hostMemoryKernelChecksForTesting() - before, 2u);
+}
+
+// A small allreduce after the first one makes no buffer check of its own
+// that reaches the kernel, on any rank (a system call per buffer end was
+// most of an 8-byte allreduce's time); results stay the serial sums.
+TEST(CudaAbsent, RepeatedSmallAllReducesAskTheKernelNothing) {
+  runThreads(2, [](int rank, rinaComm_t comm) {
+    std::vector<int32_t> v(2);
+    auto call = [&](int k) {
+      v = {rank + k, 10 * rank};
+      ASSERT_EQ(rinaAllReduce(v.data(), v.data(), v.size(), rinaInt32, rinaSum, comm),
+                rinaSuccess);
+      ASSERT_EQ(v[0], 1 + 2 * k);
+      ASSERT_EQ(v[1], 10);
+    };
+    call(0);
+    const uint64_t before = cuda::hostMemoryKernelChecksForTesting();
+    for (int k = 1; k <= 50; ++k) call(k);
+    EXPECT_EQ(cuda::hostMemoryKernelChecksForTesting() - before, 0u) << "rank " << rank;
+  });
+}
+
 TEST(CudaAbsent, HostCollectivesStillWork) {
   runThreads(3, [](int rank, rinaComm_t comm) {
     std::vector<float> v(1000, static_cast<float>(rank + 1));
