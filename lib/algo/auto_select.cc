@@ -49,20 +49,24 @@ Algorithm resolveAuto(const topo::RackMap& map, size_t bytes, size_t smallMsgByt
                       std::string* why, bool portMarkers) {
   char buf[160];
   if (bytes < smallMsgBytes) {
-    std::snprintf(buf, sizeof buf, "%zu bytes < RINA_SMALL_MSG_BYTES (%zu): rd", bytes,
-                  smallMsgBytes);
-    *why = buf;
+    if (why) {
+      std::snprintf(buf, sizeof buf, "%zu bytes < RINA_SMALL_MSG_BYTES (%zu): rd", bytes,
+                    smallMsgBytes);
+      *why = buf;
+    }
     return Algorithm::kRecursiveDoubling;
   }
   if (!map.anyIna()) {
-    *why = "no INA rack: ring";
+    if (why) *why = "no INA rack: ring";
     return Algorithm::kRing;
   }
   const LinkModel m = linkModel(map, portMarkers);
   const bool rina = m.rina < m.ring;
-  std::snprintf(buf, sizeof buf, "link model, busiest host link: rina %.2f S, ring %.2f S: %s",
-                m.rina, m.ring, rina ? "rina" : "ring");
-  *why = buf;
+  if (why) {
+    std::snprintf(buf, sizeof buf, "link model, busiest host link: rina %.2f S, ring %.2f S: %s",
+                  m.rina, m.ring, rina ? "rina" : "ring");
+    *why = buf;
+  }
   return rina ? Algorithm::kRina : Algorithm::kRing;
 }
 

@@ -32,7 +32,8 @@ struct LinkModel {
 };
 LinkModel linkModel(const topo::RackMap& map, bool portMarkers = true);
 
-// The algorithm auto runs for `bytes`; *why says so in one line.
+// The algorithm auto runs for `bytes`; *why, unless null, says so in one
+// line (put in words only when asked: auto resolves at every call).
 Algorithm resolveAuto(const topo::RackMap& map, size_t bytes, size_t smallMsgBytes,
                       std::string* why, bool portMarkers = true);
 

@@ -47,14 +47,17 @@ Algorithm latencyAlgorithm(const Context& ctx, size_t bytes) {
 
 Algorithm resolveAllReduce(Context& ctx, Algorithm configured, size_t bytes) {
   if (configured == Algorithm::kAuto) {
-    std::string why;
-    Algorithm a = resolveAuto(ctx.racks(), bytes, ctx.smallMsgBytes(), &why, ctx.portMarkers());
-    if (a == Algorithm::kRecursiveDoubling && latencyAlgorithm(ctx, bytes) == Algorithm::kOneShot) {
-      a = Algorithm::kOneShot;
-      why += ", one-shot: every rank on this host";
-    }
-    if (ctx.noteAutoChoice(a))
+    Algorithm a = resolveAuto(ctx.racks(), bytes, ctx.smallMsgBytes(), nullptr, ctx.portMarkers());
+    const bool oneShot =
+        a == Algorithm::kRecursiveDoubling && latencyAlgorithm(ctx, bytes) == Algorithm::kOneShot;
+    if (oneShot) a = Algorithm::kOneShot;
+    if (ctx.noteAutoChoice(a)) {
+      // Said once per choice, so the reason is put in words only then.
+      std::string why;
+      (void)resolveAuto(ctx.racks(), bytes, ctx.smallMsgBytes(), &why, ctx.portMarkers());
+      if (oneShot) why += ", one-shot: every rank on this host";
       RINA_INFO("rank %d: auto runs %s (%s)", ctx.rank(), algorithmName(a), why.c_str());
+    }
     return a;
   }
   if (configured == Algorithm::kRing && bytes < ctx.smallMsgBytes()) {

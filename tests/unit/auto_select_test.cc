@@ -62,6 +62,13 @@ TEST(AutoSelect, ChoosesByModelAndSize) {
   EXPECT_EQ(resolveAuto(rackMapOf("4:ina"), 4096, 128 << 10, &why), Algorithm::kRecursiveDoubling);
   EXPECT_NE(why.find("4096 bytes"), std::string::npos) << why;
   EXPECT_EQ(resolveAuto(rackMapOf("4:ina"), 4096, 0, &why), Algorithm::kRina);
+  // Without a reason asked for (every call), the same choices.
+  EXPECT_EQ(resolveAuto(rackMapOf("4:ina"), 16 << 20, 128 << 10, nullptr), Algorithm::kRina);
+  EXPECT_EQ(resolveAuto(rackMapOf("3:ina,3:ina,1,1"), 16 << 20, 128 << 10, nullptr, false),
+            Algorithm::kRing);
+  EXPECT_EQ(resolveAuto(rackMapOf("4,4"), 16 << 20, 128 << 10, nullptr), Algorithm::kRing);
+  EXPECT_EQ(resolveAuto(rackMapOf("4:ina"), 4096, 128 << 10, nullptr),
+            Algorithm::kRecursiveDoubling);
 }
 
 }  // namespace
