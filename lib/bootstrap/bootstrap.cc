@@ -1,7 +1,11 @@
 #include "bootstrap/bootstrap.h"
 
+#include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <functional>
 #include <random>
@@ -21,14 +25,23 @@ struct Hello {
   char schedule[kScheduleBytes];  // NUL-terminated
 };
 
-enum ReplyCode : uint32_t { kOk = 0, kWrongComm = 1, kWrongSize = 2, kDuplicateRank = 3, kBadRank = 4 };
+enum ReplyCode : uint32_t {
+  kOk = 0,
+  kWrongComm = 1,
+  kWrongSize = 2,
+  kDuplicateRank = 3,
+  kBadRank = 4,
+  kIncomplete = 5,  // the root gave up waiting for the other ranks
+};
 
 struct Reply {
   uint32_t magic;
   uint32_t code;
-  int32_t nranks;
-  int32_t pad;
+  int32_t nranks;   // -1: not known yet
+  int32_t arrived;  // ranks the root had when it answered
 };
+
+constexpr std::chrono::milliseconds kVerdictGrace{2000};
 
 const char* replyText(uint32_t code) {
   switch (code) {
@@ -36,6 +49,8 @@ const char* replyText(uint32_t code) {
     case kWrongSize: return "its nranks differs from the other ranks'";
     case kDuplicateRank: return "another process already joined with this rank";
     case kBadRank: return "the rank is out of range";
+    case kIncomplete:
+      return "not every rank arrived before the root's deadline";
     default: return "unknown reason";
   }
 }
@@ -121,60 +136,256 @@ RootService::~RootService() {
 
 namespace {
 
-void serveRendezvous(int listenFd, uint64_t commId_, int64_t firstWaitMs_, int64_t waitMs_,
-                     const std::atomic<bool>* stop) {
-  int nranks = -1;
-  int arrived = 0;
-  std::vector<Fd> conns;
-  std::vector<PeerInfo> table;
-  char schedule[kScheduleBytes] = {};  // rank 0's
-  Deadline deadline = deadlineAfterMs(firstWaitMs_);
-  while (nranks < 0 || arrived < nranks) {
-    Fd conn;
-    Status s = acceptFrom(listenFd, deadline, stop, &conn);
+// The root's side of the rendezvous: one thread serves the listening socket,
+// the connections that have not yet sent a whole hello, and the ranks that
+// have, all at once (poll). A connection that does not complete its hello
+// within kHelloWaitMs (or RINA_TIMEOUT_MS if shorter) is dropped with a WARN
+// naming its address and never holds a rank's place; at most kMaxPending
+// such connections are kept (the oldest goes first).
+constexpr int64_t kHelloWaitMs = 5000;
+constexpr size_t kMaxPending = 64;
+
+std::string peerAddressOf(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "an unknown address";
+  return PackedAddr::fromSockaddr(reinterpret_cast<sockaddr*>(&ss)).str();
+}
+
+class RootLoop {
+ public:
+  RootLoop(int listenFd, uint64_t commId, int64_t firstWaitMs, int64_t waitMs,
+           const std::atomic<bool>* stop)
+      : listenFd_(listenFd),
+        commId_(commId),
+        waitMs_(waitMs),
+        stop_(stop),
+        deadline_(deadlineAfterMs(firstWaitMs)),
+        firstWaitMs_(firstWaitMs) {}
+
+  void run() {
+    // accept4 below must not block when a connection went away between poll
+    // and accept.
+    Status s = setNonBlocking(listenFd_);
     if (!s.ok()) {
-      if (s.code() == rinaAborted) return;
-      RINA_WARN("bootstrap root: %d of %d ranks arrived before the deadline; giving up (%s)",
-                arrived, nranks, s.message().c_str());
+      RINA_WARN("bootstrap root: %s", s.message().c_str());
       return;
     }
+    while (nranks_ < 0 || arrived_ < nranks_) {
+      if (stop_ && stop_->load()) return;
+      if (Clock::now() >= deadline_) return giveUp();
+      dropLate();
+      if (!pollOnce()) return giveUp();
+    }
+    answer();
+  }
+
+ private:
+  struct Pending {
+    Fd fd;
+    std::string peer;
     Hello hello{};
-    s = recvAll(conn.get(), &hello, sizeof(hello), deadlineAfterMs(std::min<int64_t>(waitMs_, 5000)));
-    if (!s.ok() || hello.magic != kMagic || hello.version != kVersion) {
-      RINA_WARN("bootstrap root: dropped a connection that is not a rina rank (%s)",
-                s.ok() ? "wrong magic or version" : s.message().c_str());
-      continue;
+    size_t got = 0;
+    Deadline deadline;
+  };
+
+  // Waits for something on any socket (at most 50 ms, to see stop_) and
+  // handles it. False on a failure of poll itself.
+  bool pollOnce() {
+    std::vector<pollfd> fds;
+    const bool listening = Clock::now() >= acceptPausedUntil_;
+    fds.push_back({listening ? listenFd_ : -1, POLLIN, 0});
+    for (const Pending& p : pending_) fds.push_back({p.fd.get(), POLLIN, 0});
+    for (const Fd& c : conns_) fds.push_back({c.get(), POLLIN, 0});
+    Deadline wake = std::min(deadline_, deadlineAfterMs(50));
+    for (const Pending& p : pending_) wake = std::min(wake, p.deadline);
+    int rc = poll(fds.data(), fds.size(), static_cast<int>(std::max<int64_t>(msUntil(wake), 1)));
+    if (rc < 0 && errno != EINTR) {
+      RINA_WARN("bootstrap root: poll: %s", std::strerror(errno));
+      return false;
+    }
+    if (rc <= 0) return true;
+    // Ranks already in: a legitimate one sends nothing more until the table
+    // is sent, so anything readable (end of stream, bytes) frees its place.
+    for (size_t r = 0; r < conns_.size(); ++r) {
+      const pollfd& p = fds[1 + pending_.size() + r];
+      if (p.fd >= 0 && p.revents) leave(static_cast<int>(r));
+    }
+    // Pending connections, from the back so erasing keeps the indices.
+    for (size_t i = pending_.size(); i-- > 0;) {
+      if (fds[1 + i].revents) readHello(i);
+    }
+    if (fds[0].revents & POLLIN) acceptAll();
+    return true;
+  }
+
+  void acceptAll() {
+    for (int k = 0; k < 16; ++k) {
+      int fd = accept4(listenFd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd < 0) {
+        if (errno == EMFILE || errno == ENFILE) {
+          // Out of descriptors: make room, or stop listening for a moment
+          // (the kernel keeps the backlog) instead of spinning.
+          if (!pending_.empty()) {
+            drop(0, "out of file descriptors; dropped the oldest connection without a hello");
+          } else {
+            acceptPausedUntil_ = deadlineAfterMs(100);
+          }
+        }
+        return;
+      }
+      if (pending_.size() >= kMaxPending) {
+        drop(0, "more than " + std::to_string(kMaxPending) +
+                    " connections without a hello; dropped the oldest");
+      }
+      Pending p;
+      p.fd = Fd(fd);
+      p.peer = peerAddressOf(fd);
+      p.deadline = deadlineAfterMs(std::min(waitMs_, kHelloWaitMs));
+      pending_.push_back(std::move(p));
+      readHello(pending_.size() - 1);  // it may be there already
+    }
+  }
+
+  void drop(size_t i, const std::string& why) {
+    RINA_WARN("bootstrap root: dropped the connection from %s: %s", pending_[i].peer.c_str(),
+              why.c_str());
+    pending_.erase(pending_.begin() + static_cast<ptrdiff_t>(i));
+  }
+
+  void dropLate() {
+    const Deadline now = Clock::now();
+    for (size_t i = pending_.size(); i-- > 0;) {
+      const Pending& p = pending_[i];
+      if (now < p.deadline) continue;
+      drop(i, p.got == 0
+                  ? "it sent nothing in " + std::to_string(std::min(waitMs_, kHelloWaitMs)) + " ms"
+                  : "it sent " + std::to_string(p.got) + " of the " +
+                        std::to_string(sizeof(Hello)) + " bytes of a hello in " +
+                        std::to_string(std::min(waitMs_, kHelloWaitMs)) + " ms");
+    }
+  }
+
+  void readHello(size_t i) {
+    Pending& p = pending_[i];
+    char* into = reinterpret_cast<char*>(&p.hello) + p.got;
+    ssize_t n = recv(p.fd.get(), into, sizeof(Hello) - p.got, MSG_DONTWAIT);
+    if (n == 0) return drop(i, "it closed the connection before a whole hello");
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
+      return drop(i, std::string("recv: ") + std::strerror(errno));
+    }
+    p.got += static_cast<size_t>(n);
+    if (p.got < sizeof(Hello)) return;
+    Pending done = std::move(p);
+    pending_.erase(pending_.begin() + static_cast<ptrdiff_t>(i));
+    admit(std::move(done));
+  }
+
+  void admit(Pending p) {
+    const Hello& hello = p.hello;
+    if (hello.magic != kMagic || hello.version != kVersion) {
+      RINA_WARN(
+          "bootstrap root: dropped the connection from %s: not a rina rank of this version "
+          "(magic %08x, version %u)",
+          p.peer.c_str(), hello.magic, hello.version);
+      return;
     }
     uint32_t code = kOk;
     if (hello.commId != commId_) code = kWrongComm;
-    else if (nranks >= 0 && hello.nranks != nranks) code = kWrongSize;
+    else if (nranks_ >= 0 && hello.nranks != nranks_)
+      code = kWrongSize;
     else if (hello.nranks <= 0 || hello.rank < 0 || hello.rank >= hello.nranks) code = kBadRank;
-    else if (nranks >= 0 && conns[hello.rank].valid()) code = kDuplicateRank;
+    else if (nranks_ >= 0 && conns_[hello.rank].valid())
+      code = kDuplicateRank;
     if (code != kOk) {
-      RINA_WARN("bootstrap root: refused rank %d: %s", hello.rank, replyText(code));
-      Reply r{kMagic, code, nranks, 0};
-      (void)sendAll(conn.get(), &r, sizeof(r), deadlineAfterMs(1000));
-      continue;
+      RINA_WARN("bootstrap root: refused rank %d from %s: %s", hello.rank, p.peer.c_str(),
+                replyText(code));
+      Reply r{kMagic, code, nranks_, arrived_};
+      (void)sendAll(p.fd.get(), &r, sizeof(r), deadlineAfterMs(1000));
+      return;
     }
-    if (nranks < 0) {
-      nranks = hello.nranks;
-      conns.resize(nranks);
-      table.resize(nranks);
-      deadline = deadlineAfterMs(waitMs_);
+    if (nranks_ < 0) {
+      nranks_ = hello.nranks;
+      conns_.resize(nranks_);
+      peers_.resize(nranks_);
+      table_.resize(nranks_);
+      deadline_ = deadlineAfterMs(waitMs_);
     }
-    table[hello.rank] = hello.info;
-    if (hello.rank == 0) std::memcpy(schedule, hello.schedule, sizeof schedule);
-    conns[hello.rank] = std::move(conn);
-    ++arrived;
+    table_[hello.rank] = hello.info;
+    if (hello.rank == 0) std::memcpy(schedule_, hello.schedule, sizeof schedule_);
+    conns_[hello.rank] = std::move(p.fd);
+    peers_[hello.rank] = p.peer;
+    ++arrived_;
   }
-  Reply ok{kMagic, kOk, nranks, 0};
-  for (int r = 0; r < nranks; ++r) {
-    Deadline d = deadlineAfterMs(waitMs_);
-    Status s = sendAll(conns[r].get(), &ok, sizeof(ok), d);
-    if (s.ok()) s = sendAll(conns[r].get(), table.data(), table.size() * sizeof(PeerInfo), d);
-    if (s.ok()) s = sendAll(conns[r].get(), schedule, sizeof schedule, d);
-    if (!s.ok()) RINA_WARN("bootstrap root: could not answer rank %d: %s", r, s.message().c_str());
+
+  // A rank's connection ended (or it sent more than its hello) before the
+  // table went out: its place is free for a new try.
+  void leave(int rank) {
+    RINA_WARN("bootstrap root: rank %d (%s) left before every rank arrived; its place is free",
+              rank, peers_[rank].c_str());
+    conns_[rank].reset();
+    --arrived_;
   }
+
+  void giveUp() {
+    if (nranks_ < 0) {
+      RINA_WARN("bootstrap root: no rank arrived within %lld ms; giving up",
+                static_cast<long long>(firstWaitMs_));
+      return;
+    }
+    std::string missing;
+    for (int r = 0; r < nranks_; ++r) {
+      if (conns_[r].valid()) continue;
+      if (missing.size() > 200) {
+        missing += ", ...";
+        break;
+      }
+      missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+    }
+    RINA_WARN(
+        "bootstrap root: %d of %d ranks arrived within %lld ms of the first; giving up "
+        "(missing: %s)",
+        arrived_, nranks_, static_cast<long long>(waitMs_), missing.c_str());
+    Reply r{kMagic, kIncomplete, nranks_, arrived_};
+    for (int q = 0; q < nranks_; ++q) {
+      if (conns_[q].valid()) (void)sendAll(conns_[q].get(), &r, sizeof(r), deadlineAfterMs(1000));
+    }
+  }
+
+  void answer() {
+    Reply ok{kMagic, kOk, nranks_, arrived_};
+    for (int r = 0; r < nranks_; ++r) {
+      Deadline d = deadlineAfterMs(waitMs_);
+      Status s = sendAll(conns_[r].get(), &ok, sizeof(ok), d);
+      if (s.ok()) s = sendAll(conns_[r].get(), table_.data(), table_.size() * sizeof(PeerInfo), d);
+      if (s.ok()) s = sendAll(conns_[r].get(), schedule_, sizeof schedule_, d);
+      if (!s.ok()) {
+        RINA_WARN("bootstrap root: could not answer rank %d (%s): %s", r, peers_[r].c_str(),
+                  s.message().c_str());
+      }
+    }
+  }
+
+  const int listenFd_;
+  const uint64_t commId_;
+  const int64_t waitMs_;
+  const std::atomic<bool>* stop_;
+  Deadline deadline_;
+  const int64_t firstWaitMs_;
+  Deadline acceptPausedUntil_{};
+  std::vector<Pending> pending_;
+  int nranks_ = -1;
+  int arrived_ = 0;
+  std::vector<Fd> conns_;           // per rank, once its hello is taken
+  std::vector<std::string> peers_;  // their addresses
+  std::vector<PeerInfo> table_;
+  char schedule_[kScheduleBytes] = {};  // rank 0's
+};
+
+void serveRendezvous(int listenFd, uint64_t commId, int64_t firstWaitMs, int64_t waitMs,
+                     const std::atomic<bool>* stop) {
+  RootLoop(listenFd, commId, firstWaitMs, waitMs, stop).run();
 }
 
 }  // namespace
@@ -200,14 +411,22 @@ Status rendezvous(const IdData& id, int rank, int nranks, const PeerInfo& mine,
   hello.info = mine;
   std::memcpy(hello.schedule, schedule.data(), schedule.size());
   s = sendAll(conn.get(), &hello, sizeof(hello), deadline);
+  // The root gives up on missing ranks at its own deadline and says how many
+  // came; a little longer here lets that verdict, not a bare timeout, arrive.
   Reply reply{};
-  if (s.ok()) s = recvAll(conn.get(), &reply, sizeof(reply), deadline);
+  if (s.ok()) s = recvAll(conn.get(), &reply, sizeof(reply), deadline + kVerdictGrace);
   if (!s.ok()) {
     return s.prepend("bootstrap: rank " + std::to_string(rank) + ": root " + id.root.str() + ": ");
   }
   if (reply.magic != kMagic) {
     return errorf(rinaRemoteError, "bootstrap: rank %d: %s answered with a wrong magic", rank,
                   id.root.str().c_str());
+  }
+  if (reply.code == kIncomplete) {
+    return errorf(rinaTimeout,
+                  "bootstrap: rank %d: root %s gave up waiting: %d of %d ranks arrived before its "
+                  "deadline (RINA_TIMEOUT_MS after the first)",
+                  rank, id.root.str().c_str(), reply.arrived, reply.nranks);
   }
   if (reply.code != kOk) {
     return errorf(rinaInvalidUsage, "bootstrap: rank %d: root %s refused this rank: %s", rank,

@@ -2,7 +2,9 @@
 // each other's addresses. The root (the process that made the unique id, or
 // rank 0 under RINA_COMM_ID) runs a small service thread that collects one
 // hello per rank, checks magic and communicator id, and answers every rank
-// with the full table.
+// with the full table. It serves every connection at once, each with a
+// deadline of its own, so connections that are not ranks (idle, partial,
+// garbage) cannot keep the ranks out (docs/design.md, "Bootstrap").
 #ifndef RINA_LIB_BOOTSTRAP_BOOTSTRAP_H_
 #define RINA_LIB_BOOTSTRAP_BOOTSTRAP_H_
 
