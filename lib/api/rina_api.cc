@@ -214,7 +214,10 @@ rinaResult_t rinaGetUniqueId(rinaUniqueId* uniqueId) {
   if (!uniqueId)
     return fail(nullptr, errorf(rinaInvalidArgument, "rinaGetUniqueId: uniqueId is NULL"));
   const rina::config::Options env = rina::config::environment();
-  Status s = rina::bootstrap::createUniqueId(env.socketIfname, env.timeoutMs, uniqueId);
+  std::string secret;
+  Status s = rina::bootstrap::readCommSecret(env.commSecret, &secret);
+  if (!s.ok()) return fail(nullptr, s.prepend("rinaGetUniqueId: "));
+  s = rina::bootstrap::createUniqueId(env.socketIfname, env.timeoutMs, secret, uniqueId);
   return s.ok() ? rinaSuccess : fail(nullptr, s);
 }
 

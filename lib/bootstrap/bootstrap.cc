@@ -5,41 +5,17 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <functional>
 #include <random>
 
 #include "core/log.h"
+#include "inanet/ctrl_auth.h"
 
 namespace rina::bootstrap {
 namespace {
-
-struct Hello {
-  uint32_t magic;
-  uint32_t version;
-  uint64_t commId;
-  int32_t nranks;
-  int32_t rank;
-  PeerInfo info;
-  char schedule[kScheduleBytes];  // NUL-terminated
-};
-
-enum ReplyCode : uint32_t {
-  kOk = 0,
-  kWrongComm = 1,
-  kWrongSize = 2,
-  kDuplicateRank = 3,
-  kBadRank = 4,
-  kIncomplete = 5,  // the root gave up waiting for the other ranks
-};
-
-struct Reply {
-  uint32_t magic;
-  uint32_t code;
-  int32_t nranks;   // -1: not known yet
-  int32_t arrived;  // ranks the root had when it answered
-};
 
 constexpr std::chrono::milliseconds kVerdictGrace{2000};
 
@@ -51,6 +27,9 @@ const char* replyText(uint32_t code) {
     case kBadRank: return "the rank is out of range";
     case kIncomplete:
       return "not every rank arrived before the root's deadline";
+    case kBadSecret:
+      return "its hello is not signed with the root's secret (RINA_COMM_SECRET_FILE unset or "
+             "different on this rank)";
     default: return "unknown reason";
   }
 }
@@ -61,9 +40,52 @@ uint64_t randomCommId() {
   return id ^ (static_cast<uint64_t>(getpid()) << 16);
 }
 
+// Equal strings of equal length, in time that does not depend on where
+// they differ.
+bool sameMac(const char* a, const char* b) {
+  unsigned char diff = 0;
+  for (size_t i = 0; i < kMacChars; ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+std::string helloMac(const std::string& secret, const char* rootNonce, Hello hello) {
+  std::memset(hello.mac, 0, sizeof hello.mac);
+  std::string message = "rina bootstrap hello ";
+  message.append(rootNonce, kNonceChars);
+  message.append(reinterpret_cast<const char*>(&hello), sizeof hello);
+  return ina::hmacSha256Hex(secret, message);
+}
+
+std::string replyMac(const std::string& secret, const char* rankNonce, const char* rootNonce,
+                     const Reply& reply, const std::vector<PeerInfo>& table, const char* schedule) {
+  std::string message = "rina bootstrap reply ";
+  message.append(rankNonce, kNonceChars);
+  message.append(rootNonce, kNonceChars);
+  message.append(reinterpret_cast<const char*>(&reply), sizeof reply);
+  message.append(reinterpret_cast<const char*>(table.data()), table.size() * sizeof(PeerInfo));
+  message.append(schedule, kScheduleBytes);
+  return ina::hmacSha256Hex(secret, message);
+}
+
+void freshNonce(char* out) {
+  const std::string hex = ina::randomHex(kNonceChars / 2);
+  std::memcpy(out, hex.data(), kNonceChars);
+}
+
 }  // namespace
 
-Status createUniqueId(const std::string& ifnameSpec, int64_t timeout, rinaUniqueId* out) {
+Status readCommSecret(const std::string& path, std::string* secret) {
+  secret->clear();
+  if (path.empty()) return {};
+  std::string error;
+  if (!ina::readSecretFile(path, secret, &error)) {
+    return errorf(rinaInvalidArgument, "RINA_COMM_SECRET_FILE: %s", error.c_str());
+  }
+  return {};
+}
+
+Status createUniqueId(const std::string& ifnameSpec, int64_t timeout, const std::string& secret,
+                      rinaUniqueId* out) {
   PackedAddr addr;
   std::string ifname;
   RINA_TRY(chooseListenAddress(ifnameSpec, &addr, &ifname));
@@ -75,7 +97,7 @@ Status createUniqueId(const std::string& ifnameSpec, int64_t timeout, rinaUnique
   std::memcpy(out->internal, &data, sizeof(data));
   // The first rank may come much later than the id is made (a job launcher
   // in between); after it, everyone must arrive within the timeout.
-  RootService::startDetached(std::move(listen), data.commId, 10 * timeout, timeout);
+  RootService::startDetached(std::move(listen), data.commId, 10 * timeout, timeout, secret);
   RINA_INFO("bootstrap root listening on %s (%s)", bound.str().c_str(), ifname.c_str());
   return {};
 }
@@ -100,32 +122,45 @@ Status resolveId(const rinaUniqueId& user, const std::string& env, IdData* out, 
 }
 
 Status RootService::start(const PackedAddr& addr, uint64_t commId, int64_t timeout,
-                          std::unique_ptr<RootService>* out) {
+                          const std::string& secret, std::unique_ptr<RootService>* out) {
   Fd listen;
   PackedAddr bound;
   Status s = listenOn(addr, true, &listen, &bound);
   if (!s.ok()) return s.prepend("RINA_COMM_ID root: ");
-  *out = std::make_unique<RootService>(std::move(listen), commId, timeout);
-  RINA_INFO("bootstrap root serving RINA_COMM_ID on %s", bound.str().c_str());
+  *out = std::make_unique<RootService>(std::move(listen), commId, timeout, secret);
+  if (secret.empty()) {
+    // The id is the hash of RINA_COMM_ID: whoever knows the address knows it.
+    RINA_INFO(
+        "bootstrap root serving RINA_COMM_ID on %s without RINA_COMM_SECRET_FILE: anyone "
+        "who reaches this port can join as a rank",
+        bound.str().c_str());
+  } else {
+    RINA_INFO(
+        "bootstrap root serving RINA_COMM_ID on %s; ranks must prove they hold "
+        "RINA_COMM_SECRET_FILE's secret",
+        bound.str().c_str());
+  }
   return {};
 }
 
 namespace {
 
 void serveRendezvous(int listenFd, uint64_t commId, int64_t firstWaitMs, int64_t waitMs,
-                     const std::atomic<bool>* stop);
+                     const std::string& secret, const std::atomic<bool>* stop);
 
 }  // namespace
 
-void RootService::startDetached(Fd listen, uint64_t commId, int64_t firstWaitMs, int64_t waitMs) {
-  std::thread([fd = std::move(listen), commId, firstWaitMs, waitMs] {
-    serveRendezvous(fd.get(), commId, firstWaitMs, waitMs, nullptr);
+void RootService::startDetached(Fd listen, uint64_t commId, int64_t firstWaitMs, int64_t waitMs,
+                                const std::string& secret) {
+  std::thread([fd = std::move(listen), commId, firstWaitMs, waitMs, secret] {
+    serveRendezvous(fd.get(), commId, firstWaitMs, waitMs, secret, nullptr);
   }).detach();
 }
 
-RootService::RootService(Fd listen, uint64_t commId, int64_t waitMs) : listen_(std::move(listen)) {
-  thread_ = std::thread([this, commId, waitMs] {
-    serveRendezvous(listen_.get(), commId, waitMs, waitMs, &stop_);
+RootService::RootService(Fd listen, uint64_t commId, int64_t waitMs, const std::string& secret)
+    : listen_(std::move(listen)) {
+  thread_ = std::thread([this, commId, waitMs, secret] {
+    serveRendezvous(listen_.get(), commId, waitMs, waitMs, secret, &stop_);
   });
 }
 
@@ -155,9 +190,10 @@ std::string peerAddressOf(int fd) {
 class RootLoop {
  public:
   RootLoop(int listenFd, uint64_t commId, int64_t firstWaitMs, int64_t waitMs,
-           const std::atomic<bool>* stop)
+           const std::string& secret, const std::atomic<bool>* stop)
       : listenFd_(listenFd),
         commId_(commId),
+        secret_(secret),
         waitMs_(waitMs),
         stop_(stop),
         deadline_(deadlineAfterMs(firstWaitMs)),
@@ -187,6 +223,7 @@ class RootLoop {
     Hello hello{};
     size_t got = 0;
     Deadline deadline;
+    char nonce[kNonceChars];  // the challenge's
   };
 
   // Waits for something on any socket (at most 50 ms, to see stop_) and
@@ -242,6 +279,15 @@ class RootLoop {
       p.fd = Fd(fd);
       p.peer = peerAddressOf(fd);
       p.deadline = deadlineAfterMs(std::min(waitMs_, kHelloWaitMs));
+      Challenge c{kMagic, kVersion, secret_.empty() ? 0u : 1u, 0, {}};
+      freshNonce(c.nonce);
+      std::memcpy(p.nonce, c.nonce, kNonceChars);
+      // A fresh socket's buffer takes these 48 bytes at once.
+      if (send(fd, &c, sizeof c, MSG_NOSIGNAL | MSG_DONTWAIT) != static_cast<ssize_t>(sizeof c)) {
+        RINA_WARN("bootstrap root: dropped the connection from %s: could not send the challenge",
+                  p.peer.c_str());
+        continue;
+      }
       pending_.push_back(std::move(p));
       readHello(pending_.size() - 1);  // it may be there already
     }
@@ -291,8 +337,13 @@ class RootLoop {
           p.peer.c_str(), hello.magic, hello.version);
       return;
     }
+    // The secret first: nothing else of an unsigned hello is believed (a
+    // claimed nranks or rank included).
     uint32_t code = kOk;
-    if (hello.commId != commId_) code = kWrongComm;
+    if (!secret_.empty() && !sameMac(helloMac(secret_, p.nonce, hello).c_str(), hello.mac)) {
+      code = kBadSecret;
+    } else if (hello.commId != commId_)
+      code = kWrongComm;
     else if (nranks_ >= 0 && hello.nranks != nranks_)
       code = kWrongSize;
     else if (hello.nranks <= 0 || hello.rank < 0 || hello.rank >= hello.nranks) code = kBadRank;
@@ -301,7 +352,7 @@ class RootLoop {
     if (code != kOk) {
       RINA_WARN("bootstrap root: refused rank %d from %s: %s", hello.rank, p.peer.c_str(),
                 replyText(code));
-      Reply r{kMagic, code, nranks_, arrived_};
+      Reply r{kMagic, code, nranks_, arrived_, 0};
       (void)sendAll(p.fd.get(), &r, sizeof(r), deadlineAfterMs(1000));
       return;
     }
@@ -309,6 +360,8 @@ class RootLoop {
       nranks_ = hello.nranks;
       conns_.resize(nranks_);
       peers_.resize(nranks_);
+      rankNonces_.resize(nranks_);
+      rootNonces_.resize(nranks_);
       table_.resize(nranks_);
       deadline_ = deadlineAfterMs(waitMs_);
     }
@@ -316,6 +369,8 @@ class RootLoop {
     if (hello.rank == 0) std::memcpy(schedule_, hello.schedule, sizeof schedule_);
     conns_[hello.rank] = std::move(p.fd);
     peers_[hello.rank] = p.peer;
+    std::memcpy(rankNonces_[hello.rank].data(), hello.nonce, kNonceChars);
+    std::memcpy(rootNonces_[hello.rank].data(), p.nonce, kNonceChars);
     ++arrived_;
   }
 
@@ -347,19 +402,24 @@ class RootLoop {
         "bootstrap root: %d of %d ranks arrived within %lld ms of the first; giving up "
         "(missing: %s)",
         arrived_, nranks_, static_cast<long long>(waitMs_), missing.c_str());
-    Reply r{kMagic, kIncomplete, nranks_, arrived_};
+    Reply r{kMagic, kIncomplete, nranks_, arrived_, 0};
     for (int q = 0; q < nranks_; ++q) {
       if (conns_[q].valid()) (void)sendAll(conns_[q].get(), &r, sizeof(r), deadlineAfterMs(1000));
     }
   }
 
   void answer() {
-    Reply ok{kMagic, kOk, nranks_, arrived_};
+    Reply ok{kMagic, kOk, nranks_, arrived_, randomCommId() | 1};
     for (int r = 0; r < nranks_; ++r) {
       Deadline d = deadlineAfterMs(waitMs_);
       Status s = sendAll(conns_[r].get(), &ok, sizeof(ok), d);
       if (s.ok()) s = sendAll(conns_[r].get(), table_.data(), table_.size() * sizeof(PeerInfo), d);
       if (s.ok()) s = sendAll(conns_[r].get(), schedule_, sizeof schedule_, d);
+      if (s.ok() && !secret_.empty()) {
+        const std::string mac =
+            replyMac(secret_, rankNonces_[r].data(), rootNonces_[r].data(), ok, table_, schedule_);
+        s = sendAll(conns_[r].get(), mac.data(), kMacChars, d);
+      }
       if (!s.ok()) {
         RINA_WARN("bootstrap root: could not answer rank %d (%s): %s", r, peers_[r].c_str(),
                   s.message().c_str());
@@ -369,6 +429,7 @@ class RootLoop {
 
   const int listenFd_;
   const uint64_t commId_;
+  const std::string secret_;  // empty: none
   const int64_t waitMs_;
   const std::atomic<bool>* stop_;
   Deadline deadline_;
@@ -381,18 +442,21 @@ class RootLoop {
   std::vector<std::string> peers_;  // their addresses
   std::vector<PeerInfo> table_;
   char schedule_[kScheduleBytes] = {};  // rank 0's
+  // Per rank: the nonces of its hello and of its connection's challenge.
+  std::vector<std::array<char, kNonceChars>> rankNonces_;
+  std::vector<std::array<char, kNonceChars>> rootNonces_;
 };
 
 void serveRendezvous(int listenFd, uint64_t commId, int64_t firstWaitMs, int64_t waitMs,
-                     const std::atomic<bool>* stop) {
-  RootLoop(listenFd, commId, firstWaitMs, waitMs, stop).run();
+                     const std::string& secret, const std::atomic<bool>* stop) {
+  RootLoop(listenFd, commId, firstWaitMs, waitMs, secret, stop).run();
 }
 
 }  // namespace
 
 Status rendezvous(const IdData& id, int rank, int nranks, const PeerInfo& mine,
-                  const std::string& schedule, Deadline deadline, std::vector<PeerInfo>* table,
-                  std::string* rankZeroSchedule) {
+                  const std::string& schedule, const std::string& secret, Deadline deadline,
+                  std::vector<PeerInfo>* table, std::string* rankZeroSchedule, uint64_t* peerId) {
   Hello hello{};
   if (schedule.size() >= sizeof hello.schedule) {
     return errorf(rinaInvalidArgument,
@@ -400,9 +464,25 @@ Status rendezvous(const IdData& id, int rank, int nranks, const PeerInfo& mine,
                   "the bootstrap carries (%zu); a long RINA_RACKS can go in RINA_TOPO_FILE",
                   rank, schedule.size(), sizeof hello.schedule - 1);
   }
+  const std::string where = "bootstrap: rank " + std::to_string(rank) + ": root " + id.root.str();
   Fd conn;
   Status s = connectTo(id.root, deadline, &conn);
   if (!s.ok()) return s.prepend("bootstrap: rank " + std::to_string(rank) + ": root: ");
+  Challenge challenge{};
+  s = recvAll(conn.get(), &challenge, sizeof challenge, deadline);
+  if (!s.ok()) return s.prepend(where + ": challenge: ");
+  if (challenge.magic != kMagic || challenge.version != kVersion) {
+    return errorf(rinaRemoteError,
+                  "%s is not a rina bootstrap root of this version (magic %08x, version %u; "
+                  "this rank speaks %u)",
+                  where.c_str(), challenge.magic, challenge.version, kVersion);
+  }
+  if (!secret.empty() && challenge.secret == 0) {
+    return errorf(rinaInvalidUsage,
+                  "%s holds no secret, but RINA_COMM_SECRET_FILE is set on this rank: it does not "
+                  "take this root's table",
+                  where.c_str());
+  }
   hello.magic = kMagic;
   hello.version = kVersion;
   hello.commId = id.commId;
@@ -410,35 +490,55 @@ Status rendezvous(const IdData& id, int rank, int nranks, const PeerInfo& mine,
   hello.rank = rank;
   hello.info = mine;
   std::memcpy(hello.schedule, schedule.data(), schedule.size());
+  freshNonce(hello.nonce);
+  if (!secret.empty()) {
+    const std::string mac = helloMac(secret, challenge.nonce, hello);
+    std::memcpy(hello.mac, mac.data(), kMacChars);
+  }
   s = sendAll(conn.get(), &hello, sizeof(hello), deadline);
   // The root gives up on missing ranks at its own deadline and says how many
   // came; a little longer here lets that verdict, not a bare timeout, arrive.
   Reply reply{};
   if (s.ok()) s = recvAll(conn.get(), &reply, sizeof(reply), deadline + kVerdictGrace);
-  if (!s.ok()) {
-    return s.prepend("bootstrap: rank " + std::to_string(rank) + ": root " + id.root.str() + ": ");
-  }
+  if (!s.ok()) return s.prepend(where + ": ");
   if (reply.magic != kMagic) {
-    return errorf(rinaRemoteError, "bootstrap: rank %d: %s answered with a wrong magic", rank,
-                  id.root.str().c_str());
+    return errorf(rinaRemoteError, "%s answered with a wrong magic", where.c_str());
   }
   if (reply.code == kIncomplete) {
     return errorf(rinaTimeout,
-                  "bootstrap: rank %d: root %s gave up waiting: %d of %d ranks arrived before its "
-                  "deadline (RINA_TIMEOUT_MS after the first)",
-                  rank, id.root.str().c_str(), reply.arrived, reply.nranks);
+                  "%s gave up waiting: %d of %d ranks arrived before its deadline "
+                  "(RINA_TIMEOUT_MS after the first)",
+                  where.c_str(), reply.arrived, reply.nranks);
   }
   if (reply.code != kOk) {
-    return errorf(rinaInvalidUsage, "bootstrap: rank %d: root %s refused this rank: %s", rank,
-                  id.root.str().c_str(), replyText(reply.code));
+    return errorf(rinaInvalidUsage, "%s refused this rank: %s", where.c_str(),
+                  replyText(reply.code));
+  }
+  if (reply.nranks != nranks) {
+    return errorf(rinaRemoteError, "%s answered for %d ranks, this rank is one of %d",
+                  where.c_str(), reply.nranks, nranks);
   }
   table->resize(nranks);
   s = recvAll(conn.get(), table->data(), table->size() * sizeof(PeerInfo), deadline);
-  if (!s.ok()) return s.prepend("bootstrap: rank " + std::to_string(rank) + ": address table: ");
+  if (!s.ok()) return s.prepend(where + ": address table: ");
   char theirs[kScheduleBytes];
   s = recvAll(conn.get(), theirs, sizeof theirs, deadline);
-  if (!s.ok()) return s.prepend("bootstrap: rank " + std::to_string(rank) + ": schedule knobs: ");
+  if (!s.ok()) return s.prepend(where + ": schedule knobs: ");
+  if (!secret.empty()) {
+    char mac[kMacChars];
+    s = recvAll(conn.get(), mac, sizeof mac, deadline);
+    if (!s.ok()) return s.prepend(where + ": the root's proof of the secret: ");
+    const std::string want = replyMac(secret, hello.nonce, challenge.nonce, reply, *table, theirs);
+    if (!sameMac(want.c_str(), mac)) {
+      table->clear();
+      return errorf(rinaRemoteError,
+                    "%s did not prove it holds RINA_COMM_SECRET_FILE's secret; its table is not "
+                    "taken (an impostor, or a root with another secret)",
+                    where.c_str());
+    }
+  }
   rankZeroSchedule->assign(theirs, strnlen(theirs, sizeof theirs));
+  *peerId = reply.peerId;
   return {};
 }
 

@@ -83,9 +83,12 @@ Status Communicator::readKnobs(const config::Options& options, Setup* s) {
 Status Communicator::joinBootstrap(const rinaUniqueId& id, Setup* s) {
   bool fromEnv = false;
   RINA_TRY(bootstrap::resolveId(id, options_.commId, &s->id, &fromEnv));
+  RINA_TRY(bootstrap::readCommSecret(options_.commSecret, &s->secret)
+               .prepend("rank " + std::to_string(rank_) + ": "));
   // Under RINA_COMM_ID rank 0 is the root.
   if (fromEnv && rank_ == 0) {
-    RINA_TRY(bootstrap::RootService::start(s->id.root, s->id.commId, timeoutMs(), &s->root));
+    RINA_TRY(
+        bootstrap::RootService::start(s->id.root, s->id.commId, timeoutMs(), s->secret, &s->root));
   }
   return {};
 }
@@ -108,8 +111,11 @@ Status Communicator::meet(Setup* s) {
   std::string schedule, rankZero;
   RINA_TRY(
       config::scheduleText(options_, &schedule).prepend("rank " + std::to_string(rank_) + ": "));
-  RINA_TRY(bootstrap::rendezvous(s->id, rank_, nranks_, s->mine, schedule,
-                                 deadlineAfterMs(timeoutMs()), &s->table, &rankZero));
+  // From here on the communicator's id (peer hellos, shared-memory names)
+  // is the one the root drew for it, fresh per communicator.
+  RINA_TRY(bootstrap::rendezvous(s->id, rank_, nranks_, s->mine, schedule, s->secret,
+                                 deadlineAfterMs(timeoutMs()), &s->table, &rankZero,
+                                 &s->id.commId));
   s->met = Clock::now();
   if (rank_ != 0) RINA_TRY(takeRankZeroSchedule(rankZero, s));
   return {};

@@ -26,6 +26,7 @@ struct Communicator::Setup {
   int socketsPerPeer = 1;  // 0: auto
   // joinBootstrap
   bootstrap::IdData id{};
+  std::string secret;                            // RINA_COMM_SECRET_FILE's; empty: none
   std::unique_ptr<bootstrap::RootService> root;  // rank 0 under RINA_COMM_ID
   // openListeners
   std::string ifname;

@@ -37,6 +37,12 @@ constexpr Knob kKnobs[] = {
      .doc = "host:port of the bootstrap root; replaces the unique id's address",
      .type = Type::kText,
      .field = &Options::commId},
+    {.name = "RINA_COMM_SECRET_FILE",
+     .defaultValue = "",
+     .doc = "a file (mode 0600) holding a secret every rank and the bootstrap root share: "
+            "ranks and root prove it to each other (HMAC-SHA256, never sent); unset: none",
+     .type = Type::kText,
+     .field = &Options::commSecret},
     {.name = "RINA_SOCKET_IFNAME",
      .defaultValue = "",
      .doc =

@@ -40,6 +40,7 @@ struct Options {
   std::string debug;        // RINA_DEBUG (process)
   int64_t timeoutMs;        // RINA_TIMEOUT_MS
   std::string commId;       // RINA_COMM_ID
+  std::string commSecret;   // RINA_COMM_SECRET_FILE (a file)
   std::string cpuAffinity;  // RINA_CPU_AFFINITY
   // Connections.
   std::string socketIfname;  // RINA_SOCKET_IFNAME
