@@ -189,7 +189,7 @@ Status Communicator::connectPeers(Setup* s) {
   const bool oneHost = std::all_of(hostIds.begin(), hostIds.end(),
                                    [&](const std::string& h) { return h == hostIds[0]; });
   if (mesh.shmEnabled && oneHost && nranks_ > 1 && smallMsgBytes() > 0) {
-    RINA_TRY(transport::ShmGroup::join(s->id.commId, hostIds[0], rank_, nranks_,
+    RINA_TRY(transport::ShmGroup::join(s->id.commId, s->table[0].pid, rank_, nranks_,
                                        std::min<size_t>(smallMsgBytes(), 1 << 20), mesh.deadline,
                                        &hostGroup_));
     RINA_TRY(hostGroup_->waitJoined(mesh.deadline, &aborted_));

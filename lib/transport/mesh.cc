@@ -1,5 +1,6 @@
 #include "transport/mesh.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -243,6 +244,9 @@ Status buildMesh(const MeshOptions& opt, std::map<int, std::unique_ptr<Connectio
       if (hello.fifoBytes != 0) {
         Status o = ShmSegment::open(hello.shmName, &pend.segment);
         if (o.ok()) {
+          // Both sides have it mapped: the name goes now, so no crash from
+          // here on can leave it behind.
+          shm_unlink(hello.shmName);
           pend.useShm = true;
         } else {
           RINA_WARN("rank %d: cannot map rank %d's shared memory, using TCP: %s", opt.rank,

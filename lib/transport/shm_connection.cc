@@ -1,13 +1,17 @@
 #include "transport/shm_connection.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
+#include "core/log.h"
 #include "transport/socket_connection.h"
 #include "transport/wait_set.h"
 
@@ -23,7 +27,28 @@ uint32_t roundUp(uint32_t x) { return (x + kAlign - 1) & ~(kAlign - 1); }
 
 }  // namespace
 
+void removeStaleSegments() {
+  DIR* dir = opendir("/dev/shm");
+  if (!dir) return;
+  const pid_t self = getpid();
+  while (dirent* e = readdir(dir)) {
+    // rina-<pid>-...
+    if (std::strncmp(e->d_name, "rina-", 5) != 0) continue;
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name + 5, &end, 10);
+    if (end == e->d_name + 5 || *end != '-' || pid <= 0 || pid == self) continue;
+    if (kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    const std::string name = std::string("/") + e->d_name;
+    if (shm_unlink(name.c_str()) == 0) {
+      RINA_INFO("removed the shared-memory segment %s of process %ld, which is gone", name.c_str(),
+                pid);
+    }
+  }
+  closedir(dir);
+}
+
 Status ShmSegment::create(const std::string& name, uint32_t fifoBytes, ShmSegment* out) {
+  removeStaleSegments();
   int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
   if (fd < 0) return systemErrorf(errno, "shm_open(%s)", name.c_str());
   Fd owner(fd);

@@ -38,7 +38,17 @@ struct ShmSegmentHeader {
   FifoControl fifo[2];  // [0]: lower rank -> higher rank, [1]: the other way
 };
 
-// An mmap'ed named segment; the creator unlinks the name once the peer has it.
+// Segment names begin "/rina-<pid of the creator>-" (or, for a host
+// segment, of the rank that owns its name). A process killed between
+// creating a segment and its peer mapping it (when the name is removed)
+// leaves the name behind; removeStaleSegments, run before every creation,
+// removes the names whose pid is no longer alive. (A pid is judged in this
+// process's pid namespace: ranks that share /dev/shm across pid namespaces
+// should not share it with others' live set-ups.)
+void removeStaleSegments();
+
+// An mmap'ed named segment; the name is removed as soon as the peer has
+// mapped it (by the peer, mesh.cc), else by the creator when it goes.
 class ShmSegment {
  public:
   static Status create(const std::string& name, uint32_t fifoBytes, ShmSegment* out);

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "transport/shm_connection.h"
 #include "transport/wait_set.h"
 
 namespace rina::transport {
@@ -35,16 +36,10 @@ size_t totalBytes(int ranks, size_t slotBytes) {
   return dataOffset(ranks) + static_cast<size_t>(ranks) * 2 * slotBytes;
 }
 
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
 }  // namespace
 
-Status ShmGroup::join(uint64_t commId, const std::string& host, int rank, int ranks,
-                      size_t slotBytes, Deadline deadline, std::unique_ptr<ShmGroup>* out) {
+Status ShmGroup::join(uint64_t commId, int ownerPid, int rank, int ranks, size_t slotBytes,
+                      Deadline deadline, std::unique_ptr<ShmGroup>* out) {
   if (ranks < 1 || rank < 0 || rank >= ranks) {
     return errorf(rinaInternalError, "shm group: rank %d of %d", rank, ranks);
   }
@@ -54,9 +49,10 @@ Status ShmGroup::join(uint64_t commId, const std::string& host, int rank, int ra
   g->slotBytes_ = roundUp(slotBytes, 64);
   g->size_ = totalBytes(ranks, g->slotBytes_);
   char name[64];
-  std::snprintf(name, sizeof(name), "/rina-g-%016" PRIx64 "-%016" PRIx64, commId, fnv1a(host));
+  std::snprintf(name, sizeof(name), "/rina-%d-g-%016" PRIx64, ownerPid, commId);
   g->name_ = name;
 
+  removeStaleSegments();
   bool creator = false;
   Fd fd;
   for (;;) {
@@ -77,8 +73,10 @@ Status ShmGroup::join(uint64_t commId, const std::string& host, int rank, int ra
       return errorf(rinaTimeout, "rank %d: the host segment %s came and went", rank, name);
     }
   }
+  // Until every rank has joined: a rank that leaves before (a failed
+  // set-up) removes the name, so a crash of the others leaves nothing.
+  g->linked_ = true;
   if (creator) {
-    g->linked_ = true;  // until every rank has joined (or this one leaves)
     if (ftruncate(fd.get(), static_cast<off_t>(g->size_)) != 0) {
       return systemErrorf(errno, "rank %d: ftruncate(%s, %zu) (is /dev/shm full?)", rank, name,
                           g->size_);

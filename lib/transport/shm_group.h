@@ -8,9 +8,13 @@
 // finished reading, so a writer never overwrites a slot still being read.
 //
 // Set-up needs no messages: every rank tries to create the segment by a
-// name made of the communicator id and the host; one wins and initialises
-// it, the others map it once it has its full size and mark. The last rank
-// to join removes the name.
+// name made of the communicator id (fresh per communicator) and the pid of
+// the communicator's rank 0 (every rank is on this host); one wins and
+// initialises it, the others map it once it has its full size and mark.
+// The last rank to join removes the name; a rank that leaves before that
+// removes it too, and a name left by ranks that were all killed is removed
+// by the next set-up on the host (removeStaleSegments: rank 0's pid is
+// gone).
 #ifndef RINA_LIB_TRANSPORT_SHM_GROUP_H_
 #define RINA_LIB_TRANSPORT_SHM_GROUP_H_
 
@@ -50,11 +54,11 @@ struct ShmGroupRank {
 class ShmGroup {
  public:
   // Joins (creating when first) the group of `ranks` ranks named by
-  // commId and host; this rank is `rank` (0 .. ranks-1); slots of slotBytes
+  // commId and ownerPid (rank 0's pid); this rank is `rank` (0 .. ranks-1); slots of slotBytes
   // (rounded up to 64). Waits until the segment is mapped, not for the
   // other ranks to join (waitJoined).
-  static Status join(uint64_t commId, const std::string& host, int rank, int ranks,
-                     size_t slotBytes, Deadline deadline, std::unique_ptr<ShmGroup>* out);
+  static Status join(uint64_t commId, int ownerPid, int rank, int ranks, size_t slotBytes,
+                     Deadline deadline, std::unique_ptr<ShmGroup>* out);
   ~ShmGroup();
   ShmGroup(const ShmGroup&) = delete;
   ShmGroup& operator=(const ShmGroup&) = delete;
