@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,7 +30,14 @@ using rina::errorf;
 using rina::Status;
 using rina::comm::Communicator;
 
+// A handle is marked live at create and destroyed at destroy, so a call on a
+// destroyed communicator is refused with a message; its memory is kept (see
+// Quarantine) so that check reads valid memory for the most recent ones.
+constexpr uint64_t kLiveComm = 0x4d4d4f43414e4952ull;       // "RINACOMM"
+constexpr uint64_t kDestroyedComm = 0x444559525453454dull;  // "MESTRYED"
+
 struct rinaComm {
+  uint64_t magic = kLiveComm;
   std::unique_ptr<Communicator> impl;
   // A collective failed mid-way: peers may be at different points of the
   // stream, so later calls would only misread it.
@@ -36,12 +45,55 @@ struct rinaComm {
 };
 
 Communicator* rina::api::communicatorOf(rinaComm_t comm) {
-  return comm ? comm->impl.get() : nullptr;
+  return comm && comm->magic == kLiveComm ? comm->impl.get() : nullptr;
 }
 
 namespace {
 
 thread_local std::string tlsLastError;
+
+// The memory of the last kKeep destroyed handles (a few dozen bytes each,
+// the communicator itself freed), so a call on one of them reads a
+// destroyed mark instead of freed memory. Never destroyed itself, so the
+// handles stay reachable (no leak report at exit).
+class Quarantine {
+ public:
+  static Quarantine& get() {
+    static Quarantine* q = new Quarantine;
+    return *q;
+  }
+  void keep(rinaComm* comm) {
+    rinaComm* old = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      handles_.push_back(comm);
+      if (handles_.size() > kKeep) {
+        old = handles_.front();
+        handles_.pop_front();
+      }
+    }
+    delete old;
+  }
+
+ private:
+  static constexpr size_t kKeep = 64;
+  std::mutex mutex_;
+  std::deque<rinaComm*> handles_;
+};
+
+// Null, destroyed or not a handle: an error naming the function; else ok.
+Status checkHandle(const rinaComm* comm, const char* fn) {
+  if (!comm) return errorf(rinaInvalidArgument, "%s: comm is NULL", fn);
+  if (comm->magic == kDestroyedComm) {
+    return errorf(rinaInvalidArgument, "%s: comm was destroyed (rinaCommDestroy)", fn);
+  }
+  if (comm->magic != kLiveComm) {
+    return errorf(rinaInvalidArgument, "%s: comm is not a communicator (or was destroyed)", fn);
+  }
+  return {};
+}
+
+bool live(const rinaComm* comm) { return comm && comm->magic == kLiveComm; }
 
 rinaResult_t fail(rinaComm* comm, const Status& s) {
   if (comm) {
@@ -145,9 +197,10 @@ rinaResult_t finish(rinaComm* comm, Status s) {
 // Every collective's entry: the handle and argument checks, the empty call,
 // GPU buffers staged as call.staging says, the run, and a failure kept.
 rinaResult_t runCollective(rinaComm* comm, const Collective& call, const HostRun& run) {
-  if (!comm) return fail(nullptr, errorf(rinaInvalidArgument, "%s: comm is NULL", call.name));
+  Status s = checkHandle(comm, call.name);
+  if (!s.ok()) return fail(nullptr, s);
   size_t bytes = 0;
-  Status s = checkCollective(comm, call, &bytes);
+  s = checkCollective(comm, call, &bytes);
   if (!s.ok()) return fail(comm, s);
   Communicator& c = *comm->impl;
   std::string why;
@@ -271,18 +324,23 @@ rinaResult_t rinaCommInitRankConfig(rinaComm_t* comm, int nranks, rinaUniqueId u
 }
 
 rinaResult_t rinaCommDestroy(rinaComm_t comm) {
-  if (!comm) return fail(nullptr, errorf(rinaInvalidArgument, "rinaCommDestroy: comm is NULL"));
-  std::unique_ptr<rinaComm> owner(comm);
+  Status s = checkHandle(comm, "rinaCommDestroy");
+  if (!s.ok()) return fail(nullptr, s);
+  comm->magic = kDestroyedComm;
+  comm->impl.reset();
+  Quarantine::get().keep(comm);
   return rinaSuccess;
 }
 
 rinaResult_t rinaCommAbort(rinaComm_t comm) {
-  if (!comm) return fail(nullptr, errorf(rinaInvalidArgument, "rinaCommAbort: comm is NULL"));
+  Status s = checkHandle(comm, "rinaCommAbort");
+  if (!s.ok()) return fail(nullptr, s);
   comm->impl->abort();
   return rinaSuccess;
 }
 
 rinaResult_t rinaCommCount(const rinaComm_t comm, int* count) {
+  if (Status h = checkHandle(comm, "rinaCommCount"); !h.ok()) return fail(nullptr, h);
   if (!comm || !count) {
     return fail(nullptr,
                 errorf(rinaInvalidArgument, "rinaCommCount: %s is NULL", comm ? "count" : "comm"));
@@ -292,6 +350,7 @@ rinaResult_t rinaCommCount(const rinaComm_t comm, int* count) {
 }
 
 rinaResult_t rinaCommUserRank(const rinaComm_t comm, int* rank) {
+  if (Status h = checkHandle(comm, "rinaCommUserRank"); !h.ok()) return fail(nullptr, h);
   if (!comm || !rank) {
     return fail(nullptr, errorf(rinaInvalidArgument, "rinaCommUserRank: %s is NULL",
                                 comm ? "rank" : "comm"));
@@ -301,6 +360,7 @@ rinaResult_t rinaCommUserRank(const rinaComm_t comm, int* rank) {
 }
 
 rinaResult_t rinaCommSetAlgorithm(rinaComm_t comm, const char* algorithm) {
+  if (Status h = checkHandle(comm, "rinaCommSetAlgorithm"); !h.ok()) return fail(nullptr, h);
   if (!comm || !algorithm) {
     return fail(nullptr, errorf(rinaInvalidArgument, "rinaCommSetAlgorithm: %s is NULL",
                                 comm ? "algorithm" : "comm"));
@@ -313,6 +373,7 @@ rinaResult_t rinaCommSetAlgorithm(rinaComm_t comm, const char* algorithm) {
 }
 
 rinaResult_t rinaCommGetStats(const rinaComm_t comm, rinaCommStats_t* stats) {
+  if (Status h = checkHandle(comm, "rinaCommGetStats"); !h.ok()) return fail(nullptr, h);
   if (!comm || !stats) {
     return fail(nullptr, errorf(rinaInvalidArgument, "rinaCommGetStats: %s is NULL",
                                 comm ? "stats" : "comm"));
@@ -362,6 +423,7 @@ static_assert(kLinkStatsV1Bytes == 64, "version 1 entries are 64 bytes");
 
 rinaResult_t linkStats(const char* fn, const rinaComm_t comm, void* links, size_t linkBytes,
                        bool defaultOnly, int maxLinks, int* nLinks) {
+  if (Status h = checkHandle(comm, fn); !h.ok()) return fail(nullptr, h);
   if (!comm || !nLinks) {
     return fail(comm, errorf(rinaInvalidArgument, "%s: %s is NULL", fn, comm ? "nLinks" : "comm"));
   }
@@ -442,7 +504,8 @@ const char* rinaGetErrorString(rinaResult_t result) {
 }
 
 const char* rinaCommGetLastError(rinaComm_t comm) {
-  return comm ? comm->impl->lastError().c_str() : tlsLastError.c_str();
+  if (comm && comm->magic == kDestroyedComm) return "the communicator was destroyed";
+  return live(comm) ? comm->impl->lastError().c_str() : tlsLastError.c_str();
 }
 
 rinaResult_t rinaAllReduce(const void* sendbuff, void* recvbuff, size_t count,
@@ -507,7 +570,7 @@ rinaResult_t rinaReduceScatter(const void* sendbuff, void* recvbuff, size_t recv
                                rinaDataType_t datatype, rinaRedOp_t op, rinaComm_t comm) {
   Collective call("rinaReduceScatter", sendbuff, recvbuff, recvcount, datatype);
   call.op = op;
-  call.sendParts = comm ? static_cast<size_t>(comm->impl->size()) : 1;
+  call.sendParts = live(comm) ? static_cast<size_t>(comm->impl->size()) : 1;
   return runCollective(comm, call,
                        [&](Communicator& c, const void* send, void* recv, size_t n) -> Status {
                          if (c.size() > 1) {
@@ -523,7 +586,7 @@ rinaResult_t rinaReduceScatter(const void* sendbuff, void* recvbuff, size_t recv
 rinaResult_t rinaAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
                            rinaDataType_t datatype, rinaComm_t comm) {
   Collective call("rinaAllGather", sendbuff, recvbuff, sendcount, datatype);
-  call.recvParts = comm ? static_cast<size_t>(comm->impl->size()) : 1;
+  call.recvParts = live(comm) ? static_cast<size_t>(comm->impl->size()) : 1;
   return runCollective(comm, call, [&](Communicator& c, const void* send, void* recv, size_t n) {
     return rina::algo::ringAllGather(c, send, recv, n, datatype);
   });
@@ -532,7 +595,7 @@ rinaResult_t rinaAllGather(const void* sendbuff, void* recvbuff, size_t sendcoun
 rinaResult_t rinaBroadcast(const void* sendbuff, void* recvbuff, size_t count,
                            rinaDataType_t datatype, int root, rinaComm_t comm) {
   // Only the root reads sendbuff.
-  const void* send = comm && comm->impl->rank() != root ? recvbuff : sendbuff;
+  const void* send = live(comm) && comm->impl->rank() != root ? recvbuff : sendbuff;
   Collective call("rinaBroadcast", send, recvbuff, count, datatype);
   call.root = root;
   return runCollective(comm, call, [&](Communicator& c, const void* hs, void* hr, size_t n) {
