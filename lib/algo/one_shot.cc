@@ -160,6 +160,7 @@ Status oneShotAllReduce(Context& ctx, const void* send, void* recv, size_t count
                   "most %zu bytes (RINA_SMALL_MSG_BYTES)",
                   ctx.rank(), bytes, ctx.hostGroup() ? ctx.hostGroup()->slotBytes() : size_t{0});
   }
+  ctx.hostGroup()->prepare(bytes);
   const uint64_t seq = ctx.nextSeq();
   OneShotTask task(ctx, *ctx.hostGroup(), seq, send, recv, count, type, op);
   Engine e(contextFor(ctx, kAllReduce, seq, kSteps));

@@ -78,10 +78,17 @@ class ShmGroup {
   void post(int which, uint32_t seq);
   // This rank has read every slot of call seq.
   void finish(uint32_t seq);
+  // Before a call of `bytes` per slot: the first access, through this
+  // rank's mapping, to every page of both slots of every rank that such a
+  // call uses (see touchPages), once per page.
+  void prepare(size_t bytes) {
+    if (bytes > prepared_) touchPages(bytes);
+  }
 
  private:
   ShmGroup() = default;
   void wakeSleepers(std::atomic<uint32_t>* word);
+  void touchPages(size_t bytes);
 
   void* base_ = nullptr;
   size_t size_ = 0;
@@ -90,6 +97,7 @@ class ShmGroup {
   int rank_ = 0;
   int ranks_ = 0;
   size_t slotBytes_ = 0;
+  size_t prepared_ = 0;  // prepare() has readied [0, prepared_) of every slot
   ShmGroupRank* controls_ = nullptr;
   char* data_ = nullptr;
 };

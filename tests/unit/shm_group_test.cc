@@ -1,0 +1,130 @@
+// The host segment of one-shot calls: prepare(bytes) writes, through the
+// rank's own mapping, every page of its two slots that a call of that size
+// uses (so the call that alternates to the other slot finds it ready too),
+// and only those; checked against the kernel's page tables (/proc/self/smaps:
+// the dirty bytes of each rank's mapping), which MAP_POPULATE alone leaves
+// clean. The write keeps the bytes (a peer may still read the slot's last
+// call), and the other ranks' slots are left alone.
+#include "transport/shm_group.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "core/socket.h"
+
+namespace rina::transport {
+namespace {
+
+// Dirty kB (shared + private) of the mapping that holds addr, or -1.
+long dirtyKbOfMappingAt(const void* addr) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto a = reinterpret_cast<uintptr_t>(addr);
+  std::string line;
+  bool inside = false;
+  long dirty = -1;
+  while (std::getline(smaps, line)) {
+    unsigned long lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 && line.find(':') > 20) {
+      if (inside) return dirty;
+      inside = a >= lo && a < hi;
+      if (inside) dirty = 0;
+      continue;
+    }
+    long kb = 0;
+    if (inside && (std::sscanf(line.c_str(), "Shared_Dirty: %ld kB", &kb) == 1 ||
+                   std::sscanf(line.c_str(), "Private_Dirty: %ld kB", &kb) == 1)) {
+      dirty += kb;
+    }
+  }
+  return dirty;
+}
+
+struct Group {
+  static constexpr int kRanks = 3;
+  static constexpr size_t kSlotBytes = 64 << 10;
+  std::unique_ptr<ShmGroup> g[kRanks];
+
+  explicit Group(uint64_t salt) {
+    const uint64_t commId = salt << 32 | static_cast<uint64_t>(getpid());
+    for (int r = 0; r < kRanks; ++r) {
+      EXPECT_TRUE(ShmGroup::join(commId, "shm-group-test", r, kRanks, kSlotBytes,
+                                 deadlineAfterMs(10000), &g[r])
+                      .ok());
+    }
+    for (int r = 0; r < kRanks; ++r) {
+      EXPECT_TRUE(g[r] && g[r]->waitJoined(deadlineAfterMs(10000), nullptr).ok());
+    }
+  }
+  // Dirty kB of rank r's mapping beyond the header and control words' page(s).
+  long slotDirtyKb(int r) const {
+    const long headerKb =
+        static_cast<long>((g[r]->slot(0, 0) - reinterpret_cast<char*>(&g[r]->control(0))) / 1024) +
+        4;
+    const long dirty = dirtyKbOfMappingAt(g[r]->slot(r, 0));
+    EXPECT_GE(dirty, 0) << "no mapping found for rank " << r;
+    return dirty < headerKb ? 0 : dirty - headerKb;
+  }
+};
+
+TEST(ShmGroupTest, PrepareWritesBothOwnSlotsUpToTheCallSizeInOwnMapping) {
+  Group grp(0x5e57);
+  for (int r = 0; r < Group::kRanks; ++r) {
+    ASSERT_TRUE(grp.g[r]);
+    ASSERT_EQ(grp.g[r]->slotBytes(), Group::kSlotBytes);
+    EXPECT_EQ(grp.slotDirtyKb(r), 0) << "rank " << r << " after join";
+  }
+  const long headerKb =
+      static_cast<long>((grp.g[0]->slot(0, 0) - reinterpret_cast<char*>(&grp.g[0]->control(0))) /
+                        1024) +
+      4;
+  // 20000 bytes: 5 pages of each of its two slots.
+  for (int r = 0; r < Group::kRanks; ++r) grp.g[r]->prepare(20000);
+  for (int r = 0; r < Group::kRanks; ++r) {
+    const long dirty = dirtyKbOfMappingAt(grp.g[r]->slot(r, 0));
+    EXPECT_GE(dirty, 2 * 5 * 4) << "rank " << r;
+    EXPECT_LE(dirty, 2 * 5 * 4 + headerKb) << "rank " << r;
+  }
+  // Then the whole slot; a larger call than a slot holds readies no more.
+  for (int r = 0; r < Group::kRanks; ++r) grp.g[r]->prepare(Group::kSlotBytes + 4096);
+  for (int r = 0; r < Group::kRanks; ++r) {
+    const long dirty = dirtyKbOfMappingAt(grp.g[r]->slot(r, 0));
+    EXPECT_GE(dirty, static_cast<long>(2 * Group::kSlotBytes / 1024)) << "rank " << r;
+    EXPECT_LE(dirty, static_cast<long>(2 * Group::kSlotBytes / 1024) + headerKb) << "rank " << r;
+  }
+}
+
+TEST(ShmGroupTest, PrepareKeepsTheBytesOfOwnSlotsAndWritesNoOtherRanks) {
+  Group grp(0x5e58);
+  for (int r = 0; r < Group::kRanks; ++r) ASSERT_TRUE(grp.g[r]);
+  // Rank 1's slots hold a call a peer may still be reading.
+  for (int which = 0; which < 2; ++which) {
+    char* s = grp.g[1]->slot(1, which);
+    for (size_t i = 0; i < Group::kSlotBytes; ++i) s[i] = static_cast<char>(i * 7 + which + 1);
+  }
+  grp.g[1]->prepare(Group::kSlotBytes);
+  grp.g[0]->prepare(Group::kSlotBytes);
+  for (int which = 0; which < 2; ++which) {
+    const char* s = grp.g[2]->slot(1, which);  // read through a third mapping
+    for (size_t i = 0; i < Group::kSlotBytes; ++i) {
+      ASSERT_EQ(s[i], static_cast<char>(i * 7 + which + 1)) << "slot " << which << " byte " << i;
+    }
+  }
+  for (int r : {0, 2}) {
+    for (int which = 0; which < 2; ++which) {
+      const char* s = grp.g[2]->slot(r, which);
+      for (size_t i = 0; i < Group::kSlotBytes; ++i) {
+        ASSERT_EQ(s[i], 0) << "rank " << r << " slot " << which << " byte " << i;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace rina::transport
