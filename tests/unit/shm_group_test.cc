@@ -54,7 +54,7 @@ struct Group {
   explicit Group(uint64_t salt) {
     const uint64_t commId = salt << 32 | static_cast<uint64_t>(getpid());
     for (int r = 0; r < kRanks; ++r) {
-      EXPECT_TRUE(ShmGroup::join(commId, "shm-group-test", r, kRanks, kSlotBytes,
+      EXPECT_TRUE(ShmGroup::join(commId, static_cast<int>(getpid()), r, kRanks, kSlotBytes,
                                  deadlineAfterMs(10000), &g[r])
                       .ok());
     }
