@@ -238,6 +238,7 @@ Status RackIna::setup(algo::Context& ctx, const config::Options& options,
   ri->slotsWanted_ = static_cast<uint32_t>(options.inaSlots);  // checked: 1 to 16384
   ri->switchdPath_ = options.switchdPath;
   ri->switchdArgs_ = options.switchdArgs;
+  ri->switchAuth_ = options.switchAuth;
   bool autoSwitch = false;
   if (!rack.switchCtrl.empty()) {
     if (!ina::parseEndpoint(rack.switchCtrl, &ri->controller_)) {
@@ -356,7 +357,11 @@ Status RackIna::registerJob(algo::Context& ctx, const std::vector<ina::Endpoint>
     RINA_INFO("rank %d: rack %s: started %s (pid %d), control %s", ctx.rank(), rack_->name.c_str(),
               path.c_str(), static_cast<int>(switchd_->pid()), controller_.toString().c_str());
   }
-  RINA_TRY(ina::CtrlClient::connect(controller_, timeoutMs_, &ctrl_));
+  // A local switch's secret is the one it was started with; a listed
+  // switch's is the file these options name (not necessarily the
+  // environment's: a communicator may be made with its own knobs).
+  RINA_TRY(ina::CtrlClient::connect(controller_, timeoutMs_, &ctrl_,
+                                    autoSwitch ? switchd_->authFile() : switchAuth_));
   ina::CtrlRequest reg;
   reg.verb = ina::CtrlVerb::kRegister;
   RINA_TRY(drawToken(&token_));
@@ -372,7 +377,10 @@ Status RackIna::registerJob(algo::Context& ctx, const std::vector<ina::Endpoint>
     reg.job = job_;
     bool taken = false;
     Status s = ctrl_->registerJob(reg, grant, &taken);
-    if (s.ok()) break;
+    if (s.ok()) {
+      registered_ = true;
+      break;
+    }
     if (!taken) return s;
     if (attempt == kJobTries) {
       *why = "INA job " + std::to_string(job_) + " is taken on switch " + controller_.toString() +
@@ -392,7 +400,7 @@ Status RackIna::registerJob(algo::Context& ctx, const std::vector<ina::Endpoint>
 }
 
 RackIna::~RackIna() {
-  if (ctrl_ && active_) (void)ctrl_->release(job_, token_);
+  if (ctrl_ && registered_ && !released_) (void)ctrl_->release(job_, token_);
 }
 
 Status RackIna::beginCollective(algo::Context& ctx, uint64_t seq) {
@@ -405,9 +413,13 @@ Status RackIna::beginCollective(algo::Context& ctx, uint64_t seq) {
     // NACKs prove a preemption too; the notice is best effort and may come
     // after a collective that went fast (all slices on the hosts).
     preempted |= client_->lostSlots();
-    if (ctrl_->closed() && active_) {
-      fallBack(ctx, "the switch closed its CTRL connection (" + controller_.toString() + ")",
+    std::string how;
+    if (active_ && switchd_ && switchd_->exited(&how)) {
+      fallBack(ctx, "the local rina-switchd (pid " + std::to_string(switchd_->pid()) + ") " + how,
                true);
+    }
+    if (ctrl_->closed() && active_) {
+      fallBack(ctx, "the switch closed its CTRL connection (" + controller_.toString() + ")", true);
     }
     if (preempted && active_) {
       ina::Grant g;
@@ -428,8 +440,8 @@ Status RackIna::beginCollective(algo::Context& ctx, uint64_t seq) {
     msg.active = active_ ? 1 : 0;
     std::vector<SendItem> sends;
     for (int w = 1; w < k; ++w) {
-      sends.push_back(SendItem{ctx.peer(rack_->ranks[w]), reinterpret_cast<char*>(&msg),
-                               sizeof msg, -1, 0, w});
+      sends.push_back(
+          SendItem{ctx.peer(rack_->ranks[w]), reinterpret_cast<char*>(&msg), sizeof msg, -1, 0, w});
     }
     return exchange(ctx, "allreduce (INA rack start)", std::move(sends), {}, seq);
   }
@@ -451,6 +463,16 @@ void RackIna::fallBack(algo::Context& ctx, const std::string& why, bool seenHere
   if (!active_) return;
   active_ = false;
   ctx.stats().inaFallbacks++;
+  if (ctrl_ && registered_ && !released_) {
+    // The rack never uses the switch again: its slots go back now, not at
+    // rinaCommDestroy (a switch that times out may hold them for good).
+    released_ = true;
+    Status s = ctrl_->postRelease(job_, token_);
+    if (!s.ok()) {
+      RINA_INFO("rank %d: rack %s: INA job %u: RELEASE not sent: %s", ctx.rank(),
+                rack_->name.c_str(), job_, s.message().c_str());
+    }
+  }
   if (seenHere) {
     RINA_WARN(
         "rank %d: rack %s: falling back to host aggregation (hier) for this and later "

@@ -8,8 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -131,6 +133,7 @@ Status LocalSwitchd::start(const std::string& path, const std::vector<std::strin
   }
   close(pipeFds[1]);
   sw->pid_ = pid;
+  sw->reaper_ = std::thread([raw = sw.get()] { raw->reap(); });
   fcntl(reader.get(), F_SETFL, O_NONBLOCK);
   LineReader lines;
   std::string line;
@@ -159,6 +162,43 @@ std::string localSwitchdSecret(const Endpoint& control) {
   return it == secrets().end() ? "" : it->second;
 }
 
+void LocalSwitchd::reap() {
+  // Seen ended first, reaped after: until then the pid cannot be reused, so
+  // the destructor may still signal it.
+  siginfo_t info{};
+  int r;
+  do {
+    r = waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT);
+  } while (r != 0 && errno == EINTR);
+  std::string how;
+  if (r != 0) {
+    how = "ended (waitid: " + std::string(strerror(errno)) + ")";  // SIGCHLD ignored
+  } else if (info.si_code == CLD_EXITED) {
+    how = "exited with status " + std::to_string(info.si_status);
+  } else {
+    how = "was killed by signal " + std::to_string(info.si_status);
+  }
+  bool news;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    exited_ = true;
+    how_ = how;
+    news = !stopping_;
+  }
+  if (r == 0) waitpid(pid_, nullptr, 0);
+  if (news) {
+    RINA_WARN("local rina-switchd (pid %d) %s; INA through it is lost", static_cast<int>(pid_),
+              how.c_str());
+  }
+  ended_.notify_all();
+}
+
+bool LocalSwitchd::exited(std::string* how) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (exited_ && how) *how = how_;
+  return exited_;
+}
+
 LocalSwitchd::~LocalSwitchd() {
   if (control_.port != 0) {
     std::lock_guard<std::mutex> lock(secretsMutex());
@@ -167,13 +207,15 @@ LocalSwitchd::~LocalSwitchd() {
   if (!authFile_.empty()) ::unlink(authFile_.c_str());
   if (!authDir_.empty()) ::rmdir(authDir_.c_str());
   if (pid_ <= 0) return;
-  ::kill(pid_, SIGTERM);
-  for (int i = 0; i < 200; ++i) {  // up to 2 s
-    if (waitpid(pid_, nullptr, WNOHANG) == pid_) return;
-    poll(nullptr, 0, 10);
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    stopping_ = true;
+    if (!exited_) ::kill(pid_, SIGTERM);
+    if (!ended_.wait_for(lock, std::chrono::seconds(2), [this] { return exited_; })) {
+      ::kill(pid_, SIGKILL);
+    }
   }
-  ::kill(pid_, SIGKILL);
-  waitpid(pid_, nullptr, 0);
+  reaper_.join();
 }
 
 }  // namespace rina::ina

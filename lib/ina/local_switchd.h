@@ -10,6 +10,10 @@
 // (PR_SET_PDEATHSIG), so a crashed rank leaves no switch behind; create and
 // destroy a communicator on a thread that lives as long as it.
 //
+// A thread of this object waits for the child: a switch that dies is reaped
+// at once (no zombie), logged at WARN with its pid and how it ended, and
+// exited() says so to the agent.
+//
 // The binary: RINA_SWITCHD_PATH if set; else rina-switchd next to the
 // library or program that contains rina (same folder, ../bin, or the build
 // tree's ../p4_agent); else the first rina-switchd on PATH.
@@ -18,8 +22,11 @@
 
 #include <sys/types.h>
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/socket.h"
@@ -47,10 +54,22 @@ class LocalSwitchd {
   pid_t pid() const { return pid_; }
   // The secret file it was started with.
   const std::string& authFile() const { return authFile_; }
+  // The switch ended (and was reaped) before this object stopped it; *how:
+  // "exited with status N" or "was killed by signal N".
+  bool exited(std::string* how) const;
 
  private:
   LocalSwitchd() = default;
+  // The reaper thread: waits for the child, records how it ended, reaps it.
+  void reap();
+
   pid_t pid_ = -1;
+  std::thread reaper_;
+  mutable std::mutex mu_;
+  std::condition_variable ended_;
+  bool exited_ = false;    // the child ended; its pid is not reused until reaped
+  bool stopping_ = false;  // the destructor stops it: its end is no news
+  std::string how_;
   Endpoint control_;
   Fd stdout_;
   std::string authDir_, authFile_;
