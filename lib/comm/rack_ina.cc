@@ -421,6 +421,17 @@ Status RackIna::beginCollective(algo::Context& ctx, uint64_t seq) {
     if (ctrl_->closed() && active_) {
       fallBack(ctx, "the switch closed its CTRL connection (" + controller_.toString() + ")", true);
     }
+    if (preempted && active_ && regranted_ && !client_->resultSinceGrant()) {
+      // Asking again brought slots that were NACKed too, with no result in
+      // between: a switch that NACKs whatever it grants (or a preemption
+      // that never ends) is no progress; REQUEST at every collective would
+      // not end it.
+      fallBack(ctx,
+               "the switch NACKed the slots of the grant it gave after a preemption, with no "
+               "result in between (" +
+                   controller_.toString() + ")",
+               true);
+    }
     if (preempted && active_) {
       ina::Grant g;
       Status s = ctrl_->requestSlots(job_, token_, slotsWanted_, &g);
@@ -428,6 +439,7 @@ Status RackIna::beginCollective(algo::Context& ctx, uint64_t seq) {
         s = errorf(rinaTimeout, "REQUEST after a preemption granted no slots");
       if (s.ok()) s = client_->setGrant(g);
       if (s.ok()) {
+        regranted_ = true;
         msg.regrant = 1;
         putGrant(g, &msg);
         ctx.stats().inaRegrants++;

@@ -91,6 +91,7 @@ class RackIna final : public algo::RackSwitch {
   std::unique_ptr<ina::CtrlClient> ctrl_;
   bool registered_ = false;  // the switch holds the job (REGISTER answered OK)
   bool released_ = false;    // RELEASE sent (at the fallback)
+  bool regranted_ = false;   // the grant in use came from a REQUEST after lost slots
 };
 
 }  // namespace rina::comm

@@ -1,11 +1,15 @@
 // The life of a rack's INA job around its switch: slots given back after a
-// fallback, a dead local switch reaped and noticed. Ranks are threads (rank_harness.h) or
-// processes; every result is checked against a serial sum.
+// fallback, a dead local switch reaped and noticed, a switch that answers
+// without progress. Ranks are threads (rank_harness.h) or processes; every
+// result is checked against a serial sum.
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,7 +30,10 @@
 #include "ina/ctrl_client.h"
 #include "ina_harness.h"
 #include "inanet/ctrl_auth.h"
+#include "inanet/ctrl_protocol.h"
+#include "inanet/net.h"
 #include "rank_harness.h"
+#include "rina/ina_wire.h"
 
 namespace rina::testing {
 namespace {
@@ -247,6 +254,214 @@ TEST(RackLifecycle, KilledAutoSwitchIsReapedAndTheRackFallsBack) {
   EXPECT_NE(line.find("WARN"), std::string::npos) << line;
   EXPECT_NE(line.find("signal 9"), std::string::npos) << line;
   EXPECT_TRUE(switchdChildren().empty());
+}
+
+// How the fake switch below answers each datagram.
+enum class Answers {
+  kStale,      // with a result for a seq of an older call
+  kDuplicate,  // the first datagram rightly, then every one with that answer again
+  kNack,       // with a NACK of its seq (every slot preempted)
+};
+
+// A switch that answers every datagram and never makes progress: a UDP
+// data port and a CTRL port that grants every REGISTER and REQUEST 64 slots
+// of 64 elements there. Counts what it received.
+class FakeSwitch {
+ public:
+  explicit FakeSwitch(Answers mode) : mode_(mode) {
+    Fd listener;
+    ok_ = ina::openUdpSocket({0x7F000001, 0}, 1 << 20, &data_).ok() &&
+          ina::listenTcp({0x7F000001, 0}, &listener, &control_).ok();
+    sockaddr_in me{};
+    socklen_t len = sizeof me;
+    ok_ = ok_ && getsockname(data_.get(), reinterpret_cast<sockaddr*>(&me), &len) == 0;
+    dataPort_ = ntohs(me.sin_port);
+    if (ok_) {
+      dataThread_ = std::thread([this] { serveData(); });
+      ctrlThread_ = std::thread([this, l = std::move(listener)]() mutable { serveCtrl(l); });
+    }
+  }
+  ~FakeSwitch() {
+    stop_ = true;
+    if (dataThread_.joinable()) dataThread_.join();
+    if (ctrlThread_.joinable()) ctrlThread_.join();
+  }
+  bool ok() const { return ok_; }
+  const ina::Endpoint& control() const { return control_; }
+  ina::Grant grant(uint16_t job) const {
+    ina::Grant g;
+    g.job = job;
+    g.base = 0;
+    g.length = kSlots;
+    g.payloadElems = kPayload;
+    g.port = dataPort_;
+    g.ports = 1;
+    return g;
+  }
+  uint64_t received() const { return received_; }
+
+  static constexpr uint32_t kSlots = 64;
+  static constexpr uint32_t kPayload = 64;
+
+ private:
+  void serveData() {
+    std::vector<uint8_t> in(65536), out(65536), first;
+    while (!stop_) {
+      pollfd p{data_.get(), POLLIN, 0};
+      if (poll(&p, 1, 20) <= 0) continue;
+      sockaddr_in from{};
+      socklen_t len = sizeof from;
+      ssize_t n =
+          recvfrom(data_.get(), in.data(), in.size(), 0, reinterpret_cast<sockaddr*>(&from), &len);
+      ina::Header h;
+      if (n <= 0 ||
+          ina::decode(std::span<const uint8_t>(in.data(), n), &h) != ina::DecodeError::kOk) {
+        continue;
+      }
+      received_++;
+      std::vector<int32_t> payload(h.elems);
+      std::memcpy(payload.data(), in.data() + ina::kHeaderBytes, 4 * size_t{h.elems});
+      ina::Header r = h;
+      r.type = ina::Type::kResult;
+      r.flags = 0;
+      size_t bytes = 0;
+      if (mode_ == Answers::kNack) {
+        r.type = ina::Type::kNack;
+        r.elems = 0;
+        bytes = ina::encode(r, {}, out);
+      } else if (mode_ == Answers::kStale) {
+        r.seq = h.seq - 1000;  // wraps: long before this call's seqs
+        bytes = ina::encode(r, payload, out);
+      } else {
+        if (first.empty()) {  // a fan-in of 1: the sum is the datagram's payload
+          first.resize(65536);
+          first.resize(ina::encode(r, payload, first));
+        }
+        bytes = first.size();
+        std::memcpy(out.data(), first.data(), bytes);
+      }
+      (void)sendto(data_.get(), out.data(), bytes, 0, reinterpret_cast<sockaddr*>(&from), len);
+    }
+  }
+  void serveCtrl(Fd& listener) {
+    std::vector<Fd> conns;
+    std::vector<ina::LineReader> readers;
+    while (!stop_) {
+      std::vector<pollfd> fds{{listener.get(), POLLIN, 0}};
+      for (const Fd& c : conns) fds.push_back({c.get(), POLLIN, 0});
+      if (poll(fds.data(), fds.size(), 20) <= 0) continue;
+      if (fds[0].revents & POLLIN) {
+        int c = accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC);
+        if (c >= 0) {
+          conns.emplace_back(c);
+          readers.emplace_back();
+        }
+      }
+      for (size_t i = 1; i < fds.size(); ++i) {
+        if (!fds[i].revents) continue;
+        std::string line;
+        if (!ina::readLine(fds[i].fd, readers[i - 1], 100, &line).ok()) continue;
+        ina::CtrlRequest req;
+        std::string error, reply = "ERR unknown";
+        if (ina::parseCtrlRequest(line, &req, &error)) {
+          if (req.verb == ina::CtrlVerb::kRegister || req.verb == ina::CtrlVerb::kRequest) {
+            reply = ina::formatGrant(grant(req.job));
+          } else if (req.verb == ina::CtrlVerb::kRelease) {
+            reply = "OK";
+          }
+        }
+        (void)ina::sendLine(fds[i].fd, reply, 1000);
+      }
+    }
+  }
+
+  const Answers mode_;
+  bool ok_ = false;
+  Fd data_;
+  uint16_t dataPort_ = 0;
+  ina::Endpoint control_;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> received_{0};
+  std::thread dataThread_, ctrlThread_;
+};
+
+constexpr int kInaTimeoutMs = 300;
+
+// One worker (fan-in 1) reducing through the fake switch, its result and
+// how long the call took.
+Status reduceThrough(FakeSwitch& sw, size_t count, ina::InaCallResult* result, int64_t* tookMs) {
+  ina::InaClientOptions o;
+  o.job = 7;
+  o.token = 0x1234567887654321ull;
+  o.switchTimeoutMs = kInaTimeoutMs;
+  std::unique_ptr<ina::InaClient> client;
+  RINA_TRY(ina::InaClient::create(o, &client));
+  RINA_TRY(client->setGrant(sw.grant(7)));
+  std::vector<int32_t> buf(count, 3);
+  const Clock::time_point start = Clock::now();
+  Status s = client->allreduce(buf.data(), count, rinaInt32, {}, result);
+  *tookMs = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+  return s;
+}
+
+// A switch that answers every datagram and every resend, but never with the
+// answer the call waits for (stale seqs, a duplicate of an answer taken):
+// the call ends with rinaTimeout after RINA_INA_TIMEOUT_MS without progress,
+// not later, and not never.
+TEST(InaNoProgress, StaleAndDuplicateAnswersEndTheCallWithATimeout) {
+  for (Answers mode : {Answers::kStale, Answers::kDuplicate}) {
+    FakeSwitch sw(mode);
+    ASSERT_TRUE(sw.ok());
+    ina::InaCallResult result;
+    int64_t tookMs = 0;
+    const size_t count = 64 * 1000;  // 1000 slices over 64 slots
+    Status s = reduceThrough(sw, count, &result, &tookMs);
+    const int m = static_cast<int>(mode);
+    EXPECT_EQ(s.code(), rinaTimeout) << "mode " << m << ": " << s.message();
+    EXPECT_GE(tookMs, kInaTimeoutMs) << "mode " << m;
+    EXPECT_LT(tookMs, 10 * kInaTimeoutMs) << "mode " << m;
+    EXPECT_GT(result.stats.staleResults, 0u) << "mode " << m;
+    EXPECT_GT(result.stats.retransmissions, 0u) << "mode " << m << ": resends kept coming";
+    EXPECT_GT(sw.received(), FakeSwitch::kSlots) << "mode " << m;
+  }
+}
+
+// A switch that NACKs every slot: each slot is lost once, the call sends
+// nothing more on it and ends at once with every slice left to the hosts (it
+// neither spins nor waits for the timeout).
+TEST(InaNoProgress, NackedSlotsEndTheCallWithEverySliceOnTheHosts) {
+  FakeSwitch sw(Answers::kNack);
+  ASSERT_TRUE(sw.ok());
+  ina::InaCallResult result;
+  int64_t tookMs = 0;
+  const size_t count = 64 * 1000;
+  Status s = reduceThrough(sw, count, &result, &tookMs);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(result.hostSlices.size(), 1000u);
+  EXPECT_EQ(result.stats.nacks, FakeSwitch::kSlots);
+  EXPECT_LE(sw.received(), FakeSwitch::kSlots + result.stats.retransmissions);
+  EXPECT_LT(tookMs, kInaTimeoutMs);
+}
+
+// The same switches under a communicator: the rack falls back (stale
+// answers: after RINA_INA_TIMEOUT_MS; NACKs: when the grant it asked for
+// after the first NACKs brings nothing but NACKs again) and every allreduce
+// is exact.
+TEST(InaNoProgress, RackFallsBackAndStaysExact) {
+  for (Answers mode : {Answers::kStale, Answers::kNack}) {
+    FakeSwitch sw(mode);
+    ASSERT_TRUE(sw.ok());
+    config::Options o = optionsFor(2, sw.control().toString(), "");
+    o.inaTimeoutMs = kInaTimeoutMs;
+    std::vector<rinaCommStats_t> after(2);
+    runThreads(2, o, [&](int rank, rinaComm_t comm) {
+      for (int k = 0; k < 4; ++k) exactAllreduce(comm, rank, 2, k, 20000);
+      after[rank] = statsOf(comm);
+    });
+    for (int r = 0; r < 2; ++r) {
+      EXPECT_EQ(after[r].inaFallbacks, 1u) << "mode " << static_cast<int>(mode) << " rank " << r;
+    }
+  }
 }
 
 }  // namespace
