@@ -350,18 +350,23 @@ Status RackIna::registerJob(algo::Context& ctx, const std::vector<ina::Endpoint>
     // for a peer, so the workers still hear from the agent (a fallback at
     // worst) before they give up on it.
     const int64_t startMs = std::max<int64_t>(ctx.timeoutMs() / 2, timeoutMs_ + 5000);
-    RINA_TRY(ina::LocalSwitchd::start(path, ina::splitArgs(switchdArgs_),
-                                      static_cast<int>(std::min<int64_t>(startMs, INT32_MAX)),
-                                      &switchd_));
+    // Sized for the job: the slots it asks for (8192 slots of 2048 elements
+    // took 139 MB and seconds to start; 128 take 9 MB); RINA_SWITCHD_ARGS
+    // comes after, so --slots there wins.
+    std::vector<std::string> args = {"--slots", std::to_string(slotsWanted_)};
+    for (std::string& a : ina::splitArgs(switchdArgs_)) args.push_back(std::move(a));
+    RINA_TRY(ina::LocalSwitchd::start(
+        path, args, static_cast<int>(std::min<int64_t>(startMs, INT32_MAX)), &switchd_));
     controller_ = switchd_->control();
     RINA_INFO("rank %d: rack %s: started %s (pid %d), control %s", ctx.rank(), rack_->name.c_str(),
               path.c_str(), static_cast<int>(switchd_->pid()), controller_.toString().c_str());
   }
-  // A local switch's secret is the one it was started with; a listed
+  // A local switch's secret is the one it was started with (found by its
+  // control address); a listed
   // switch's is the file these options name (not necessarily the
   // environment's: a communicator may be made with its own knobs).
   RINA_TRY(ina::CtrlClient::connect(controller_, timeoutMs_, &ctrl_,
-                                    autoSwitch ? switchd_->authFile() : switchAuth_));
+                                    autoSwitch ? std::string() : switchAuth_));
   ina::CtrlRequest reg;
   reg.verb = ina::CtrlVerb::kRegister;
   RINA_TRY(drawToken(&token_));

@@ -1,6 +1,7 @@
 // The life of a rack's INA job around its switch: slots given back after a
 // fallback, a dead local switch reaped and noticed, a switch that answers
-// without progress. Ranks are threads (rank_harness.h) or processes; every
+// without progress, and RINA_SWITCH=auto's switch living exactly as long
+// as its communicator. Ranks are threads (rank_harness.h) or processes; every
 // result is checked against a serial sum.
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -11,6 +12,7 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -462,6 +464,128 @@ TEST(InaNoProgress, RackFallsBackAndStaysExact) {
       EXPECT_EQ(after[r].inaFallbacks, 1u) << "mode " << static_cast<int>(mode) << " rank " << r;
     }
   }
+}
+
+// The command line of a process, its arguments joined by blanks.
+std::string commandLine(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/cmdline");
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::replace(text.begin(), text.end(), '\0', ' ');
+  return text;
+}
+
+// RINA_SWITCH=auto: communicators made on threads that then end keep their
+// switch (it lives as long as the communicator, not the thread that made
+// it), sized for the job (RINA_INA_SLOTS); allreduces on other threads go
+// through it and are exact; rinaCommDestroy stops it.
+TEST(RackAutoSwitch, LivesAsLongAsTheCommunicatorNotItsThread) {
+  ScopedEnv switchd("RINA_SWITCHD_PATH", RINA_SWITCHD_PATH);
+  ScopedEnv sw("RINA_SWITCH", "auto");
+  ScopedEnv racks("RINA_RACKS", "2:ina");
+  ScopedEnv algo("RINA_ALGO", "rina");
+  ScopedEnv slots("RINA_INA_SLOTS", "128");
+  ScopedEnv inaTimeout("RINA_INA_TIMEOUT_MS",
+                       "60000");  // a loaded machine must not cause a fallback
+  ASSERT_TRUE(switchdChildren().empty());
+  rinaUniqueId id;
+  ASSERT_EQ(rinaGetUniqueId(&id), rinaSuccess);
+  std::vector<rinaComm_t> comms(2, nullptr);
+  {
+    std::vector<std::thread> init;
+    for (int r = 0; r < 2; ++r) {
+      init.emplace_back([&, r] {
+        EXPECT_EQ(rinaCommInitRank(&comms[r], 2, id, r), rinaSuccess)
+            << "rank " << r << ": " << rinaCommGetLastError(nullptr);
+      });
+    }
+    for (auto& t : init) t.join();  // the threads that made the communicators end here
+  }
+  ASSERT_TRUE(comms[0] && comms[1]);
+  const std::vector<pid_t> pids = switchdChildren();
+  ASSERT_EQ(pids.size(), 1u);
+  EXPECT_NE(commandLine(pids[0]).find("--slots 128"), std::string::npos) << commandLine(pids[0]);
+  std::vector<rinaCommStats_t> after(2);
+  {
+    std::vector<std::thread> use;
+    for (int r = 0; r < 2; ++r) {
+      use.emplace_back([&, r] {
+        for (int k = 0; k < 3; ++k) exactAllreduce(comms[r], r, 2, k, 20000);
+        after[r] = statsOf(comms[r]);
+        EXPECT_EQ(rinaCommDestroy(comms[r]), rinaSuccess);
+      });
+    }
+    for (auto& t : use) t.join();
+  }
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(after[r].inaFallbacks, 0u) << "rank " << r;
+    EXPECT_GE(after[r].inaCalls, 3u) << "rank " << r << ": the allreduces did not use the switch";
+  }
+  EXPECT_TRUE(switchdChildren().empty()) << "rinaCommDestroy left its switch running";
+}
+
+// The entries of a folder, without . and ..
+std::vector<std::string> entriesOf(const std::string& folder) {
+  std::vector<std::string> out;
+  DIR* d = opendir(folder.c_str());
+  if (!d) return out;
+  while (dirent* e = readdir(d)) {
+    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) {
+      out.push_back(e->d_name);
+    }
+  }
+  closedir(d);
+  return out;
+}
+
+// A rank process that owns a RINA_SWITCH=auto switch is SIGKILLed: its
+// switch ends with it, and nothing of its secret is left in TMPDIR.
+TEST(RackAutoSwitch, KilledRankLeavesNoSwitchAndNoSecret) {
+  char tmp[] = "/tmp/rina-lifecycle-tmp-XXXXXX";
+  ASSERT_NE(mkdtemp(tmp), nullptr);
+  ScopedEnv tmpdir("TMPDIR", tmp);
+  ScopedEnv switchd("RINA_SWITCHD_PATH", RINA_SWITCHD_PATH);
+  ScopedEnv sw("RINA_SWITCH", "auto");
+  ScopedEnv racks("RINA_RACKS", "2:ina");
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t rank = fork();
+  ASSERT_GE(rank, 0);
+  if (rank == 0) {  // two ranks (threads) of one communicator; the agent's switch is ours
+    close(fds[0]);
+    rinaUniqueId id;
+    if (rinaGetUniqueId(&id) != rinaSuccess) _exit(2);
+    rinaComm_t comms[2] = {nullptr, nullptr};
+    std::thread other([&] { (void)rinaCommInitRank(&comms[1], 2, id, 1); });
+    const rinaResult_t rc = rinaCommInitRank(&comms[0], 2, id, 0);
+    other.join();
+    const std::vector<pid_t> pids = switchdChildren();
+    const pid_t sent = rc == rinaSuccess && comms[1] && pids.size() == 1 ? pids[0] : -1;
+    if (write(fds[1], &sent, sizeof sent) != static_cast<ssize_t>(sizeof sent)) _exit(3);
+    for (;;) pause();
+  }
+  close(fds[1]);
+  pid_t switchPid = -1;
+  pollfd p{fds[0], POLLIN, 0};
+  const bool heard = poll(&p, 1, 60000) == 1 && read(fds[0], &switchPid, sizeof switchPid) ==
+                                                    static_cast<ssize_t>(sizeof switchPid);
+  close(fds[0]);
+  const int pidfd = switchPid > 0 ? static_cast<int>(syscall(SYS_pidfd_open, switchPid, 0)) : -1;
+  kill(rank, SIGKILL);
+  waitpid(rank, nullptr, 0);
+  ASSERT_TRUE(heard) << "the rank process did not say its switch's pid";
+  ASSERT_GT(switchPid, 0) << "the rank process did not start one switch";
+  ASSERT_GE(pidfd, 0) << strerror(errno);
+  pollfd ended{pidfd, POLLIN, 0};
+  EXPECT_EQ(poll(&ended, 1, 10000), 1) << "rina-switchd pid " << switchPid << " outlived its rank";
+  close(pidfd);
+  const std::vector<std::string> left = entriesOf(tmp);
+  for (const std::string& e : left) {
+    ADD_FAILURE() << "left in TMPDIR: " << e;
+    const std::string path = std::string(tmp) + "/" + e;
+    unlink((path + "/auth").c_str());
+    rmdir(path.c_str());
+  }
+  rmdir(tmp);
 }
 
 }  // namespace
