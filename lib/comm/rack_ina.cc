@@ -238,6 +238,7 @@ Status RackIna::setup(algo::Context& ctx, const config::Options& options,
   ri->slotsWanted_ = static_cast<uint32_t>(options.inaSlots);  // checked: 1 to 16384
   ri->switchdPath_ = options.switchdPath;
   ri->switchdArgs_ = options.switchdArgs;
+  ri->switchAuth_ = options.switchAuth;
   bool autoSwitch = false;
   if (!rack.switchCtrl.empty()) {
     if (!ina::parseEndpoint(rack.switchCtrl, &ri->controller_)) {
@@ -349,14 +350,23 @@ Status RackIna::registerJob(algo::Context& ctx, const std::vector<ina::Endpoint>
     // for a peer, so the workers still hear from the agent (a fallback at
     // worst) before they give up on it.
     const int64_t startMs = std::max<int64_t>(ctx.timeoutMs() / 2, timeoutMs_ + 5000);
-    RINA_TRY(ina::LocalSwitchd::start(path, ina::splitArgs(switchdArgs_),
-                                      static_cast<int>(std::min<int64_t>(startMs, INT32_MAX)),
-                                      &switchd_));
+    // Sized for the job: the slots it asks for (8192 slots of 2048 elements
+    // took 139 MB and seconds to start; 128 take 9 MB); RINA_SWITCHD_ARGS
+    // comes after, so --slots there wins.
+    std::vector<std::string> args = {"--slots", std::to_string(slotsWanted_)};
+    for (std::string& a : ina::splitArgs(switchdArgs_)) args.push_back(std::move(a));
+    RINA_TRY(ina::LocalSwitchd::start(
+        path, args, static_cast<int>(std::min<int64_t>(startMs, INT32_MAX)), &switchd_));
     controller_ = switchd_->control();
     RINA_INFO("rank %d: rack %s: started %s (pid %d), control %s", ctx.rank(), rack_->name.c_str(),
               path.c_str(), static_cast<int>(switchd_->pid()), controller_.toString().c_str());
   }
-  RINA_TRY(ina::CtrlClient::connect(controller_, timeoutMs_, &ctrl_));
+  // A local switch's secret is the one it was started with (found by its
+  // control address); a listed
+  // switch's is the file these options name (not necessarily the
+  // environment's: a communicator may be made with its own knobs).
+  RINA_TRY(ina::CtrlClient::connect(controller_, timeoutMs_, &ctrl_,
+                                    autoSwitch ? std::string() : switchAuth_));
   ina::CtrlRequest reg;
   reg.verb = ina::CtrlVerb::kRegister;
   RINA_TRY(drawToken(&token_));
@@ -372,7 +382,10 @@ Status RackIna::registerJob(algo::Context& ctx, const std::vector<ina::Endpoint>
     reg.job = job_;
     bool taken = false;
     Status s = ctrl_->registerJob(reg, grant, &taken);
-    if (s.ok()) break;
+    if (s.ok()) {
+      registered_ = true;
+      break;
+    }
     if (!taken) return s;
     if (attempt == kJobTries) {
       *why = "INA job " + std::to_string(job_) + " is taken on switch " + controller_.toString() +
@@ -392,7 +405,7 @@ Status RackIna::registerJob(algo::Context& ctx, const std::vector<ina::Endpoint>
 }
 
 RackIna::~RackIna() {
-  if (ctrl_ && active_) (void)ctrl_->release(job_, token_);
+  if (ctrl_ && registered_ && !released_) (void)ctrl_->release(job_, token_);
 }
 
 Status RackIna::beginCollective(algo::Context& ctx, uint64_t seq) {
@@ -405,8 +418,23 @@ Status RackIna::beginCollective(algo::Context& ctx, uint64_t seq) {
     // NACKs prove a preemption too; the notice is best effort and may come
     // after a collective that went fast (all slices on the hosts).
     preempted |= client_->lostSlots();
+    std::string how;
+    if (active_ && switchd_ && switchd_->exited(&how)) {
+      fallBack(ctx, "the local rina-switchd (pid " + std::to_string(switchd_->pid()) + ") " + how,
+               true);
+    }
     if (ctrl_->closed() && active_) {
-      fallBack(ctx, "the switch closed its CTRL connection (" + controller_.toString() + ")",
+      fallBack(ctx, "the switch closed its CTRL connection (" + controller_.toString() + ")", true);
+    }
+    if (preempted && active_ && regranted_ && !client_->resultSinceGrant()) {
+      // Asking again brought slots that were NACKed too, with no result in
+      // between: a switch that NACKs whatever it grants (or a preemption
+      // that never ends) is no progress; REQUEST at every collective would
+      // not end it.
+      fallBack(ctx,
+               "the switch NACKed the slots of the grant it gave after a preemption, with no "
+               "result in between (" +
+                   controller_.toString() + ")",
                true);
     }
     if (preempted && active_) {
@@ -416,6 +444,7 @@ Status RackIna::beginCollective(algo::Context& ctx, uint64_t seq) {
         s = errorf(rinaTimeout, "REQUEST after a preemption granted no slots");
       if (s.ok()) s = client_->setGrant(g);
       if (s.ok()) {
+        regranted_ = true;
         msg.regrant = 1;
         putGrant(g, &msg);
         ctx.stats().inaRegrants++;
@@ -428,8 +457,8 @@ Status RackIna::beginCollective(algo::Context& ctx, uint64_t seq) {
     msg.active = active_ ? 1 : 0;
     std::vector<SendItem> sends;
     for (int w = 1; w < k; ++w) {
-      sends.push_back(SendItem{ctx.peer(rack_->ranks[w]), reinterpret_cast<char*>(&msg),
-                               sizeof msg, -1, 0, w});
+      sends.push_back(
+          SendItem{ctx.peer(rack_->ranks[w]), reinterpret_cast<char*>(&msg), sizeof msg, -1, 0, w});
     }
     return exchange(ctx, "allreduce (INA rack start)", std::move(sends), {}, seq);
   }
@@ -451,6 +480,16 @@ void RackIna::fallBack(algo::Context& ctx, const std::string& why, bool seenHere
   if (!active_) return;
   active_ = false;
   ctx.stats().inaFallbacks++;
+  if (ctrl_ && registered_ && !released_) {
+    // The rack never uses the switch again: its slots go back now, not at
+    // rinaCommDestroy (a switch that times out may hold them for good).
+    released_ = true;
+    Status s = ctrl_->postRelease(job_, token_);
+    if (!s.ok()) {
+      RINA_INFO("rank %d: rack %s: INA job %u: RELEASE not sent: %s", ctx.rank(),
+                rack_->name.c_str(), job_, s.message().c_str());
+    }
+  }
   if (seenHere) {
     RINA_WARN(
         "rank %d: rack %s: falling back to host aggregation (hier) for this and later "

@@ -9,7 +9,10 @@
 // every collective that uses the switch (a NOTICE PREEMPT makes it REQUEST
 // slots again and hand the new grant to every worker), and on a lost switch
 // or refused slots the rack falls back to host aggregation (hier) for the
-// rest of that collective and every later one. Each worker learns a fallback
+// rest of that collective and every later one; the agent then releases the
+// job's slots (without waiting: a stopped switch takes the RELEASE when it
+// resumes). A local switch (RINA_SWITCH=auto) that dies is reaped at once
+// and makes the rack fall back at its next collective. Each worker learns a fallback
 // from the rank that saw it (rack_steps.cc), so the rack's workers always
 // agree on the mode.
 #ifndef RINA_LIB_COMM_RACK_INA_H_
@@ -78,6 +81,7 @@ class RackIna final : public algo::RackSwitch {
   uint32_t slotsWanted_ = 64;  // RINA_INA_SLOTS
   std::string switchdPath_;    // RINA_SWITCHD_PATH (RINA_SWITCH=auto)
   std::string switchdArgs_;    // RINA_SWITCHD_ARGS
+  std::string switchAuth_;     // RINA_SWITCH_AUTH_FILE (switches in RINA_SWITCH)
   uint16_t job_ = 0;
   uint64_t token_ = 0;
   ina::Endpoint controller_;
@@ -85,6 +89,9 @@ class RackIna final : public algo::RackSwitch {
   // Agent only.
   std::unique_ptr<ina::LocalSwitchd> switchd_;
   std::unique_ptr<ina::CtrlClient> ctrl_;
+  bool registered_ = false;  // the switch holds the job (REGISTER answered OK)
+  bool released_ = false;    // RELEASE sent (at the fallback)
+  bool regranted_ = false;   // the grant in use came from a REQUEST after lost slots
 };
 
 }  // namespace rina::comm

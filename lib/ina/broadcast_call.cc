@@ -124,6 +124,7 @@ class BroadcastReceiver : public PumpCall {
     got_[i] = true;
     ++have_;
     stats_.results++;
+    pump_.noteResult();
     last_ = Clock::now();
   }
   void onStray(const Header& h) override {

@@ -8,6 +8,15 @@
 #include "inanet/ctrl_auth.h"
 
 namespace rina::ina {
+namespace {
+
+// Messages show requests with their tokens starred: a token is a job's secret.
+std::string contextOf(const Endpoint& controller, const std::string& line) {
+  return "ina: controller " + controller.toString() + ", request '" +
+         redactTokens(line).substr(0, 40) + "': ";
+}
+
+}  // namespace
 
 Status CtrlClient::connect(const Endpoint& controller, int timeoutMs,
                            std::unique_ptr<CtrlClient>* out, const std::string& secretFile) {
@@ -51,31 +60,34 @@ Status CtrlClient::exchange(const std::string& line, const std::string& context,
   return Status();
 }
 
-Status CtrlClient::roundTrip(const std::string& line, std::string* reply) {
-  // Messages show requests with their tokens starred: a token is a job's secret.
-  const std::string shown = redactTokens(line);
-  const std::string context =
-      "ina: controller " + controller_.toString() + ", request '" + shown.substr(0, 40) + "': ";
-  lastReply_.clear();
-  std::string wire = line;
-  if (!secret_.empty()) {
-    if (nonce_.empty()) {
-      std::string challenge;
-      RINA_TRY(exchange(std::string(kCtrlChallengeVerb), context, &challenge));
-      if (!parseChallengeReply(challenge, &nonce_)) {
-        return errorf(rinaInvalidUsage,
-                      "ina: controller %s does not authenticate requests (started without "
-                      "--auth-file?) but a secret is configured for it: '%.80s'",
-                      controller_.toString().c_str(), challenge.c_str());
-      }
+Status CtrlClient::wireForm(const std::string& line, const std::string& context,
+                            std::string* wire) {
+  *wire = line;
+  if (secret_.empty()) return Status();
+  if (nonce_.empty()) {
+    std::string challenge;
+    RINA_TRY(exchange(std::string(kCtrlChallengeVerb), context, &challenge));
+    if (!parseChallengeReply(challenge, &nonce_)) {
+      return errorf(rinaInvalidUsage,
+                    "ina: controller %s does not authenticate requests (started without "
+                    "--auth-file?) but a secret is configured for it: '%.80s'",
+                    controller_.toString().c_str(), challenge.c_str());
     }
-    wire = signCtrlRequest(secret_, nonce_, ++seq_, line);
   }
+  *wire = signCtrlRequest(secret_, nonce_, ++seq_, line);
+  return Status();
+}
+
+Status CtrlClient::roundTrip(const std::string& line, std::string* reply) {
+  const std::string context = contextOf(controller_, line);
+  lastReply_.clear();
+  std::string wire;
+  RINA_TRY(wireForm(line, context, &wire));
   RINA_TRY(exchange(wire, context, reply));
   lastReply_ = *reply;
   if (reply->rfind("OK", 0) != 0) {
     return errorf(rinaRemoteError, "ina: controller %s refused '%.60s': %s",
-                  controller_.toString().c_str(), shown.c_str(), reply->c_str());
+                  controller_.toString().c_str(), redactTokens(line).c_str(), reply->c_str());
   }
   return Status();
 }
@@ -115,6 +127,19 @@ Status CtrlClient::release(uint16_t job, uint64_t token) {
   r.token = token;
   std::string reply;
   return roundTrip(formatCtrlRequest(r), &reply);
+}
+
+Status CtrlClient::postRelease(uint16_t job, uint64_t token) {
+  CtrlRequest r;
+  r.verb = CtrlVerb::kRelease;
+  r.job = job;
+  r.token = token;
+  const std::string line = formatCtrlRequest(r);
+  const std::string context = contextOf(controller_, line);
+  std::string wire;
+  RINA_TRY(wireForm(line, context, &wire));
+  Status s = sendLine(fd_.get(), wire, timeoutMs_);
+  return s.ok() ? s : s.prepend(context);
 }
 
 Status CtrlClient::query(const std::string& line, std::string* reply) {

@@ -22,8 +22,8 @@ class CtrlClient {
   // secretFile: the switch's admin secret file. Empty: the secret of the
   // local switch this process started at that address (RINA_SWITCH=auto),
   // else the file RINA_SWITCH_AUTH_FILE names, else requests go unsigned.
-  static Status connect(const Endpoint& controller, int timeoutMs,
-                        std::unique_ptr<CtrlClient>* out, const std::string& secretFile = "");
+  static Status connect(const Endpoint& controller, int timeoutMs, std::unique_ptr<CtrlClient>* out,
+                        const std::string& secretFile = "");
 
   // REGISTER; a grant of length 0 means no slot is free now (REQUEST later).
   // When the switch refuses because the job id is live under another token
@@ -33,6 +33,11 @@ class CtrlClient {
   Status registerJob(const CtrlRequest& request, Grant* grant, bool* jobTaken = nullptr);
   Status requestSlots(uint16_t job, uint64_t token, uint32_t slots, Grant* grant);
   Status release(uint16_t job, uint64_t token);
+  // RELEASE without waiting for the reply, for a switch that may not answer
+  // now (a stopped one takes it when it resumes); the reply is read and
+  // dropped with later notices. Make no other request on this connection
+  // after it.
+  Status postRelease(uint16_t job, uint64_t token);
   // Sends one request line and returns the reply without its "OK " prefix.
   Status query(const std::string& line, std::string* reply);
   // Notices received so far (reads what is already on the socket).
@@ -48,6 +53,9 @@ class CtrlClient {
   CtrlClient(Fd fd, const Endpoint& controller, int timeoutMs)
       : fd_(std::move(fd)), controller_(controller), timeoutMs_(timeoutMs) {}
   Status roundTrip(const std::string& line, std::string* reply);
+  // The line as it goes on the wire: signed when a secret is configured
+  // (asking this connection's challenge first).
+  Status wireForm(const std::string& line, const std::string& context, std::string* wire);
   Status exchange(const std::string& line, const std::string& context, std::string* reply);
   Status grantReply(const std::string& line, Grant* grant);
   void keepNotice(const std::string& line);

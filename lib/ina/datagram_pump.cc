@@ -91,6 +91,7 @@ Status DatagramPump::setGrant(const Grant& grant) {
   grant_ = grant;
   window_ = options_.window ? std::min(options_.window, grant.length) : grant.length;
   lostSlots_.assign(window_, false);
+  resultSinceGrant_ = false;
   slots_.assign(window_, InFlight{});
   early_.clear();
   // The sequence goes on across grants, so a datagram of an earlier grant

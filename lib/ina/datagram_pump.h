@@ -131,6 +131,10 @@ class DatagramPump {
   bool slotLost(uint32_t w) const { return lostSlots_[w]; }
   void loseSlot(uint32_t w) { lostSlots_[w] = true; }
   bool lostSlots() const;
+  // A call took a live result of this grant (not a NACK, not a stale or
+  // duplicate answer): the switch made progress since the grant.
+  void noteResult() { resultSinceGrant_ = true; }
+  bool resultSinceGrant() const { return resultSinceGrant_; }
 
   // The window slots a call (what) asks for: first .. first + *slots - 1,
   // where *slots 0 asks for the rest of the window. At least one, inside the
@@ -182,6 +186,7 @@ class DatagramPump {
   uint32_t window_ = 0;
   uint32_t nextSeq_ = 1;
   std::vector<bool> lostSlots_;  // per window index
+  bool resultSinceGrant_ = false;
   std::vector<InFlight> slots_;  // per window index
   RtoEstimator rto_;
   std::unique_ptr<UdpBatchReceiver> rx_;  // answers, segmented receives where the kernel has them

@@ -95,6 +95,7 @@ void GatherCall::onAnswer(const Header& h, const uint8_t* payload) {
     ownEchoed_++;
     lastEcho_ = now;
     stats_.results++;
+    pump_.noteResult();
     return;
   }
   if (have_[i]) {
@@ -106,6 +107,7 @@ void GatherCall::onAnswer(const Header& h, const uint8_t* payload) {
   std::memcpy(buffer_ + s.offset, words_.data(), s.bytes);
   have_[i] = true;
   stats_.results++;
+  pump_.noteResult();
 }
 
 Status GatherCall::progress(bool* moved) {

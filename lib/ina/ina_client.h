@@ -55,6 +55,9 @@ class InaClient {
   uint32_t window() const { return pump_->window(); }
   // Whether the switch NACKed a slot of this grant (preempted under us).
   bool lostSlots() const { return pump_->lostSlots(); }
+  // Whether a call took a live result of this grant (NACKs, stale and
+  // duplicate answers are no progress).
+  bool resultSinceGrant() const { return pump_->resultSinceGrant(); }
 
   // Elements per slice (the switch's payload size) and slices of a buffer.
   size_t sliceElems() const { return grant().payloadElems; }

@@ -4,12 +4,16 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -93,44 +97,41 @@ Status LocalSwitchd::start(const std::string& path, const std::vector<std::strin
   // wire allows, measured 1.8x faster than 1024 on loopback;
   // RINA_SWITCHD_ARGS comes after, so --payload there wins).
   std::unique_ptr<LocalSwitchd> sw(new LocalSwitchd());
-  const char* tmp = std::getenv("TMPDIR");
-  std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/rina-switchd-XXXXXX";
-  if (!mkdtemp(dir.data())) return systemErrorf(errno, "rina-switchd: mkdtemp %s", dir.c_str());
-  sw->authDir_ = dir;
-  std::string error, secret;
-  if (!writeSecretFile(dir + "/auth", &error)) {
-    return errorf(rinaSystemError, "rina-switchd: %s", error.c_str());
+  // The secret never touches a disk: a memory file (memfd, mode
+  // 0600) that the child inherits and reads as its --auth-file through
+  // /proc/self/fd, so no secret or folder outlives a killed rank.
+  Fd secretFd(memfd_create("rina-switchd-auth", MFD_CLOEXEC));
+  if (!secretFd.valid()) return systemErrorf(errno, "rina-switchd: memfd_create");
+  const std::string secret = randomHex(32);
+  const std::string text = secret + "\n";
+  if (fchmod(secretFd.get(), 0600) != 0 ||
+      write(secretFd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+    return systemErrorf(errno, "rina-switchd: writing its secret");
   }
-  sw->authFile_ = dir + "/auth";
-  if (!readSecretFile(sw->authFile_, &secret, &error)) {
-    return errorf(rinaSystemError, "rina-switchd: %s", error.c_str());
-  }
-  std::vector<std::string> args = {path,        "--listen",    "127.0.0.1:0",
-                                   "--control", "127.0.0.1:0", "--payload",
-                                   "2048",      "--auth-file", sw->authFile_};
-  args.insert(args.end(), extraArgs.begin(), extraArgs.end());
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  sw->args_ = {path,        "--listen",    "127.0.0.1:0",
+               "--control", "127.0.0.1:0", "--payload",
+               "2048",      "--auth-file", "/proc/self/fd/" + std::to_string(secretFd.get())};
+  sw->args_.insert(sw->args_.end(), extraArgs.begin(), extraArgs.end());
+  for (auto& a : sw->args_) sw->argv_.push_back(a.data());
+  sw->argv_.push_back(nullptr);
   int pipeFds[2];
   if (pipe2(pipeFds, O_CLOEXEC) != 0) return systemErrorf(errno, "rina-switchd: pipe");
   Fd reader(pipeFds[0]);
+  Fd writer(pipeFds[1]);
   // Its final stats go to stderr: shown from RINA_DEBUG=INFO on.
   Fd devNull(logLevel() >= LogLevel::kInfo ? -1 : open("/dev/null", O_WRONLY | O_CLOEXEC));
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(pipeFds[1]);
-    return systemErrorf(errno, "rina-switchd: fork");
+  // The reaper thread forks: the child's PR_SET_PDEATHSIG follows the thread
+  // that forked it, and this one lives until the switch is reaped, so the
+  // switch dies with the process (or this object), not with the caller's
+  // thread.
+  const ChildFds fds{writer.get(), devNull.get(), secretFd.get()};
+  sw->reaper_ = std::thread([raw = sw.get(), fds] { raw->forkAndReap(fds); });
+  {
+    std::unique_lock<std::mutex> lock(sw->mu_);
+    sw->ended_.wait(lock, [&] { return sw->forked_; });
+    if (sw->pid_ < 0) return systemErrorf(sw->forkErrno_, "rina-switchd: fork");
   }
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the rank that started it
-    dup2(pipeFds[1], STDOUT_FILENO);
-    if (devNull.valid()) dup2(devNull.get(), STDERR_FILENO);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  close(pipeFds[1]);
-  sw->pid_ = pid;
+  writer.reset();  // the child holds its copies; EOF on reader when it ends
   fcntl(reader.get(), F_SETFL, O_NONBLOCK);
   LineReader lines;
   std::string line;
@@ -159,21 +160,80 @@ std::string localSwitchdSecret(const Endpoint& control) {
   return it == secrets().end() ? "" : it->second;
 }
 
+void LocalSwitchd::forkAndReap(ChildFds fds) {
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    // Only async-signal-safe calls between fork and exec.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);   // when this thread ends: see above
+    if (getppid() != parent) _exit(1);  // the process died before prctl
+    dup2(fds.out, STDOUT_FILENO);
+    if (fds.err >= 0) dup2(fds.err, STDERR_FILENO);
+    fcntl(fds.secret, F_SETFD, 0);  // inherited across exec: its --auth-file
+    execv(argv_[0], argv_.data());
+    _exit(127);
+  }
+  const int forkErrno = errno;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    forked_ = true;
+    pid_ = pid;
+    forkErrno_ = pid < 0 ? forkErrno : 0;
+    if (pid < 0) exited_ = true;
+  }
+  ended_.notify_all();
+  if (pid < 0) return;
+  // Seen ended first, reaped after: until then the pid cannot be reused, so
+  // the destructor may still signal it.
+  siginfo_t info{};
+  int r;
+  do {
+    r = waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT);
+  } while (r != 0 && errno == EINTR);
+  std::string how;
+  if (r != 0) {
+    how = "ended (waitid: " + std::string(strerror(errno)) + ")";  // SIGCHLD ignored
+  } else if (info.si_code == CLD_EXITED) {
+    how = "exited with status " + std::to_string(info.si_status);
+  } else {
+    how = "was killed by signal " + std::to_string(info.si_status);
+  }
+  bool news;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    exited_ = true;
+    how_ = how;
+    news = !stopping_;
+  }
+  if (r == 0) waitpid(pid_, nullptr, 0);
+  if (news) {
+    RINA_WARN("local rina-switchd (pid %d) %s; INA through it is lost", static_cast<int>(pid_),
+              how.c_str());
+  }
+  ended_.notify_all();
+}
+
+bool LocalSwitchd::exited(std::string* how) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (exited_ && how) *how = how_;
+  return exited_;
+}
+
 LocalSwitchd::~LocalSwitchd() {
   if (control_.port != 0) {
     std::lock_guard<std::mutex> lock(secretsMutex());
     secrets().erase(control_.toString());
   }
-  if (!authFile_.empty()) ::unlink(authFile_.c_str());
-  if (!authDir_.empty()) ::rmdir(authDir_.c_str());
-  if (pid_ <= 0) return;
-  ::kill(pid_, SIGTERM);
-  for (int i = 0; i < 200; ++i) {  // up to 2 s
-    if (waitpid(pid_, nullptr, WNOHANG) == pid_) return;
-    poll(nullptr, 0, 10);
+  if (!reaper_.joinable()) return;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    stopping_ = true;
+    if (!exited_) ::kill(pid_, SIGTERM);
+    if (!ended_.wait_for(lock, std::chrono::seconds(2), [this] { return exited_; })) {
+      ::kill(pid_, SIGKILL);
+    }
   }
-  ::kill(pid_, SIGKILL);
-  waitpid(pid_, nullptr, 0);
+  reaper_.join();
 }
 
 }  // namespace rina::ina

@@ -114,6 +114,7 @@ SliceWindow::Answer SliceWindow::take(const Header& h, uint32_t* r) {
     return Answer::kNack;
   }
   stats_.results++;
+  pump_.noteResult();
   pump_.sampleRtt(e, now);
   uint32_t& highest = highestResult_[pump_.portOf(w)];
   if (highest == 0 || static_cast<int32_t>(h.seq - highest) > 0) {
@@ -158,10 +159,11 @@ Status SliceWindow::resendLate() {
   if (oldest && now - lastProgress_ > std::chrono::milliseconds(o.switchTimeoutMs)) {
     return errorf(rinaTimeout,
                   "ina: worker %u job %u: no answer from the switch for %d ms, waiting for slot %u "
-                  "seq %u (%u of %u slices done, %llu retransmissions)",
+                  "seq %u (%u of %u slices done, %llu retransmissions, %llu stale answers)",
                   o.worker, o.job, o.switchTimeoutMs, pump_.grant().base + oldest->slot,
                   oldest->seq, completed_, total_,
-                  static_cast<unsigned long long>(stats_.retransmissions));
+                  static_cast<unsigned long long>(stats_.retransmissions),
+                  static_cast<unsigned long long>(stats_.staleResults));
   }
   if (!batch_.empty()) {
     if (timedOut) pump_.backoff();

@@ -7,8 +7,12 @@
 //
 // Resends what the retransmission timeout says is late and, once per send,
 // what later answers from the same switch port (thread) overtook; a switch
-// silent for switchTimeoutMs ends the call with rinaTimeout. A slot the
-// switch NACKed is skipped for the rest of the grant.
+// that answers none of the datagrams in flight for switchTimeoutMs ends the
+// call with rinaTimeout (stale and duplicate answers are no progress, however
+// many resends they follow). A slot the switch NACKed is skipped for the
+// rest of the grant: a NACK completes its datagram (its slice goes to the
+// hosts) once, so a switch that NACKs every slot ends the call at once with
+// every slice on the hosts.
 #ifndef RINA_LIB_INA_SLICE_WINDOW_H_
 #define RINA_LIB_INA_SLICE_WINDOW_H_
 
