@@ -136,7 +136,7 @@ def main():
           "columns then agree. Every result was checked against the closed-form sum: 0 wrong.\n")
     print(f"- Date: {a.start}; rina commit {a.commit}")
     print(f"- Machine: {platform.system()} {platform.release()} {platform.machine()}, "
-          f"{os.cpu_count()} cores, shared with other developers' builds")
+          f"{os.cpu_count()} cores (the load average below says how busy)")
     print(f"- Load average (1, 5, 15 min) before / after: {a.load}\n")
     print("Commands (from the repository root; raw CSVs in perf/results/raw/):\n```")
     for name, cmd in commands.items():
