@@ -214,7 +214,7 @@ def main():
         f"({result['params'] * 4 / 2**20:.0f} MiB of gradients per step), batch {args.batch} "
         f"per rank, {args.steps} timed steps per backend after {args.warmup} warm-up steps, "
         "the two DDP copies' steps alternating in one job. Taken "
-        f"{started} ({note}); the machine was shared, so re-take on a quiet one.",
+        f"{started} ({note}; the load average says how busy the machine was).",
         "",
         "| backend | median step (ms) | of which beyond compute (ms) | steps (ms) |",
         "|---|---|---|---|",
