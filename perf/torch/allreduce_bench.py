@@ -174,8 +174,7 @@ def write_results(args, sizes, torch_rounds, perf_rounds, commands, started):
         f"{args.ranks} ranks on one host, float32 SUM in place, {args.rounds} rounds of "
         f"{args.blocks} alternating blocks per size; a call's time is a block's mean on the "
         "slowest rank; medians over blocks, then over rounds. Taken "
-        f"{started} ({machine_note()}). The machine was shared with other engineers' builds "
-        "and tests: absolute times are noisy and must be re-taken on a quiet machine; the "
+        f"{started} ({machine_note()}; on a busy machine absolute times are noisy). The "
         "ratios come from blocks interleaved in one job (perf/torch/allreduce_bench.py).",
         "",
         "## rina against Gloo (dist.all_reduce, one torch job)",
