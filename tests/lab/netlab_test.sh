@@ -63,14 +63,18 @@ done
 # 4b. A switch killed in the middle of a run of collectives: every call is
 # checked (-c 2) and right; rack a falls back (logged once at WARN by its
 # agent, counted on both its workers), rack b keeps its switch. The kill
-# comes once rack a's switch has completed slots of this run.
+# comes once rack a's switch has completed slots of this run. The INA
+# timeout is 10 s, not the default 2 s: rack b's switch must not starve past
+# it on a loaded machine (a third and fourth fallback), while rack a's dead
+# switch is still noticed within it.
 ctrl_a=$(python3 -c 'import json,sys; print([r for r in json.load(open(sys.argv[1]))["racks"] if r["name"] == "a"][0]["switch"])' "$resolved")
 pid_a=$(python3 -c 'import json,sys; print([p["pid"] for p in json.load(open(sys.argv[1]))["pids"] if p["what"] == "rina-switchd of rack a"][0])' "$state/state.json")
 completed() {
   lab exec a0 -- "$switchctl" "$ctrl_a" STATS 2> /dev/null | sed -n 's/.*"completed":\([0-9]*\).*/\1/p'
 }
 before=$(completed)
-lab run --timeout 300 --env RINA_DEBUG=WARN -- "$perf" -b 1M -e 1M -n 40 -w 0 -c 2 -a rina \
+lab run --timeout 300 --env RINA_DEBUG=WARN --env RINA_INA_TIMEOUT_MS=10000 -- \
+  "$perf" -b 1M -e 1M -n 40 -w 0 -c 2 -a rina \
   > "$work/kill.out" 2>&1 &
 runner=$!
 for _ in $(seq 1 600); do
