@@ -686,8 +686,10 @@ struct Cached {
   std::shared_ptr<const Options> options;
 };
 
+// Never destroyed: threads that may outlive main (the detached bootstrap
+// root of rinaGetUniqueId, which logs) read it while exit handlers run.
 Cached& cached() {
-  static Cached c;
+  static Cached& c = *new Cached;
   return c;
 }
 

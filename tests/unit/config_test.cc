@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -190,6 +191,28 @@ TEST(Config, EnvironmentStrictForCommunicatorsLenientForTheProcess) {
   EXPECT_EQ(o.algo, "rd");
   EXPECT_EQ(o.planCheckEvery, (config::Every{8, 0, false}));
   EXPECT_EQ(config::environment().algo, "rd");
+}
+
+// A thread that outlives main (rinaGetUniqueId's detached bootstrap root)
+// logs while exit handlers run, and logging reads the environment. A handler
+// registered before the first read runs after everything that read set up
+// has been torn down; it must still find the environment (under ASan a
+// destroyed cache is a use after free and the child exits non-zero).
+void readEnvironmentAtExit() {
+  config::reloadForTesting();
+  std::_Exit(config::environment().timeoutMs > 0 ? 0 : 3);
+}
+
+TEST(ConfigDeathTest, EnvironmentReadableWhileExitHandlersRun) {
+  // A fresh process: the first read must come after the handler is set.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        std::atexit(readEnvironmentAtExit);
+        (void)config::environment();
+        std::exit(7);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 // Every word a choice knob's table lists is one its layer knows, so a value
