@@ -4,15 +4,17 @@
     perf/torch/allreduce_bench.py [--build DIR] [--ranks 4] [--sizes 4K,...,64M]
                                   [--rounds 3] [--block-seconds 0.25] [--out FILE]
 
-Each round runs one torch job of --ranks processes on this host holding two
-process groups, Gloo (the default group) and rina (dist.new_group); for every
-float32 size the two run in alternating blocks of back-to-back
-dist.all_reduce calls (SUM, in place), so both see the same machine. A call's
-time is the block's mean, the slowest rank's. Then the round runs
-`rina-allreduce-perf --local-ranks N -a auto -i 1` over the same sizes: rina
-through its C API alone, for the torch layer's cost. The table holds the
-medians over rounds. Results (markdown and JSON) go to --out
-(perf/results/torch-allreduce.md).
+Each round runs two torch jobs of --ranks processes on this host, each
+holding Gloo (the default group), rina (dist.new_group) and rina's C API on a
+communicator of its own (ctypes). For every float32 size, the first job times
+dist.all_reduce over Gloo and over rina in alternating blocks of back-to-back
+calls (SUM, in place), so both see the same machine: the ratio. The second
+times dist.all_reduce over rina and the C API the same way, with no Gloo
+traffic between the blocks: the torch layer's own cost. A call's time is the
+block's mean, the slowest rank's. Then the round runs `rina-allreduce-perf
+--local-ranks N -a auto -i 1` over the same sizes: rina through its C API in
+a program of its own. The tables hold the medians over rounds. Results
+(markdown and JSON) go to --out (perf/results/torch-allreduce.md).
 """
 
 import argparse
@@ -32,8 +34,10 @@ from ranks import (REPO, PYTHON, Failure, add_worker_arguments, env_with_package
 
 DEFAULT_SIZES = "4K,16K,64K,256K,1M,4M,16M,64M"
 # rina through torch, Gloo through torch, and rina's C API called directly
-# (ctypes) on a communicator of its own in the same processes.
-BACKENDS = ("rina", "gloo", "capi")
+# (ctypes) on a communicator of its own in the same processes; the first job
+# of a round times the first two, the second the other pair.
+AGAINST_GLOO = ("rina", "gloo")
+LAYER_COST = ("rina", "capi")
 
 
 class CApi:
@@ -86,6 +90,7 @@ def worker(args):
     groups = {"gloo": dist.group.WORLD, "rina": dist.new_group(backend="rina")}
     capi = CApi(args.build, args.rank, args.world, torch, dist)
     n = args.world
+    backends = args.backends.split(",")
     results = []
     for size in [parse_size(s) for s in args.sizes.split(",")]:
         count = size // 4
@@ -94,7 +99,7 @@ def worker(args):
                 "gloo": lambda: dist.all_reduce(t, group=groups["gloo"]),
                 "capi": lambda: capi.all_reduce(t)}
         # Checked once per size and backend: every rank adds its rank + 1.
-        for name in BACKENDS:
+        for name in backends:
             t.fill_(args.rank + 1)
             call[name]()
             want = n * (n + 1) / 2
@@ -103,7 +108,7 @@ def worker(args):
         t.zero_()
         # Calls per block: about block_seconds of the slowest (rank 0 decides).
         probe = []
-        for name in BACKENDS:
+        for name in backends:
             call[name]()
             start = time.perf_counter()
             call[name]()
@@ -111,10 +116,11 @@ def worker(args):
         calls = torch.tensor([max(1, min(400, int(args.block_seconds / max(probe))))])
         dist.broadcast(calls, 0)
         calls = int(calls.item())
-        times = {name: [] for name in BACKENDS}
+        times = {name: [] for name in backends}
         for block in range(args.blocks):
             # Each backend goes first, second and last in turn.
-            order = BACKENDS[block % 3:] + BACKENDS[:block % 3]
+            k = block % len(backends)
+            order = backends[k:] + backends[:k]
             for name in order:
                 run = call[name]
                 dist.barrier(group=groups["gloo"])
@@ -123,11 +129,11 @@ def worker(args):
                     run()
                 times[name].append((time.perf_counter() - start) / calls)
         # The slowest rank's mean per block.
-        mine = torch.tensor([times[b] for b in BACKENDS], dtype=torch.float64)
+        mine = torch.tensor([times[b] for b in backends], dtype=torch.float64)
         dist.all_reduce(mine, op=dist.ReduceOp.MAX, group=groups["gloo"])
         results.append({"size": size, "calls_per_block": calls,
                         "us": {b: [x * 1e6 for x in mine[i].tolist()]
-                               for i, b in enumerate(BACKENDS)}})
+                               for i, b in enumerate(backends)}})
     capi.close()
     dist.destroy_process_group(groups["rina"])
     dist.destroy_process_group()
@@ -136,13 +142,13 @@ def worker(args):
     return 0
 
 
-def torch_round(args, sizes):
+def torch_round(args, sizes, backends):
     store = tempfile.mkdtemp(prefix="rina-torch-bench-")
     script = os.path.abspath(__file__)
     cmd = lambda r: [PYTHON, script, "--worker", "--rank", str(r), "--world", str(args.ranks),  # noqa: E731
                      "--store", store, "--build", os.path.abspath(args.build),
                      "--sizes", sizes, "--blocks", str(args.blocks),
-                     "--block-seconds", str(args.block_seconds)]
+                     "--block-seconds", str(args.block_seconds), "--backends", ",".join(backends)]
     try:
         out = run_ranks(cmd, args.ranks, env_with_package(args.build), timeout=3600)
     finally:
@@ -172,10 +178,10 @@ def write_results(args, sizes, torch_rounds, perf_rounds, commands, started):
         "# dist.all_reduce: rina against Gloo, and the torch layer's cost",
         "",
         f"{args.ranks} ranks on one host, float32 SUM in place, {args.rounds} rounds of "
-        f"{args.blocks} alternating blocks per size; a call's time is a block's mean on the "
-        "slowest rank; medians over blocks, then over rounds. Taken "
-        f"{started} ({machine_note()}; on a busy machine absolute times are noisy). The "
-        "ratios come from blocks interleaved in one job (perf/torch/allreduce_bench.py).",
+        f"{args.blocks} alternating blocks per size and job; a call's time is a block's mean "
+        "on the slowest rank; medians over blocks, then over rounds. Taken "
+        f"{started} ({machine_note()}; on a busy machine absolute times are noisy). Each "
+        "ratio comes from blocks interleaved in one job (perf/torch/allreduce_bench.py).",
         "",
         "## rina against Gloo (dist.all_reduce, one torch job)",
         "",
@@ -184,40 +190,44 @@ def write_results(args, sizes, torch_rounds, perf_rounds, commands, started):
     ]
     summary = {"sizes": sizes, "rows": []}
     for size in sizes:
-        gloo, rina, capi = med(size, "gloo"), med(size, "rina"), med(size, "capi")
+        gloo, rina = med(size, "gloo"), med(size, "rina")
+        alone, capi = med(size, "rina_alone"), med(size, "capi")
         perf = statistics.median(p[size] for p in perf_rounds)
         target = 2.0 if size >= 1 << 20 else 1.0
         ratio = gloo / rina
         lines.append(f"| {human(size)} | {gloo:.0f} | {rina:.0f} | {ratio:.2f} | "
                      f">= {target:.1f}: {'met' if ratio >= target else 'MISSED'} |")
         summary["rows"].append({"size": size, "gloo_us": gloo, "rina_torch_us": rina,
-                                "rina_capi_us": capi, "rina_perf_us": perf})
+                                "rina_torch_alone_us": alone, "rina_capi_us": capi,
+                                "rina_perf_us": perf})
     lines += [
         "",
         "## The torch layer's own cost",
         "",
-        "dist.all_reduce on rina against rina's C API called directly (ctypes, a communicator "
-        "of its own in the same processes, blocks interleaved with the torch calls), and "
-        "against `rina-allreduce-perf --local-ranks 4 -a auto -i 1` run between the torch "
-        "jobs (a separate program: under load its ratio is the noisier one).",
+        "dist.all_reduce on rina in the second job (no Gloo traffic between its blocks) "
+        "against rina's C API called directly in the same processes (ctypes, a communicator "
+        "of its own, blocks interleaved with the torch calls), and against "
+        f"`rina-allreduce-perf --local-ranks {args.ranks} -a auto -i 1`, a program of its "
+        "own run after the torch jobs (under load its ratio is the noisier one).",
         "",
         "| size | C API, same job (us) | rina-allreduce-perf (us) | dist.all_reduce (us) | "
         "torch vs C API | torch vs rina-allreduce-perf | target (>= 1 MiB) |",
         "|---|---|---|---|---|---|---|",
     ]
     for row in summary["rows"]:
-        over = row["rina_torch_us"] / row["rina_capi_us"] - 1
-        over_perf = row["rina_torch_us"] / row["rina_perf_us"] - 1
+        over = row["rina_torch_alone_us"] / row["rina_capi_us"] - 1
+        over_perf = row["rina_torch_alone_us"] / row["rina_perf_us"] - 1
         big = row["size"] >= 1 << 20
-        verdict = ("<= 10%: " + ("met" if over <= 0.10 else "MISSED")) if big else "-"
+        verdict = ("<= 10%: " + ("met" if over_perf <= 0.10 else "MISSED")) if big else "-"
         lines.append(f"| {human(row['size'])} | {row['rina_capi_us']:.0f} | "
-                     f"{row['rina_perf_us']:.0f} | {row['rina_torch_us']:.0f} | "
+                     f"{row['rina_perf_us']:.0f} | {row['rina_torch_alone_us']:.0f} | "
                      f"{100 * over:+.1f}% | {100 * over_perf:+.1f}% | {verdict} |")
-    lines += ["", "Per round (us, medians over blocks; rina / gloo / C API / "
-              "rina-allreduce-perf):", ""]
+    lines += ["", "Per round (us, medians over blocks; against Gloo: rina / gloo; layer cost: "
+              "rina / C API / rina-allreduce-perf):", ""]
     for i, (t, p) in enumerate(zip(torch_rounds, perf_rounds)):
         cells = ", ".join(f"{human(s)}: {statistics.median(t[s]['rina']):.0f} / "
-                          f"{statistics.median(t[s]['gloo']):.0f} / "
+                          f"{statistics.median(t[s]['gloo']):.0f}; "
+                          f"{statistics.median(t[s]['rina_alone']):.0f} / "
                           f"{statistics.median(t[s]['capi']):.0f} / {p[s]:.0f}" for s in sizes)
         lines.append(f"- round {i + 1}: {cells}")
     lines += ["", "## Commands", "", "```", " ".join(shlex.quote(a) for a in sys.argv)]
@@ -242,6 +252,7 @@ def main():
     p.add_argument("--block-seconds", type=float, default=0.25)
     p.add_argument("--perf-iters", type=int, default=20)
     p.add_argument("--out", default=os.path.join(REPO, "perf/results/torch-allreduce.md"))
+    p.add_argument("--backends", default=",".join(AGAINST_GLOO), help=argparse.SUPPRESS)
     add_worker_arguments(p)
     args = p.parse_args()
     if args.worker:
@@ -250,12 +261,18 @@ def main():
     started = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     torch_rounds, perf_rounds, commands = [], [], []
     for r in range(args.rounds):
-        result, cmd = torch_round(args, args.sizes)
-        torch_rounds.append({row["size"]: row["us"] for row in result})
+        against, cmd = torch_round(args, args.sizes, AGAINST_GLOO)
+        cost, cmd2 = torch_round(args, args.sizes, LAYER_COST)
+        torch_rounds.append({row["size"]: {"gloo": row["us"]["gloo"], "rina": row["us"]["rina"]}
+                             for row in against})
+        for row in cost:
+            torch_rounds[-1][row["size"]].update({"rina_alone": row["us"]["rina"],
+                                                  "capi": row["us"]["capi"]})
         perf, pcmd = perf_round(args, sizes, args.perf_iters)
         perf_rounds.append(perf)
         if r == 0:
-            commands = [cmd + "   # and ranks 1.." + str(args.ranks - 1), pcmd]
+            ranks = "   # and ranks 1.." + str(args.ranks - 1)
+            commands = [cmd + ranks, cmd2 + ranks, pcmd]
         print(f"round {r + 1} of {args.rounds} done", flush=True)
     write_results(args, sizes, torch_rounds, perf_rounds, commands, started)
     return 0

@@ -1,5 +1,6 @@
 #include "work_thread.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -10,39 +11,79 @@ void CallQueue::push(Item item) {
     std::lock_guard<std::mutex> lock(mu_);
     if (!stopped_) {
       items_.push_back(std::move(item));
-      ready_.notify_all();
+      if (handed_) threadWake_.notify_one();
       return;
     }
   }
-  item.work->complete(std::make_exception_ptr(std::runtime_error(stopReason_)));
+  CallQueue::complete(item, std::make_exception_ptr(std::runtime_error(stopReason_)));
 }
 
-bool CallQueue::runFirst(const RinaWork* only) {
-  Item item;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (running_ || items_.empty() || (only && items_.front().work.get() != only)) return false;
-    item = std::move(items_.front());
-    items_.pop_front();
-    running_ = true;
+void CallQueue::complete(Item& item, std::exception_ptr error) {
+  if (c10::intrusive_ptr<RinaWork> work = item.work.lock()) {
+    work->complete(error);
+  } else {
+    RinaWork::completeFuture(*item.future, item.outputs, error);
   }
+}
+
+bool CallQueue::queued(const RinaWork* work) const {
+  return std::any_of(items_.begin(), items_.end(),
+                     [work](const Item& item) { return item.id == work; });
+}
+
+void CallQueue::runFront(std::unique_lock<std::mutex>& lock) {
+  Item item = std::move(items_.front());
+  items_.pop_front();
+  running_ = item.id;
+  lock.unlock();
   std::exception_ptr error;
   try {
     item.run();
   } catch (...) {
     error = std::current_exception();
   }
-  item.work->complete(error);  // before the next call may start: in order
-  std::lock_guard<std::mutex> lock(mu_);
-  running_ = false;
-  ready_.notify_all();  // the thread may run the next call; stop() may go on
-  return true;
+  complete(item, error);  // before the next call may start: in order
+  // The call's tensors go before the lock is taken.
+  item.run = nullptr;
+  item.outputs.clear();
+  item.future.reset();
+  lock.lock();
+  running_ = nullptr;
+  if (idleWaiters_ > 0) idle_.notify_all();
+  if (handed_ && !items_.empty()) threadWake_.notify_one();
 }
 
-bool CallQueue::waitForCall() {
+void CallQueue::runThrough(const RinaWork* work) {
   std::unique_lock<std::mutex> lock(mu_);
-  ready_.wait(lock, [this] { return stopped_ || (!running_ && !items_.empty()); });
-  return !stopped_;
+  while (!stopped_) {
+    if (running_ != nullptr) {
+      // Another call (or this one, on the thread) is running: after it.
+      ++idleWaiters_;
+      idle_.wait(lock, [this] { return running_ == nullptr || stopped_; });
+      --idleWaiters_;
+      continue;
+    }
+    if (!queued(work)) return;  // ran
+    runFront(lock);
+  }
+}
+
+void CallQueue::handToThread(const RinaWork* work) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (handed_ || !queued(work)) return;
+  handed_ = true;
+  threadWake_.notify_one();
+}
+
+bool CallQueue::runForThread() {
+  std::unique_lock<std::mutex> lock(mu_);
+  threadWake_.wait(lock, [this] {
+    return stopped_ || (handed_ && running_ == nullptr && !items_.empty());
+  });
+  if (stopped_) return false;
+  runFront(lock);
+  if (items_.empty()) handed_ = false;
+  return true;
 }
 
 void CallQueue::stop(const std::string& why) {
@@ -53,14 +94,17 @@ void CallQueue::stop(const std::string& why) {
     stopped_ = true;
     stopReason_ = "rina_torch: " + why + " before this call ran";
     dropped.swap(items_);
-    ready_.notify_all();
+    threadWake_.notify_all();
+    idle_.notify_all();
   }
   for (Item& item : dropped) {
-    item.work->complete(std::make_exception_ptr(std::runtime_error(stopReason_)));
+    complete(item, std::make_exception_ptr(std::runtime_error(stopReason_)));
   }
   // A call running in a waiting caller's thread ends before the group goes.
   std::unique_lock<std::mutex> lock(mu_);
-  ready_.wait(lock, [this] { return !running_; });
+  ++idleWaiters_;
+  idle_.wait(lock, [this] { return running_ == nullptr; });
+  --idleWaiters_;
 }
 
 RinaWork::RinaWork(int rank, c10d::OpType type, const char* profilingTitle,
@@ -70,30 +114,51 @@ RinaWork::RinaWork(int rank, c10d::OpType type, const char* profilingTitle,
       future_(c10::make_intrusive<c10::ivalue::Future>(c10::ListType::ofTensors())),
       queue_(queue) {}
 
+c10::intrusive_ptr<c10::ivalue::Future> RinaWork::getFuture() {
+  if (std::shared_ptr<CallQueue> q = queue_.lock()) q->handToThread(this);
+  return future_;
+}
+
+bool RinaWork::isCompleted() {
+  if (std::shared_ptr<CallQueue> q = queue_.lock()) q->handToThread(this);
+  return c10d::Work::isCompleted();
+}
+
 bool RinaWork::wait(std::chrono::milliseconds timeout) {
-  if (std::shared_ptr<CallQueue> q = queue_.lock()) q->runFirst(this);
+  if (std::shared_ptr<CallQueue> q = queue_.lock()) q->runThrough(this);
   return c10d::Work::wait(timeout);
+}
+
+void RinaWork::release_resources() {
+  if (std::shared_ptr<CallQueue> q = queue_.lock()) q->handToThread(this);
 }
 
 void RinaWork::complete(std::exception_ptr error) {
   finish(error);  // c10d::Work: wakes wait(), ends the profiler's record
+  completeFuture(*future_, outputs_, error);
+}
+
+void RinaWork::completeFuture(c10::ivalue::Future& future, const std::vector<at::Tensor>& outputs,
+                              std::exception_ptr error) {
   if (error) {
-    future_->setError(error);
+    future.setError(error);
   } else {
-    future_->markCompleted(c10::IValue(outputs_));
+    future.markCompleted(c10::IValue(outputs));
   }
 }
 
 WorkThread::WorkThread() : queue_(std::make_shared<CallQueue>()) {
   thread_ = std::thread([q = queue_] {
-    while (q->waitForCall()) q->runFirst(nullptr);
+    while (q->runForThread()) {
+    }
   });
 }
 
 WorkThread::~WorkThread() { stop("the process group was destroyed"); }
 
 void WorkThread::post(c10::intrusive_ptr<RinaWork> work, std::function<void()> run) {
-  queue_->push(CallQueue::Item{std::move(work), std::move(run)});
+  queue_->push(CallQueue::Item{c10::weak_intrusive_ptr<RinaWork>(work), work.get(), work->future(),
+                               work->outputs(), std::move(run)});
 }
 
 void WorkThread::stop(const std::string& why) {

@@ -1,13 +1,17 @@
 // The process group's own thread: collectives run one at a time, in the
-// order they were issued, so the caller (DDP's backward pass) goes on while
-// rina moves the bytes. Each call is a RinaWork: a c10d::Work whose Future
+// order they were issued. Each call is a RinaWork: a c10d::Work whose Future
 // completes with the call's output tensors or its error.
 //
-// A caller that waits for a call which is next in line while nothing runs
-// (a synchronous dist.all_reduce) runs it itself instead of handing it to
-// the thread and sleeping until the thread hands it back: the same order,
-// one call at a time, and no two thread wake-ups per call (each of which
-// costs a scheduler slice on a busy machine).
+// Who runs a call: a caller that waits for it (Work.wait(), as a
+// synchronous dist.all_reduce does at once) runs it, and every call queued
+// before it, in its own thread. The thread runs the queue as soon as a call
+// may not be waited for: its Future is asked for (DDP does so for each
+// gradient bucket as it posts it, so communication overlaps the backward
+// pass), whether it completed is asked, or its last handle is dropped. A
+// synchronous call thus costs no thread wake-up at all (each one costs a
+// scheduler slice on a busy machine: 30 to 90 us per call with 4 ranks on 2
+// cores); an async_op=True call that is only waited for later starts at its
+// wait.
 #ifndef RINA_PYTHON_CSRC_WORK_THREAD_H_
 #define RINA_PYTHON_CSRC_WORK_THREAD_H_
 
@@ -27,55 +31,83 @@
 
 namespace rina::torch_backend {
 
-class RinaWork;
-
-// The calls not yet run, shared by the thread and the works (a work may
-// outlive its group: then nothing is left to run).
-class CallQueue {
- public:
-  struct Item {
-    c10::intrusive_ptr<RinaWork> work;
-    std::function<void()> run;
-  };
-
-  // Queues item unless stopped (then fails its work with the stop reason).
-  void push(Item item);
-  // Runs the first call if no call is running and, when `only` is set, the
-  // first call is that work. False when it ran nothing.
-  bool runFirst(const RinaWork* only);
-  // Blocks until a call can run (true) or the queue stopped (false).
-  bool waitForCall();
-  // Takes no more calls, fails the queued ones with "rina_torch: <why>
-  // before this call ran", and waits for the call running, if any.
-  void stop(const std::string& why);
-
- private:
-  std::mutex mu_;
-  std::condition_variable ready_;
-  std::deque<Item> items_;
-  bool running_ = false;
-  bool stopped_ = false;
-  std::string stopReason_;
-};
+class CallQueue;
 
 class RinaWork : public c10d::Work {
  public:
   RinaWork(int rank, c10d::OpType type, const char* profilingTitle, std::vector<at::Tensor> outputs,
            std::shared_ptr<CallQueue> queue);
 
-  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
+  // The Future, the completion check and dropping the last handle hand the
+  // queue to the thread; wait() runs the call here when it is still queued.
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
+  bool isCompleted() override;
   std::vector<at::Tensor> result() override { return outputs_; }
-  // Runs the call here when it is next and nothing runs; then waits.
   bool wait(std::chrono::milliseconds timeout) override;
+  void release_resources() override;  // the last handle went
 
   // Once, by whoever ran the call: wakes wait() and completes the Future
   // with the outputs, or with error when it is set.
   void complete(std::exception_ptr error);
+  // The Future's part of complete(), for a call whose work is gone.
+  static void completeFuture(c10::ivalue::Future& future, const std::vector<at::Tensor>& outputs,
+                             std::exception_ptr error);
+
+  const c10::intrusive_ptr<c10::ivalue::Future>& future() const { return future_; }
+  const std::vector<at::Tensor>& outputs() const { return outputs_; }
 
  private:
   std::vector<at::Tensor> outputs_;
   c10::intrusive_ptr<c10::ivalue::Future> future_;
   std::weak_ptr<CallQueue> queue_;
+};
+
+// The calls not yet run, shared by the thread and the works (a work may
+// outlive its group: then nothing is left to run).
+class CallQueue {
+ public:
+  struct Item {
+    // Weak: a call whose handles were all dropped still runs (the other
+    // ranks wait for it), and completes its Future, which may outlive them.
+    c10::weak_intrusive_ptr<RinaWork> work;
+    const RinaWork* id;
+    c10::intrusive_ptr<c10::ivalue::Future> future;
+    std::vector<at::Tensor> outputs;
+    std::function<void()> run;
+  };
+
+  // Queues item unless stopped (then fails its work with the stop reason).
+  void push(Item item);
+  // A caller's wait: runs the queued calls in this thread, in order, up to
+  // and including work; returns once work has run here or on the thread, or
+  // the queue stopped.
+  void runThrough(const RinaWork* work);
+  // work (when still queued) may never be waited for: the thread runs the
+  // queue until it is empty.
+  void handToThread(const RinaWork* work);
+  // The thread's loop: blocks until it has a call to run and runs it; false
+  // once stopped.
+  bool runForThread();
+  // Takes no more calls, fails the queued ones with "rina_torch: <why>
+  // before this call ran", and waits for the call running, if any.
+  void stop(const std::string& why);
+
+ private:
+  // Completes item's work, or its Future when the work is gone.
+  static void complete(Item& item, std::exception_ptr error);
+  // Runs items_.front() with mu_ released; lock holds mu_ before and after.
+  void runFront(std::unique_lock<std::mutex>& lock);
+  bool queued(const RinaWork* work) const;
+
+  std::mutex mu_;
+  std::condition_variable threadWake_;  // the thread: calls handed to it, or stop
+  std::condition_variable idle_;        // waiters for the running call to end
+  std::deque<Item> items_;
+  const RinaWork* running_ = nullptr;
+  bool handed_ = false;  // the thread runs the queue until it is empty
+  int idleWaiters_ = 0;
+  bool stopped_ = false;
+  std::string stopReason_;
 };
 
 class WorkThread {

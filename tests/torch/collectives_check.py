@@ -246,9 +246,41 @@ class Checker:
             w.wait()
         for i, t in enumerate(ts):
             self.expect(f"async all_reduce {i}", t, self.reference(vals[i], "float32", "SUM"))
+        # A Future completes with nobody waiting on the Work: the group's
+        # thread runs the call.
         fut = dist.all_reduce(ts[0], async_op=True).get_future()
         got = fut.wait()
         self.expect("future value is the output", got[0], ts[0])
+        # So does a call only polled for completion (bounded: 120 s).
+        import time
+        vals = self.inputs("float32", "SUM", (777,), case * 13 + 7)
+        t = vals[self.rank].to(torch.float32, copy=True)
+        w = dist.all_reduce(t, async_op=True)
+        deadline = time.monotonic() + 120
+        while not w.is_completed() and time.monotonic() < deadline:
+            time.sleep(0.001)
+        self.expect("polled async all_reduce", t, self.reference(vals, "float32", "SUM"))
+        # And a call whose handle is dropped at once on every rank but the
+        # last, which waits: the others issue nothing more until that wait
+        # returned (the store says so), so their dropped calls must run on
+        # their own; the next synchronous call then works, in order.
+        import datetime
+        store = dist.distributed_c10d._get_default_store()
+        key = f"dropped-call-waited-{case}"
+        vals = self.inputs("float32", "SUM", (555,), case * 13 + 8)
+        t = vals[self.rank].to(torch.float32, copy=True)
+        w = dist.all_reduce(t, async_op=True)
+        if self.rank != self.world - 1:
+            del w
+            store.wait([key], datetime.timedelta(seconds=60))
+        else:
+            w.wait()
+            store.set(key, "1")
+        after = torch.full((3,), float(self.rank + 1))
+        dist.all_reduce(after)
+        self.expect("dropped async all_reduce", t, self.reference(vals, "float32", "SUM"))
+        self.expect("all_reduce after a dropped one", after,
+                    torch.full((3,), float(self.world * (self.world + 1) // 2)))
 
     def refusals(self):
         """What rina does not do raises RuntimeError naming the call, dtype or op."""
@@ -304,6 +336,7 @@ def destroy_in_flight(c):
     g = dist.new_group(backend="rina")
     if c.rank == 0:
         works = [dist.all_reduce(torch.ones(1 << 16), group=g, async_op=True) for _ in range(2)]
+        works[0].get_future()  # hands the calls to the group's thread: one may be in flight
         start = time.monotonic()
         dist.destroy_process_group(g)
         del g  # the last reference: the group's destructor runs here
