@@ -12,8 +12,9 @@ calls (SUM, in place), so both see the same machine: the ratio. The second
 times dist.all_reduce over rina and the C API the same way, with no Gloo
 traffic between the blocks: the torch layer's own cost. A call's time is the
 block's mean, the slowest rank's. Then the round runs `rina-allreduce-perf
---local-ranks N -a auto -i 1` over the same sizes: rina through its C API in
-a program of its own. The tables hold the medians over rounds. Results
+--local-ranks N -a auto -i 1` at each size: rina through its C API in a
+program of its own, its blocks as long as the second job's. The tables hold
+the medians over rounds. Results
 (markdown and JSON) go to --out (perf/results/torch-allreduce.md).
 """
 
@@ -157,17 +158,25 @@ def torch_round(args, sizes, backends):
     return json.loads(line[len("RESULT "):]), shlex.join(cmd(0))
 
 
-def perf_round(args, sizes, iters):
+def perf_round(args, sizes, calls):
+    """rina-allreduce-perf at each size, timed as the torch jobs are: its 5
+    blocks of back-to-back calls (a barrier before each) hold as many calls as
+    the layer-cost job's blocks did (calls[size]), since longer runs of
+    back-to-back calls are slower on a machine with more ranks than cores."""
     perf = os.path.join(args.build, "tools/rina-allreduce-perf")
-    with tempfile.NamedTemporaryFile(suffix=".json") as j:
-        cmd = [perf, "--local-ranks", str(args.ranks), "-a", "auto", "-i", "1", "-c", "1",
-               "-b", str(min(sizes)), "-e", str(max(sizes)), "-f", "4", "-n", str(iters),
-               "-w", "5", "-J", j.name]
-        run = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
-        if run.returncode != 0:
-            raise Failure(f"{shlex.join(cmd)}: exit {run.returncode}\n{run.stdout}{run.stderr}")
-        data = json.load(open(j.name))
-    return {row["size"]: row["time_us"] for row in data["rows"]}, shlex.join(cmd)
+    times, cmds = {}, []
+    for size in sizes:
+        with tempfile.NamedTemporaryFile(suffix=".json") as j:
+            cmd = [perf, "--local-ranks", str(args.ranks), "-a", "auto", "-i", "1", "-c", "1",
+                   "-b", str(size), "-e", str(size), "-n", str(5 * calls[size]), "-w", "5",
+                   "-J", j.name]
+            run = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+            if run.returncode != 0:
+                raise Failure(f"{shlex.join(cmd)}: exit {run.returncode}\n{run.stdout}{run.stderr}")
+            data = json.load(open(j.name))
+        times.update({row["size"]: row["time_us"] for row in data["rows"]})
+        cmds.append(shlex.join(cmd[:-2]))
+    return times, cmds
 
 
 def write_results(args, sizes, torch_rounds, perf_rounds, commands, started):
@@ -208,7 +217,8 @@ def write_results(args, sizes, torch_rounds, perf_rounds, commands, started):
         "against rina's C API called directly in the same processes (ctypes, a communicator "
         "of its own, blocks interleaved with the torch calls), and against "
         f"`rina-allreduce-perf --local-ranks {args.ranks} -a auto -i 1`, a program of its "
-        "own run after the torch jobs (under load its ratio is the noisier one).",
+        "own run after the torch jobs, its 5 blocks per size as long as the torch job's "
+        "(under load its ratio is the noisier one).",
         "",
         "| size | C API, same job (us) | rina-allreduce-perf (us) | dist.all_reduce (us) | "
         "torch vs C API | torch vs rina-allreduce-perf | target (>= 1 MiB) |",
@@ -250,7 +260,6 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--blocks", type=int, default=6, help="blocks per backend and size")
     p.add_argument("--block-seconds", type=float, default=0.25)
-    p.add_argument("--perf-iters", type=int, default=20)
     p.add_argument("--out", default=os.path.join(REPO, "perf/results/torch-allreduce.md"))
     p.add_argument("--backends", default=",".join(AGAINST_GLOO), help=argparse.SUPPRESS)
     add_worker_arguments(p)
@@ -268,11 +277,11 @@ def main():
         for row in cost:
             torch_rounds[-1][row["size"]].update({"rina_alone": row["us"]["rina"],
                                                   "capi": row["us"]["capi"]})
-        perf, pcmd = perf_round(args, sizes, args.perf_iters)
+        perf, pcmds = perf_round(args, sizes, {row["size"]: row["calls_per_block"] for row in cost})
         perf_rounds.append(perf)
         if r == 0:
             ranks = "   # and ranks 1.." + str(args.ranks - 1)
-            commands = [cmd + ranks, cmd2 + ranks, pcmd]
+            commands = [cmd + ranks, cmd2 + ranks] + pcmds
         print(f"round {r + 1} of {args.rounds} done", flush=True)
     write_results(args, sizes, torch_rounds, perf_rounds, commands, started)
     return 0
