@@ -14,8 +14,8 @@ traffic between the blocks: the torch layer's own cost. A call's time is the
 block's mean, the slowest rank's. Then the round runs `rina-allreduce-perf
 --local-ranks N -a auto -i 1` at each size: rina through its C API in a
 program of its own, its blocks as long as the second job's. The tables hold
-the medians over rounds. Results
-(markdown and JSON) go to --out (perf/results/torch-allreduce.md).
+the medians over rounds. Results (markdown and JSON) go to --out
+(perf/results/torch-allreduce.md).
 """
 
 import argparse

@@ -49,6 +49,7 @@ void CallQueue::runFront(std::unique_lock<std::mutex>& lock) {
   item.future.reset();
   lock.lock();
   running_ = nullptr;
+  if (items_.empty()) handed_ = false;  // drained, by the thread or a waiter
   if (idleWaiters_ > 0) idle_.notify_all();
   if (handed_ && !items_.empty()) threadWake_.notify_one();
 }
@@ -82,7 +83,6 @@ bool CallQueue::runForThread() {
   });
   if (stopped_) return false;
   runFront(lock);
-  if (items_.empty()) handed_ = false;
   return true;
 }
 
