@@ -2,19 +2,22 @@
 """dist.all_reduce over rina and over Gloo, and the torch layer's own cost.
 
     perf/torch/allreduce_bench.py [--build DIR] [--ranks 4] [--sizes 4K,...,64M]
-                                  [--rounds 3] [--block-seconds 0.25] [--out FILE]
+                                  [--rounds 5] [--block-seconds 0.25] [--out FILE]
 
 Each round runs two torch jobs of --ranks processes on this host, each
 holding Gloo (the default group), rina (dist.new_group) and rina's C API on a
-communicator of its own (ctypes). For every float32 size, the first job times
-dist.all_reduce over Gloo and over rina in alternating blocks of back-to-back
-calls (SUM, in place), so both see the same machine: the ratio. The second
-times dist.all_reduce over rina and the C API the same way, with no Gloo
-traffic between the blocks: the torch layer's own cost. A call's time is the
-block's mean, the slowest rank's. Then the round runs `rina-allreduce-perf
---local-ranks N -a auto -i 1` at each size: rina through its C API in a
-program of its own, its blocks as long as the second job's. The tables hold
-the medians over rounds. Results (markdown and JSON) go to --out
+communicator of its own (ctypes). For every float32 size, one job times
+dist.all_reduce over rina, the C API, and `rina-allreduce-perf --local-ranks
+N -a auto -i 1` (rina through its C API in a program of its own, which rank 0
+runs while the other ranks wait in a Gloo barrier) in blocks that take turns,
+each block as many back-to-back calls (SUM, in place): the torch layer's own
+cost. The other job times dist.all_reduce over Gloo and over rina the same
+way, so both see the same machine: the ratio. A torch block starts after a
+Gloo barrier and one untimed call of the backend timed (ranks leave Gloo's
+barrier milliseconds apart); a call's time is the block's mean, the slowest
+rank's (rina-allreduce-perf reports the same). Times are medians over blocks,
+then over rounds; each ratio is the median over rounds of the round's own
+ratio. Results (markdown and JSON) go to --out
 (perf/results/torch-allreduce.md).
 """
 
@@ -30,15 +33,16 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ranks import (REPO, PYTHON, Failure, add_worker_arguments, env_with_package,  # noqa: E402
+from ranks import (REPO, PYTHON, add_worker_arguments, env_with_package,  # noqa: E402
                    human, machine_note, parse_size, run_ranks)
 
 DEFAULT_SIZES = "4K,16K,64K,256K,1M,4M,16M,64M"
-# rina through torch, Gloo through torch, and rina's C API called directly
-# (ctypes) on a communicator of its own in the same processes; the first job
-# of a round times the first two, the second the other pair.
+# rina through torch, Gloo through torch, rina's C API called directly
+# (ctypes) on a communicator of its own in the same processes, and
+# rina-allreduce-perf (rank 0 runs it while the other ranks wait in a Gloo
+# barrier); one job of a round times the first two, the other the last three.
 AGAINST_GLOO = ("rina", "gloo")
-LAYER_COST = ("rina", "capi")
+LAYER_COST = ("rina", "capi", "perf")
 
 
 class CApi:
@@ -80,6 +84,26 @@ class CApi:
         self.lib.rinaCommDestroy(self.comm)
 
 
+def perf_command(args, size, calls):
+    """rina-allreduce-perf at one size: `calls` back-to-back in-place calls
+    after its warm-up, in blocks that each start at its own shared-memory
+    barrier; it reports the slowest rank's mean."""
+    return [os.path.join(os.path.abspath(args.build), "tools/rina-allreduce-perf"),
+            "--local-ranks", str(args.world), "-a", "auto", "-i", "1", "-c", "1",
+            "-b", str(size), "-e", str(size), "-n", str(calls), "-w", "5"]
+
+
+def perf_block(args, size, calls):
+    """One block of rina-allreduce-perf: seconds per call."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as j:
+        cmd = perf_command(args, size, calls) + ["-J", j.name]
+        run = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        if run.returncode != 0:
+            raise SystemExit(f"{shlex.join(cmd)}: exit {run.returncode}\n{run.stdout}{run.stderr}")
+        rows = json.load(open(j.name))["rows"]
+    return rows[0]["time_us"] * 1e-6
+
+
 def worker(args):
     import time
     import torch
@@ -99,8 +123,10 @@ def worker(args):
         call = {"rina": lambda: dist.all_reduce(t, group=groups["rina"]),
                 "gloo": lambda: dist.all_reduce(t, group=groups["gloo"]),
                 "capi": lambda: capi.all_reduce(t)}
-        # Checked once per size and backend: every rank adds its rank + 1.
-        for name in backends:
+        # Checked once per size and backend: every rank adds its rank + 1
+        # (rina-allreduce-perf checks its own results: -c 1).
+        timed_here = [b for b in backends if b != "perf"]
+        for name in timed_here:
             t.fill_(args.rank + 1)
             call[name]()
             want = n * (n + 1) / 2
@@ -108,12 +134,16 @@ def worker(args):
                 raise SystemExit(f"{name} {size} B: wrong sum {t[:4].tolist()}, expected {want}")
         t.zero_()
         # Calls per block: about block_seconds of the slowest (rank 0 decides).
+        # (a size's first calls are slow: pages of new buffers, a new
+        # algorithm's set-up; so two untimed calls, then three timed)
         probe = []
-        for name in backends:
+        for name in timed_here:
+            call[name]()
             call[name]()
             start = time.perf_counter()
-            call[name]()
-            probe.append(time.perf_counter() - start)
+            for _ in range(3):
+                call[name]()
+            probe.append((time.perf_counter() - start) / 3)
         calls = torch.tensor([max(1, min(400, int(args.block_seconds / max(probe))))])
         dist.broadcast(calls, 0)
         calls = int(calls.item())
@@ -123,8 +153,17 @@ def worker(args):
             k = block % len(backends)
             order = backends[k:] + backends[:k]
             for name in order:
+                if name == "perf":
+                    dist.barrier(group=groups["gloo"])
+                    times[name].append(perf_block(args, size, calls) if args.rank == 0 else 0.0)
+                    dist.barrier(group=groups["gloo"])
+                    continue
                 run = call[name]
                 dist.barrier(group=groups["gloo"])
+                # Ranks leave Gloo's barrier up to a few ms apart; one untimed
+                # call of the backend itself lines them up before the clock
+                # starts, as rina-allreduce-perf's shared-memory barrier does.
+                run()
                 start = time.perf_counter()
                 for _ in range(calls):
                     run()
@@ -133,6 +172,7 @@ def worker(args):
         mine = torch.tensor([times[b] for b in backends], dtype=torch.float64)
         dist.all_reduce(mine, op=dist.ReduceOp.MAX, group=groups["gloo"])
         results.append({"size": size, "calls_per_block": calls,
+                        "perf_command": shlex.join(perf_command(args, size, calls)),
                         "us": {b: [x * 1e6 for x in mine[i].tolist()]
                                for i, b in enumerate(backends)}})
     capi.close()
@@ -158,28 +198,7 @@ def torch_round(args, sizes, backends):
     return json.loads(line[len("RESULT "):]), shlex.join(cmd(0))
 
 
-def perf_round(args, sizes, calls):
-    """rina-allreduce-perf at each size, timed as the torch jobs are: its 5
-    blocks of back-to-back calls (a barrier before each) hold as many calls as
-    the layer-cost job's blocks did (calls[size]), since longer runs of
-    back-to-back calls are slower on a machine with more ranks than cores."""
-    perf = os.path.join(args.build, "tools/rina-allreduce-perf")
-    times, cmds = {}, []
-    for size in sizes:
-        with tempfile.NamedTemporaryFile(suffix=".json") as j:
-            cmd = [perf, "--local-ranks", str(args.ranks), "-a", "auto", "-i", "1", "-c", "1",
-                   "-b", str(size), "-e", str(size), "-n", str(5 * calls[size]), "-w", "5",
-                   "-J", j.name]
-            run = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
-            if run.returncode != 0:
-                raise Failure(f"{shlex.join(cmd)}: exit {run.returncode}\n{run.stdout}{run.stderr}")
-            data = json.load(open(j.name))
-        times.update({row["size"]: row["time_us"] for row in data["rows"]})
-        cmds.append(shlex.join(cmd[:-2]))
-    return times, cmds
-
-
-def write_results(args, sizes, torch_rounds, perf_rounds, commands, started):
+def write_results(args, sizes, torch_rounds, commands, started):
     def med(size, backend):
         return statistics.median(statistics.median(r[size][backend]) for r in torch_rounds)
 
@@ -188,7 +207,8 @@ def write_results(args, sizes, torch_rounds, perf_rounds, commands, started):
         "",
         f"{args.ranks} ranks on one host, float32 SUM in place, {args.rounds} rounds of "
         f"{args.blocks} alternating blocks per size and job; a call's time is a block's mean "
-        "on the slowest rank; medians over blocks, then over rounds. Taken "
+        "on the slowest rank; medians over blocks, then over rounds; a ratio is the median "
+        "over rounds of each round's ratio. Taken "
         f"{started} ({machine_note()}; on a busy machine absolute times are noisy). Each "
         "ratio comes from blocks interleaved in one job (perf/torch/allreduce_bench.py).",
         "",
@@ -201,9 +221,10 @@ def write_results(args, sizes, torch_rounds, perf_rounds, commands, started):
     for size in sizes:
         gloo, rina = med(size, "gloo"), med(size, "rina")
         alone, capi = med(size, "rina_alone"), med(size, "capi")
-        perf = statistics.median(p[size] for p in perf_rounds)
+        perf = med(size, "perf")
         target = 2.0 if size >= 1 << 20 else 1.0
-        ratio = gloo / rina
+        ratio = statistics.median(statistics.median(r[size]["gloo"]) /
+                                  statistics.median(r[size]["rina"]) for r in torch_rounds)
         lines.append(f"| {human(size)} | {gloo:.0f} | {rina:.0f} | {ratio:.2f} | "
                      f">= {target:.1f}: {'met' if ratio >= target else 'MISSED'} |")
         summary["rows"].append({"size": size, "gloo_us": gloo, "rina_torch_us": rina,
@@ -213,39 +234,51 @@ def write_results(args, sizes, torch_rounds, perf_rounds, commands, started):
         "",
         "## The torch layer's own cost",
         "",
-        "dist.all_reduce on rina in the second job (no Gloo traffic between its blocks) "
-        "against rina's C API called directly in the same processes (ctypes, a communicator "
-        "of its own, blocks interleaved with the torch calls), and against "
+        "One job: blocks of dist.all_reduce on rina (no Gloo traffic between its blocks), "
+        "of rina's C API called directly in the same processes (ctypes, a communicator of "
+        "its own) and of "
         f"`rina-allreduce-perf --local-ranks {args.ranks} -a auto -i 1`, a program of its "
-        "own run after the torch jobs, its 5 blocks per size as long as the torch job's "
-        "(under load its ratio is the noisier one).",
+        "own that rank 0 runs while the torch ranks wait in a Gloo barrier, with as many "
+        "calls per block as the torch blocks; the three take turns. Times are medians "
+        "over blocks, then over rounds; each ratio is the median over rounds of the "
+        "round's own ratio.",
         "",
         "| size | C API, same job (us) | rina-allreduce-perf (us) | dist.all_reduce (us) | "
         "torch vs C API | torch vs rina-allreduce-perf | target (>= 1 MiB) |",
         "|---|---|---|---|---|---|---|",
     ]
+
+    def paired(size, against):
+        """The median over rounds of each round's torch / `against` time, both
+        medians over the blocks interleaved in one job."""
+        return statistics.median(statistics.median(t[size]["rina_alone"]) /
+                                 statistics.median(t[size][against]) - 1 for t in torch_rounds)
+
     for row in summary["rows"]:
-        over = row["rina_torch_alone_us"] / row["rina_capi_us"] - 1
-        over_perf = row["rina_torch_alone_us"] / row["rina_perf_us"] - 1
+        over = row["torch_vs_capi"] = paired(row["size"], "capi")
+        over_perf = row["torch_vs_perf"] = paired(row["size"], "perf")
         big = row["size"] >= 1 << 20
         verdict = ("<= 10%: " + ("met" if over_perf <= 0.10 else "MISSED")) if big else "-"
         lines.append(f"| {human(row['size'])} | {row['rina_capi_us']:.0f} | "
                      f"{row['rina_perf_us']:.0f} | {row['rina_torch_alone_us']:.0f} | "
                      f"{100 * over:+.1f}% | {100 * over_perf:+.1f}% | {verdict} |")
     lines += ["", "Per round (us, medians over blocks; against Gloo: rina / gloo; layer cost: "
-              "rina / C API / rina-allreduce-perf):", ""]
-    for i, (t, p) in enumerate(zip(torch_rounds, perf_rounds)):
+              "rina / C API / rina-allreduce-perf (torch against rina-allreduce-perf)):", ""]
+    for i, t in enumerate(torch_rounds):
         cells = ", ".join(f"{human(s)}: {statistics.median(t[s]['rina']):.0f} / "
                           f"{statistics.median(t[s]['gloo']):.0f}; "
                           f"{statistics.median(t[s]['rina_alone']):.0f} / "
-                          f"{statistics.median(t[s]['capi']):.0f} / {p[s]:.0f}" for s in sizes)
+                          f"{statistics.median(t[s]['capi']):.0f} / "
+                          f"{statistics.median(t[s]['perf']):.0f} "
+                          f"({100 * (statistics.median(t[s]['rina_alone']) / statistics.median(t[s]['perf']) - 1):+.1f}%)"
+                          for s in sizes)
         lines.append(f"- round {i + 1}: {cells}")
     lines += ["", "## Commands", "", "```", " ".join(shlex.quote(a) for a in sys.argv)]
     lines += ["# each round runs:"] + commands + ["```", ""]
     md = "\n".join(lines)
     with open(args.out, "w") as f:
         f.write(md)
-    summary["rounds"] = {"torch": torch_rounds, "perf": perf_rounds}
+    summary["rounds"] = torch_rounds
     with open(os.path.splitext(args.out)[0] + ".json", "w") as f:
         json.dump(summary, f, indent=1)
     print(md)
@@ -257,7 +290,7 @@ def main():
     p.add_argument("--build", default=os.path.join(REPO, "build"))
     p.add_argument("--ranks", type=int, default=4)
     p.add_argument("--sizes", default=DEFAULT_SIZES)
-    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--blocks", type=int, default=6, help="blocks per backend and size")
     p.add_argument("--block-seconds", type=float, default=0.25)
     p.add_argument("--out", default=os.path.join(REPO, "perf/results/torch-allreduce.md"))
@@ -268,22 +301,22 @@ def main():
         return worker(args)
     sizes = [parse_size(s) for s in args.sizes.split(",")]
     started = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
-    torch_rounds, perf_rounds, commands = [], [], []
+    torch_rounds, commands = [], []
     for r in range(args.rounds):
-        against, cmd = torch_round(args, args.sizes, AGAINST_GLOO)
         cost, cmd2 = torch_round(args, args.sizes, LAYER_COST)
+        against, cmd = torch_round(args, args.sizes, AGAINST_GLOO)
         torch_rounds.append({row["size"]: {"gloo": row["us"]["gloo"], "rina": row["us"]["rina"]}
                              for row in against})
         for row in cost:
             torch_rounds[-1][row["size"]].update({"rina_alone": row["us"]["rina"],
-                                                  "capi": row["us"]["capi"]})
-        perf, pcmds = perf_round(args, sizes, {row["size"]: row["calls_per_block"] for row in cost})
-        perf_rounds.append(perf)
+                                                  "capi": row["us"]["capi"],
+                                                  "perf": row["us"]["perf"]})
         if r == 0:
             ranks = "   # and ranks 1.." + str(args.ranks - 1)
-            commands = [cmd + ranks, cmd2 + ranks] + pcmds
+            commands = ([cmd2 + ranks, "# in it, rank 0 runs between blocks:"] +
+                        [row["perf_command"] for row in cost] + [cmd + ranks])
         print(f"round {r + 1} of {args.rounds} done", flush=True)
-    write_results(args, sizes, torch_rounds, perf_rounds, commands, started)
+    write_results(args, sizes, torch_rounds, commands, started)
     return 0
 
 
