@@ -7,18 +7,20 @@
 Each round runs two torch jobs of --ranks processes on this host, each
 holding Gloo (the default group), rina (dist.new_group) and rina's C API on a
 communicator of its own (ctypes). For every float32 size, one job times
-dist.all_reduce over rina, the C API, and `rina-allreduce-perf --local-ranks
-N -a auto -i 1` (rina through its C API in a program of its own, which rank 0
+dist.all_reduce over rina, the rina group's own allreduce().wait() (without
+torch's Python wrapper), the C API, and `rina-allreduce-perf --local-ranks N
+-a auto -i 1` (rina through its C API in a program of its own, which rank 0
 runs while the other ranks wait in a Gloo barrier) in blocks that take turns,
 each block as many back-to-back calls (SUM, in place): the torch layer's own
-cost. The other job times dist.all_reduce over Gloo and over rina the same
-way, so both see the same machine: the ratio. A torch block starts after a
-Gloo barrier and one untimed call of the backend timed (ranks leave Gloo's
-barrier milliseconds apart); a call's time is the block's mean, the slowest
-rank's (rina-allreduce-perf reports the same). Times are medians over blocks,
-then over rounds; each ratio is the median over rounds of the round's own
-ratio. Results (markdown and JSON) go to --out
-(perf/results/torch-allreduce.md).
+cost, split into its parts. The other job times dist.all_reduce over Gloo
+and over rina the same way, so both see the same machine: the ratio. The
+blocks' order changes from round to round (block_order). A torch block
+starts after a Gloo barrier and two untimed calls of the backend timed
+(ranks leave Gloo's barrier milliseconds apart); a call's time is the
+block's mean, the slowest rank's (rina-allreduce-perf reports the same).
+Times are medians over blocks, then over rounds; each ratio is the median
+over rounds of the round's own ratio. Results (markdown and JSON) go to
+--out (perf/results/torch-allreduce.md).
 """
 
 import argparse
@@ -37,12 +39,14 @@ from ranks import (REPO, PYTHON, add_worker_arguments, env_with_package,  # noqa
                    human, machine_note, parse_size, run_ranks)
 
 DEFAULT_SIZES = "4K,16K,64K,256K,1M,4M,16M,64M"
-# rina through torch, Gloo through torch, rina's C API called directly
-# (ctypes) on a communicator of its own in the same processes, and
-# rina-allreduce-perf (rank 0 runs it while the other ranks wait in a Gloo
-# barrier); one job of a round times the first two, the other the last three.
+# rina through torch (dist.all_reduce), Gloo through torch, the rina process
+# group's own allreduce().wait() (what dist.all_reduce calls, without torch's
+# Python around it), rina's C API called directly (ctypes) on a communicator
+# of its own in the same processes, and rina-allreduce-perf (rank 0 runs it
+# while the other ranks wait in a Gloo barrier); one job of a round times the
+# first two, the other rina and the last three.
 AGAINST_GLOO = ("rina", "gloo")
-LAYER_COST = ("rina", "capi", "perf")
+LAYER_COST = ("rina", "pg", "capi", "perf")
 
 
 class CApi:
@@ -84,6 +88,24 @@ class CApi:
         self.lib.rinaCommDestroy(self.comm)
 
 
+def block_order(backends, block):
+    """The order of the backends' blocks in block round `block`: over len(backends)
+    rounds (twice as many for an odd count) each backend runs at every place,
+    and right after every other backend equally often (a Williams design), so
+    no backend always follows the same one (the block after
+    rina-allreduce-perf's finds the caches cold)."""
+    n = len(backends)
+    seq, lo, hi = [0], 1, n - 1
+    while len(seq) < n:
+        seq.append(lo)
+        lo += 1
+        if len(seq) < n:
+            seq.append(hi)
+            hi -= 1
+    order = [backends[(block + j) % n] for j in seq]
+    return order[::-1] if n % 2 and (block // n) % 2 else order
+
+
 def perf_command(args, size, calls):
     """rina-allreduce-perf at one size: `calls` back-to-back in-place calls
     after its warm-up, in blocks that each start at its own shared-memory
@@ -116,12 +138,15 @@ def worker(args):
     capi = CApi(args.build, args.rank, args.world, torch, dist)
     n = args.world
     backends = args.backends.split(",")
+    sum_opts = dist.AllreduceOptions()
+    sum_opts.reduceOp = dist.ReduceOp.SUM
     results = []
     for size in [parse_size(s) for s in args.sizes.split(",")]:
         count = size // 4
         t = torch.empty(count, dtype=torch.float32)
         call = {"rina": lambda: dist.all_reduce(t, group=groups["rina"]),
                 "gloo": lambda: dist.all_reduce(t, group=groups["gloo"]),
+                "pg": lambda: groups["rina"].allreduce([t], sum_opts).wait(),
                 "capi": lambda: capi.all_reduce(t)}
         # Checked once per size and backend: every rank adds its rank + 1
         # (rina-allreduce-perf checks its own results: -c 1).
@@ -149,10 +174,7 @@ def worker(args):
         calls = int(calls.item())
         times = {name: [] for name in backends}
         for block in range(args.blocks):
-            # Each backend goes first, second and last in turn.
-            k = block % len(backends)
-            order = backends[k:] + backends[:k]
-            for name in order:
+            for name in block_order(backends, block):
                 if name == "perf":
                     dist.barrier(group=groups["gloo"])
                     times[name].append(perf_block(args, size, calls) if args.rank == 0 else 0.0)
@@ -160,9 +182,12 @@ def worker(args):
                     continue
                 run = call[name]
                 dist.barrier(group=groups["gloo"])
-                # Ranks leave Gloo's barrier up to a few ms apart; one untimed
-                # call of the backend itself lines them up before the clock
-                # starts, as rina-allreduce-perf's shared-memory barrier does.
+                # Ranks leave Gloo's barrier up to a few ms apart; untimed
+                # calls of the backend itself line them up before the clock
+                # starts, as rina-allreduce-perf's shared-memory barrier does,
+                # and warm the caches the previous block (another program's,
+                # for the block after rina-allreduce-perf) took.
+                run()
                 run()
                 start = time.perf_counter()
                 for _ in range(calls):
@@ -235,39 +260,49 @@ def write_results(args, sizes, torch_rounds, commands, started):
         "## The torch layer's own cost",
         "",
         "One job: blocks of dist.all_reduce on rina (no Gloo traffic between its blocks), "
+        "of the rina process group's own `allreduce([t], opts).wait()` (what dist.all_reduce "
+        "calls, without torch's Python around it: pybind, c10d's dispatch and rina_torch), "
         "of rina's C API called directly in the same processes (ctypes, a communicator of "
         "its own) and of "
         f"`rina-allreduce-perf --local-ranks {args.ranks} -a auto -i 1`, a program of its "
         "own that rank 0 runs while the torch ranks wait in a Gloo barrier, with as many "
-        "calls per block as the torch blocks; the three take turns. Times are medians "
+        "calls per block as the torch blocks; the four take turns. Times are medians "
         "over blocks, then over rounds; each ratio is the median over rounds of the "
         "round's own ratio.",
         "",
-        "| size | C API, same job (us) | rina-allreduce-perf (us) | dist.all_reduce (us) | "
+        "| size | rina-allreduce-perf (us) | C API, same job (us) | process group call (us) | "
+        "dist.all_reduce (us) | C API vs rina-allreduce-perf | process group vs C API | "
         "torch vs C API | torch vs rina-allreduce-perf | target (>= 1 MiB) |",
-        "|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
 
-    def paired(size, against):
-        """The median over rounds of each round's torch / `against` time, both
+    def paired(size, what, against):
+        """The median over rounds of each round's `what` / `against` time, both
         medians over the blocks interleaved in one job."""
-        return statistics.median(statistics.median(t[size]["rina_alone"]) /
+        return statistics.median(statistics.median(t[size][what]) /
                                  statistics.median(t[size][against]) - 1 for t in torch_rounds)
 
     for row in summary["rows"]:
-        over = row["torch_vs_capi"] = paired(row["size"], "capi")
-        over_perf = row["torch_vs_perf"] = paired(row["size"], "perf")
-        big = row["size"] >= 1 << 20
+        size = row["size"]
+        row["rina_pg_us"] = med(size, "pg")
+        capi_perf = row["capi_vs_perf"] = paired(size, "capi", "perf")
+        pg_capi = row["pg_vs_capi"] = paired(size, "pg", "capi")
+        over = row["torch_vs_capi"] = paired(size, "rina_alone", "capi")
+        over_perf = row["torch_vs_perf"] = paired(size, "rina_alone", "perf")
+        big = size >= 1 << 20
         verdict = ("<= 10%: " + ("met" if over_perf <= 0.10 else "MISSED")) if big else "-"
-        lines.append(f"| {human(row['size'])} | {row['rina_capi_us']:.0f} | "
-                     f"{row['rina_perf_us']:.0f} | {row['rina_torch_alone_us']:.0f} | "
+        lines.append(f"| {human(size)} | {row['rina_perf_us']:.0f} | {row['rina_capi_us']:.0f} | "
+                     f"{row['rina_pg_us']:.0f} | {row['rina_torch_alone_us']:.0f} | "
+                     f"{100 * capi_perf:+.1f}% | {100 * pg_capi:+.1f}% | "
                      f"{100 * over:+.1f}% | {100 * over_perf:+.1f}% | {verdict} |")
     lines += ["", "Per round (us, medians over blocks; against Gloo: rina / gloo; layer cost: "
-              "rina / C API / rina-allreduce-perf (torch against rina-allreduce-perf)):", ""]
+              "rina / process group / C API / rina-allreduce-perf (torch against "
+              "rina-allreduce-perf)):", ""]
     for i, t in enumerate(torch_rounds):
         cells = ", ".join(f"{human(s)}: {statistics.median(t[s]['rina']):.0f} / "
                           f"{statistics.median(t[s]['gloo']):.0f}; "
                           f"{statistics.median(t[s]['rina_alone']):.0f} / "
+                          f"{statistics.median(t[s]['pg']):.0f} / "
                           f"{statistics.median(t[s]['capi']):.0f} / "
                           f"{statistics.median(t[s]['perf']):.0f} "
                           f"({100 * (statistics.median(t[s]['rina_alone']) / statistics.median(t[s]['perf']) - 1):+.1f}%)"
@@ -291,7 +326,7 @@ def main():
     p.add_argument("--ranks", type=int, default=4)
     p.add_argument("--sizes", default=DEFAULT_SIZES)
     p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--blocks", type=int, default=6, help="blocks per backend and size")
+    p.add_argument("--blocks", type=int, default=8, help="blocks per backend and size")
     p.add_argument("--block-seconds", type=float, default=0.25)
     p.add_argument("--out", default=os.path.join(REPO, "perf/results/torch-allreduce.md"))
     p.add_argument("--backends", default=",".join(AGAINST_GLOO), help=argparse.SUPPRESS)
@@ -309,6 +344,7 @@ def main():
                              for row in against})
         for row in cost:
             torch_rounds[-1][row["size"]].update({"rina_alone": row["us"]["rina"],
+                                                  "pg": row["us"]["pg"],
                                                   "capi": row["us"]["capi"],
                                                   "perf": row["us"]["perf"]})
         if r == 0:
