@@ -22,6 +22,7 @@ import argparse
 import datetime
 import os
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -252,7 +253,6 @@ class Checker:
         got = fut.wait()
         self.expect("future value is the output", got[0], ts[0])
         # So does a call only polled for completion (bounded: 120 s).
-        import time
         vals = self.inputs("float32", "SUM", (777,), case * 13 + 7)
         t = vals[self.rank].to(torch.float32, copy=True)
         w = dist.all_reduce(t, async_op=True)
@@ -264,7 +264,6 @@ class Checker:
         # last, which waits: the others issue nothing more until that wait
         # returned (the store says so), so their dropped calls must run on
         # their own; the next synchronous call then works, in order.
-        import datetime
         store = dist.distributed_c10d._get_default_store()
         key = f"dropped-call-waited-{case}"
         vals = self.inputs("float32", "SUM", (555,), case * 13 + 8)
@@ -331,7 +330,6 @@ def destroy_in_flight(c):
     ones, promptly: rank 0 issues two all_reduces on a group the other ranks
     never call on, destroys it, and both waits must raise; the others
     destroy theirs only after rank 0 is done (the default group's barrier)."""
-    import time
     torch, dist = c.torch, c.torch.distributed
     g = dist.new_group(backend="rina")
     if c.rank == 0:
