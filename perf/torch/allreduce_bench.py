@@ -231,11 +231,14 @@ def write_results(args, sizes, torch_rounds, commands, started):
     def med(size, backend):
         return statistics.median(of_round(r, size, backend) for r in torch_rounds)
 
+    def round_ratio(r, size, what, against):
+        """A round's `what` / `against` time, both medians over the blocks
+        interleaved in one job."""
+        return of_round(r, size, what) / of_round(r, size, against)
+
     def ratio(size, what, against):
-        """The median over rounds of each round's `what` / `against` time, both
-        medians over the blocks interleaved in one job."""
-        return statistics.median(of_round(r, size, what) / of_round(r, size, against)
-                                 for r in torch_rounds)
+        """The median over rounds of each round's ratio."""
+        return statistics.median(round_ratio(r, size, what, against) for r in torch_rounds)
 
     lines = [
         "# dist.all_reduce: rina against Gloo, and the torch layer's cost",
@@ -303,7 +306,7 @@ def write_results(args, sizes, torch_rounds, commands, started):
         cells = ", ".join(
             f"{human(s)}: {of_round(t, s, 'rina'):.0f} / {of_round(t, s, 'gloo'):.0f}; "
             + " / ".join(f"{of_round(t, s, b):.0f}" for b in ("rina_alone", "pg", "capi", "perf"))
-            + f" ({100 * (of_round(t, s, 'rina_alone') / of_round(t, s, 'perf') - 1):+.1f}%)"
+            + f" ({100 * (round_ratio(t, s, 'rina_alone', 'perf') - 1):+.1f}%)"
             for s in sizes)
         lines.append(f"- round {i + 1}: {cells}")
     lines += ["", "## Commands", "", "```", " ".join(shlex.quote(a) for a in sys.argv)]

@@ -48,8 +48,8 @@ def run_ranks(cmd_of_rank, n, env, timeout):
             # A process group of its own (killpg below) but this session:
             # with the scheduler's autogroups (one per session), ranks in
             # sessions of their own are scheduled as separate groups, unlike
-            # torchrun's workers, mpirun's ranks or rina-allreduce-perf's
-            # forked ranks, which share one.
+            # torchrun's workers or rina-allreduce-perf's forked ranks, which
+            # share one.
             procs.append(subprocess.Popen(cmd_of_rank(r), stdout=log, stderr=subprocess.STDOUT,
                                           env=env, process_group=0))
         codes = []
