@@ -181,6 +181,9 @@ std::vector<uint8_t> PlanSync::decide(algo::Context& ctx, bool initial, uint64_t
   const auto now = std::chrono::steady_clock::now();
   const topo::RackMap& map = ctx.racks();
   std::string reason = "initial";
+  // A rate past the threshold against the baseline decided (not the count,
+  // the clock, or the look again at an earlier drop).
+  bool dropped = false;
   if (!initial) {
     std::vector<double> then, current;
     std::vector<std::string> names;
@@ -203,6 +206,11 @@ std::vector<uint8_t> PlanSync::decide(algo::Context& ctx, bool initial, uint64_t
     const double seconds = std::chrono::duration<double>(now - madeAt_).count();
     plan::ReplanPolicy::Decision d =
         policy_.decide(since_ - evaluatedAt_, seconds, then, current, &names);
+    dropped = d.replan && policy_.decide(0, 0, then, current).replan;
+    if (!d.replan && !beforeDrop_.empty() && now >= recheckAt_) {
+      d = settledDrop(map, *table);
+      beforeDrop_.clear();
+    }
     if (!d.replan) {
       RINA_TRACE("plan check %llu: keeping plan #%llu", ull(check), ull(epoch()));
       return {};
@@ -225,12 +233,22 @@ std::vector<uint8_t> PlanSync::decide(algo::Context& ctx, bool initial, uint64_t
               st.message().c_str(), plan_ ? "the current plan" : "the rack order");
     return {};
   }
+  const bool stays =
+      plan_ && p.ring == plan_->ring && p.hopSpine == plan_->hopSpine && p.ports == plan_->ports;
+  if (stays && dropped && beforeDrop_.empty()) {
+    // The drop is looked at once more when the peaks hold only readings
+    // taken after it (usePeakRates' window), against the rates before it.
+    beforeDrop_ = baseline_;
+    recheckAt_ = now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                           std::chrono::duration<double>(kPeakSeconds));
+  }
+  if (!stays) beforeDrop_.clear();
   baseline_.clear();
   for (const LinkRate& l : *table) {
     if (!insideInaRack(map, l)) baseline_[std::make_tuple(l.peer, l.rank, l.spine)] = hopMbit(l);
   }
   madeAt_ = now;
-  if (plan_ && p.ring == plan_->ring && p.hopSpine == plan_->hopSpine && p.ports == plan_->ports) {
+  if (stays) {
     // Nothing to switch to: the rates it was made from become the baseline.
     RINA_TRACE("plan check %llu: plan #%llu stays (%s): the rates give the same plan", ull(check),
                ull(epoch()), reason.c_str());
@@ -240,6 +258,21 @@ std::vector<uint8_t> PlanSync::decide(algo::Context& ctx, bool initial, uint64_t
   RINA_INFO("%s", p.describe().c_str());
   evaluatedAt_ = 0;
   return p.serialize();
+}
+
+plan::ReplanPolicy::Decision PlanSync::settledDrop(const topo::RackMap& map,
+                                                   const std::vector<LinkRate>& table) const {
+  std::vector<double> then, current;
+  std::vector<std::string> names;
+  for (const LinkRate& l : table) {
+    if (insideInaRack(map, l) || hopMbit(l) <= 0) continue;
+    auto it = beforeDrop_.find(std::make_tuple(l.peer, l.rank, l.spine));
+    if (it == beforeDrop_.end() || it->second <= 0) continue;
+    then.push_back(it->second);
+    current.push_back(hopMbit(l));
+    names.push_back(linkName(l));
+  }
+  return policy_.decide(0, 0, then, current, &names);
 }
 
 Status PlanSync::broadcast(algo::Context& ctx, std::vector<uint8_t>* bytes, uint64_t* nextCheck) {

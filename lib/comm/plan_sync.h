@@ -90,6 +90,10 @@ class PlanSync final : public algo::PlanSource {
   // (0: nothing fresh, not measured); plan_sync.cc says why.
   void usePeakRates(std::vector<LinkRate>* table);
   static constexpr double kPeakSeconds = 1.0;
+  // Rank 0: the rates of beforeDrop_ against the table's, by the threshold
+  // alone (the reason names the link that moved most since before the drop).
+  plan::ReplanPolicy::Decision settledDrop(const topo::RackMap& map,
+                                           const std::vector<LinkRate>& table) const;
   static constexpr uint64_t kFreshBytes = 64 << 10;  // what the engine times a run from
   // Rank 0's bytes and next check reach every rank (empty bytes: keep).
   Status broadcast(algo::Context& ctx, std::vector<uint8_t>* bytes, uint64_t* nextCheck);
@@ -116,6 +120,18 @@ class PlanSync final : public algo::PlanSource {
   uint64_t totalAtExchange_ = 0;
   std::chrono::steady_clock::time_point exchangedAt_{};
   std::map<std::tuple<int, int, int>, double> baseline_;
+  // Rank 0: a drop past the threshold whose plan came out the same was
+  // judged on peaks that still held readings from before it (in the lab, an
+  // uplink shaped from 200 to 50 Mbit/s first read as a 60-75% drop with the
+  // uplink's sum still above half its rate, so the plan stayed), and the
+  // stay made those transitional rates the baseline: the next drop past the
+  // threshold would have to come from them. So the baseline from before
+  // the drop is kept here, and at the first check from recheckAt_ on
+  // (kPeakSeconds after the stay) the rates are compared with it once more
+  // and a drop still past the threshold is planned for again. Empty: none
+  // pending; a plan that moves clears it.
+  std::map<std::tuple<int, int, int>, double> beforeDrop_;
+  std::chrono::steady_clock::time_point recheckAt_{};
   // (peer, rank, spine) -> bytes received at the last check, and its
   // smoothed rates at the last checks (0: nothing fresh), newest last.
   struct Recent {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -326,6 +327,109 @@ TEST(Paths, MeasuredSlowSpineMovesHierHopsOff) {
     }
   }
   EXPECT_GT(overSpine1, 0u);
+}
+
+// A drop that first reads as past the threshold while the planner still
+// holds the configured rate, then settles lower. Uplinks of 200 Mbit/s on
+// both spines (so the first plan ties and puts both rack hops on spine 0);
+// the rates rank 0 gathers are replaced (the hook) by rows like the lab's:
+// the cross-rack pairs hier's rack hops use (0-2, 1-3) measured on spine 0
+// at 200 Mbit/s, then from check 3 at 60 (-70%: past the
+// threshold, but the two hops on each uplink sum to 120, not under half of
+// 200, so the configured rate holds and the plan stays), then from check 4
+// at 35 (sum 70: the uplink reads as measured). From 60, 35 is -42%, under
+// the threshold: judged against the stay's rates the drop would never
+// re-plan. Rank 0 compares once more with the rates from before the drop
+// once the readings have settled (a second later): the re-plan names a hop
+// on spine 0 that moved 200 -> 35 and puts both rack hops on spine 1. The
+// ranks run allreduces (each checked against the serial sum) until every
+// one is under plan #2, or rank 0 gives up after kGiveUpAfter.
+TEST(Paths, ADropThePlanFirstKeptIsJudgedAgainOnceItsRatesSettle) {
+  LoopbackSpines env;
+  const std::string path = ::testing::TempDir() + "/paths_test_settle.json";
+  {
+    std::ofstream f(path);
+    f << R"({"spines": 2, "racks": [{"name": "a", "ranks": 2, "uplink_mbit": [200, 200]}, )"
+      << R"({"name": "b", "ranks": 2, "uplink_mbit": [200, 200]}]})";
+  }
+  ScopedEnv topo("RINA_TOPO_FILE", path.c_str());
+  ScopedEnv policy("RINA_PATHS", "planned");
+  ScopedEnv interval("RINA_PLAN_INTERVAL", "0");
+  ScopedEnv threshold("RINA_PLAN_THRESHOLD", "0.5");
+  ScopedEnv every("RINA_PLAN_CHECK_EVERY", "1");
+  ScopedEnv debug("RINA_DEBUG", "INFO");
+  constexpr double kMbit = 1e6 / 8;  // bytes/s
+  comm::setPlanRatesHookForTesting([&](uint64_t check, std::vector<comm::LinkRate>* table) {
+    const double spine0 = check < 3 ? 200 : check == 3 ? 60 : 35;
+    table->clear();
+    for (int r = 0; r < 4; ++r) {
+      for (int p = 0; p < 4; ++p) {
+        const bool inside = p / 2 == r / 2;
+        if (p == r || (!inside && p % 2 != r % 2)) continue;
+        comm::LinkRate l;
+        l.rank = r;
+        l.peer = p;
+        l.spine = inside ? -1 : 0;
+        l.defaultPath = 1;
+        l.bytesRecv = 1 << 20;
+        l.recvRate = (inside ? 1000 : spine0) * kMbit;
+        std::strncpy(l.kind, "socket", sizeof(l.kind) - 1);
+        table->push_back(l);
+      }
+    }
+  });
+  // The give-up: rank 0's last element is 1 once kGiveUpAfter has passed,
+  // so every rank reads the same sum and stops at the same call.
+  constexpr auto kGiveUpAfter = std::chrono::seconds(30);
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<int> calls(4);
+  std::vector<rinaCommStats_t> stats(4);
+  ::testing::internal::CaptureStderr();
+  runThreads(4, [&](int rank, rinaComm_t comm) {
+    ASSERT_EQ(rinaCommSetAlgorithm(comm, "hier"), rinaSuccess);
+    constexpr size_t kCount = 1024;
+    std::vector<int32_t> buf(kCount + 1);
+    for (int call = 0;; ++call) {
+      for (size_t i = 0; i < kCount; ++i) {
+        buf[i] = static_cast<int32_t>(rank * 1000 + (i + call) % 997);
+      }
+      buf[kCount] = rank == 0 && std::chrono::steady_clock::now() - start > kGiveUpAfter;
+      ASSERT_EQ(rinaAllReduce(buf.data(), buf.data(), buf.size(), rinaInt32, rinaSum, comm),
+                rinaSuccess)
+          << rinaCommGetLastError(comm);
+      for (size_t i = 0; i < kCount; ++i) {
+        ASSERT_EQ(buf[i], static_cast<int32_t>(6000 + 4 * ((i + call) % 997)))
+            << "rank " << rank << " call " << call;
+      }
+      stats[rank].size = sizeof stats[rank];
+      ASSERT_EQ(rinaCommGetStats(comm, &stats[rank]), rinaSuccess);
+      calls[rank] = call + 1;
+      // Every rank adopts a plan before the same collective: all leave at
+      // the same call.
+      if (stats[rank].planEpoch == 2 || buf[kCount] != 0) break;
+    }
+  });
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  comm::setPlanRatesHookForTesting({});
+  std::remove(path.c_str());
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_EQ(stats[r].planEpoch, 2u)
+        << "rank " << r << " after " << calls[r] << " calls (" << kGiveUpAfter.count() << " s)";
+    EXPECT_EQ(stats[r].replans, 1u) << "rank " << r;
+    EXPECT_EQ(calls[r], calls[0]) << "rank " << r;
+  }
+  const size_t at = err.find("plan #2 (link ");
+  ASSERT_NE(at, std::string::npos) << err;
+  const std::string line = err.substr(at, err.find('\n', at) - at);
+  EXPECT_NE(line.find(" on spine 0 moved 200 -> 35 Mbit/s (-82%, threshold 50%)): ring "),
+            std::string::npos)
+      << line;
+  size_t onSpine1 = 0;
+  for (size_t p = line.find("-s1->"); p != std::string::npos; p = line.find("-s1->", p + 1)) {
+    ++onSpine1;
+  }
+  EXPECT_EQ(onSpine1, 2u) << line;
+  EXPECT_EQ(line.find("-s0->"), std::string::npos) << line;
 }
 
 }  // namespace
