@@ -53,6 +53,27 @@ std::string linkName(const LinkRate& l) {
   return l.spine >= 0 ? s + " on spine " + std::to_string(l.spine) : s;
 }
 
+// The table's measured links against the rates of `ref` ((peer, rank,
+// spine) -> Mbit/s), as ReplanPolicy::decide takes them: links inside an
+// INA rack, with nothing fresh on them, or without a rate in ref left out.
+struct RatePairs {
+  std::vector<double> then, current;
+  std::vector<std::string> names;
+};
+RatePairs pairRates(const topo::RackMap& map, const std::vector<LinkRate>& table,
+                    const std::map<std::tuple<int, int, int>, double>& ref) {
+  RatePairs out;
+  for (const LinkRate& l : table) {
+    if (insideInaRack(map, l) || hopMbit(l) <= 0) continue;
+    auto it = ref.find(std::make_tuple(l.peer, l.rank, l.spine));
+    if (it == ref.end() || it->second <= 0) continue;
+    out.then.push_back(it->second);
+    out.current.push_back(hopMbit(l));
+    out.names.push_back(linkName(l));
+  }
+  return out;
+}
+
 }  // namespace
 
 void setPlanRatesHookForTesting(std::function<void(uint64_t, std::vector<LinkRate>*)> fn) {
@@ -185,30 +206,24 @@ std::vector<uint8_t> PlanSync::decide(algo::Context& ctx, bool initial, uint64_t
   // the clock, or the look again at an earlier drop).
   bool dropped = false;
   if (!initial) {
-    std::vector<double> then, current;
-    std::vector<std::string> names;
     for (const LinkRate& l : *table) {
       if (insideInaRack(map, l)) continue;
       // A link first seen now (made for the current plan), or first
       // measured now (a spine the plan just moved hops to), starts its
-      // baseline: nothing was assumed of it that could have moved.
+      // baseline: nothing was assumed of it that could have moved (it
+      // compares equal to itself below).
       auto [it, fresh] = baseline_.emplace(std::make_tuple(l.peer, l.rank, l.spine), hopMbit(l));
-      if (fresh) continue;
-      if (it->second <= 0) {
-        it->second = hopMbit(l);
-        continue;
-      }
-      if (hopMbit(l) <= 0) continue;  // nothing fresh on it: nothing to compare
-      then.push_back(it->second);
-      current.push_back(hopMbit(l));
-      names.push_back(linkName(l));
+      if (!fresh && it->second <= 0) it->second = hopMbit(l);
     }
+    const RatePairs r = pairRates(map, *table, baseline_);
     const double seconds = std::chrono::duration<double>(now - madeAt_).count();
     plan::ReplanPolicy::Decision d =
-        policy_.decide(since_ - evaluatedAt_, seconds, then, current, &names);
-    dropped = d.replan && policy_.decide(0, 0, then, current).replan;
+        policy_.decide(since_ - evaluatedAt_, seconds, r.then, r.current, &r.names);
+    dropped = d.replan && policy_.decide(0, 0, r.then, r.current).replan;
     if (!d.replan && !beforeDrop_.empty() && now >= recheckAt_) {
-      d = settledDrop(map, *table);
+      // The look again: the rates before the drop, by the threshold alone.
+      const RatePairs before = pairRates(map, *table, beforeDrop_);
+      d = policy_.decide(0, 0, before.then, before.current, &before.names);
       beforeDrop_.clear();
     }
     if (!d.replan) {
@@ -258,21 +273,6 @@ std::vector<uint8_t> PlanSync::decide(algo::Context& ctx, bool initial, uint64_t
   RINA_INFO("%s", p.describe().c_str());
   evaluatedAt_ = 0;
   return p.serialize();
-}
-
-plan::ReplanPolicy::Decision PlanSync::settledDrop(const topo::RackMap& map,
-                                                   const std::vector<LinkRate>& table) const {
-  std::vector<double> then, current;
-  std::vector<std::string> names;
-  for (const LinkRate& l : table) {
-    if (insideInaRack(map, l) || hopMbit(l) <= 0) continue;
-    auto it = beforeDrop_.find(std::make_tuple(l.peer, l.rank, l.spine));
-    if (it == beforeDrop_.end() || it->second <= 0) continue;
-    then.push_back(it->second);
-    current.push_back(hopMbit(l));
-    names.push_back(linkName(l));
-  }
-  return policy_.decide(0, 0, then, current, &names);
 }
 
 Status PlanSync::broadcast(algo::Context& ctx, std::vector<uint8_t>* bytes, uint64_t* nextCheck) {

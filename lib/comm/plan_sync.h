@@ -90,10 +90,6 @@ class PlanSync final : public algo::PlanSource {
   // (0: nothing fresh, not measured); plan_sync.cc says why.
   void usePeakRates(std::vector<LinkRate>* table);
   static constexpr double kPeakSeconds = 1.0;
-  // Rank 0: the rates of beforeDrop_ against the table's, by the threshold
-  // alone (the reason names the link that moved most since before the drop).
-  plan::ReplanPolicy::Decision settledDrop(const topo::RackMap& map,
-                                           const std::vector<LinkRate>& table) const;
   static constexpr uint64_t kFreshBytes = 64 << 10;  // what the engine times a run from
   // Rank 0's bytes and next check reach every rank (empty bytes: keep).
   Status broadcast(algo::Context& ctx, std::vector<uint8_t>* bytes, uint64_t* nextCheck);
