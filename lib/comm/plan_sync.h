@@ -118,7 +118,7 @@ class PlanSync final : public algo::PlanSource {
   std::map<std::tuple<int, int, int>, double> baseline_;
   // Rank 0: a drop past the threshold whose plan came out the same was
   // judged on peaks that still held readings from before it (in the lab, an
-  // uplink shaped from 200 to 50 Mbit/s first read as a 60-75% drop with the
+  // uplink shaped from 200 to 50 Mbit/s first read as a 63-76% drop with the
   // uplink's sum still above half its rate, so the plan stayed), and the
   // stay made those transitional rates the baseline: the next drop past the
   // threshold would have to come from them. So the baseline from before
