@@ -35,7 +35,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ranks import (REPO, PYTHON, add_worker_arguments, env_with_package,  # noqa: E402
+from ranks import (REPO, PYTHON, CApi, add_worker_arguments, env_with_package,  # noqa: E402
                    human, machine_note, parse_size, run_ranks)
 
 DEFAULT_SIZES = "4K,16K,64K,256K,1M,4M,16M,64M"
@@ -47,45 +47,6 @@ DEFAULT_SIZES = "4K,16K,64K,256K,1M,4M,16M,64M"
 # first two, the other rina and the last three.
 AGAINST_GLOO = ("rina", "gloo")
 LAYER_COST = ("rina", "pg", "capi", "perf")
-
-
-class CApi:
-    """librina's rinaAllReduce through ctypes, one communicator over the ranks
-    (its unique id goes out over the Gloo group)."""
-    FLOAT32, SUM, SUCCESS = 8, 0, 0
-
-    def __init__(self, build, rank, world, torch, dist):
-        import ctypes
-        self.ctypes = ctypes
-        self.lib = ctypes.CDLL(os.path.join(build, "lib/librina.so"))
-        self.lib.rinaAllReduce.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
-                                           ctypes.c_int, ctypes.c_int, ctypes.c_void_p]
-        self.lib.rinaCommGetLastError.restype = ctypes.c_char_p
-
-        class UniqueId(ctypes.Structure):  # rinaUniqueId, passed by value
-            _fields_ = [("internal", ctypes.c_char * 128)]
-        self.lib.rinaCommInitRank.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int,
-                                              UniqueId, ctypes.c_int]
-        uid = UniqueId()
-        if rank == 0:
-            self.check(self.lib.rinaGetUniqueId(ctypes.byref(uid)), None)
-        shared = torch.frombuffer(bytearray(bytes(uid)), dtype=torch.uint8).clone()
-        dist.broadcast(shared, 0)
-        ctypes.memmove(ctypes.byref(uid), shared.numpy().tobytes(), ctypes.sizeof(uid))
-        self.comm = ctypes.c_void_p()
-        self.check(self.lib.rinaCommInitRank(ctypes.byref(self.comm), world, uid, rank), None)
-
-    def check(self, rc, comm):
-        if rc != self.SUCCESS:
-            raise SystemExit(f"rina C API: {rc}: {self.lib.rinaCommGetLastError(comm)}")
-
-    def all_reduce(self, t):
-        p = t.data_ptr()
-        self.check(self.lib.rinaAllReduce(p, p, t.numel(), self.FLOAT32, self.SUM, self.comm),
-                   self.comm)
-
-    def close(self):
-        self.lib.rinaCommDestroy(self.comm)
 
 
 def block_order(backends, block):

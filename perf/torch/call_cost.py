@@ -12,7 +12,7 @@ times back-to-back calls (float32 SUM in place, 16 elements) of
 - the rina process group's `allreduce([t], opts).wait()` (pybind, c10d's
   Work and Future, rina_torch's queue, then the C API),
 - `dist.all_reduce(t)` (torch's Python wrapper around the process group),
-- and the same three on Gloo for comparison,
+- and the process group's call and `dist.all_reduce` on Gloo for comparison,
 
 and reports each one's median over rounds of the wall time and the process
 CPU time per call. With more ranks than cores these microseconds are paid by
@@ -31,7 +31,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ranks import REPO, PYTHON, env_with_package, machine_note  # noqa: E402
+from ranks import REPO, PYTHON, CApi, env_with_package, machine_note  # noqa: E402
 
 # (name, what it calls), in the order of the table.
 PATHS = (
@@ -45,7 +45,6 @@ PATHS = (
 
 
 def worker(args):
-    import ctypes
     import time
     import torch
     import torch.distributed as dist
@@ -56,31 +55,21 @@ def worker(args):
     gloo = dist.new_group(backend="gloo")
     rina = dist.group.WORLD
 
-    lib = ctypes.CDLL(os.path.join(os.path.abspath(args.build), "lib/librina.so"))
-
-    class UniqueId(ctypes.Structure):  # rinaUniqueId, passed by value
-        _fields_ = [("internal", ctypes.c_char * 128)]
-    lib.rinaCommInitRank.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int, UniqueId,
-                                     ctypes.c_int]
-    lib.rinaAllReduce.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
-                                  ctypes.c_int, ctypes.c_void_p]
-    uid = UniqueId()
-    comm = ctypes.c_void_p()
-    if lib.rinaGetUniqueId(ctypes.byref(uid)) != 0 or \
-            lib.rinaCommInitRank(ctypes.byref(comm), 1, uid, 0) != 0:
-        raise SystemExit("rina C API: cannot make a communicator of one rank")
-
+    capi = CApi(args.build, 0, 1, torch, dist)
     t = torch.ones(16, dtype=torch.float32)
-    p, n = t.data_ptr(), t.numel()
+    # The C API's bare call (CApi.all_reduce adds a Python method around it).
+    p, n, all_reduce, comm = t.data_ptr(), t.numel(), capi.lib.rinaAllReduce, capi.comm
     opts = dist.AllreduceOptions()
     opts.reduceOp = dist.ReduceOp.SUM
     calls = {"loop": lambda: None,
-             "capi": lambda: lib.rinaAllReduce(p, p, n, 8, 0, comm),  # float32, sum
+             "capi": lambda: all_reduce(p, p, n, CApi.FLOAT32, CApi.SUM, comm),
              "pg": lambda: rina.allreduce([t], opts).wait(),
              "dist": lambda: dist.all_reduce(t, group=rina),
              "gloo_pg": lambda: gloo.allreduce([t], opts).wait(),
              "gloo_dist": lambda: dist.all_reduce(t, group=gloo)}
-    # A sum over one rank leaves t as it was: each path is checked once.
+    # A sum over one rank leaves t as it was: each path is checked once
+    # (the C API's return code too).
+    capi.all_reduce(t)
     for name, call in calls.items():
         if name != "loop":
             call()
@@ -97,7 +86,7 @@ def worker(args):
                 call()
             wall[name].append((time.perf_counter() - w0) / args.calls * 1e6)
             cpu[name].append((time.process_time() - c0) / args.calls * 1e6)
-    lib.rinaCommDestroy(comm)
+    capi.close()
     dist.destroy_process_group(gloo)
     dist.destroy_process_group()
     print("RESULT " + json.dumps({"wall_us": wall, "cpu_us": cpu}))

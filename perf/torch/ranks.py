@@ -1,5 +1,6 @@
 """What the perf/torch drivers share: the repository root, the build's
-package folder, and running N ranks of a worker as separate processes."""
+package folder, running N ranks of a worker as separate processes, and
+rina's C API through ctypes."""
 
 import argparse
 import os
@@ -74,6 +75,45 @@ def run_ranks(cmd_of_rank, n, env, timeout):
                            f"{outputs[r][-3000:]}" for r in range(n))
         raise Failure(f"{shlex.join(cmd_of_rank(0))} failed\n{detail}")
     return outputs[0]
+
+
+class CApi:
+    """librina's rinaAllReduce through ctypes, one communicator over the ranks
+    of torch's default group (rank 0's unique id goes out over it)."""
+    FLOAT32, SUM, SUCCESS = 8, 0, 0
+
+    def __init__(self, build, rank, world, torch, dist):
+        import ctypes
+        self.ctypes = ctypes
+        self.lib = ctypes.CDLL(os.path.join(build, "lib/librina.so"))
+        self.lib.rinaAllReduce.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
+                                           ctypes.c_int, ctypes.c_int, ctypes.c_void_p]
+        self.lib.rinaCommGetLastError.restype = ctypes.c_char_p
+
+        class UniqueId(ctypes.Structure):  # rinaUniqueId, passed by value
+            _fields_ = [("internal", ctypes.c_char * 128)]
+        self.lib.rinaCommInitRank.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int,
+                                              UniqueId, ctypes.c_int]
+        uid = UniqueId()
+        if rank == 0:
+            self.check(self.lib.rinaGetUniqueId(ctypes.byref(uid)), None)
+        shared = torch.frombuffer(bytearray(bytes(uid)), dtype=torch.uint8).clone()
+        dist.broadcast(shared, 0)
+        ctypes.memmove(ctypes.byref(uid), shared.numpy().tobytes(), ctypes.sizeof(uid))
+        self.comm = ctypes.c_void_p()
+        self.check(self.lib.rinaCommInitRank(ctypes.byref(self.comm), world, uid, rank), None)
+
+    def check(self, rc, comm):
+        if rc != self.SUCCESS:
+            raise SystemExit(f"rina C API: {rc}: {self.lib.rinaCommGetLastError(comm)}")
+
+    def all_reduce(self, t):
+        p = t.data_ptr()
+        self.check(self.lib.rinaAllReduce(p, p, t.numel(), self.FLOAT32, self.SUM, self.comm),
+                   self.comm)
+
+    def close(self):
+        self.lib.rinaCommDestroy(self.comm)
 
 
 def human(size):
