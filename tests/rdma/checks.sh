@@ -2,8 +2,9 @@
 # Inside the RDMA VM: runs the checks of a manifest one after the other and
 # leaves each one's output and exit status in OUT (NAME.log, NAME.rc, and
 # its seconds in NAME.secs), for tests/rdma/result.sh to report on the host.
-# A manifest line is "NAME LIMIT_SECONDS COMMAND [ARGS...]"; a check still
-# running after its limit is killed (status 124).
+# A manifest line is "NAME LIMIT_SECONDS COMMAND...", the command in shell
+# words (its paths quoted); a check still running after its limit is killed
+# (status 124).
 #
 # usage: checks.sh OUT MANIFEST
 set -u
@@ -15,8 +16,8 @@ while read -r name limit cmd; do
   case "$name" in '' | '#'*) continue ;; esac
   start=$(uptime_s)
   echo "=== $name (limit ${limit} s) at ${start} s"
-  # shellcheck disable=SC2086  # the manifest's words are the command's
-  timeout -k 10 "$limit" $cmd >"$out/$name.log" 2>&1 </dev/null
+  # The rest of the line is shell words (paths quoted by the manifest).
+  timeout -k 10 "$limit" sh -c "$cmd" >"$out/$name.log" 2>&1 </dev/null
   rc=$?
   end=$(uptime_s)
   echo "$rc" >"$out/$name.rc"
