@@ -74,7 +74,8 @@ fi
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 mem=$(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)
 commit=$(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown)
-mpi_version=$(mpirun --version 2>/dev/null | head -1)
+mpi_version=$(mpirun --version 2>/dev/null) || true
+mpi_version=${mpi_version%%$'\n'*}
 
 /usr/bin/python3 - "$raw" "$out" "$repeats" "$np" <<PY
 import glob, statistics, sys

@@ -33,7 +33,7 @@ if command -v mpirun >/dev/null; then
     -n 10 -w 3 -a auto,mpi 2>&1) || true
   echo "$out"
   # mpirun exits 0 even when it refuses to start: check what it printed.
-  echo "$out" | grep -q "Out of bounds values : 0 OK" || { echo "demo: mpirun run failed"; exit 1; }
+  grep -q "Out of bounds values : 0 OK" <<<"$out" || { echo "demo: mpirun run failed"; exit 1; }
 fi
 
 # Why the lab cannot run here, or nothing.
@@ -41,7 +41,11 @@ lab_unavailable() {
   [ "$(id -u)" -eq 0 ] || { echo "not root (network namespaces need root)"; return; }
   command -v mpirun >/dev/null || { echo "no mpirun (the lab starts one rank per host with it)"; return; }
   command -v tc >/dev/null || { echo "no tc (iproute2) to shape the links"; return; }
-  ldd "$PERF" | grep -q libmpi || { echo "rina-allreduce-perf was built without MPI"; return; }
+  # The binary's own dynamic section, read whole (a pipeline into grep -q
+  # can fail under pipefail when grep stops reading first).
+  local dynamic
+  dynamic=$(readelf -d "$PERF" 2>/dev/null) || { echo "cannot read $PERF (readelf -d failed)"; return; }
+  [[ "$dynamic" == *"Shared library: [libmpi"* ]] || { echo "rina-allreduce-perf was built without MPI"; return; }
   local probe="rnl-demo-probe-$$"
   if ! ip netns add "$probe" 2>/dev/null; then
     echo "cannot create network namespaces here (ip netns add failed)"

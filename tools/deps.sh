@@ -17,7 +17,7 @@ RINA_APT_PACKAGES=(
 )
 missing=()
 for p in "${RINA_APT_PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" == "install ok installed" ]] || missing+=("$p")
 done
 if ((${#missing[@]})); then
   echo "rina: installing ${missing[*]}"

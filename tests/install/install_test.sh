@@ -14,15 +14,17 @@ cc "$src/consumer/main.c" $flags -o "$tmp/pc_consumer"
 LD_LIBRARY_PATH="$tmp/prefix/lib" "$tmp/pc_consumer"
 # librina must not depend on MPI; librina_mpi (when built) is installed, needs
 # no librina (it carries its own copy) and exports the MPI entry points.
-if readelf -d "$tmp"/prefix/lib*/librina.so | grep -q 'NEEDED.*libmpi'; then
+# (Each tool's output is read whole first: under pipefail a grep -q that
+# stops reading early can make the pipeline fail.)
+if grep -q 'NEEDED.*libmpi' <<<"$(readelf -d "$tmp"/prefix/lib*/librina.so)"; then
   echo "install_test: FAIL: librina.so depends on MPI"
 fi
 if [ -e "$build/lib/mpi/librina_mpi.so" ]; then
   mpi_lib=$(ls "$tmp"/prefix/lib*/librina_mpi.so 2>/dev/null || true)
   if [ -z "$mpi_lib" ]; then
     echo "install_test: FAIL: librina_mpi.so not installed"
-  elif readelf -d "$mpi_lib" | grep -q 'NEEDED.*librina\.so' ||
-       ! nm -D --defined-only "$mpi_lib" | grep -q ' MPI_Allreduce$'; then
+  elif grep -q 'NEEDED.*librina\.so' <<<"$(readelf -d "$mpi_lib")" ||
+       ! grep -q ' MPI_Allreduce$' <<<"$(nm -D --defined-only "$mpi_lib")"; then
     echo "install_test: FAIL: librina_mpi.so links librina or lacks MPI_Allreduce"
   else
     echo "librina_mpi ok"

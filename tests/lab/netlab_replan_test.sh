@@ -66,7 +66,7 @@ changed=$(sed -n 's/.* at \([0-9.]*\)$/\1/p' "$work/shape")
 # 1. A re-plan, for the moved link, onto spine 1.
 grep -Eq "^# rina plans: epoch [0-9]+ replans [1-9][0-9]* checks" <<< "$out" ||
   fail "no re-plan counted: $(grep '^# rina plans' <<< "$out")"
-line=$(grep -Eo "plan #[0-9]+ \(link [0-3]->[0-3] on spine 0 moved [0-9]+ -> [0-9]+ Mbit/s[^)]*\)\): ring .*" <<< "$out" | head -1)
+line=$(grep -Eo "plan #[0-9]+ \(link [0-3]->[0-3] on spine 0 moved [0-9]+ -> [0-9]+ Mbit/s[^)]*\)\): ring .*" <<< "$out" | sed -n 1p)
 [ -n "$line" ] || fail "no INFO line naming a link on spine 0: $(grep 'plan #' <<< "$out")"
 read -r from to < <(sed -E 's/.*\(link ([0-3])->([0-3]) .*/\1 \2/' <<< "$line")
 [ $((from / 2)) -ne $((to / 2)) ] || fail "the reason names a link inside a rack: $line"

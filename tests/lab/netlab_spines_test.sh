@@ -35,7 +35,7 @@ check_rate() {
 }
 
 lab up "$topology" --switchd "$switchd" || fail "up failed"
-lab status | grep -q "uplink of rack a .* to spine 1: 200 Mbit/s" || fail "status lists no uplinks"
+grep -q "uplink of rack a .* to spine 1: 200 Mbit/s" <<<"$(lab status)" || fail "status lists no uplinks"
 
 # 1. One NIC and address per plane.
 addrs=$(lab exec b0 -- ip -4 -o addr show | awk '{print $2, $4}' | sort | tr '\n' ' ')
@@ -56,7 +56,7 @@ grep -q "rack a's uplink to spine 1: 200 -> 100 Mbit/s at [0-9.]*$" <<< "$out" |
 r1=$(tcp_rate b1 10.78.2.2 5303)
 echo "after shape: plane 1 $r1 Mbit/s"
 check_rate "$r1" 100 "plane 1 after shaping rack a's uplink to 100 Mbit/s"
-lab status | grep -q "uplink of rack a .* to spine 1: 100 Mbit/s" || fail "status after shape"
+grep -q "uplink of rack a .* to spine 1: 100 Mbit/s" <<<"$(lab status)" || fail "status after shape"
 lab shape --rack a --spine 1 --mbit 200 > /dev/null || fail "shape back failed"
 
 # 3. Bad shape input, each refused by name (exit 2).

@@ -30,7 +30,7 @@ grep -q "rina-switchd of rack a exited" <<< "$out" || fail "no message about the
 lab up "$topology" --switchd "$switchd" --mtu 9000 || fail "up failed"
 mtu=$(lab exec a0 -- cat /sys/class/net/eth0/mtu)
 [ "$mtu" = "9000" ] || fail "host a0's eth0 has MTU '$mtu', expected 9000"
-lab status | grep -q "MTU 9000" || fail "status does not report MTU 9000"
+grep -q "MTU 9000" <<<"$(lab status)" || fail "status does not report MTU 9000"
 resolved=$state/topology.json
 switch_pids=$(python3 -c 'import json,sys; print(" ".join(str(p["pid"]) for p in json.load(open(sys.argv[1]))["pids"]))' "$state/state.json")
 [ "$(wc -w <<< "$switch_pids")" -eq 2 ] || fail "expected 2 switch processes, got '$switch_pids'"
@@ -43,7 +43,7 @@ ring=$("$topo_tool" --no-node --file "$resolved" | grep '^ring:')
 # Each INA rack's switch answers its CTRL at the address the resolved file names.
 for rack in a b; do
   ctrl=$(python3 -c 'import json,sys; print([r for r in json.load(open(sys.argv[1]))["racks"] if r["name"] == sys.argv[2]][0]["switch"])' "$resolved" "$rack")
-  lab exec "${rack}0" -- "$switchctl" "$ctrl" STATS | grep -q '"received"' ||
+  grep -q '"received"' <<<"$(lab exec "${rack}0" -- "$switchctl" "$ctrl" STATS)" ||
     fail "the switch of rack $rack does not answer at $ctrl"
 done
 
