@@ -2,6 +2,14 @@
 # Installs what rina builds and tests with (Debian bookworm), idempotently.
 # Sourced by tools/demo.sh and tools/test.sh.
 set -euo pipefail
+# A checkout this user cannot write to (another user's clone, a read-only
+# folder): say so now, not as a failure deep inside apt or CMake.
+for dir in . build*/; do
+  if [[ -e "$dir" && ! -w "$dir" ]]; then
+    echo "rina: cannot write to $(cd "$dir" && pwd) (owner $(stat -c %U "$dir")), where the build goes: clone rina into a folder you own, or run this as its owner" >&2
+    exit 2
+  fi
+done
 RINA_APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libgtest-dev libgmock-dev

@@ -50,6 +50,6 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 /usr/bin/python3 "$repo/perf/mpi/first_calls_summary.py" --raw "$raw" --np "$np" \
   --calls "$calls" --trials "$trials" --start "$start" --load "$load_before / $load_after" \
-  --commit "$(git -C "$repo" rev-parse --short HEAD)" \
+  --commit "$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)" \
   --command "preloaded=${preloaded//$repo\//}" --command "native=${native//$repo\//}" > "$out"
 echo "wrote $out" >&2

@@ -69,7 +69,7 @@ command_args=()
 for name in "${order[@]}"; do command_args+=(--command "$name=${commands[$name]}"); done
 python3 "$repo/perf/mpi/summarize.py" --raw "$raw" --rounds "$rounds" --np "$np" \
   --start "$start" --load "$load_before / $load_after" \
-  --commit "$(git -C "$repo" rev-parse --short HEAD)" --build "${build#"$repo"/}" \
+  --commit "$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)" --build "${build#"$repo"/}" \
   --min-bytes "$(grep -o '"RINA_MPI_MIN_BYTES", "[^"]*"' "$repo/lib/core/config.cc" | cut -d'"' -f4)" \
   "${command_args[@]}" > "$out"
 echo "wrote $out" >&2
