@@ -388,7 +388,8 @@ TEST(InaCtrlServer, SwitchctlSignsWithTheSecretFile) {
     int rc = pclose(p);
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
   };
-  const std::string ctl = RINA_SWITCHCTL_PATH;
+  // Quoted for the shell: the build folder's path may have spaces.
+  const std::string ctl = std::string("'") + RINA_SWITCHCTL_PATH + "'";
   const std::string at = sw.control().toString();
   std::string out;
   EXPECT_EQ(run(ctl + " " + at + " ENTRIES job=15", &out), 1) << out;
