@@ -24,6 +24,7 @@ const bit<8> EXPONENT_ZERO = 0x80;   /* int8 -128: every value zero */
 const bit<16> INA_HEADER_BYTES = 24;
 const bit<16> UDP_HEADER_BYTES = 8;
 const bit<16> IPV4_HEADER_BYTES = 20;
+const bit<16> ETHERNET_HEADER_BYTES = 14;
 
 /* Verdict counter indices: the same names as switchd's Verdict enum. */
 const bit<32> V_FIRST = 0;
@@ -41,7 +42,33 @@ const bit<32> V_BAD_SHAPE = 11;
 const bit<32> V_BAD_SLOT = 12;
 const bit<32> V_BAD_SOURCE = 13;     /* not from the worker's registered endpoint */
 const bit<32> V_UNEXPECTED_TYPE = 14;
-const bit<32> V_COUNT = 15;
+const bit<32> V_DUP_SHORT = 15;      /* a header-only marker whose answer is the sum: dropped */
+const bit<32> V_COUNT = 16;
+
+/* Malformed counter indices: the order of ina::DecodeError (ina_wire.h). */
+const bit<32> M_TRUNCATED = 1;
+const bit<32> M_BAD_MAGIC = 2;
+const bit<32> M_BAD_VERSION = 3;
+const bit<32> M_BAD_TYPE = 4;
+const bit<32> M_BAD_PAD = 5;
+const bit<32> M_BAD_LENGTH = 6;
+const bit<32> M_OVERSIZED = 7;
+const bit<32> M_BAD_FANIN = 8;
+const bit<32> M_BAD_WORKER = 9;
+const bit<32> M_BAD_JOB = 10;
+const bit<32> M_EMPTY_PAYLOAD = 11;
+const bit<32> M_COUNT = 12;
+
+/* ina_wire.h limits. */
+const bit<16> INA_MAX_ELEMS = 2048;
+const bit<8>  INA_MAX_FAN_IN = 32;
+const bit<4>  INA_TYPE_MAX = 5;
+
+/* What every answer's IPv4 header carries besides addresses and length
+ * (the differential test builds the same bytes): no options, DSCP 0,
+ * identification 0, don't-fragment, TTL 64, UDP checksum 0 (none). */
+const bit<8> ANSWER_TTL = 64;
+const bit<3> ANSWER_IP_FLAGS = 2;
 
 header ethernet_h {
     bit<48> dst_addr;
