@@ -1,0 +1,265 @@
+// rina-bmv2ctl: rina's switch controller for a BMv2 simple_switch running
+// p4/rina_v1model.p4. It speaks the CTRL protocol to the racks' agents
+// exactly as rina-switchd does (the same Controller: grants, ESA preemption,
+// authentication) and programs the switch through BMv2's runtime CLI found
+// at run time (p4_agent/README.md, "BMv2"). Prints one "rina-bmv2ctl ready
+// ..." line on stdout once it serves.
+#include <linux/filter.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "bmv2/bmv2_data_plane.h"
+#include "bmv2/runtime_cli.h"
+#include "inanet/ctrl_auth.h"
+#include "inanet/net.h"
+#include "switchd/control.h"
+#include "switchd/ctrl_server.h"
+
+namespace rina::bmv2 {
+namespace {
+
+struct Flags {
+  ina::Endpoint control{0x7F000001, 9101};
+  ina::Endpoint data{0, kProgramDataPort};
+  bool dataGiven = false;
+  bool holdData = true;
+  ina::Endpoint thrift{0x7F000001, 9090};
+  std::string cli = "simple_switch_CLI";
+  int cliTimeoutMs = 10000;
+  int startTimeoutMs = 10000;
+  uint32_t switchPort = 0;
+  uint32_t slots = kProgramSlots;
+  std::string neighborsFile;
+  uint64_t idleMs = 2000;
+  double statsInterval = 0;
+  switchd::CtrlServerOptions ctrl;
+  std::string authFile;
+  uint32_t priorityCap = 255;
+};
+
+void usage() {
+  fprintf(stderr,
+          "usage: rina-bmv2ctl [--control ADDR:PORT] [--data ADDR:PORT|off] [--thrift ADDR:PORT]\n"
+          "         [--cli COMMAND] [--cli-timeout-ms MS] [--start-timeout-ms MS]\n"
+          "         [--switch-port N] [--slots N]\n"
+          "         [--neighbors FILE] [--idle-ms MS] [--stats-interval S]\n"
+          "         [--ctrl-max-connections N] [--ctrl-idle-ms MS] [--auth-file FILE]\n"
+          "         [--priority-cap P]\n"
+          "  Serves rina's CTRL protocol (as rina-switchd) and programs a BMv2\n"
+          "  simple_switch running rina_v1model.p4 through its runtime CLI.\n"
+          "  --control       TCP control (CTRL) address, port 0 = any  [127.0.0.1:9101]\n"
+          "  --data          the switch's data address, given to the agents in grants;\n"
+          "                  its UDP port is held here (bound, nothing read) so that a\n"
+          "                  kernel sharing the switch's interface does not answer the\n"
+          "                  datagrams BMv2 takes; off = hold nothing\n"
+          "                                                   [control address:9100]\n"
+          "  --thrift        simple_switch's thrift runtime address  [127.0.0.1:9090]\n"
+          "  --cli           the runtime CLI command, run by /bin/sh with --thrift-ip\n"
+          "                  and --thrift-port appended              [simple_switch_CLI]\n"
+          "  --cli-timeout-ms  a CLI batch with no progress this long fails  [10000]\n"
+          "  --start-timeout-ms  how long the switch may take to answer at start [10000]\n"
+          "  --switch-port   the BMv2 port datagrams come in and answers leave by  [0]\n"
+          "  --slots         aggregator slots granted, <= 8192 (the program's)  [8192]\n"
+          "  --neighbors     lines 'A.B.C.D aa:bb:cc:dd:ee:ff': the members' MACs;\n"
+          "                  others are taken from the kernel's neighbour table\n"
+          "  --idle-ms       ESA: a job idle this long may be preempted        [2000]\n"
+          "  --stats-interval  seconds between stats lines on stderr, 0 = off     [0]\n"
+          "  --ctrl-max-connections, --ctrl-idle-ms, --auth-file, --priority-cap:\n"
+          "                  as rina-switchd's (p4_agent/README.md)\n"
+          "  The datagram format is fixed by the program: payload 64, one data port\n"
+          "  (UDP 9100). A command the switch refuses, or a switch that stops\n"
+          "  answering, stops rina-bmv2ctl (exit 1): it never grants slots it could\n"
+          "  not program.\n");
+}
+
+template <typename T>
+bool parseNumber(std::string_view text, T* out) {
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+bool parseFlags(int argc, char** argv, Flags* f) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view name = argv[i];
+    if (name == "--help" || name == "-h") return false;
+    if (i + 1 >= argc) {
+      fprintf(stderr, "rina-bmv2ctl: %s needs a value\n", argv[i]);
+      return false;
+    }
+    std::string_view v = argv[++i];
+    bool ok = true;
+    if (name == "--control") {
+      ok = ina::parseEndpoint(v, &f->control);
+    } else if (name == "--data") {
+      f->dataGiven = true;
+      if (v == "off") {
+        f->holdData = false;
+      } else {
+        ok = ina::parseEndpoint(v, &f->data) && f->data.port == kProgramDataPort;
+        if (!ok) {
+          fprintf(stderr, "rina-bmv2ctl: the program serves UDP port %u only\n", kProgramDataPort);
+        }
+      }
+    } else if (name == "--thrift") {
+      ok = ina::parseEndpoint(v, &f->thrift) && f->thrift.port != 0;
+    } else if (name == "--cli") {
+      f->cli = std::string(v);
+      ok = !f->cli.empty();
+    } else if (name == "--cli-timeout-ms") {
+      ok = parseNumber(v, &f->cliTimeoutMs) && f->cliTimeoutMs >= 1;
+    } else if (name == "--start-timeout-ms") {
+      ok = parseNumber(v, &f->startTimeoutMs) && f->startTimeoutMs >= 0;
+    } else if (name == "--switch-port") {
+      ok = parseNumber(v, &f->switchPort) && f->switchPort < 511;
+    } else if (name == "--slots") {
+      ok = parseNumber(v, &f->slots) && f->slots >= 1 && f->slots <= kProgramSlots;
+    } else if (name == "--neighbors") {
+      f->neighborsFile = std::string(v);
+      ok = !f->neighborsFile.empty();
+    } else if (name == "--idle-ms") {
+      ok = parseNumber(v, &f->idleMs);
+    } else if (name == "--stats-interval") {
+      ok = parseNumber(v, &f->statsInterval) && f->statsInterval >= 0;
+    } else if (name == "--ctrl-max-connections") {
+      ok = parseNumber(v, &f->ctrl.maxConnections) && f->ctrl.maxConnections >= 1;
+    } else if (name == "--ctrl-idle-ms") {
+      ok = parseNumber(v, &f->ctrl.idleMs) && f->ctrl.idleMs >= 1;
+    } else if (name == "--auth-file") {
+      f->authFile = std::string(v);
+      ok = !f->authFile.empty();
+    } else if (name == "--priority-cap") {
+      ok = parseNumber(v, &f->priorityCap) && f->priorityCap <= 255;
+    } else {
+      fprintf(stderr, "rina-bmv2ctl: unknown flag %s\n", argv[i - 1]);
+      return false;
+    }
+    if (!ok) {
+      fprintf(stderr, "rina-bmv2ctl: bad value for %s: %s\n", argv[i - 1], argv[i]);
+      return false;
+    }
+  }
+  if (!f->dataGiven) f->data.addr = f->control.addr;
+  return true;
+}
+
+// The data port bound with a filter that drops everything: the kernel of a
+// host whose interface BMv2 shares sees the datagrams too, and would answer
+// each with an ICMP port unreachable.
+Status holdDataPort(const ina::Endpoint& data, Fd* out) {
+  RINA_TRY(ina::openUdpSocket(data, 4096, out));
+  sock_filter nothing[] = {BPF_STMT(BPF_RET | BPF_K, 0)};
+  sock_fprog prog{1, nothing};
+  if (setsockopt(out->get(), SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof prog) != 0) {
+    return systemErrorf(errno, "filter on %s", data.toString().c_str());
+  }
+  return {};
+}
+
+int run(int argc, char** argv) {
+  Flags flags;
+  if (!parseFlags(argc, argv, &flags)) {
+    usage();
+    return 2;
+  }
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &mask, nullptr);
+  Fd stopFd(signalfd(-1, &mask, SFD_CLOEXEC));
+
+  Bmv2DataPlaneOptions po;
+  po.totalSlots = flags.slots;
+  po.switchPort = flags.switchPort;
+  po.clockMs = switchd::steadyNowMs;
+  po.onFailure = [](const Status& s) {
+    fprintf(stderr, "rina-bmv2ctl: the switch cannot be programmed: %s; stopping\n",
+            s.message().c_str());
+    std::exit(1);
+  };
+  if (!flags.neighborsFile.empty()) {
+    if (Status s = readNeighborFile(flags.neighborsFile, &po.neighbors); !s.ok()) {
+      fprintf(stderr, "rina-bmv2ctl: %s\n", s.message().c_str());
+      return 1;
+    }
+  }
+  if (!flags.authFile.empty()) {
+    std::string error;
+    if (!ina::readSecretFile(flags.authFile, &flags.ctrl.secret, &error)) {
+      fprintf(stderr, "rina-bmv2ctl: --auth-file: %s\n", error.c_str());
+      return 1;
+    }
+  }
+  Fd held;
+  if (flags.holdData) {
+    if (Status s = holdDataPort(flags.data, &held); !s.ok()) {
+      fprintf(stderr, "rina-bmv2ctl: --data: %s\n", s.message().c_str());
+      return 1;
+    }
+  }
+  RuntimeCliOptions co;
+  co.command = flags.cli;
+  co.thriftIp = flags.thrift.addressString();
+  co.thriftPort = flags.thrift.port;
+  co.timeoutMs = flags.cliTimeoutMs;
+  // The switch may still be starting: its thrift server answers last.
+  std::unique_ptr<RuntimeCli> cli;
+  const uint64_t deadline = switchd::steadyNowMs() + static_cast<uint64_t>(flags.startTimeoutMs);
+  while (true) {
+    Status s = RuntimeCli::start(co, &cli);
+    if (s.ok()) break;
+    if (switchd::steadyNowMs() >= deadline) {
+      fprintf(stderr, "rina-bmv2ctl: %s\n", s.message().c_str());
+      return 1;
+    }
+    poll(nullptr, 0, 200);
+  }
+  Bmv2DataPlane dataPlane(*cli, po);
+  if (Status s = dataPlane.prepare(); !s.ok()) {
+    fprintf(stderr, "rina-bmv2ctl: %s\n", s.message().c_str());
+    return 1;
+  }
+  Fd listener;
+  ina::Endpoint control;
+  if (Status s = ina::listenTcp(flags.control, &listener, &control); !s.ok()) {
+    fprintf(stderr, "rina-bmv2ctl: control: %s\n", s.message().c_str());
+    return 1;
+  }
+  if (flags.ctrl.secret.empty()) {
+    fprintf(stderr,
+            "rina-bmv2ctl: no --auth-file: anyone who reaches the control port %s can register, "
+            "release and list jobs\n",
+            control.toString().c_str());
+  }
+  switchd::ControllerOptions options{flags.slots,
+                                     kProgramPayloadElems,
+                                     kProgramDataPort,
+                                     1,
+                                     flags.idleMs,
+                                     !flags.ctrl.secret.empty(),
+                                     static_cast<uint8_t>(flags.priorityCap)};
+  switchd::Controller controller(options, dataPlane);
+  printf("rina-bmv2ctl ready data=%s ports=1 control=%s slots=%u payload=%u thrift=%s\n",
+         flags.data.toString().c_str(), control.toString().c_str(), flags.slots,
+         kProgramPayloadElems, flags.thrift.toString().c_str());
+  fflush(stdout);
+  switchd::CtrlServer server(std::move(listener), controller, flags.ctrl);
+  server.run(stopFd.get(), flags.statsInterval);
+  fprintf(stderr, "rina-bmv2ctl final %s\n", controller.statsJson(switchd::steadyNowMs()).c_str());
+  return 0;
+}
+
+}  // namespace
+}  // namespace rina::bmv2
+
+int main(int argc, char** argv) { return rina::bmv2::run(argc, argv); }
