@@ -303,7 +303,8 @@ Status registerJob(Differential& d, TestJob& j, uint32_t slots) {
                      " priority=" + std::to_string(j.priority) + " slots=" + std::to_string(slots) +
                      " members=";
   for (size_t w = 0; w < j.members.size(); ++w) {
-    line += (w ? "," : "") + j.members[w].ep.toString();
+    if (w) line += ',';
+    line += j.members[w].ep.toString();
   }
   std::string reply;
   RINA_TRY(d.control(line, &reply));
@@ -373,7 +374,11 @@ std::vector<int32_t> filled(int32_t value) {
 
 Status sendFrom(Differential& d, const TestJob& j, int worker, const Datagram& g,
                 const std::string& what) {
-  return d.send(j.members[worker], g.bytes(), tag(j, "w" + std::to_string(worker) + " " + what));
+  std::string who = "w";
+  who += std::to_string(worker);
+  who += ' ';
+  who += what;
+  return d.send(j.members[worker], g.bytes(), tag(j, who));
 }
 
 const std::vector<Phase>& phases() {
