@@ -141,7 +141,7 @@ RINA_API rinaResult_t rinaCommSetAlgorithm(rinaComm_t comm, const char* algorith
  * Forward compatible: set `size` to sizeof(rinaCommStats_t) before the
  * call; the library writes only the fields that fit in `size` and reports
  * its own layout in `version`. New fields are only ever appended. */
-#define RINA_COMM_STATS_VERSION 4
+#define RINA_COMM_STATS_VERSION 5
 typedef struct {
   size_t size;      /* in: sizeof(rinaCommStats_t) of the caller */
   uint32_t version; /* out: RINA_COMM_STATS_VERSION of the library */
@@ -169,6 +169,16 @@ typedef struct {
   uint64_t planChecks; /* plan exchanges (rate gather + decision), the initial one included */
   /* version 4: allreduce calls that ran one-shot over the host segment */
   uint64_t callsOneShot;
+  /* version 5: the other calls, and the point-to-point channels' traffic
+   * (payload bytes, headers included; not in bytesSent / bytesReceived) */
+  uint64_t callsAllToAll;  /* rinaAllToAll and rinaAllToAllv */
+  uint64_t callsReduce;
+  uint64_t callsGather;
+  uint64_t callsScatter;
+  uint64_t sends;          /* messages: rinaSend, rinaSendTagged */
+  uint64_t recvs;          /* messages: rinaRecv, rinaRecvTagged */
+  uint64_t p2pBytesSent;
+  uint64_t p2pBytesReceived;
 } rinaCommStats_t;
 
 /* Fills stats (see rinaCommStats_t); rinaInvalidArgument when stats is NULL
@@ -243,6 +253,83 @@ RINA_API rinaResult_t rinaAllGather(const void* sendbuff, void* recvbuff, size_t
  * when sendbuff == recvbuff. */
 RINA_API rinaResult_t rinaBroadcast(const void* sendbuff, void* recvbuff, size_t count,
                            rinaDataType_t datatype, int root, rinaComm_t comm);
+
+/* sendbuff's nranks blocks of count elements go one to each rank: block p
+ * to rank p, which puts it at recvbuff + rank * count. Each block moves
+ * once (pairwise exchange; between ranks of one host straight from the
+ * sender's buffer into the receiver's). sendbuff and recvbuff must not
+ * overlap. */
+RINA_API rinaResult_t rinaAllToAll(const void* sendbuff, void* recvbuff, size_t count,
+                                   rinaDataType_t datatype, rinaComm_t comm);
+
+/* rinaAllToAll with a count and a place (displacement, in elements) per
+ * rank: sendcounts[p] elements at sendbuff + sdispls[p] go to rank p, and
+ * rank p's block lands at recvbuff + rdispls[p]. recvcounts[p] must equal
+ * rank p's sendcounts[rank] (a pair that disagrees is rinaInvalidUsage on
+ * both ranks, naming both counts). The arrays have nranks entries. */
+RINA_API rinaResult_t rinaAllToAllv(const void* sendbuff, const size_t* sendcounts,
+                                    const size_t* sdispls, void* recvbuff,
+                                    const size_t* recvcounts, const size_t* rdispls,
+                                    rinaDataType_t datatype, rinaComm_t comm);
+
+/* recvbuff on root gets op over ranks of sendbuff (recvbuff is only used on
+ * root; in place when equal there). A pipelined chain into the root: each
+ * link carries the buffer once. */
+RINA_API rinaResult_t rinaReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                 rinaDataType_t datatype, rinaRedOp_t op, int root,
+                                 rinaComm_t comm);
+
+/* Root's recvbuff (nranks * sendcount elements) gets rank r's sendbuff at
+ * block r; recvbuff is only used on root (in place when sendbuff == recvbuff
+ * + root * sendcount there). Each rank's block goes straight to the root. */
+RINA_API rinaResult_t rinaGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                                 rinaDataType_t datatype, int root, rinaComm_t comm);
+
+/* Rank r's recvbuff gets block r of root's sendbuff (nranks * recvcount
+ * elements, only read on root; in place when recvbuff == sendbuff + root *
+ * recvcount there). Each block goes straight from the root to its rank. */
+RINA_API rinaResult_t rinaScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                  rinaDataType_t datatype, int root, rinaComm_t comm);
+
+/* Point-to-point. rinaSend's count elements reach the rinaRecv that peer
+ * posts for this rank: the messages between two ranks match in the order
+ * they were posted, per direction, and a receive must name the same count
+ * and type (else rinaInvalidUsage, from the receive, and from the send too
+ * when the message is large enough to wait for the receiver: 32 KiB within
+ * a host, 1 MiB across hosts). Outside a group each call returns when its
+ * buffer may be reused: a send once its bytes are on their way (large ones
+ * once received), a receive once they are in. peer is another rank: a
+ * message to or from the rank itself is rinaInvalidArgument. */
+RINA_API rinaResult_t rinaSend(const void* sendbuff, size_t count, rinaDataType_t datatype,
+                               int peer, rinaComm_t comm);
+RINA_API rinaResult_t rinaRecv(void* recvbuff, size_t count, rinaDataType_t datatype, int peer,
+                               rinaComm_t comm);
+
+/* rinaSend / rinaRecv with a tag (>= 0). Messages still match in posting
+ * order; a receive naming a tag checks it (a different one is
+ * rinaInvalidUsage), RINA_ANY_TAG takes any (rinaRecv's). peer may be
+ * RINA_ANY_PEER in a receive outside a group: it takes the first message
+ * that arrives from any rank. source (may be NULL) gets the sender's rank
+ * (inside a group, at rinaGroupEnd). */
+#define RINA_ANY_PEER (-1)
+#define RINA_ANY_TAG (-1)
+RINA_API rinaResult_t rinaSendTagged(const void* sendbuff, size_t count, rinaDataType_t datatype,
+                                     int peer, int tag, rinaComm_t comm);
+RINA_API rinaResult_t rinaRecvTagged(void* recvbuff, size_t count, rinaDataType_t datatype,
+                                     int peer, int tag, int* source, rinaComm_t comm);
+
+/* Groups, with NCCL's semantics: between rinaGroupStart and rinaGroupEnd
+ * (on one thread; they nest, the outermost pair counts) calls only post:
+ * arguments are checked at once (a bad one returns its error and is not
+ * posted), nothing moves, and buffers must stay valid until rinaGroupEnd.
+ * At rinaGroupEnd every posted message of a communicator runs at the same
+ * time, so any order of sends and receives that matches across ranks
+ * completes (a ring of sends and receives, two ranks that both send
+ * first); then the posted collectives run in the order they were posted.
+ * rinaGroupEnd returns the first failure (each communicator keeps its own
+ * for rinaCommGetLastError). Messages in a group take host memory only. */
+RINA_API rinaResult_t rinaGroupStart(void);
+RINA_API rinaResult_t rinaGroupEnd(void);
 
 /* Buffers of the collectives above may be CUDA device memory when librina
  * is built with CUDA: they are detected (cudaPointerGetAttributes) and

@@ -53,6 +53,29 @@ Status ringAllGather(Context& ctx, const void* send, void* recv, size_t sendCoun
 Status chainBroadcast(Context& ctx, const void* send, void* recv, size_t count,
                       rinaDataType_t type, int root);
 
+// The calls that move blocks (block_exchange.h) or reduce to one rank
+// (rooted.cc). Their peers must be connected (lib/comm does it: every peer
+// for all-to-all, the root with every rank for gather and scatter).
+
+// Rank r's block for rank p (sendCounts[p] elements at sendDispls[p]) lands
+// in rank p's recv at recvDispls[r]; each block moves once, pairwise.
+// recvCounts[p] must equal rank p's sendCounts[r] (checked on both sides).
+// send and recv must not overlap.
+Status allToAllv(Context& ctx, const void* send, const size_t* sendCounts,
+                 const size_t* sendDispls, void* recv, const size_t* recvCounts,
+                 const size_t* recvDispls, rinaDataType_t type);
+// A pipelined chain root+n-1 -> ... -> root+1 -> root, each rank adding its
+// input on the way: every link carries the buffer once, the root receives
+// it once. recv: the root's result (other ranks: unused).
+Status chainReduce(Context& ctx, const void* send, void* recv, size_t count, rinaDataType_t type,
+                   rinaRedOp_t op, int root);
+// Every rank's count elements straight to the root's recv (block r at r * count).
+Status starGather(Context& ctx, const void* send, void* recv, size_t count, rinaDataType_t type,
+                  int root);
+// The root's block r (send + r * count) straight to rank r's recv.
+Status starScatter(Context& ctx, const void* send, void* recv, size_t count, rinaDataType_t type,
+                   int root);
+
 }  // namespace rina::algo
 
 #endif  // RINA_LIB_ALGO_COLLECTIVES_H_

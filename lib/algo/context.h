@@ -39,6 +39,13 @@ struct CommStats {
   // bytes stay in rinaCommGetStats' totals.
   uint64_t closedBytesSent = 0;
   uint64_t closedBytesReceived = 0;
+  // Point-to-point messages, and the calls that move blocks or reduce to a root.
+  uint64_t sends = 0;
+  uint64_t recvs = 0;
+  uint64_t allToAlls = 0;
+  uint64_t reduces = 0;
+  uint64_t gathers = 0;
+  uint64_t scatters = 0;
 };
 
 class Context {

@@ -22,6 +22,12 @@ const char* collectiveName(uint8_t kind) {
     case kBroadcast: return "broadcast";
     case kGatherLinkRates: return "gather link rates";
     case kPlanExchange: return "plan exchange";
+    case kAllToAll: return "all-to-all";
+    case kReduce: return "reduce";
+    case kGather: return "gather";
+    case kScatter: return "scatter";
+    case kSend: return "send";
+    case kRecv: return "recv";
     default: return "unknown collective";
   }
 }
@@ -38,6 +44,46 @@ constexpr double kRateWindowNs = 100e6;
 constexpr double kRateMinBytes = 64 << 10;
 }  // namespace
 
+Status checkCollHeader(const CollHeader& mine, const CollHeader& theirs, int rank, int peer) {
+  if (theirs.magic != kHeaderMagic) {
+    return errorf(rinaRemoteError, "rank %d: peer %d sent a corrupt collective header", rank,
+                  peer);
+  }
+  if (theirs.collective != mine.collective || theirs.seq != mine.seq ||
+      theirs.count != mine.count || theirs.datatype != mine.datatype || theirs.op != mine.op ||
+      theirs.root != mine.root) {
+    return errorf(rinaInvalidUsage,
+                  "rank %d: calls do not match: peer %d is in %s #%llu (count %llu, %s, %s, "
+                  "root %d) while this rank is in %s #%llu (count %llu, %s, %s, root %d)",
+                  rank, peer, collectiveName(theirs.collective),
+                  static_cast<unsigned long long>(theirs.seq),
+                  static_cast<unsigned long long>(theirs.count),
+                  reduce::dataTypeName(static_cast<rinaDataType_t>(theirs.datatype)),
+                  reduce::opName(static_cast<rinaRedOp_t>(theirs.op)), theirs.root,
+                  collectiveName(mine.collective), static_cast<unsigned long long>(mine.seq),
+                  static_cast<unsigned long long>(mine.count),
+                  reduce::dataTypeName(static_cast<rinaDataType_t>(mine.datatype)),
+                  reduce::opName(static_cast<rinaRedOp_t>(mine.op)), mine.root);
+  }
+  if (theirs.algorithm != mine.algorithm || theirs.sliceBytes != mine.sliceBytes ||
+      theirs.smallMsgBytes != mine.smallMsgBytes) {
+    return errorf(rinaInvalidUsage,
+                  "rank %d: schedules do not match in %s #%llu: rank %d runs it with %s (slices "
+                  "of %llu bytes, RINA_SMALL_MSG_BYTES %llu) while this rank runs %s (slices "
+                  "of %llu bytes, RINA_SMALL_MSG_BYTES %llu); set the same algorithm "
+                  "(rinaCommSetAlgorithm, RINA_ALGO) and knobs on every rank",
+                  rank, collectiveName(mine.collective),
+                  static_cast<unsigned long long>(mine.seq), peer,
+                  algorithmName(static_cast<Algorithm>(theirs.algorithm)),
+                  static_cast<unsigned long long>(theirs.sliceBytes),
+                  static_cast<unsigned long long>(theirs.smallMsgBytes),
+                  algorithmName(static_cast<Algorithm>(mine.algorithm)),
+                  static_cast<unsigned long long>(mine.sliceBytes),
+                  static_cast<unsigned long long>(mine.smallMsgBytes));
+  }
+  return {};
+}
+
 void addHeaderExchange(Engine& e, const CollHeader& mine, CollHeader* theirs,
                        transport::Connection* to, transport::Connection* from, int rank) {
   static_assert(sizeof(CollHeader) % 8 == 0);
@@ -46,43 +92,7 @@ void addHeaderExchange(Engine& e, const CollHeader& mine, CollHeader* theirs,
   if (!from) return;
   RecvItem item{from, reinterpret_cast<char*>(theirs), sizeof(*theirs), {}, -1, 0, 0, {}};
   item.onDone = [&mine, theirs, rank, peer = from->peer()]() -> Status {
-    if (theirs->magic != kHeaderMagic) {
-      return errorf(rinaRemoteError, "rank %d: peer %d sent a corrupt collective header", rank,
-                    peer);
-    }
-    if (theirs->collective != mine.collective || theirs->seq != mine.seq ||
-        theirs->count != mine.count || theirs->datatype != mine.datatype || theirs->op != mine.op ||
-        theirs->root != mine.root) {
-      return errorf(rinaInvalidUsage,
-                    "rank %d: calls do not match: peer %d is in %s #%llu (count %llu, %s, %s, "
-                    "root %d) while this rank is in %s #%llu (count %llu, %s, %s, root %d)",
-                    rank, peer, collectiveName(theirs->collective),
-                    static_cast<unsigned long long>(theirs->seq),
-                    static_cast<unsigned long long>(theirs->count),
-                    reduce::dataTypeName(static_cast<rinaDataType_t>(theirs->datatype)),
-                    reduce::opName(static_cast<rinaRedOp_t>(theirs->op)), theirs->root,
-                    collectiveName(mine.collective), static_cast<unsigned long long>(mine.seq),
-                    static_cast<unsigned long long>(mine.count),
-                    reduce::dataTypeName(static_cast<rinaDataType_t>(mine.datatype)),
-                    reduce::opName(static_cast<rinaRedOp_t>(mine.op)), mine.root);
-    }
-    if (theirs->algorithm != mine.algorithm || theirs->sliceBytes != mine.sliceBytes ||
-        theirs->smallMsgBytes != mine.smallMsgBytes) {
-      return errorf(rinaInvalidUsage,
-                    "rank %d: schedules do not match in %s #%llu: rank %d runs it with %s (slices "
-                    "of %llu bytes, RINA_SMALL_MSG_BYTES %llu) while this rank runs %s (slices "
-                    "of %llu bytes, RINA_SMALL_MSG_BYTES %llu); set the same algorithm "
-                    "(rinaCommSetAlgorithm, RINA_ALGO) and knobs on every rank",
-                    rank, collectiveName(mine.collective),
-                    static_cast<unsigned long long>(mine.seq), peer,
-                    algorithmName(static_cast<Algorithm>(theirs->algorithm)),
-                    static_cast<unsigned long long>(theirs->sliceBytes),
-                    static_cast<unsigned long long>(theirs->smallMsgBytes),
-                    algorithmName(static_cast<Algorithm>(mine.algorithm)),
-                    static_cast<unsigned long long>(mine.sliceBytes),
-                    static_cast<unsigned long long>(mine.smallMsgBytes));
-    }
-    return {};
+    return checkCollHeader(mine, *theirs, rank, peer);
   };
   e.recvs().push_back(std::move(item));
 }

@@ -40,11 +40,11 @@ struct RecvItem {
   transport::Connection* conn;
   char* dst;
   size_t len;
-  transport::RecvReduce reduce;  // fn == nullptr: copy
-  int afterSend = -1;            // index of the send that must complete first
+  transport::RecvReduce reduce = {};  // fn == nullptr: copy
+  int afterSend = -1;                 // index of the send that must complete first
   int step = 0;
   int slice = 0;
-  std::function<Status()> onDone;    // runs once the bytes are all in
+  std::function<Status()> onDone = {};  // runs once the bytes are all in
   std::function<bool()> ready = {};  // also wait for this before the first byte
 };
 
@@ -181,9 +181,22 @@ enum CollKind : uint8_t {
   kAllGather,
   kBroadcast,
   kGatherLinkRates,
-  kPlanExchange
+  kPlanExchange,
+  kAllToAll,
+  kReduce,
+  kGather,
+  kScatter,
+  // Point-to-point: not collectives (no CollHeader, no collective number);
+  // they name an engine's messages ("send #3": the 3rd message on a channel).
+  kSend,
+  kRecv,
 };
 const char* collectiveName(uint8_t kind);
+
+// theirs (a peer's header) against mine: rinaInvalidUsage naming both calls
+// (kind, number, count, type, op, root) or both schedules when they differ,
+// rinaRemoteError when it is not a header.
+Status checkCollHeader(const CollHeader& mine, const CollHeader& theirs, int rank, int peer);
 
 // Adds a header send to `to` and a header receive from `from` (as the next
 // items), the receive checking the peer's header against `mine`.

@@ -15,6 +15,7 @@
 
 #include "algo/collectives.h"
 #include "algo/weighted_allreduce.h"
+#include "api/call.h"
 #include "api/handle.h"
 #include "bootstrap/bootstrap.h"
 #include "comm/communicator.h"
@@ -28,29 +29,19 @@
 
 using rina::errorf;
 using rina::Status;
+using rina::api::checkHandle;
+using rina::api::Collective;
+using rina::api::fail;
+using rina::api::live;
+using rina::api::runCollective;
+using rina::api::Staging;
 using rina::comm::Communicator;
-
-// A handle is marked live at create and destroyed at destroy, so a call on a
-// destroyed communicator is refused with a message; its memory is kept (see
-// Quarantine) so that check reads valid memory for the most recent ones.
-constexpr uint64_t kLiveComm = 0x4d4d4f43414e4952ull;       // "RINACOMM"
-constexpr uint64_t kDestroyedComm = 0x444559525453454dull;  // "MESTRYED"
-
-struct rinaComm {
-  uint64_t magic = kLiveComm;
-  std::unique_ptr<Communicator> impl;
-  // A collective failed mid-way: peers may be at different points of the
-  // stream, so later calls would only misread it.
-  rinaResult_t broken = rinaSuccess;
-};
 
 Communicator* rina::api::communicatorOf(rinaComm_t comm) {
   return comm && comm->magic == kLiveComm ? comm->impl.get() : nullptr;
 }
 
 namespace {
-
-thread_local std::string tlsLastError;
 
 // The memory of the last kKeep destroyed handles (a few dozen bytes each,
 // the communicator itself freed), so a call on one of them reads a
@@ -80,159 +71,6 @@ class Quarantine {
   std::mutex mutex_;
   std::deque<rinaComm*> handles_;
 };
-
-// Null, destroyed or not a handle: an error naming the function; else ok.
-Status checkHandle(const rinaComm* comm, const char* fn) {
-  if (!comm) return errorf(rinaInvalidArgument, "%s: comm is NULL", fn);
-  if (comm->magic == kDestroyedComm) {
-    return errorf(rinaInvalidArgument, "%s: comm was destroyed (rinaCommDestroy)", fn);
-  }
-  if (comm->magic != kLiveComm) {
-    return errorf(rinaInvalidArgument, "%s: comm is not a communicator (or was destroyed)", fn);
-  }
-  return {};
-}
-
-bool live(const rinaComm* comm) { return comm && comm->magic == kLiveComm; }
-
-rinaResult_t fail(rinaComm* comm, const Status& s) {
-  if (comm) {
-    comm->impl->lastError() = s.message();
-  } else {
-    tlsLastError = s.message();
-  }
-  RINA_LOG_AT(s.code() == rinaInvalidArgument ? rina::LogLevel::kInfo : rina::LogLevel::kWarn,
-              "%s: %s", rinaGetErrorString(s.code()), s.message().c_str());
-  return s.code();
-}
-
-// How a collective's GPU buffers reach the host algorithms.
-enum class Staging {
-  kNone,       // host buffers only
-  kWhole,      // copied to pinned host memory, run, copied back
-  kPipelined,  // element-wise: in chunks, the copies overlapping the transport
-};
-
-// One collective as a C entry point hands it on. The checks, the staging of
-// GPU buffers and the bookkeeping of a failure are runCollective's.
-struct Collective {
-  Collective(const char* name, const void* send, void* recv, size_t count, rinaDataType_t type)
-      : name(name), send(send), recv(recv), count(count), type(type) {}
-
-  const char* name;  // the C function, the start of every message
-  const void* send;
-  void* recv;
-  size_t count;  // elements of one part
-  rinaDataType_t type;
-  std::optional<rinaRedOp_t> op;  // reductions
-  size_t sendParts = 1;           // send holds sendParts * count elements
-  size_t recvParts = 1;
-  std::optional<int> root;  // rooted collectives: a rank of the communicator
-  Staging staging = Staging::kWhole;
-  bool onStream = false;  // stream-ordered: needs a usable GPU, waits for the stream
-  void* stream = nullptr;
-};
-
-// The collective on host buffers (the caller's, or staged copies): count
-// elements (a chunk's, when pipelined) from send into recv.
-using HostRun = std::function<Status(Communicator& c, const void* send, void* recv, size_t count)>;
-
-// The argument checks every collective makes; bytes gets count * element size.
-Status checkCollective(rinaComm* comm, const Collective& call, size_t* bytes) {
-  const char* name = call.name;
-  if (call.root && (*call.root < 0 || *call.root >= comm->impl->size())) {
-    return errorf(rinaInvalidArgument, "%s: root %d is outside [0, %d)", name, *call.root,
-                  comm->impl->size());
-  }
-  if (static_cast<unsigned>(call.type) >= rinaNumTypes) {
-    return errorf(rinaInvalidArgument, "%s: invalid datatype %d", name,
-                  static_cast<int>(call.type));
-  }
-  if (call.op && static_cast<unsigned>(*call.op) >= rinaNumOps) {
-    return errorf(rinaInvalidArgument, "%s: invalid reduction op %d", name,
-                  static_cast<int>(*call.op));
-  }
-  const size_t es = rina::reduce::dataTypeSize(call.type);
-  if (call.count >
-      std::numeric_limits<size_t>::max() / es / std::max(call.sendParts, call.recvParts)) {
-    return errorf(rinaInvalidArgument, "%s: count %zu is too large", name, call.count);
-  }
-  *bytes = call.count * es;
-  if (call.count > 0 && (!call.send || !call.recv)) {
-    return errorf(rinaInvalidArgument, "%s: %s is NULL with count %zu", name,
-                  !call.send ? "sendbuff" : "recvbuff", call.count);
-  }
-  if (comm->impl->aborted()) {
-    return errorf(rinaAborted, "%s: communicator was aborted", name);
-  }
-  if (comm->broken != rinaSuccess) {
-    return Status(comm->broken, std::string(name) + ": communicator failed earlier (" +
-                                    comm->impl->lastError() + "); destroy it");
-  }
-  return {};
-}
-
-// Which buffers are GPU memory (staged through pinned host memory).
-Status locateBuffers(Communicator& c, const char* name, const void* send, size_t sendBytes,
-                     void* recv, size_t recvBytes, rina::cuda::StagedBuffers* b) {
-  b->send = send;
-  b->sendBytes = sendBytes;
-  b->recv = recv;
-  b->recvBytes = recvBytes;
-  Status s = rina::cuda::isDevicePointer(send, sendBytes, "sendbuff", &b->sendOnDevice);
-  if (s.ok()) s = rina::cuda::isDevicePointer(recv, recvBytes, "recvbuff", &b->recvOnDevice);
-  if (!s.ok()) s.prepend(std::string(name) + ": rank " + std::to_string(c.rank()) + ": ");
-  return s;
-}
-
-// RINA_CUDA_STAGE_BYTES of the communicator: the chunks a GPU allreduce is cut into.
-size_t stageBytes(const Communicator& c) { return static_cast<size_t>(c.options().cudaStageBytes); }
-
-rinaResult_t finish(rinaComm* comm, Status s) {
-  if (s.ok()) return rinaSuccess;
-  if (s.code() != rinaInvalidArgument) comm->broken = s.code();
-  return fail(comm, s);
-}
-
-// Every collective's entry: the handle and argument checks, the empty call,
-// GPU buffers staged as call.staging says, the run, and a failure kept.
-rinaResult_t runCollective(rinaComm* comm, const Collective& call, const HostRun& run) {
-  Status s = checkHandle(comm, call.name);
-  if (!s.ok()) return fail(nullptr, s);
-  size_t bytes = 0;
-  s = checkCollective(comm, call, &bytes);
-  if (!s.ok()) return fail(comm, s);
-  Communicator& c = *comm->impl;
-  std::string why;
-  if (call.onStream && !rina::cuda::usable(&why)) {
-    return fail(comm, errorf(rinaSystemError, "%s: rank %d: no usable GPU (%s)", call.name,
-                             c.rank(), why.c_str()));
-  }
-  if (call.count == 0) return rinaSuccess;
-  rina::cuda::StagedBuffers b;
-  if (call.staging != Staging::kNone) {
-    s = locateBuffers(c, call.name, call.send, bytes * call.sendParts, call.recv,
-                      bytes * call.recvParts, &b);
-    if (!s.ok()) return fail(comm, s);
-  }
-  if (!b.sendOnDevice && !b.recvOnDevice) {
-    if (call.onStream) {
-      s = rina::cuda::synchronizeStream(call.stream, c.rank(), c.timeoutMs());
-      if (!s.ok()) return fail(comm, s.prepend(std::string(call.name) + ": "));
-    }
-    return finish(comm, run(c, call.send, call.recv, call.count));
-  }
-  if (call.staging == Staging::kPipelined) {
-    return finish(comm, rina::cuda::runStagedPipelined(
-                            b, call.count, bytes / call.count, stageBytes(c), call.stream, c.rank(),
-                            c.timeoutMs(), [&](const void* hs, void* hr, size_t, size_t n) {
-                              return run(c, hs, hr, n);
-                            }));
-  }
-  return finish(comm, rina::cuda::runStaged(
-                          b, call.stream, c.rank(), c.timeoutMs(),
-                          [&](const void* hs, void* hr) { return run(c, hs, hr, call.count); }));
-}
 
 }  // namespace
 
@@ -396,6 +234,14 @@ rinaResult_t rinaCommGetStats(const rinaComm_t comm, rinaCommStats_t* stats) {
   full.callsRina = c.calls[static_cast<int>(Algorithm::kRina)];
   full.callsPsIna = c.calls[static_cast<int>(Algorithm::kPsIna)];
   full.callsOneShot = c.calls[static_cast<int>(Algorithm::kOneShot)];
+  full.callsAllToAll = c.allToAlls;
+  full.callsReduce = c.reduces;
+  full.callsGather = c.gathers;
+  full.callsScatter = c.scatters;
+  full.sends = c.sends;
+  full.recvs = c.recvs;
+  full.p2pBytesSent = comm->impl->channelBytes(rina::transport::Direction::kSend);
+  full.p2pBytesReceived = comm->impl->channelBytes(rina::transport::Direction::kRecv);
   full.inaFallbacks = c.inaFallbacks;
   full.inaCalls = c.inaCalls;
   full.inaRetransmissions = c.inaRetransmissions;
@@ -505,7 +351,7 @@ const char* rinaGetErrorString(rinaResult_t result) {
 
 const char* rinaCommGetLastError(rinaComm_t comm) {
   if (comm && comm->magic == kDestroyedComm) return "the communicator was destroyed";
-  return live(comm) ? comm->impl->lastError().c_str() : tlsLastError.c_str();
+  return live(comm) ? comm->impl->lastError().c_str() : rina::api::threadLastError().c_str();
 }
 
 rinaResult_t rinaAllReduce(const void* sendbuff, void* recvbuff, size_t count,
@@ -513,7 +359,7 @@ rinaResult_t rinaAllReduce(const void* sendbuff, void* recvbuff, size_t count,
   Collective call("rinaAllReduce", sendbuff, recvbuff, count, datatype);
   call.op = op;
   call.staging = Staging::kPipelined;
-  return runCollective(comm, call, [&](Communicator& c, const void* send, void* recv, size_t n) {
+  return runCollective(comm, call, [=](Communicator& c, const void* send, void* recv, size_t n) {
     return c.allReduce(send, recv, n, datatype, op);
   });
 }
@@ -526,7 +372,7 @@ rinaResult_t rinaAllReduceStream(const void* sendbuff, void* recvbuff, size_t co
   call.staging = Staging::kPipelined;
   call.onStream = true;
   call.stream = stream;
-  return runCollective(comm, call, [&](Communicator& c, const void* send, void* recv, size_t n) {
+  return runCollective(comm, call, [=](Communicator& c, const void* send, void* recv, size_t n) {
     return c.allReduce(send, recv, n, datatype, op);
   });
 }
@@ -535,7 +381,7 @@ rinaResult_t rinaAllReduceWeighted(const void* sendbuff, void* recvbuff, size_t 
                                    rinaDataType_t datatype, double weight, rinaComm_t comm) {
   Collective call("rinaAllReduceWeighted", sendbuff, recvbuff, count, datatype);
   call.staging = Staging::kNone;  // the weights are scaled in on the host
-  return runCollective(comm, call, [&](Communicator& c, const void* send, void* recv, size_t n) {
+  return runCollective(comm, call, [=](Communicator& c, const void* send, void* recv, size_t n) {
     Status s = rina::algo::weightedAllReduce(
         [&c](const void* hs, void* hr, size_t m, rinaDataType_t type, rinaRedOp_t o) {
           return c.allReduce(hs, hr, m, type, o);
@@ -572,7 +418,7 @@ rinaResult_t rinaReduceScatter(const void* sendbuff, void* recvbuff, size_t recv
   call.op = op;
   call.sendParts = live(comm) ? static_cast<size_t>(comm->impl->size()) : 1;
   return runCollective(comm, call,
-                       [&](Communicator& c, const void* send, void* recv, size_t n) -> Status {
+                       [=](Communicator& c, const void* send, void* recv, size_t n) -> Status {
                          if (c.size() > 1) {
                            return rina::algo::ringReduceScatter(c, send, recv, n, datatype, op);
                          }
@@ -587,7 +433,7 @@ rinaResult_t rinaAllGather(const void* sendbuff, void* recvbuff, size_t sendcoun
                            rinaDataType_t datatype, rinaComm_t comm) {
   Collective call("rinaAllGather", sendbuff, recvbuff, sendcount, datatype);
   call.recvParts = live(comm) ? static_cast<size_t>(comm->impl->size()) : 1;
-  return runCollective(comm, call, [&](Communicator& c, const void* send, void* recv, size_t n) {
+  return runCollective(comm, call, [=](Communicator& c, const void* send, void* recv, size_t n) {
     return rina::algo::ringAllGather(c, send, recv, n, datatype);
   });
 }
@@ -598,7 +444,7 @@ rinaResult_t rinaBroadcast(const void* sendbuff, void* recvbuff, size_t count,
   const void* send = live(comm) && comm->impl->rank() != root ? recvbuff : sendbuff;
   Collective call("rinaBroadcast", send, recvbuff, count, datatype);
   call.root = root;
-  return runCollective(comm, call, [&](Communicator& c, const void* hs, void* hr, size_t n) {
+  return runCollective(comm, call, [=](Communicator& c, const void* hs, void* hr, size_t n) {
     return rina::algo::chainBroadcast(c, hs, hr, n, datatype, root);
   });
 }

@@ -1,5 +1,6 @@
 #include "comm/communicator.h"
 
+#include "algo/collectives.h"
 #include "algo/dispatch.h"
 #include "comm/setup.h"
 #include "core/config.h"
@@ -42,7 +43,7 @@ Status Communicator::allReduce(const void* send, void* recv, size_t count, rinaD
 
 Status Communicator::updatePeers(const std::set<int>& wanted) {
   for (auto it = conns_.begin(); it != conns_.end();) {
-    if (wanted.count(it->first) || basePeers_.count(it->first)) {
+    if (wanted.count(it->first) || basePeers_.count(it->first) || callPeers_.count(it->first)) {
       ++it;
       continue;
     }
@@ -65,6 +66,70 @@ Status Communicator::updatePeers(const std::set<int>& wanted) {
   RINA_TRY(transport::buildMesh(opt, &fresh));
   for (auto& [peer, conn] : fresh) conns_[peer] = std::move(conn);
   return {};
+}
+
+Status Communicator::connectForCall(const std::set<int>& peers) {
+  transport::MeshOptions opt = mesh_;
+  for (int r : peers) {
+    if (r == rank_) continue;
+    callPeers_.insert(r);
+    if (!conns_.count(r)) opt.peers.insert(r);
+  }
+  if (opt.peers.empty()) return {};
+  opt.listenFd = listen_.get();
+  opt.deadline = deadlineAfterMs(timeoutMs());
+  opt.abort = &aborted_;
+  std::map<int, std::unique_ptr<transport::Connection>> fresh;
+  RINA_TRY(transport::buildMesh(opt, &fresh));
+  for (auto& [peer, conn] : fresh) conns_[peer] = std::move(conn);
+  return {};
+}
+
+Status Communicator::runMessages(std::vector<algo::Message>& batch) {
+  if (!channels_) {
+    channels_ = std::make_unique<PeerChannels>(mesh_, listen_.get(), &arrivals_, timeoutMs());
+  }
+  return algo::runMessages(*this, *channels_, batch);
+}
+
+Status Communicator::allToAllv(const void* send, const size_t* sendCounts,
+                               const size_t* sendDispls, void* recv, const size_t* recvCounts,
+                               const size_t* recvDispls, rinaDataType_t type) {
+  std::set<int> everyone;
+  for (int r = 0; r < nranks_; ++r) everyone.insert(r);
+  RINA_TRY(connectForCall(everyone));
+  return algo::allToAllv(*this, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type);
+}
+
+Status Communicator::reduce(const void* send, void* recv, size_t count, rinaDataType_t type,
+                            rinaRedOp_t op, int root) {
+  // A chain over ring neighbours, which every rank is connected to.
+  return algo::chainReduce(*this, send, recv, count, type, op, root);
+}
+
+namespace {
+
+// The pairs a rooted call moves blocks over: the root with every rank.
+std::set<int> rootedPeers(int rank, int nranks, int root) {
+  std::set<int> peers{root};
+  if (rank == root) {
+    for (int r = 0; r < nranks; ++r) peers.insert(r);
+  }
+  return peers;
+}
+
+}  // namespace
+
+Status Communicator::gather(const void* send, void* recv, size_t count, rinaDataType_t type,
+                            int root) {
+  RINA_TRY(connectForCall(rootedPeers(rank_, nranks_, root)));
+  return algo::starGather(*this, send, recv, count, type, root);
+}
+
+Status Communicator::scatter(const void* send, void* recv, size_t count, rinaDataType_t type,
+                             int root) {
+  RINA_TRY(connectForCall(rootedPeers(rank_, nranks_, root)));
+  return algo::starScatter(*this, send, recv, count, type, root);
 }
 
 }  // namespace rina::comm

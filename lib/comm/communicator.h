@@ -13,6 +13,8 @@
 
 #include "algo/algorithm.h"
 #include "algo/context.h"
+#include "algo/point_to_point.h"
+#include "comm/peer_channels.h"
 #include "comm/plan_sync.h"
 #include "comm/rack_ina.h"
 #include "core/config.h"
@@ -48,6 +50,28 @@ class Communicator : public algo::Context {
   Status allReduce(const void* send, void* recv, size_t count, rinaDataType_t type,
                    rinaRedOp_t op);
 
+  // Point-to-point messages (algo/point_to_point.h) on this communicator's
+  // channels: each peer's in batch order, all peers at once.
+  Status runMessages(std::vector<algo::Message>& batch);
+  // The calls that move blocks or reduce to a root (algo/collectives.h);
+  // collective: they first connect the pairs they need that have no
+  // connection (all-to-all: every pair; gather, scatter: the root with
+  // every rank), which stay connected.
+  Status allToAllv(const void* send, const size_t* sendCounts, const size_t* sendDispls,
+                   void* recv, const size_t* recvCounts, const size_t* recvDispls,
+                   rinaDataType_t type);
+  Status reduce(const void* send, void* recv, size_t count, rinaDataType_t type, rinaRedOp_t op,
+                int root);
+  Status gather(const void* send, void* recv, size_t count, rinaDataType_t type, int root);
+  Status scatter(const void* send, void* recv, size_t count, rinaDataType_t type, int root);
+
+  // The random id every rank of this communicator shares.
+  uint64_t id() const { return mesh_.commId; }
+  // Payload bytes moved over the point-to-point channels, per direction.
+  uint64_t channelBytes(transport::Direction d) const {
+    return channels_ ? channels_->bytes(d) : 0;
+  }
+
   // Collective over the pairs that change (both ends call it with
   // symmetric sets, at the same collective): connects to the ranks of
   // wanted it has no connection to, over the same bootstrap table and
@@ -56,6 +80,9 @@ class Communicator : public algo::Context {
   // connections whatever plans come and go. (Connections it makes are
   // default-path only: a hop to a new neighbour takes the default path.)
   Status updatePeers(const std::set<int>& wanted);
+  // Collective over the ranks that lack a connection to one of peers: makes
+  // those connections (as updatePeers), and keeps them from then on.
+  Status connectForCall(const std::set<int>& peers);
 
   std::string& lastError() { return lastError_; }
 
@@ -85,6 +112,10 @@ class Communicator : public algo::Context {
   Fd listen_;
   transport::MeshOptions mesh_;
   std::set<int> basePeers_;
+  std::set<int> callPeers_;  // connected for all-to-all, gather, scatter: kept
+  // Connections accepted by set-up or by the channels for the other (mesh.h).
+  transport::Arrivals arrivals_;
+  std::unique_ptr<PeerChannels> channels_;
   std::string lastError_;
 };
 

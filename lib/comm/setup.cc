@@ -182,6 +182,7 @@ Status Communicator::connectPeers(Setup* s) {
   mesh.knobs = options_;
   mesh.deadline = deadlineAfterMs(timeoutMs());
   mesh.abort = &aborted_;
+  mesh.arrivals = &arrivals_;
   RINA_TRY(transport::buildMesh(mesh, &conns_, &spineConns_));
   // Every rank on this host: small allreduces run one-shot through one
   // segment of the host (algo/one_shot.cc), slots up to 1 MiB.

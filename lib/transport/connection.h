@@ -68,6 +68,10 @@ class Connection {
   virtual void armWait(WaitSet& ws, bool send, bool recv) = 0;
   // Non-blocking check that the peer process is still there.
   virtual Status checkAlive() = 0;
+  // The peer's process id when the two share this host's memory (a shared
+  // memory connection): its buffers can then be read in one copy with
+  // process_vm_readv (transport/cma.h). 0 otherwise.
+  virtual int sharedHostPid() const { return 0; }
 
  private:
   int peer_;

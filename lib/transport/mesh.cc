@@ -16,22 +16,7 @@
 namespace rina::transport {
 namespace {
 
-constexpr uint32_t kPeerMagic = 0x52504545;  // "RPEE"
 constexpr int kMaxSocketsPerPeer = 8;
-
-struct PeerHello {
-  uint32_t magic;
-  int32_t from;
-  int32_t to;
-  uint32_t fifoBytes;  // 0: no shared memory offered
-  uint64_t commId;
-  char shmName[64];
-  uint16_t sockIndex;  // this socket's place among the pair's sockets
-  uint16_t nsocks;     // sockets the connecting side opens to this peer
-  uint32_t stripeBytes;
-  uint32_t rdmaOffered;  // the connecting side has an RDMA device
-  int32_t spine;         // -1: the pair's default connection; else its path over spine s
-};
 
 struct PeerReply {
   uint32_t magic;
@@ -49,17 +34,12 @@ struct Pending {
   bool useRdma = false;
 };
 
-bool sameHost(const MeshOptions& opt, int peer) {
-  return std::strncmp(opt.table[opt.rank].host, opt.table[peer].host,
-                      sizeof(opt.table[peer].host)) == 0;
-}
-
 Status makeConnection(const MeshOptions& opt, Pending& pend, bool useShm,
                       std::unique_ptr<Connection>* out) {
   const int peer = pend.peer;
   if (useShm) {
     *out = std::make_unique<ShmConnection>(peer, opt.rank < peer, std::move(pend.segment),
-                                           std::move(pend.fds[0]));
+                                           std::move(pend.fds[0]), opt.table[peer].pid);
     RINA_INFO("connected to rank %d over shm", peer);
     return {};
   }
@@ -125,6 +105,23 @@ int defaultSpineOf(const bootstrap::PeerInfo& acceptor, int spines) {
   return -1;
 }
 
+bool sameHost(const MeshOptions& opt, int peer) {
+  return std::strncmp(opt.table[opt.rank].host, opt.table[peer].host,
+                      sizeof(opt.table[peer].host)) == 0;
+}
+
+void readHello(Fd& fd, int rank, uint64_t commId, Deadline deadline, PeerHello* hello,
+               const char** refusal) {
+  static thread_local std::string why;
+  Status s = recvAll(fd.get(), hello, sizeof(*hello), deadline);
+  if (!s.ok()) why = s.message();
+  *refusal = !s.ok()                    ? why.c_str()
+             : hello->magic != kPeerMagic ? "wrong magic"
+             : hello->commId != commId    ? "wrong communicator id"
+             : hello->to != rank          ? "addressed to another rank"
+                                          : nullptr;
+}
+
 Status buildMesh(const MeshOptions& opt, std::map<int, std::unique_ptr<Connection>>* out,
                  SpineConnections* spineOut) {
   SpineConnections unusedSpines;
@@ -147,7 +144,7 @@ Status buildMesh(const MeshOptions& opt, std::map<int, std::unique_ptr<Connectio
       Status c = connectTo(opt.table[p].spine[s], opt.deadline, &pend.fds[0]);
       if (!c.ok()) return c.prepend(where(opt, p, "connecting to", s));
       tuneSocket(pend.fds[0].get(), opt.socketBufBytes);
-      PeerHello hello{kPeerMagic, opt.rank, p, 0, opt.commId, {}, 0, 1, 0, 0, s};
+      PeerHello hello{kPeerMagic, opt.rank, p, 0, opt.commId, {}, 0, 1, 0, 0, s, kMeshHello, 0};
       c = sendAll(pend.fds[0].get(), &hello, sizeof(hello), opt.deadline);
       if (!c.ok()) return c.prepend(where(opt, p, "hello to", s));
       outgoing.push_back(std::move(pend));
@@ -157,7 +154,7 @@ Status buildMesh(const MeshOptions& opt, std::map<int, std::unique_ptr<Connectio
     Status s = connectTo(opt.table[p].listen, opt.deadline, &pend.fds[0]);
     if (!s.ok()) return s.prepend(where(opt, p, "connecting to"));
     tuneSocket(pend.fds[0].get(), opt.socketBufBytes);
-    PeerHello hello{kPeerMagic, opt.rank, p, 0, opt.commId, {}, 0, 1, 0, 0, -1};
+    PeerHello hello{kPeerMagic, opt.rank, p, 0, opt.commId, {}, 0, 1, 0, 0, -1, kMeshHello, 0};
     if (opt.shmEnabled && sameHost(opt, p)) {
       std::snprintf(hello.shmName, sizeof(hello.shmName), "/rina-%d-%016" PRIx64 "-%d-%d", getpid(),
                     opt.commId, opt.rank, p);
@@ -199,26 +196,42 @@ Status buildMesh(const MeshOptions& opt, std::map<int, std::unique_ptr<Connectio
   listenFds.insert(listenFds.end(), opt.spineListenFds.begin(), opt.spineListenFds.end());
   while (!expected.empty()) {
     Fd fd;
-    Status s = acceptFromAny(listenFds.data(), listenFds.size(), opt.deadline, opt.abort, &fd);
-    if (!s.ok()) {
-      const auto [first, spine] = *expected.begin();
-      return s.prepend("rank " + std::to_string(opt.rank) + ": waiting for " +
-                       std::to_string(expected.size()) + " connection(s), first from rank " +
-                       std::to_string(first) +
-                       (spine >= 0 ? " over spine " + std::to_string(spine) : "") + ": ");
-    }
     PeerHello hello{};
-    s = recvAll(fd.get(), &hello, sizeof(hello), std::min(opt.deadline, deadlineAfterMs(5000)));
-    const char* refusal =
-        !s.ok()                      ? s.message().c_str()
-        : hello.magic != kPeerMagic  ? "wrong magic"
-        : hello.commId != opt.commId ? "wrong communicator id"
-        : hello.to != opt.rank || !expected.count({hello.from, hello.spine})
-            ? "unexpected rank or spine"
-        : hello.nsocks < 1 || hello.nsocks > kMaxSocketsPerPeer || hello.sockIndex >= hello.nsocks
-            ? "bad socket count"
-        : hello.nsocks > 1 && (hello.stripeBytes < 64 || hello.stripeBytes % 64) ? "bad stripe size"
-                                                                                 : nullptr;
+    const char* refusal = nullptr;
+    if (opt.arrivals && !opt.arrivals->mesh.empty()) {
+      // Accepted earlier by the channel code, its hello read and checked.
+      fd = std::move(opt.arrivals->mesh.front().fd);
+      hello = opt.arrivals->mesh.front().hello;
+      opt.arrivals->mesh.pop_front();
+    } else {
+      Status s = acceptFromAny(listenFds.data(), listenFds.size(), opt.deadline, opt.abort, &fd);
+      if (!s.ok()) {
+        const auto [first, spine] = *expected.begin();
+        return s.prepend("rank " + std::to_string(opt.rank) + ": waiting for " +
+                         std::to_string(expected.size()) + " connection(s), first from rank " +
+                         std::to_string(first) +
+                         (spine >= 0 ? " over spine " + std::to_string(spine) : "") + ": ");
+      }
+      readHello(fd, opt.rank, opt.commId, std::min(opt.deadline, deadlineAfterMs(5000)), &hello,
+                &refusal);
+      if (!refusal && hello.kind == kChannelHello) {
+        if (opt.arrivals) {
+          opt.arrivals->channels.push_back(Arrival{std::move(fd), hello});
+          continue;
+        }
+        refusal = "a point-to-point channel, which this set-up does not take";
+      }
+    }
+    if (!refusal) {
+      refusal =
+          hello.kind != kMeshHello ? "unknown kind of connection"
+          : !expected.count({hello.from, hello.spine}) ? "unexpected rank or spine"
+          : hello.nsocks < 1 || hello.nsocks > kMaxSocketsPerPeer || hello.sockIndex >= hello.nsocks
+              ? "bad socket count"
+          : hello.nsocks > 1 && (hello.stripeBytes < 64 || hello.stripeBytes % 64)
+              ? "bad stripe size"
+              : nullptr;
+    }
     const std::pair<int, int> key{hello.from, hello.spine};
     auto known = incoming.find(key);
     if (!refusal && known != incoming.end() &&
@@ -259,7 +272,7 @@ Status buildMesh(const MeshOptions& opt, std::map<int, std::unique_ptr<Connectio
         std::all_of(pend.fds.begin(), pend.fds.end(), [](const Fd& f) { return f.get() >= 0; });
     if (!complete) continue;
     PeerReply reply{kPeerMagic, pend.useShm ? 1 : 0, pend.useRdma ? 1 : 0};
-    s = sendAll(pend.fds[0].get(), &reply, sizeof(reply), opt.deadline);
+    Status s = sendAll(pend.fds[0].get(), &reply, sizeof(reply), opt.deadline);
     if (!s.ok()) return s.prepend(where(opt, hello.from, "reply to", hello.spine));
     expected.erase(key);
     if (reply.usesRdma) {

@@ -14,6 +14,7 @@
 #define RINA_LIB_TRANSPORT_MESH_H_
 
 #include <atomic>
+#include <deque>
 #include <map>
 #include <memory>
 #include <set>
@@ -27,6 +28,47 @@ namespace rina::transport {
 
 // Per-spine connections, by (peer, spine).
 using SpineConnections = std::map<std::pair<int, int>, std::unique_ptr<Connection>>;
+
+// What a connecting rank sends first on each socket. kind kMeshHello: a
+// connection of buildMesh (answered with a reply); kChannelHello: a
+// directed point-to-point channel (channel.h), never answered.
+enum HelloKind : uint32_t { kMeshHello = 0, kChannelHello = 1 };
+struct PeerHello {
+  uint32_t magic;
+  int32_t from;
+  int32_t to;
+  uint32_t fifoBytes;  // 0: no shared memory offered
+  uint64_t commId;
+  char shmName[64];
+  uint16_t sockIndex;  // this socket's place among the pair's sockets
+  uint16_t nsocks;     // sockets the connecting side opens to this peer
+  uint32_t stripeBytes;
+  uint32_t rdmaOffered;  // the connecting side has an RDMA device
+  int32_t spine;         // -1: the pair's default connection; else its path over spine s
+  uint32_t kind;         // HelloKind
+  uint32_t pad;
+};
+inline constexpr uint32_t kPeerMagic = 0x52504545;  // "RPEE"
+
+// A connection accepted on a listening socket, its hello read.
+struct Arrival {
+  Fd fd;
+  PeerHello hello;
+};
+// Connections accepted by code that was not waiting for their kind: the
+// listening socket is shared by buildMesh and the channel code, so each
+// files what the other expects here (buildMesh: channel hellos, to be
+// taken by the channel code; the channel code: mesh hellos, which the next
+// buildMesh takes first).
+struct Arrivals {
+  std::deque<Arrival> mesh;
+  std::deque<Arrival> channels;
+};
+
+// Reads and checks fd's hello (magic, communicator, addressed to rank):
+// *refusal is null for a good one, else why it was refused.
+void readHello(Fd& fd, int rank, uint64_t commId, Deadline deadline, PeerHello* hello,
+               const char** refusal);
 
 // Whether the pair (connector, acceptor) needs a connection of its own for
 // spine s: both have an address on s and the acceptor's is not its default.
@@ -54,7 +96,13 @@ struct MeshOptions {
   size_t sliceBytes = 128 << 10;     // stripes per socket: sliceBytes / sockets
   Deadline deadline;
   const std::atomic<bool>* abort = nullptr;
+  // Channel hellos accepted meanwhile go here (and mesh hellos the channel
+  // code accepted are taken from here); null: such hellos are refused.
+  Arrivals* arrivals = nullptr;
 };
+
+// Whether opt.rank and peer are on one host (shared memory is possible).
+bool sameHost(const MeshOptions& opt, int peer);
 
 Status buildMesh(const MeshOptions& opt, std::map<int, std::unique_ptr<Connection>>* out,
                  SpineConnections* spineOut = nullptr);

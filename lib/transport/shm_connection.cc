@@ -135,8 +135,12 @@ void ShmSegment::unlink() {
   linked_ = false;
 }
 
-ShmConnection::ShmConnection(int peer, bool lowerSide, ShmSegment segment, Fd liveness)
-    : Connection(peer), segment_(std::move(segment)), liveness_(std::move(liveness)) {
+ShmConnection::ShmConnection(int peer, bool lowerSide, ShmSegment segment, Fd liveness,
+                             int peerPid)
+    : Connection(peer),
+      segment_(std::move(segment)),
+      peerPid_(peerPid),
+      liveness_(std::move(liveness)) {
   ShmSegmentHeader* h = segment_.header();
   int outIdx = lowerSide ? 0 : 1;
   out_ = &h->fifo[outIdx];

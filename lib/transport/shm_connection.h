@@ -62,6 +62,11 @@ class ShmSegment {
   char* data(int fifo) const;
   const std::string& name() const { return name_; }
   void unlink();
+  // The name is the peer's to remove (it does once mapped), even after this
+  // segment goes: a point-to-point channel's messages must reach a peer
+  // that maps it later. A name never mapped goes with the stale ones once
+  // this process is gone (removeStaleSegments).
+  void leaveNameToPeer() { linked_ = false; }
 
  private:
   void* base_ = nullptr;
@@ -72,8 +77,9 @@ class ShmSegment {
 
 class ShmConnection : public Connection {
  public:
-  // lowerSide: this rank is the lower of the pair (sends on fifo 0).
-  ShmConnection(int peer, bool lowerSide, ShmSegment segment, Fd liveness);
+  // lowerSide: this rank is the lower of the pair (sends on fifo 0);
+  // peerPid: the peer's process id (sharedHostPid), 0 when not known.
+  ShmConnection(int peer, bool lowerSide, ShmSegment segment, Fd liveness, int peerPid = 0);
 
   const char* kind() const override { return "shm"; }
   Status trySend(const void* data, size_t len, size_t* moved) override;
@@ -81,9 +87,11 @@ class ShmConnection : public Connection {
   void endMessage(Direction d) override;
   void armWait(WaitSet& ws, bool send, bool recv) override;
   Status checkAlive() override;
+  int sharedHostPid() const override { return peerPid_; }
 
  private:
   ShmSegment segment_;
+  int peerPid_;
   Fd liveness_;
   FifoControl* out_;
   FifoControl* in_;

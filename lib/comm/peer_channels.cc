@@ -1,0 +1,84 @@
+#include "comm/peer_channels.h"
+
+#include <poll.h>
+
+#include "core/log.h"
+#include "transport/channel.h"
+
+namespace rina::comm {
+
+Status PeerChannels::sendChannel(int peer, transport::Connection** out) {
+  auto it = out_.find(peer);
+  if (it == out_.end()) {
+    transport::MeshOptions opt = mesh_;
+    opt.deadline = deadlineAfterMs(timeoutMs_);
+    std::unique_ptr<transport::Connection> conn;
+    RINA_TRY(transport::openChannel(opt, peer, &conn));
+    it = out_.emplace(peer, std::move(conn)).first;
+  }
+  *out = it->second.get();
+  return {};
+}
+
+transport::Connection* PeerChannels::recvChannel(int peer) {
+  auto it = in_.find(peer);
+  return it == in_.end() ? nullptr : it->second.get();
+}
+
+std::vector<transport::Connection*> PeerChannels::recvChannels() {
+  std::vector<transport::Connection*> all;
+  all.reserve(in_.size());
+  for (auto& [peer, conn] : in_) all.push_back(conn.get());
+  return all;
+}
+
+Status PeerChannels::takeArrivals(bool* took) {
+  *took = false;
+  // At most a table's worth per call: every peer opens one channel here.
+  for (size_t round = 0; round <= mesh_.table.size(); ++round) {
+    transport::Arrival a;
+    if (!arrivals_->channels.empty()) {
+      a = std::move(arrivals_->channels.front());
+      arrivals_->channels.pop_front();
+    } else {
+      bool got = false;
+      RINA_TRY(transport::acceptArrivalNow(mesh_, listenFd_, deadlineAfterMs(5000), &a, &got));
+      if (!got) return {};
+      if (a.hello.kind != transport::kChannelHello) {
+        // Another rank's connection set-up (a plan's new neighbour): the
+        // next buildMesh takes it.
+        arrivals_->mesh.push_back(std::move(a));
+        continue;
+      }
+    }
+    const int from = a.hello.from;
+    if (from < 0 || from >= static_cast<int>(mesh_.table.size()) || from == mesh_.rank) {
+      RINA_WARN("rank %d: refused a point-to-point channel claiming to come from rank %d",
+                mesh_.rank, from);
+      continue;
+    }
+    if (in_.count(from)) {
+      RINA_WARN("rank %d: refused a second point-to-point channel from rank %d", mesh_.rank, from);
+      continue;
+    }
+    std::unique_ptr<transport::Connection> conn;
+    RINA_TRY(transport::acceptChannel(mesh_, std::move(a), &conn));
+    in_.emplace(from, std::move(conn));
+    *took = true;
+  }
+  return {};
+}
+
+void PeerChannels::armArrivals(transport::WaitSet& ws) {
+  if (listenFd_ >= 0) ws.addFd(listenFd_, POLLIN);
+}
+
+uint64_t PeerChannels::bytes(transport::Direction d) const {
+  uint64_t sum = 0;
+  for (const auto* side : {&out_, &in_}) {
+    for (const auto& [peer, conn] : *side) sum += conn->counters().bytes[static_cast<int>(d)];
+  }
+  return sum;
+}
+
+}  // namespace rina::comm

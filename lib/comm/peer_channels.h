@@ -1,0 +1,53 @@
+// A communicator's point-to-point channels (transport/channel.h): one
+// directed connection per peer and direction, opened by the sender on its
+// first message and taken by the receiver from the communicator's listening
+// socket, which it shares with connection set-up (buildMesh): each files
+// what the other takes (transport::Arrivals). The message numbers of each
+// direction are counted here.
+#ifndef RINA_LIB_COMM_PEER_CHANNELS_H_
+#define RINA_LIB_COMM_PEER_CHANNELS_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "algo/point_to_point.h"
+#include "transport/mesh.h"
+
+namespace rina::comm {
+
+class PeerChannels final : public algo::ChannelSource {
+ public:
+  // mesh: the communicator's connection settings (table, id, shared memory),
+  // listenFd its listening socket, arrivals the queue it shares with
+  // buildMesh; timeoutMs bounds opening a channel and reading a hello.
+  PeerChannels(const transport::MeshOptions& mesh, int listenFd, transport::Arrivals* arrivals,
+               int64_t timeoutMs)
+      : mesh_(mesh), listenFd_(listenFd), arrivals_(arrivals), timeoutMs_(timeoutMs) {}
+
+  Status sendChannel(int peer, transport::Connection** out) override;
+  transport::Connection* recvChannel(int peer) override;
+  std::vector<transport::Connection*> recvChannels() override;
+  Status takeArrivals(bool* took) override;
+  void armArrivals(transport::WaitSet& ws) override;
+  uint64_t nextSendSeq(int peer) override { return ++sendSeq_[peer]; }
+  uint64_t nextRecvSeq(int peer) override { return ++recvSeq_[peer]; }
+  uint64_t nextBatch() override { return ++batches_; }
+
+  // Payload bytes moved over every channel, per transport::Direction.
+  uint64_t bytes(transport::Direction d) const;
+
+ private:
+  const transport::MeshOptions& mesh_;
+  int listenFd_;
+  transport::Arrivals* arrivals_;
+  int64_t timeoutMs_;
+  std::map<int, std::unique_ptr<transport::Connection>> out_, in_;
+  std::map<int, uint64_t> sendSeq_, recvSeq_;
+  uint64_t batches_ = 0;
+};
+
+}  // namespace rina::comm
+
+#endif  // RINA_LIB_COMM_PEER_CHANNELS_H_
