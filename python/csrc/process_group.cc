@@ -8,24 +8,12 @@
 #include "tensor_types.h"
 
 namespace rina::torch_backend {
+
 namespace {
 
 // Where rank 0 puts the unique id in the group's store (torch hands every
 // group a store of its own prefix).
 constexpr const char* kUniqueIdKey = "rina_unique_id";
-
-// t itself when it is contiguous, else a contiguous copy (writeBack copies
-// the result into t).
-at::Tensor contiguousOf(const at::Tensor& t) { return t.is_contiguous() ? t : t.contiguous(); }
-
-void writeBack(at::Tensor& t, const at::Tensor& buf) {
-  if (!buf.is_same(t)) t.copy_(buf);
-}
-
-// t's bytes as a flat uint8 view (t contiguous).
-at::Tensor bytesView(const at::Tensor& t) {
-  return at::from_blob(t.data_ptr(), {static_cast<int64_t>(bytesOf(t))}, at::kByte);
-}
 
 }  // namespace
 
@@ -67,6 +55,13 @@ void ProcessGroupRina::check(rinaResult_t rc, const char* call) const {
 void ProcessGroupRina::checkRoot(int64_t root, const char* call) const {
   TORCH_CHECK(root >= 0 && root < size_, "rina_torch ", call, ": root rank ", root,
               " is outside [0, ", size_, ")");
+}
+
+void ProcessGroupRina::checkPeer(int peer, const char* call) const {
+  TORCH_CHECK(peer >= 0 && peer < size_, "rina_torch ", call, ": rank ", peer, " is outside [0, ",
+              size_, ")");
+  TORCH_CHECK(peer != rank_, "rina_torch ", call, ": rank ", peer,
+              " is this rank (a message to or from itself)");
 }
 
 std::vector<at::Tensor> ProcessGroupRina::rootList(
@@ -162,9 +157,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupRina::reduce(std::vector<at::Tensor>&
   const int root = static_cast<int>(opts.rootRank);
   return post(c10d::OpType::REDUCE, "rina:reduce", {t}, [this, t, type, op, root]() mutable {
     at::Tensor buf = contiguousOf(t);
-    // An allreduce; ranks other than the root keep their input.
-    at::Tensor result = rank_ == root ? buf : at::empty_like(buf);
-    check(rinaAllReduce(buf.data_ptr(), result.data_ptr(), buf.numel(), type, op, comm_), "reduce");
+    // In place on the root; other ranks keep their input.
+    check(rinaReduce(buf.data_ptr(), buf.data_ptr(), buf.numel(), type, op, root, comm_),
+          "reduce");
     if (rank_ == root) writeBack(t, buf);
   });
 }
@@ -211,10 +206,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupRina::gather(
   checkRoot(opts.rootRank, call);
   const int root = static_cast<int>(opts.rootRank);
   std::vector<at::Tensor> outs = rootList(outputs, in, root, call, "output");
-  return post(c10d::OpType::GATHER, "rina:gather", outs, [this, in, outs]() mutable {
-    // An allgather; only the root keeps the blocks.
-    at::Tensor flat = at::empty({size_, in.numel()}, in.options());
-    allGatherBytes(in, flat, "gather");
+  return post(c10d::OpType::GATHER, "rina:gather", outs, [this, in, outs, root]() mutable {
+    at::Tensor buf = contiguousOf(in);
+    // Only the root holds the blocks (one flat buffer, then each output).
+    at::Tensor flat = rank_ == root ? at::empty({size_, in.numel()}, in.options()) : buf;
+    check(rinaGather(buf.data_ptr(), flat.data_ptr(), bytesOf(buf), rinaUint8, root, comm_),
+          "gather");
     for (size_t r = 0; r < outs.size(); ++r) outs[r].copy_(flat[r].view(outs[r].sizes()));
   });
 }
@@ -228,12 +225,17 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupRina::scatter(
   const int root = static_cast<int>(opts.rootRank);
   std::vector<at::Tensor> ins = rootList(inputs, out, root, call, "input");
   return post(c10d::OpType::SCATTER, "rina:scatter", {out}, [this, out, ins, root]() mutable {
-    // The root broadcasts every rank's block; each rank keeps its own.
-    at::Tensor flat = at::empty({size_, out.numel()}, out.options());
-    for (size_t r = 0; r < ins.size(); ++r) flat[r].copy_(ins[r].reshape({-1}));
-    check(rinaBroadcast(flat.data_ptr(), flat.data_ptr(), bytesOf(flat), rinaUint8, root, comm_),
+    // The root's blocks in one flat buffer; each rank receives its own.
+    at::Tensor flat;
+    if (rank_ == root) {
+      flat = at::empty({size_, out.numel()}, out.options());
+      for (size_t r = 0; r < ins.size(); ++r) flat[r].copy_(ins[r].reshape({-1}));
+    }
+    at::Tensor buf = contiguousOf(out);
+    check(rinaScatter(rank_ == root ? flat.data_ptr() : nullptr, buf.data_ptr(), bytesOf(buf),
+                      rinaUint8, root, comm_),
           "scatter");
-    out.copy_(flat[rank_].view(out.sizes()));
+    writeBack(out, buf);
   });
 }
 
@@ -281,87 +283,6 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupRina::_reduce_scatter_base(
               "_reduce_scatter_base");
         writeBack(output, buf);
       });
-}
-
-c10::intrusive_ptr<c10d::Work> ProcessGroupRina::alltoall_base(at::Tensor& output,
-                                                               at::Tensor& input,
-                                                               std::vector<int64_t>& outputSplits,
-                                                               std::vector<int64_t>& inputSplits,
-                                                               const c10d::AllToAllOptions& opts) {
-  const char* call = "alltoall_base";
-  checkDenseCpu(input, call);
-  checkDenseCpu(output, call);
-  TORCH_CHECK(input.dim() >= 1 && output.dim() >= 1, "rina_torch ", call,
-              ": tensors need at least one dimension (split along dimension 0)");
-  TORCH_CHECK(output.scalar_type() == input.scalar_type(), "rina_torch ", call, ": output dtype ",
-              output.scalar_type(), " differs from input dtype ", input.scalar_type());
-  const int64_t rowElems = input.size(0) ? input.numel() / input.size(0) : 0;
-  const int64_t outRowElems = output.size(0) ? output.numel() / output.size(0) : 0;
-  TORCH_CHECK(input.size(0) == 0 || output.size(0) == 0 || rowElems == outRowElems, "rina_torch ",
-              call, ": input rows have ", rowElems, " elements, output rows ", outRowElems);
-  // Rows this rank sends to and takes from each rank; empty splits: equal.
-  auto splitsOf = [&](const std::vector<int64_t>& given, const at::Tensor& t, const char* what) {
-    if (given.empty()) {
-      TORCH_CHECK(t.size(0) % size_ == 0, "rina_torch ", call, ": ", what, " has ", t.size(0),
-                  " rows, not a multiple of ", size_, " ranks (give split sizes)");
-      return std::vector<int64_t>(size_, t.size(0) / size_);
-    }
-    TORCH_CHECK(static_cast<int>(given.size()) == size_, "rina_torch ", call, ": ", what,
-                " split sizes have ", given.size(), " entries, expected ", size_);
-    for (int64_t s : given) TORCH_CHECK(s >= 0, "rina_torch ", call, ": negative split size ", s);
-    TORCH_CHECK(std::accumulate(given.begin(), given.end(), int64_t{0}) == t.size(0), "rina_torch ",
-                call, ": ", what, " split sizes do not add up to its ", t.size(0), " rows");
-    return given;
-  };
-  std::vector<int64_t> sendRows = splitsOf(inputSplits, input, "input");
-  std::vector<int64_t> recvRows = splitsOf(outputSplits, output, "output");
-  return post(c10d::OpType::ALLTOALL_BASE, "rina:all_to_all", {output},
-              [this, output, input, sendRows, recvRows, rowElems]() mutable {
-                const int n = size_;
-                // Every rank's send and receive splits, so that every rank checks
-                // every pair and all fail together on a mismatch.
-                at::Tensor mine = at::empty({2 * n}, at::kLong);
-                std::copy(sendRows.begin(), sendRows.end(), mine.data_ptr<int64_t>());
-                std::copy(recvRows.begin(), recvRows.end(), mine.data_ptr<int64_t>() + n);
-                at::Tensor table = at::empty({n, 2 * n}, at::kLong);
-                check(rinaAllGather(mine.data_ptr(), table.data_ptr(), 2 * n, rinaInt64, comm_),
-                      "alltoall_base");
-                const int64_t* rows = table.data_ptr<int64_t>();
-                auto sends = [&](int s, int d) { return rows[s * 2 * n + d]; };
-                auto takes = [&](int d, int s) { return rows[d * 2 * n + n + s]; };
-                int64_t maxRows = 0;
-                for (int s = 0; s < n; ++s) {
-                  int64_t total = 0;
-                  for (int d = 0; d < n; ++d) {
-                    TORCH_CHECK(sends(s, d) == takes(d, s), "rina_torch alltoall_base: rank ", d,
-                                " expects ", takes(d, s), " rows from rank ", s, ", which sends ",
-                                sends(s, d));
-                    total += sends(s, d);
-                  }
-                  maxRows = std::max(maxRows, total);
-                }
-                const int64_t es = input.element_size();
-                const int64_t rowBytes = rowElems * es;
-                at::Tensor padded = at::zeros({maxRows * rowBytes}, at::kByte);
-                at::Tensor in = contiguousOf(input);
-                if (in.numel()) padded.narrow(0, 0, bytesOf(in)).copy_(bytesView(in));
-                at::Tensor all = at::empty({n, maxRows * rowBytes}, at::kByte);
-                allGatherBytes(padded, all, "alltoall_base");
-                at::Tensor out = contiguousOf(output);
-                at::Tensor outBytes = bytesView(out);
-                int64_t filled = 0;  // rows of output written
-                for (int s = 0; s < n; ++s) {
-                  int64_t from = 0;
-                  for (int d = 0; d < rank_; ++d) from += sends(s, d);
-                  const int64_t got = sends(s, rank_);
-                  if (got) {
-                    outBytes.narrow(0, filled * rowBytes, got * rowBytes)
-                        .copy_(all[s].narrow(0, from * rowBytes, got * rowBytes));
-                  }
-                  filled += got;
-                }
-                writeBack(output, out);
-              });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupRina::barrier(const c10d::BarrierOptions& opts) {

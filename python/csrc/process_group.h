@@ -3,17 +3,17 @@
 // hands in (rank 0 makes the unique id and puts it there), its collectives
 // run in issue order on the group's own thread (work_thread.h).
 //
-// What each call costs in rina's terms:
+// What each call is in rina's terms:
 //   allreduce, allreduce_coalesced (one flat buffer), reduce_scatter,
 //   _reduce_scatter_base: rina's reductions (any RINA_ALGO, INA included);
-//   broadcast, allgather, _allgather_base: rina's, moving bytes (any dtype);
-//   reduce: an allreduce, the result kept on the root only;
-//   gather: an allgather, kept on the root; scatter: a broadcast of every
-//   rank's block from the root; alltoall_base: an allgather of the split
-//   table and of every rank's whole input (n times the bytes of a true
-//   all-to-all); barrier: a one-element allreduce.
-// Everything else (send, recv, alltoall, allgather_coalesced, ...) raises
-// the base class's "does not support" error.
+//   reduce: rinaReduce (a chain into the root);
+//   broadcast, allgather, _allgather_base, allgather_coalesced (one flat
+//   buffer): rina's, moving bytes (any dtype);
+//   gather, scatter: rinaGather, rinaScatter (straight to / from the root);
+//   alltoall_base, alltoall: rinaAllToAll(v) (each block moved once);
+//   send, recv (tags checked), recv_anysource: rina's point-to-point
+//   messages, consecutive ones run as one rina group (work_thread.h);
+//   barrier: a one-element allreduce.
 #ifndef RINA_PYTHON_CSRC_PROCESS_GROUP_H_
 #define RINA_PYTHON_CSRC_PROCESS_GROUP_H_
 
@@ -69,16 +69,33 @@ class ProcessGroupRina : public c10d::ProcessGroup {
                                                std::vector<int64_t>& outputSplits,
                                                std::vector<int64_t>& inputSplits,
                                                const c10d::AllToAllOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> alltoall(std::vector<at::Tensor>& outputs,
+                                          std::vector<at::Tensor>& inputs,
+                                          const c10d::AllToAllOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allgather_coalesced(
+      std::vector<std::vector<at::Tensor>>& outputLists, std::vector<at::Tensor>& inputs,
+      const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor>& tensors, int dstRank,
+                                      int tag) override;
+  c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int srcRank,
+                                      int tag) override;
+  c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors,
+                                               int tag) override;
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
 
  private:
   // Queues run on the group's thread; outputs complete the work's Future.
   c10::intrusive_ptr<c10d::Work> post(c10d::OpType type, const char* title,
                                       std::vector<at::Tensor> outputs, std::function<void()> run);
+  // A receive of t from peer (RINA_ANY_PEER: from whichever rank sends first).
+  c10::intrusive_ptr<c10d::Work> postRecv(const at::Tensor& t, int peer, int tag,
+                                          c10d::OpType type, const char* title);
   // Throws with rina's account of the failure (rank, peer, step) unless rc
   // is rinaSuccess.
   void check(rinaResult_t rc, const char* call) const;
   void checkRoot(int64_t root, const char* call) const;
+  // Another rank of the group, for a send or receive.
+  void checkPeer(int peer, const char* call) const;
   // gather's outputs / scatter's inputs: on the root one list of size
   // tensors, each like `like` (returned); on other ranks none (an empty
   // vector). `what` is "output" or "input", for the messages.

@@ -2,27 +2,40 @@
 
 namespace rina::torch_backend {
 
-rinaDataType_t reduceTypeOf(const at::Tensor& t, const char* call) {
-  switch (t.scalar_type()) {
-    case at::kFloat:
-      return rinaFloat32;
-    case at::kDouble:
-      return rinaFloat64;
-    case at::kHalf:
-      return rinaFloat16;
-    case at::kBFloat16:
-      return rinaBfloat16;
-    case at::kChar:
-      return rinaInt8;
-    case at::kByte:
-      return rinaUint8;
-    case at::kInt:
-      return rinaInt32;
-    case at::kLong:
-      return rinaInt64;
-    default:
-      break;
+namespace {
+
+// rina's type for t's dtype, if it has one.
+bool rinaTypeOf(at::ScalarType s, rinaDataType_t* type) {
+  switch (s) {
+    case at::kFloat: *type = rinaFloat32; return true;
+    case at::kDouble: *type = rinaFloat64; return true;
+    case at::kHalf: *type = rinaFloat16; return true;
+    case at::kBFloat16: *type = rinaBfloat16; return true;
+    case at::kChar: *type = rinaInt8; return true;
+    case at::kByte: *type = rinaUint8; return true;
+    case at::kInt: *type = rinaInt32; return true;
+    case at::kLong: *type = rinaInt64; return true;
+    default: return false;
   }
+}
+
+}  // namespace
+
+WireType wireTypeOf(const at::Tensor& t) {
+  rinaDataType_t type;
+  if (rinaTypeOf(t.scalar_type(), &type)) return WireType{type, static_cast<size_t>(t.numel())};
+  return WireType{rinaUint8, bytesOf(t)};
+}
+
+at::Tensor contiguousOf(const at::Tensor& t) { return t.is_contiguous() ? t : t.contiguous(); }
+
+void writeBack(at::Tensor& t, const at::Tensor& buf) {
+  if (!buf.is_same(t)) t.copy_(buf);
+}
+
+rinaDataType_t reduceTypeOf(const at::Tensor& t, const char* call) {
+  rinaDataType_t type;
+  if (rinaTypeOf(t.scalar_type(), &type)) return type;
   TORCH_CHECK(false, "rina_torch ", call, ": dtype ", t.scalar_type(),
               " is not supported (float32, float64, float16, bfloat16, int8, uint8, int32, "
               "int64)");

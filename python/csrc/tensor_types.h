@@ -30,6 +30,19 @@ const at::Tensor& onlyTensor(const std::vector<at::Tensor>& tensors, const char*
 // Same dtype and number of elements as `like`, else throws naming `what`.
 void checkSameAs(const at::Tensor& t, const at::Tensor& like, const char* call, const char* what);
 
+// How a call that only moves data puts t on the wire: as rina's type when
+// it has t's dtype (so a receive checks it), else as bytes.
+struct WireType {
+  rinaDataType_t type;
+  size_t count;  // elements of type
+};
+WireType wireTypeOf(const at::Tensor& t);
+
+// t itself when it is contiguous, else a contiguous copy (writeBack copies
+// a result into t).
+at::Tensor contiguousOf(const at::Tensor& t);
+void writeBack(at::Tensor& t, const at::Tensor& buf);
+
 // Bytes of t's data.
 inline size_t bytesOf(const at::Tensor& t) {
   return static_cast<size_t>(t.numel()) * t.element_size();

@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "rina/rina.h"
+
 namespace rina::torch_backend {
 
 void CallQueue::push(Item item) {
@@ -31,22 +33,52 @@ bool CallQueue::queued(const RinaWork* work) const {
                      [work](const Item& item) { return item.id == work; });
 }
 
-void CallQueue::runFront(std::unique_lock<std::mutex>& lock) {
-  Item item = std::move(items_.front());
-  items_.pop_front();
-  running_ = item.id;
-  lock.unlock();
-  std::exception_ptr error;
-  try {
-    item.run();
-  } catch (...) {
-    error = std::current_exception();
+void CallQueue::runGroup(std::vector<Item>& batch) {
+  std::vector<std::exception_ptr> errors(batch.size());
+  rinaGroupStart();
+  for (size_t i = 0; i < batch.size(); ++i) {
+    try {
+      batch[i].pointToPoint.post();
+    } catch (...) {
+      errors[i] = std::current_exception();
+    }
   }
-  complete(item, error);  // before the next call may start: in order
-  // The call's tensors go before the lock is taken.
-  item.run = nullptr;
-  item.outputs.clear();
-  item.future.reset();
+  const rinaResult_t rc = rinaGroupEnd();
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (errors[i]) continue;
+    try {
+      batch[i].pointToPoint.finish(rc);
+    } catch (...) {
+      errors[i] = std::current_exception();
+    }
+  }
+  for (size_t i = 0; i < batch.size(); ++i) complete(batch[i], errors[i]);
+}
+
+void CallQueue::runFront(std::unique_lock<std::mutex>& lock) {
+  std::vector<Item> batch;
+  batch.push_back(std::move(items_.front()));
+  items_.pop_front();
+  const bool grouped = static_cast<bool>(batch[0].pointToPoint.post);
+  while (grouped && !items_.empty() && items_.front().pointToPoint.post) {
+    batch.push_back(std::move(items_.front()));
+    items_.pop_front();
+  }
+  running_ = batch[0].id;
+  lock.unlock();
+  if (grouped) {
+    runGroup(batch);
+  } else {
+    std::exception_ptr error;
+    try {
+      batch[0].run();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    complete(batch[0], error);  // before the next call may start: in order
+  }
+  // The calls' tensors go before the lock is taken.
+  batch.clear();
   lock.lock();
   running_ = nullptr;
   if (items_.empty()) handed_ = false;  // drained, by the thread or a waiter
@@ -158,7 +190,12 @@ WorkThread::~WorkThread() { stop("the process group was destroyed"); }
 
 void WorkThread::post(c10::intrusive_ptr<RinaWork> work, std::function<void()> run) {
   queue_->push(CallQueue::Item{c10::weak_intrusive_ptr<RinaWork>(work), work.get(), work->future(),
-                               work->outputs(), std::move(run)});
+                               work->outputs(), std::move(run), {}});
+}
+
+void WorkThread::post(c10::intrusive_ptr<RinaWork> work, PointToPoint call) {
+  queue_->push(CallQueue::Item{c10::weak_intrusive_ptr<RinaWork>(work), work.get(), work->future(),
+                               work->outputs(), {}, std::move(call)});
 }
 
 void WorkThread::stop(const std::string& why) {

@@ -12,6 +12,13 @@
 // scheduler slice on a busy machine: 30 to 90 us per call with 4 ranks on 2
 // cores); an async_op=True call that is only waited for later starts at its
 // wait.
+//
+// Point-to-point calls (send, recv, batch_isend_irecv's) run in groups:
+// whoever runs the queue takes the queued point-to-point calls that follow
+// one another at its front and runs them as one rina group
+// (rinaGroupStart/End), so the sends and receives of a batch all progress
+// together, as NCCL's and Gloo's do (a ring of isend/irecv cannot
+// deadlock on the one thread that runs them).
 #ifndef RINA_PYTHON_CSRC_WORK_THREAD_H_
 #define RINA_PYTHON_CSRC_WORK_THREAD_H_
 
@@ -23,6 +30,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <atomic>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -43,6 +51,9 @@ class RinaWork : public c10d::Work {
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
   bool isCompleted() override;
   std::vector<at::Tensor> result() override { return outputs_; }
+  // A receive's sender (recv_anysource), once it ran; -1 before.
+  int sourceRank() const override { return source_->load(); }
+  const std::shared_ptr<std::atomic<int>>& source() const { return source_; }
   bool wait(std::chrono::milliseconds timeout) override;
   void release_resources() override;  // the last handle went
 
@@ -60,6 +71,15 @@ class RinaWork : public c10d::Work {
   std::vector<at::Tensor> outputs_;
   c10::intrusive_ptr<c10::ivalue::Future> future_;
   std::weak_ptr<CallQueue> queue_;
+  std::shared_ptr<std::atomic<int>> source_ = std::make_shared<std::atomic<int>>(-1);
+};
+
+// A point-to-point call in two parts: post() inside a rina group (it only
+// checks and posts), then finish(rc) with rinaGroupEnd's result (it throws
+// on failure, else writes results back).
+struct PointToPoint {
+  std::function<void()> post;
+  std::function<void(int groupResult)> finish;
 };
 
 // The calls not yet run, shared by the thread and the works (a work may
@@ -73,7 +93,8 @@ class CallQueue {
     const RinaWork* id;
     c10::intrusive_ptr<c10::ivalue::Future> future;
     std::vector<at::Tensor> outputs;
-    std::function<void()> run;
+    std::function<void()> run;   // a call on its own; or:
+    PointToPoint pointToPoint;   // a call that runs in a group with its neighbours
   };
 
   // Queues item unless stopped (then fails its work with the stop reason).
@@ -95,15 +116,18 @@ class CallQueue {
  private:
   // Completes item's work, or its Future when the work is gone.
   static void complete(Item& item, std::exception_ptr error);
-  // Runs items_.front() with mu_ released; lock holds mu_ before and after.
+  // Runs items_.front() with mu_ released, and the point-to-point calls
+  // queued right after it when it is one; lock holds mu_ before and after.
   void runFront(std::unique_lock<std::mutex>& lock);
+  // Runs a batch of point-to-point calls as one rina group.
+  static void runGroup(std::vector<Item>& batch);
   bool queued(const RinaWork* work) const;
 
   std::mutex mu_;
   std::condition_variable threadWake_;  // the thread: calls handed to it, or stop
   std::condition_variable idle_;        // waiters for the running call to end
   std::deque<Item> items_;
-  const RinaWork* running_ = nullptr;
+  const RinaWork* running_ = nullptr;  // the first of a point-to-point batch
   bool handed_ = false;  // the thread runs the queue until it is empty
   int idleWaiters_ = 0;
   bool stopped_ = false;
@@ -120,6 +144,8 @@ class WorkThread {
   const std::shared_ptr<CallQueue>& queue() const { return queue_; }
   // Queues run for work; run's exception, if any, becomes the work's error.
   void post(c10::intrusive_ptr<RinaWork> work, std::function<void()> run);
+  // Queues a point-to-point call (it runs grouped with its neighbours).
+  void post(c10::intrusive_ptr<RinaWork> work, PointToPoint call);
   // Takes no more work, fails what is queued and not started with `why`,
   // waits for the call in progress (abort it first to make that quick), and
   // joins. Idempotent.

@@ -12,10 +12,12 @@ are small integers, exact in every dtype, so sums do not depend on the order
 rina adds in. Cases: all_reduce (contiguous and not), all_reduce_coalesced,
 reduce (every root), reduce_scatter (list), reduce_scatter_tensor (in place
 and out of place), broadcast, all_gather, all_gather_into_tensor (in place
-and out), gather, scatter, all_to_all_single (even and uneven splits),
-barrier, asynchronous calls completing in order; then what rina does not do
-must raise RuntimeError naming it; and destroying a group fails its call in
-progress and its queued calls promptly.
+and out), all_gather_coalesced, gather, scatter, all_to_all_single (even and
+uneven splits), all_to_all (list form), a ring of batch_isend_irecv (small
+and large), send / recv with tags into a non-contiguous tensor, recv from
+any source, barrier, asynchronous calls completing in order; then what rina
+does not do must raise RuntimeError naming it; and destroying a group fails
+its call in progress and its queued calls promptly.
 """
 
 import argparse
@@ -235,6 +237,40 @@ class Checker:
             pieces.append(vals[s][start:start + rows[s][me]])
         self.expect(f"all_to_all_single {name} uneven", out, torch.cat(pieces))
 
+        # all_to_all (list form), blocks of different sizes: rank s sends
+        # s + d + 1 elements to rank d
+        case = self.next_case()
+        blocks = [[self.inputs("int8", "SUM", (s + d + 1,), case * 31 + s * n + d)[s].to(dt)
+                   for d in range(n)] for s in range(n)]
+        outs = [torch.empty(s + me + 1, dtype=dt) for s in range(n)]
+        dist.all_to_all(outs, blocks[me])
+        for s in range(n):
+            self.expect(f"all_to_all {name} block from {s}", outs[s], blocks[s][me])
+
+        # all_gather_coalesced: two tensors of different shapes from every rank
+        case = self.next_case()
+        a = mine(case, (5,))
+        b = mine(case + 1000, (2, 3))
+        outs = [[torch.empty(5, dtype=dt), torch.empty(2, 3, dtype=dt)] for _ in range(n)]
+        dist.all_gather_coalesced(outs, [a[me], b[me]])
+        for r in range(n):
+            self.expect(f"all_gather_coalesced {name} from {r} first", outs[r][0], a[r])
+            self.expect(f"all_gather_coalesced {name} from {r} second", outs[r][1], b[r])
+
+        if n == 1:
+            return
+        # A ring of isend/irecv in one batch, small and large (a large send
+        # that ran before its receive would wait forever).
+        for elems in (3, 300000):
+            case = self.next_case()
+            vals = mine(case, (elems,))
+            got = torch.empty(elems, dtype=dt)
+            ops = [dist.P2POp(dist.isend, vals[me], (me + 1) % n),
+                   dist.P2POp(dist.irecv, got, (me - 1) % n)]
+            for w in dist.batch_isend_irecv(ops):
+                w.wait()
+            self.expect(f"batch_isend_irecv ring {name} {elems}", got, vals[(me - 1) % n])
+
     def asynchronous(self):
         """Calls issued back to back complete in order with the right values."""
         torch, dist = self.torch, self.torch.distributed
@@ -281,6 +317,38 @@ class Checker:
         self.expect("all_reduce after a dropped one", after,
                     torch.full((3,), float(self.world * (self.world + 1) // 2)))
 
+    def point_to_point(self):
+        """send / recv with tags, non-contiguous tensors, recv from any source."""
+        torch, dist = self.torch, self.torch.distributed
+        n, me = self.world, self.rank
+        if n == 1:
+            return
+        # Rank 0 sends a tagged message to every rank, which receives it
+        # into a transposed (non-contiguous) view.
+        case = self.next_case()
+        vals = [self.inputs("float32", "SUM", (4, 6), case * 17 + r)[r].to(torch.float32)
+                for r in range(n)]
+        if me == 0:
+            for d in range(1, n):
+                dist.send(vals[d].t().contiguous(), dst=d, tag=d + 100)
+        else:
+            out = torch.empty(4, 6).t()
+            dist.recv(out, src=0, tag=me + 100)
+            self.expect("send/recv tagged into a non-contiguous view", out, vals[me].t())
+        # Every rank but 0 sends to rank 0, which receives from any source.
+        if me == 0:
+            seen = []
+            for _ in range(n - 1):
+                t = torch.empty(7, dtype=torch.int64)
+                src = dist.recv(t)
+                seen.append(src)
+                self.expect(f"recv from any source ({src})", t, torch.full((7,), src * 11))
+            self.expect("recv from any source: every sender once", torch.tensor(sorted(seen)),
+                        torch.arange(1, n))
+        else:
+            dist.send(torch.full((7,), me * 11, dtype=torch.int64), dst=0)
+        dist.barrier()
+
     def refusals(self):
         """What rina does not do raises RuntimeError naming the call, dtype or op."""
         torch, dist = self.torch, self.torch.distributed
@@ -300,10 +368,16 @@ class Checker:
              lambda: dist.all_reduce(torch.ones(4, dtype=torch.int32), op=dist.ReduceOp.BXOR)),
             ("reduce BAND", "op BAND",
              lambda: dist.reduce(torch.ones(4, dtype=torch.int32), dst=0, op=dist.ReduceOp.BAND)),
-            ("send", "does not support send", lambda: dist.send(torch.ones(1), dst=0)),
-            ("recv", "does not support recv", lambda: dist.recv(torch.ones(1), src=0)),
-            ("all_to_all (list form)", "does not support alltoall",
-             lambda: dist.all_to_all([torch.ones(1)] * self.world, [torch.ones(1)] * self.world)),
+            ("send to itself", "to or from itself",
+             lambda: self.torch.distributed.distributed_c10d._get_default_group().send(
+                 [torch.ones(1)], self.rank, 0)),
+            ("recv from a rank outside the group", "outside",
+             lambda: self.torch.distributed.distributed_c10d._get_default_group().recv(
+                 [torch.ones(1)], self.world, 0)),
+            ("all_to_all_single splits that do not add up", "add up to",
+             lambda: dist.all_to_all_single(torch.ones(self.world + 1), torch.ones(self.world),
+                                            output_split_sizes=[1] * self.world,
+                                            input_split_sizes=[1] * self.world)),
             ("all_reduce of a sparse tensor", "dense",
              lambda: dist.all_reduce(torch.ones(3).to_sparse())),
         ]
@@ -371,6 +445,7 @@ def worker(args):
     for name in REDUCE_DTYPES + ["bool", "int16", "complex64"]:
         c.movement(name)
     c.asynchronous()
+    c.point_to_point()
     c.refusals()
     if args.world > 1:
         destroy_in_flight(c)

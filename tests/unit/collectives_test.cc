@@ -214,7 +214,7 @@ TEST_P(Collectives, SmallAllReducesBetweenOtherCollectives) {
     rinaCommStats_t after{};
     after.size = sizeof after;
     ASSERT_EQ(rinaCommGetStats(comm, &after), rinaSuccess);
-    ASSERT_EQ(after.version, 4u);
+    ASSERT_GE(after.version, 4u);  // callsOneShot came in version 4
     const uint64_t oneShot = after.callsOneShot - before.callsOneShot;
     const uint64_t rd = after.callsRd - before.callsRd;
     if (GetParam().tcp) {
