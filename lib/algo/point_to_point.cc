@@ -2,230 +2,20 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <memory>
 #include <string>
 
 #include "algo/engine.h"
+#include "algo/message_protocol.h"
 #include "core/log.h"
 #include "reduce/reduce.h"
 #include "transport/cma.h"
 
 namespace rina::algo {
 namespace {
-
-constexpr uint32_t kMessageMagic = 0x50325052;  // "RP2P"
-constexpr uint32_t kAnswerMagic = 0x41325052;   // "RP2A"
-constexpr size_t kInlineBytes = 16;
-// From these sizes on, the receiver answers before the payload moves.
-constexpr size_t kPullBytes = 32 << 10;       // shared memory: one copy
-constexpr size_t kRendezvousBytes = 1 << 20;  // sockets
-// A blocking send or receive on one channel first polls this long without
-// giving up its core (the engine's loop then yields, then sleeps): the
-// answer of a peer that is in its matching call comes within a few
-// microseconds, sooner than a yield returns on a busy host.
-constexpr int64_t kPollBeforeYieldUs = 20;
-
-enum Mode : uint8_t { kInline = 1, kEager = 2, kRendezvous = 3 };
-enum Verdict : uint32_t { kPulled = 1, kStream = 2, kRefused = 3 };
-
-struct MessageHeader {
-  uint32_t magic;
-  uint8_t datatype;
-  uint8_t mode;  // Mode
-  uint16_t pad;
-  int32_t tag;
-  int32_t from;  // the sender's rank
-  uint64_t seq;  // the message's number on its channel, from 1
-  uint64_t count;
-  uint64_t addr;  // rendezvous: the payload in the sender's memory (0: none offered)
-  int32_t pid;    // rendezvous: the sender's process
-  uint32_t pad2;
-  char inlineBytes[kInlineBytes];
-};
-static_assert(sizeof(MessageHeader) == 64);
-
-struct Answer {
-  uint32_t magic = 0;
-  uint32_t verdict = 0;  // Verdict
-  uint64_t count = 0;    // refused: what the receive expects
-  int32_t tag = 0;
-  uint8_t datatype = 0;
-  uint8_t pad[3] = {};
-  uint64_t pad2 = 0;
-};
-static_assert(sizeof(Answer) == 32);
-
-// One message's wire state; lives (at a fixed address) until the run ends.
-struct MessageState {
-  Message* msg = nullptr;
-  uint64_t seq = 0;
-  MessageHeader header{};
-  Answer answer{};
-  Status deferred;  // a rendezvous this rank refused: reported after answering
-};
-
-size_t bytesOf(const Message& m) { return m.count * reduce::dataTypeSize(m.type); }
-
-std::string tagText(int tag) { return tag == kAnyTag ? std::string("any") : std::to_string(tag); }
-
-// The sender's items for one message on conn.
-void addSendItems(Engine& e, transport::Connection* conn, MessageState& st, int rank) {
-  const Message& m = *st.msg;
-  const size_t bytes = bytesOf(m);
-  const int step = static_cast<int>(st.seq);
-  MessageHeader& h = st.header;
-  h.magic = kMessageMagic;
-  h.datatype = static_cast<uint8_t>(m.type);
-  h.tag = m.tag;
-  h.from = rank;
-  h.seq = st.seq;
-  h.count = m.count;
-  const int pid = conn->sharedHostPid();
-  if (bytes <= kInlineBytes) {
-    h.mode = kInline;
-    if (bytes) std::memcpy(h.inlineBytes, m.sendBuf, bytes);
-  } else if ((pid != 0 && bytes >= kPullBytes) || bytes >= kRendezvousBytes) {
-    h.mode = kRendezvous;
-    if (pid != 0) {
-      h.addr = reinterpret_cast<uintptr_t>(m.sendBuf);
-      h.pid = static_cast<int32_t>(getpid());
-    }
-  } else {
-    h.mode = kEager;
-  }
-  e.sends().push_back(SendItem{
-      .conn = conn, .data = reinterpret_cast<const char*>(&h), .len = sizeof h, .step = step});
-  const char* payload = static_cast<const char*>(m.sendBuf);
-  if (h.mode == kEager) {
-    e.sends().push_back(SendItem{.conn = conn, .data = payload, .len = bytes, .step = step});
-    return;
-  }
-  if (h.mode != kRendezvous) return;
-  const int answerAt = static_cast<int>(e.recvs().size());
-  const size_t payloadAt = e.sends().size();
-  e.recvs().push_back(RecvItem{
-      .conn = conn,
-      .dst = reinterpret_cast<char*>(&st.answer),
-      .len = sizeof st.answer,
-      .step = step,
-      .onDone = [&e, &st, payloadAt, bytes, rank, peer = conn->peer()]() -> Status {
-        const Answer& a = st.answer;
-        if (a.magic != kAnswerMagic) {
-          return errorf(rinaRemoteError, "rank %d: rank %d sent a corrupt answer to message #%llu",
-                        rank, peer, static_cast<unsigned long long>(st.seq));
-        }
-        if (a.verdict == kStream) {
-          e.sends()[payloadAt].len = bytes;
-          return {};
-        }
-        if (a.verdict == kPulled) return {};
-        const Message& msg = *st.msg;
-        const bool knownType = a.datatype < rinaNumTypes;
-        return errorf(
-            rinaInvalidUsage,
-            "rank %d: send #%llu to rank %d does not match its receive: this rank "
-            "sends %zu %s with tag %d, rank %d expects %llu %s with tag %s",
-            rank, static_cast<unsigned long long>(st.seq), peer, msg.count,
-            reduce::dataTypeName(msg.type), msg.tag, peer, static_cast<unsigned long long>(a.count),
-            knownType ? reduce::dataTypeName(static_cast<rinaDataType_t>(a.datatype)) : "?",
-            tagText(a.tag).c_str());
-      }});
-  e.sends().push_back(
-      SendItem{.conn = conn, .data = payload, .len = 0, .afterRecv = answerAt, .step = step});
-}
-
-// The receiver's part once a header is in: checks it against the receive,
-// then sizes the items that follow (the answer, the payload).
-Status takeHeader(Engine& e, transport::Connection* conn, MessageState& st, size_t answerAt,
-                  size_t payloadAt, int rank) {
-  Message& m = *st.msg;
-  const MessageHeader& h = st.header;
-  const int peer = conn->peer();
-  const auto seq = static_cast<unsigned long long>(st.seq);
-  if (h.magic != kMessageMagic || h.from != peer || h.datatype >= rinaNumTypes ||
-      (h.mode != kInline && h.mode != kEager && h.mode != kRendezvous)) {
-    return errorf(rinaRemoteError, "rank %d: rank %d sent a corrupt message header (message #%llu)",
-                  rank, peer, seq);
-  }
-  if (h.seq != st.seq) {
-    return errorf(rinaRemoteError, "rank %d: message #%llu from rank %d came as #%llu", rank, seq,
-                  peer, static_cast<unsigned long long>(h.seq));
-  }
-  m.source = peer;
-  m.sourceTag = h.tag;
-  const auto theirType = static_cast<rinaDataType_t>(h.datatype);
-  if (h.count != m.count || theirType != m.type || (m.tag != kAnyTag && h.tag != m.tag)) {
-    Status err = errorf(rinaInvalidUsage,
-                        "rank %d: message #%llu from rank %d does not match its receive: rank %d "
-                        "sends %llu %s with tag %d, this rank expects %zu %s with tag %s",
-                        rank, seq, peer, peer, static_cast<unsigned long long>(h.count),
-                        reduce::dataTypeName(theirType), h.tag, m.count,
-                        reduce::dataTypeName(m.type), tagText(m.tag).c_str());
-    if (h.mode != kRendezvous) return err;
-    // The sender waits for the answer: refuse, so it reports the mismatch too.
-    st.answer = Answer{.magic = kAnswerMagic,
-                       .verdict = kRefused,
-                       .count = m.count,
-                       .tag = m.tag,
-                       .datatype = static_cast<uint8_t>(m.type)};
-    e.sends()[answerAt].len = sizeof st.answer;
-    st.deferred = err;
-    return {};
-  }
-  const size_t bytes = bytesOf(m);
-  if (h.mode == kInline) {
-    if (bytes > kInlineBytes) {
-      return errorf(rinaRemoteError, "rank %d: rank %d sent %zu bytes inline (message #%llu)", rank,
-                    peer, bytes, seq);
-    }
-    if (bytes) std::memcpy(m.recvBuf, h.inlineBytes, bytes);
-    return {};
-  }
-  if (h.mode == kEager) {
-    e.recvs()[payloadAt].len = bytes;
-    return {};
-  }
-  Verdict verdict = kStream;
-  if (h.addr != 0 && h.pid != 0 && h.pid == conn->sharedHostPid()) {
-    Status pulled = transport::readProcessMemory(h.pid, h.addr, m.recvBuf, bytes);
-    if (pulled.ok()) {
-      verdict = kPulled;
-    } else {
-      RINA_INFO("rank %d: message #%llu from rank %d comes through the FIFO instead: %s", rank, seq,
-                peer, pulled.message().c_str());
-    }
-  }
-  if (verdict == kStream) e.recvs()[payloadAt].len = bytes;
-  st.answer = Answer{.magic = kAnswerMagic, .verdict = verdict};
-  e.sends()[answerAt].len = sizeof st.answer;
-  return {};
-}
-
-// The receiver's items for one message on conn. headerIn: the header was
-// already read (a receive from any peer found it).
-void addRecvItems(Engine& e, transport::Connection* conn, MessageState& st, int rank,
-                  bool headerIn) {
-  const int step = static_cast<int>(st.seq);
-  const int headerAt = static_cast<int>(e.recvs().size());
-  const size_t answerAt = e.sends().size();
-  const size_t payloadAt = e.recvs().size() + 1;
-  e.recvs().push_back(RecvItem{.conn = conn,
-                               .dst = reinterpret_cast<char*>(&st.header),
-                               .len = headerIn ? 0 : sizeof st.header,
-                               .step = step,
-                               .onDone = [&e, conn, &st, answerAt, payloadAt, rank]() {
-                                 return takeHeader(e, conn, st, answerAt, payloadAt, rank);
-                               }});
-  e.sends().push_back(SendItem{.conn = conn,
-                               .data = reinterpret_cast<const char*>(&st.answer),
-                               .len = 0,
-                               .afterRecv = headerAt,
-                               .step = step});
-  e.recvs().push_back(
-      RecvItem{.conn = conn, .dst = static_cast<char*>(st.msg->recvBuf), .len = 0, .step = step});
-}
 
 // The engine settings for the messages of one channel.
 EngineContext channelContext(const Context& ctx, bool sending, uint64_t firstSeq,
@@ -247,6 +37,7 @@ std::unique_ptr<Engine> channelEngine(Context& ctx, ChannelSource& src, transpor
   e->recvs().reserve(3 * states.size());
   for (MessageState* st : states) {
     if (sending) {
+      fillHeader(conn, *st, ctx.rank());
       addSendItems(*e, conn, *st, ctx.rank());
     } else {
       addRecvItems(*e, conn, *st, ctx.rank(), headerIn && st == states.front());
@@ -375,9 +166,9 @@ class AnyPeerProbe final : public EngineTask {
   bool counted_ = false;
 };
 
-// Runs e: polls it for up to kPollBeforeYieldUs first (see there).
-Status runPolledFirst(Engine& e) {
-  const auto until = Clock::now() + std::chrono::microseconds(kPollBeforeYieldUs);
+// Runs e: polls it for up to pollUs first (ChannelSource::pollUs).
+Status runPolledFirst(Engine& e, int64_t pollUs) {
+  const auto until = Clock::now() + std::chrono::microseconds(pollUs);
   for (;;) {
     bool moved = false;
     RINA_TRY(e.poll(&moved));
@@ -387,6 +178,115 @@ Status runPolledFirst(Engine& e) {
 #endif
   }
   return e.finished() ? Status() : e.run();
+}
+
+// Bytes moved on conn outside an engine, counted as the engine counts them.
+void countMoved(transport::Connection* conn, transport::Direction d, size_t bytes) {
+  conn->counters().bytes[static_cast<int>(d)] += bytes;
+}
+
+// Polls until `until` for as much of [p, p + len) as trySend / tryRecv will
+// move; *done gets what moved. A message completed here ends as the
+// engine would end it.
+template <typename Move>
+Status moveUntil(transport::Connection* conn, transport::Direction d, size_t len,
+                 Clock::time_point until, size_t* done, const Move& move) {
+  while (*done < len) {
+    size_t n = 0;
+    RINA_TRY(move(*done, &n));
+    *done += n;
+    if (n == 0) {
+      if (Clock::now() >= until) break;
+#if defined(__x86_64__)
+      __builtin_ia32_pause();
+#endif
+    }
+  }
+  countMoved(conn, d, *done);
+  if (*done == len) conn->endMessage(d);
+  return {};
+}
+
+// A blocking send on an open channel: the header (and an eager payload)
+// go straight into the connection; whatever does not fit at once, and a
+// rendezvous, goes on in the engine from where it stopped.
+Status sendNow(Context& ctx, ChannelSource& src, transport::Connection* conn, Message& m) {
+  MessageState st;
+  st.msg = &m;
+  st.seq = src.nextSendSeq(conn->peer());
+  const Mode mode = fillHeader(conn, st, ctx.rank());
+  size_t sent = 0;
+  const auto until = Clock::now() + std::chrono::microseconds(src.pollUs());
+  RINA_TRY(moveUntil(conn, transport::Direction::kSend, sizeof st.header, until, &sent,
+                     [&](size_t at, size_t* n) {
+                       return conn->trySend(reinterpret_cast<const char*>(&st.header) + at,
+                                            sizeof st.header - at, n);
+                     }));
+  const size_t bytes = bytesOf(m);
+  if (sent == sizeof st.header && mode == kInline) return {};
+  if (sent == sizeof st.header && mode == kEager) {
+    size_t moved = 0;
+    RINA_TRY(moveUntil(
+        conn, transport::Direction::kSend, bytes, until, &moved, [&](size_t at, size_t* n) {
+          return conn->trySend(static_cast<const char*>(m.sendBuf) + at, bytes - at, n);
+        }));
+    if (moved == bytes) return {};
+    sent += moved;
+  }
+  Engine e(channelContext(ctx, true, st.seq, st.seq));
+  addSendItems(e, conn, st, ctx.rank(), sent);
+  RINA_TRY(e.run());
+  return st.deferred;
+}
+
+// A blocking receive on an open channel: polls for the header and an eager
+// payload straight from the connection; a rendezvous, or what has not
+// arrived by then, goes on in the engine.
+Status receiveNow(Context& ctx, ChannelSource& src, transport::Connection* conn, Message& m) {
+  MessageState st;
+  st.msg = &m;
+  st.seq = src.nextRecvSeq(conn->peer());
+  size_t got = 0;
+  const auto until = Clock::now() + std::chrono::microseconds(src.pollUs());
+  RINA_TRY(moveUntil(conn, transport::Direction::kRecv, sizeof st.header, until, &got,
+                     [&](size_t at, size_t* n) {
+                       return conn->tryRecv(reinterpret_cast<char*>(&st.header) + at,
+                                            sizeof st.header - at, {}, n);
+                     }));
+  if (got < sizeof st.header) {
+    // Nothing yet, or a header half in: the engine reads the rest of it.
+    Engine e(channelContext(ctx, false, st.seq, st.seq));
+    addRecvItems(e, conn, st, ctx.rank(), false);
+    e.recvs()[0].dst += got;
+    e.recvs()[0].len -= got;
+    RINA_TRY(e.run());
+    return st.deferred;
+  }
+  AfterHeader next;
+  RINA_TRY(takeHeader(conn, st, ctx.rank(), &next));
+  size_t moved = 0;
+  if (!next.answer) {
+    RINA_TRY(moveUntil(conn, transport::Direction::kRecv, next.payloadBytes, until, &moved,
+                       [&](size_t at, size_t* n) {
+                         return conn->tryRecv(static_cast<char*>(m.recvBuf) + at,
+                                              next.payloadBytes - at, {}, n);
+                       }));
+    if (moved == next.payloadBytes) return {};
+  }
+  const int step = static_cast<int>(st.seq);
+  Engine e(channelContext(ctx, false, st.seq, st.seq));
+  if (next.answer) {
+    e.sends().push_back(SendItem{.conn = conn,
+                                 .data = reinterpret_cast<const char*>(&st.answer),
+                                 .len = sizeof st.answer,
+                                 .step = step});
+  }
+  e.recvs().push_back(RecvItem{.conn = conn,
+                               .dst = static_cast<char*>(m.recvBuf) + moved,
+                               .len = next.payloadBytes - moved,
+                               .step = step});
+  RINA_TRY(e.run());
+  return st.deferred;
 }
 
 Status deferredErrors(const std::vector<MessageState>& states) {
@@ -413,11 +313,20 @@ Status receiveFromAnyPeer(Context& ctx, ChannelSource& src, Message& m) {
 
 }  // namespace
 
-Status runMessages(Context& ctx, ChannelSource& channels, std::vector<Message>& batch) {
+Status runMessages(Context& ctx, ChannelSource& channels, std::span<Message> batch) {
   if (batch.empty()) return {};
   for (const Message& m : batch) ++(m.send ? ctx.stats().sends : ctx.stats().recvs);
-  if (batch.size() == 1 && !batch[0].send && batch[0].peer == kAnyPeer) {
-    return receiveFromAnyPeer(ctx, channels, batch[0]);
+  if (batch.size() == 1) {
+    // One blocking send or receive: straight through its channel when open.
+    Message& m = batch[0];
+    if (!m.send && m.peer == kAnyPeer) return receiveFromAnyPeer(ctx, channels, m);
+    transport::Connection* conn = nullptr;
+    if (m.send) {
+      RINA_TRY(channels.sendChannel(m.peer, &conn));
+      return sendNow(ctx, channels, conn, m);
+    }
+    conn = channels.recvChannel(m.peer);
+    if (conn) return receiveNow(ctx, channels, conn, m);
   }
   std::vector<MessageState> states(batch.size());
   // Each directed channel's messages, in batch order: (peer, sending).
@@ -434,7 +343,7 @@ Status runMessages(Context& ctx, ChannelSource& channels, std::vector<Message>& 
     it->second.push_back(&states[i]);
   }
   if (byChannel.size() == 1) {
-    // One channel: its engine alone (a blocking send or receive).
+    // One channel: its engine alone (several messages to or from one peer).
     const auto& [key, mine] = byChannel[0];
     transport::Connection* conn = nullptr;
     if (key.second) {
@@ -444,7 +353,7 @@ Status runMessages(Context& ctx, ChannelSource& channels, std::vector<Message>& 
     }
     if (conn) {
       std::unique_ptr<Engine> e = channelEngine(ctx, channels, conn, key.second, mine, false);
-      RINA_TRY(runPolledFirst(*e));
+      RINA_TRY(runPolledFirst(*e, channels.pollUs()));
       return deferredErrors(states);
     }
   }

@@ -18,6 +18,7 @@
 #define RINA_LIB_ALGO_POINT_TO_POINT_H_
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "algo/context.h"
@@ -51,6 +52,9 @@ class ChannelSource {
   virtual uint64_t nextRecvSeq(int peer) = 0;
   // The number of the next batch that waits on several channels (for errors).
   virtual uint64_t nextBatch() = 0;
+  // How long a blocking send or receive polls its channel without giving
+  // up its core before the engine's loop (which yields, then sleeps).
+  virtual int64_t pollUs() const = 0;
 };
 
 // One message of a batch: a send to peer, or a receive from it.
@@ -72,7 +76,7 @@ struct Message {
 // own driven in one loop, so no order of posting across peers (a ring of
 // sends and receives, both ends sending first) can deadlock. Waits have the
 // context's timeout; errors name the rank, the peer and the message.
-Status runMessages(Context& ctx, ChannelSource& channels, std::vector<Message>& batch);
+Status runMessages(Context& ctx, ChannelSource& channels, std::span<Message> batch);
 
 }  // namespace rina::algo
 

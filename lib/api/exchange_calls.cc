@@ -68,39 +68,37 @@ rinaResult_t message(const char* name, bool send, void* buf, size_t count, rinaD
   m.type = type;
   m.tag = tag;
   Collective call(name, buf, buf, count, type);
+  size_t bytes = 0;
+  s = rina::api::checkCollective(comm, call, &bytes);
+  bool device = false;
+  if (s.ok() && bytes > 0) {
+    s = rina::cuda::isDevicePointer(buf, bytes, send ? "sendbuff" : "recvbuff", &device);
+    if (!s.ok()) s.prepend(std::string(name) + ": ");
+  }
+  if (!s.ok()) return fail(comm, s);
   if (rina::api::inGroup()) {
-    size_t bytes = 0;
-    s = rina::api::checkCollective(comm, call, &bytes);
-    bool device = false;
-    if (s.ok())
-      s = rina::cuda::isDevicePointer(buf, bytes, send ? "sendbuff" : "recvbuff", &device);
-    if (s.ok() && device) {
-      s = errorf(rinaInvalidArgument,
-                 "%s: rank %d: device memory in a message inside a group is not supported (stage "
-                 "it through host memory, or call outside the group)",
-                 name, comm->impl->rank());
+    if (device) {
+      return fail(comm, errorf(rinaInvalidArgument,
+                               "%s: rank %d: device memory in a message inside a group is not "
+                               "supported (stage it through host memory, or call outside the "
+                               "group)",
+                               name, comm->impl->rank()));
     }
-    if (!s.ok()) return fail(comm, s);
     rina::api::deferMessage(comm, name, m, source);
     return rinaSuccess;
   }
-  if (count == 0) {
-    // Nothing to stage, but the message still travels (its header).
-    Status sc;
-    size_t bytes = 0;
-    sc = rina::api::checkCollective(comm, call, &bytes);
-    if (!sc.ok()) return fail(comm, sc);
-    std::vector<rina::algo::Message> batch{m};
-    rinaResult_t rc = rina::api::finish(comm, comm->impl->runMessages(batch));
-    if (rc == rinaSuccess && source && !send) *source = batch[0].source;
-    return rc;
+  if (!device) {
+    // Host memory (the usual case): straight to the communicator.
+    Status st = comm->impl->runMessages(std::span<rina::algo::Message>(&m, 1));
+    if (st.ok() && source && !send) *source = m.source;
+    return rina::api::finish(comm, st);
   }
   return runCollective(comm, call, [=](Communicator& c, const void* hs, void* hr, size_t) {
-    std::vector<rina::algo::Message> batch{m};
-    batch[0].sendBuf = hs;
-    batch[0].recvBuf = hr;
-    Status st = c.runMessages(batch);
-    if (st.ok() && source && !send) *source = batch[0].source;
+    rina::algo::Message staged = m;
+    staged.sendBuf = hs;
+    staged.recvBuf = hr;
+    Status st = c.runMessages(std::span<rina::algo::Message>(&staged, 1));
+    if (st.ok() && source && !send) *source = staged.source;
     return st;
   });
 }

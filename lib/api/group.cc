@@ -77,7 +77,7 @@ rinaResult_t groupEnd() {
     std::vector<algo::Message> batch;
     batch.reserve(posted.size());
     for (const PostedMessage* p : posted) batch.push_back(p->msg);
-    Status s = comm->impl->runMessages(batch);
+    Status s = comm->impl->runMessages(std::span<algo::Message>(batch));
     for (size_t i = 0; i < posted.size(); ++i) {
       if (posted[i]->source && !batch[i].send) *posted[i]->source = batch[i].source;
     }

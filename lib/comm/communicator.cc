@@ -85,9 +85,10 @@ Status Communicator::connectForCall(const std::set<int>& peers) {
   return {};
 }
 
-Status Communicator::runMessages(std::vector<algo::Message>& batch) {
+Status Communicator::runMessages(std::span<algo::Message> batch) {
   if (!channels_) {
-    channels_ = std::make_unique<PeerChannels>(mesh_, listen_.get(), &arrivals_, timeoutMs());
+    channels_ =
+        std::make_unique<PeerChannels>(mesh_, listen_.get(), &arrivals_, timeoutMs(), spinUs());
   }
   return algo::runMessages(*this, *channels_, batch);
 }

@@ -8,6 +8,7 @@
 #define RINA_LIB_COMM_COMMUNICATOR_H_
 
 #include <memory>
+#include <span>
 #include <set>
 #include <string>
 
@@ -52,7 +53,7 @@ class Communicator : public algo::Context {
 
   // Point-to-point messages (algo/point_to_point.h) on this communicator's
   // channels: each peer's in batch order, all peers at once.
-  Status runMessages(std::vector<algo::Message>& batch);
+  Status runMessages(std::span<algo::Message> batch);
   // The calls that move blocks or reduce to a root (algo/collectives.h);
   // collective: they first connect the pairs they need that have no
   // connection (all-to-all: every pair; gather, scatter: the root with

@@ -1,11 +1,38 @@
 #include "comm/peer_channels.h"
 
 #include <poll.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <cstring>
 
 #include "core/log.h"
 #include "transport/channel.h"
 
 namespace rina::comm {
+namespace {
+
+constexpr int64_t kShortPollUs = 20;
+
+// CPUs this process may run on.
+int usableCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return CPU_COUNT(&set);
+}
+
+}  // namespace
+
+PeerChannels::PeerChannels(const transport::MeshOptions& mesh, int listenFd,
+                           transport::Arrivals* arrivals, int64_t timeoutMs, int64_t spinUs)
+    : mesh_(mesh), listenFd_(listenFd), arrivals_(arrivals), timeoutMs_(timeoutMs) {
+  int onHost = 0;
+  for (size_t r = 0; r < mesh.table.size(); ++r) {
+    onHost += transport::sameHost(mesh, static_cast<int>(r)) ? 1 : 0;
+  }
+  pollUs_ = onHost <= usableCpus() ? std::max(spinUs, kShortPollUs) : kShortPollUs;
+}
 
 Status PeerChannels::sendChannel(int peer, transport::Connection** out) {
   auto it = out_.find(peer);

@@ -21,10 +21,10 @@ class PeerChannels final : public algo::ChannelSource {
  public:
   // mesh: the communicator's connection settings (table, id, shared memory),
   // listenFd its listening socket, arrivals the queue it shares with
-  // buildMesh; timeoutMs bounds opening a channel and reading a hello.
+  // buildMesh; timeoutMs bounds opening a channel and reading a hello;
+  // spinUs is RINA_SPIN_US (see pollUs).
   PeerChannels(const transport::MeshOptions& mesh, int listenFd, transport::Arrivals* arrivals,
-               int64_t timeoutMs)
-      : mesh_(mesh), listenFd_(listenFd), arrivals_(arrivals), timeoutMs_(timeoutMs) {}
+               int64_t timeoutMs, int64_t spinUs);
 
   Status sendChannel(int peer, transport::Connection** out) override;
   transport::Connection* recvChannel(int peer) override;
@@ -34,6 +34,10 @@ class PeerChannels final : public algo::ChannelSource {
   uint64_t nextSendSeq(int peer) override { return ++sendSeq_[peer]; }
   uint64_t nextRecvSeq(int peer) override { return ++recvSeq_[peer]; }
   uint64_t nextBatch() override { return ++batches_; }
+  // RINA_SPIN_US when this host has a core for each of its ranks (polling
+  // then costs no peer its turn, as with Open MPI's busy polling), else a
+  // short 20 us: more ranks than cores need the yields of the engine's loop.
+  int64_t pollUs() const override { return pollUs_; }
 
   // Payload bytes moved over every channel, per transport::Direction.
   uint64_t bytes(transport::Direction d) const;
@@ -46,6 +50,7 @@ class PeerChannels final : public algo::ChannelSource {
   std::map<int, std::unique_ptr<transport::Connection>> out_, in_;
   std::map<int, uint64_t> sendSeq_, recvSeq_;
   uint64_t batches_ = 0;
+  int64_t pollUs_;
 };
 
 }  // namespace rina::comm

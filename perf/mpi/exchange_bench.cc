@@ -1,14 +1,15 @@
 // rina-exchange-bench: rina's point-to-point and all-to-all against Open MPI
 // and against a bare copy, in the same processes under mpirun, interleaved.
 //
-//   mpirun -np 2 rina-exchange-bench pingpong [-b 8] [-e 16M] [-f 4] [-r 7]
+//   mpirun -np 2 rina-exchange-bench pingpong [-b 8] [-e 16M] [-f 4] [-r 7] [-o rina|mpi]
 //   mpirun -np 4 rina-exchange-bench alltoall [-b 64K] [-e 64M] [-f 4] [-r 7]
 //
 // pingpong (2 ranks): rank 0 sends, rank 1 sends it back; one-way time =
 // round trip / 2. Per size and round, a block of round trips through
 // MPI_Send/MPI_Recv and one through rinaSend/rinaRecv, the order
 // alternating by round; rows give the median block per backend: one-way
-// time (us), bandwidth (GB/s, bytes / one-way time), and rina / MPI.
+// time (us), bandwidth (GB/s, bytes / one-way time), and rina / MPI. -o
+// times one of them only (the other's column reads 0), for profiling.
 //
 // alltoall (n ranks): every rank sends S bytes of float32 (S per rank, a
 // block of S / n to each rank); per size and round a block of calls of each:
@@ -80,6 +81,7 @@ double timeBlock(int iters, const std::function<void()>& fn) {
 struct Args {
   size_t minBytes, maxBytes, factor = 4;
   int rounds = 7;
+  std::string only;  // -o rina|mpi: time one side only (for perf stat and the like)
 };
 
 void pingpong(const Args& a, rinaComm_t comm) {
@@ -87,8 +89,9 @@ void pingpong(const Args& a, rinaComm_t comm) {
   const int peer = 1 - rank;
   std::vector<char> out(a.maxBytes, static_cast<char>(rank + 1)), in(a.maxBytes);
   if (rank == 0) {
-    std::printf("# rina-exchange-bench pingpong: 2 ranks, %d rounds; one-way time = round trip / 2\n",
-                a.rounds);
+    std::printf(
+        "# rina-exchange-bench pingpong: 2 ranks, %d rounds; one-way time = round trip / 2\n",
+        a.rounds);
     std::printf("# %10s %12s %12s %10s %10s %12s\n", "bytes", "mpi_us", "rina_us", "mpi_GB/s",
                 "rina_GB/s", "rina/mpi");
   }
@@ -120,8 +123,17 @@ void pingpong(const Args& a, rinaComm_t comm) {
     std::memset(in.data(), 0, bytes);
     for (int i = 0; i < 3; ++i) viaRina();
     if (in[bytes - 1] != static_cast<char>(peer + 1)) die("rina delivered the wrong bytes");
-    std::vector<double> mpi, rina;
-    for (int r = 0; r < a.rounds; ++r) {
+    std::vector<double> mpi{0.0}, rina{0.0};
+    if (!a.only.empty()) {
+      for (int r = 0; r < a.rounds; ++r) {
+        (a.only == "rina" ? rina : mpi)
+            .push_back(timeBlock(iters, a.only == "rina" ? std::function<void()>(viaRina)
+                                                         : std::function<void()>(viaMpi)) /
+                       iters / 2);
+      }
+    }
+    for (int r = 0; a.only.empty() && r < a.rounds; ++r) {
+      if (r == 0) mpi.clear(), rina.clear();
       if (r % 2 == 0) {
         mpi.push_back(timeBlock(iters, viaMpi) / iters / 2);
         rina.push_back(timeBlock(iters, viaRina) / iters / 2);
@@ -159,9 +171,10 @@ void alltoall(const Args& a, rinaComm_t comm) {
   float* send = window;  // this rank's send buffer is its part of the window
   std::vector<float> recv(maxCount);
   if (rank == 0) {
-    std::printf("# rina-exchange-bench alltoall: %d ranks, float32, S bytes sent per rank (S / %d "
-                "to each), %d rounds\n",
-                nranks, nranks, a.rounds);
+    std::printf(
+        "# rina-exchange-bench alltoall: %d ranks, float32, S bytes sent per rank (S / %d "
+        "to each), %d rounds\n",
+        nranks, nranks, a.rounds);
     std::printf("# %10s %10s %10s %10s %9s %9s %9s %10s %10s\n", "S", "copy_us", "rina_us",
                 "mpi_us", "copy_GB/s", "rina_GB/s", "mpi_GB/s", "rina/copy", "rina/mpi");
   }
@@ -241,13 +254,23 @@ int main(int argc, char** argv) {
   a.minBytes = ping ? 8 : 64 << 10;
   a.maxBytes = ping ? 16 << 20 : 64 << 20;
   for (int i = 2; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "-b")) a.minBytes = parseBytes(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "-e")) a.maxBytes = parseBytes(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "-f")) a.factor = parseBytes(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "-r")) a.rounds = std::atoi(argv[i + 1]);
-    else die("unknown option");
+    if (!std::strcmp(argv[i], "-b"))
+      a.minBytes = parseBytes(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "-e"))
+      a.maxBytes = parseBytes(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "-f"))
+      a.factor = parseBytes(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "-r"))
+      a.rounds = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "-o") && ping)
+      a.only = argv[i + 1];
+    else
+      die("unknown option");
   }
-  if (a.factor < 2 || a.rounds < 1 || a.minBytes < 1 || a.maxBytes < a.minBytes) die("bad options");
+  if (a.factor < 2 || a.rounds < 1 || a.minBytes < 1 || a.maxBytes < a.minBytes ||
+      !(a.only.empty() || a.only == "rina" || a.only == "mpi")) {
+    die("bad options");
+  }
   rinaComm_t comm = nullptr;
   if (rinaMpiCommInit(MPI_COMM_WORLD, &comm) != rinaSuccess) die(rinaCommGetLastError(nullptr));
   if (ping) {
