@@ -18,6 +18,7 @@ failed tests, one per line.
 """
 import argparse
 import atexit
+import json
 import os
 import re
 import shutil
@@ -35,6 +36,8 @@ if "TEMP_DIR" not in os.environ:
         atexit.register(shutil.rmtree, os.environ["TEMP_DIR"], True)
 
 if __name__ == "__main__":
+    if "--as-gloo" in sys.argv[1:]:
+        os.environ["DIST_SUITE_AS_GLOO"] = "1"  # the spawned ranks import this module too
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--select", help="run the tests whose names match this regex "
                         "(default: the CPU tests)")
@@ -45,6 +48,12 @@ if __name__ == "__main__":
     parser.add_argument("--failures", help="write the failed tests' names to this file")
     parser.add_argument("--min-passed", type=int, default=0,
                         help="fail unless at least this many tests passed (not skipped)")
+    parser.add_argument("--results", help="write every test's outcome (and skip reason) to this "
+                        "JSON file")
+    parser.add_argument("--as-gloo", action="store_true",
+                        help="let the suite's decorators see BACKEND=gloo (so tests gated to "
+                        "Gloo by name run) while every call still goes to BACKEND: what rina "
+                        "does with the tests gated by name; not a conformance run")
     ARGS = parser.parse_args()
     # torch's helpers parse sys.argv when imported.
     sys.argv = sys.argv[:1]
@@ -54,14 +63,23 @@ if BACKEND == "rina":
 
 from torch.testing._internal.common_distributed import DistTestCases  # noqa: E402
 
+AS_GLOO = os.environ.get("DIST_SUITE_AS_GLOO") == "1" and BACKEND != "gloo"
+if AS_GLOO:
+    os.environ["BACKEND"] = "gloo"  # what the suite reads when it is imported
+
 for feature in ("ddp", "subgroup", "plugin"):
     if BACKEND not in ("gloo", "nccl", "ucc", "mpi"):
         DistTestCases.backend_feature[feature].add(BACKEND)
 
+import torch.testing._internal.distributed.distributed_test as suite  # noqa: E402
 from torch.testing._internal.distributed.distributed_test import (  # noqa: E402
     DistributedTest,
     TestDistBackend,
 )
+
+if AS_GLOO:
+    os.environ["BACKEND"] = BACKEND
+    suite.BACKEND = BACKEND  # the calls go to the backend under test
 
 
 class TestDistBackendWithSpawn(TestDistBackend, DistributedTest._DistTestBase):
@@ -85,15 +103,25 @@ def main():
     if ARGS.list:
         print("\n".join(names))
         return 0
-    suite = unittest.TestSuite(TestDistBackendWithSpawn(n) for n in names)
-    result = unittest.TextTestRunner(verbosity=2, stream=sys.stdout).run(suite)
+    tests = unittest.TestSuite(TestDistBackendWithSpawn(n) for n in names)
+    result = unittest.TextTestRunner(verbosity=2, stream=sys.stdout).run(tests)
     failed = [t.id().rsplit(".", 1)[-1] for t, _ in result.failures + result.errors]
     skipped = len(result.skipped)
     passed = result.testsRun - len(failed) - skipped
     if ARGS.failures:
         with open(ARGS.failures, "w") as f:
             f.write("".join(n + "\n" for n in sorted(failed)))
-    print(f"dist_suite: BACKEND={BACKEND} WORLD_SIZE={os.environ['WORLD_SIZE']}: "
+    if ARGS.results:
+        outcome = {n: {"outcome": "passed"} for n in names}
+        for t, _ in result.failures + result.errors:
+            outcome[t.id().rsplit(".", 1)[-1]] = {"outcome": "failed"}
+        for t, why in result.skipped:
+            outcome[t.id().rsplit(".", 1)[-1]] = {"outcome": "skipped", "reason": why}
+        with open(ARGS.results, "w") as f:
+            json.dump({"backend": BACKEND, "world_size": int(os.environ["WORLD_SIZE"]),
+                       "as_gloo": AS_GLOO, "tests": outcome}, f, indent=1, sort_keys=True)
+    gated = " (decorators as for gloo)" if AS_GLOO else ""
+    print(f"dist_suite: BACKEND={BACKEND}{gated} WORLD_SIZE={os.environ['WORLD_SIZE']}: "
           f"{result.testsRun} tests, {passed} passed, {len(failed)} failed, {skipped} skipped")
     if failed:
         print("dist_suite: failed: " + " ".join(sorted(failed)))
