@@ -87,7 +87,10 @@ class ChannelTask final : public EngineTask {
   Status checkAlive() override { return engine_ ? engine_->checkAlive() : Status(); }
   std::string describe() const override {
     if (engine_) return engine_->waitingFor();
-    return "waiting for rank " + std::to_string(peer_) + " to open its channel to this rank";
+    std::string what = "waiting for rank ";
+    what += std::to_string(peer_);
+    what += " to open its channel to this rank";
+    return what;
   }
 
  private:
@@ -151,9 +154,16 @@ class AnyPeerProbe final : public EngineTask {
   }
   Status checkAlive() override { return from_ ? from_->checkAlive() : Status(); }
   std::string describe() const override {
-    if (from_) return "receiving a message header from rank " + std::to_string(from_->peer());
-    return "waiting for a message from any peer (" + std::to_string(src_.recvChannels().size()) +
-           " channels open to this rank)";
+    std::string what;
+    if (from_) {
+      what = "receiving a message header from rank ";
+      what += std::to_string(from_->peer());
+    } else {
+      what = "waiting for a message from any peer (";
+      what += std::to_string(src_.recvChannels().size());
+      what += " channels open to this rank)";
+    }
+    return what;
   }
   transport::Connection* channel() const { return from_; }
 

@@ -195,10 +195,12 @@ rinaResult_t rinaAllToAllv(const void* sendbuff, const size_t* sendcounts, const
                              rank, sendExtent > 0 && !sendbuff ? "sendbuff" : "recvbuff"));
   }
   // One element per part, each buffer's extent in parts (what staging
-  // copies); an empty side stands in with the other buffer, never read.
-  const bool any = sendExtent > 0 || recvExtent > 0;
-  Collective call(name, sendExtent ? sendbuff : recvbuff,
-                  recvExtent ? recvbuff : const_cast<void*>(sendbuff), any ? 1 : 0, datatype);
+  // copies). A rank with nothing to send or receive still takes part (its
+  // peers exchange headers with it): an empty side points at a byte that
+  // is never read or written.
+  static char nothing;
+  Collective call(name, sendExtent ? sendbuff : &nothing, recvExtent ? recvbuff : &nothing, 1,
+                  datatype);
   call.sendParts = std::max<size_t>(sendExtent, 1);
   call.recvParts = std::max<size_t>(recvExtent, 1);
   // Keep the caller's arrays: the call may run at rinaGroupEnd.

@@ -18,8 +18,14 @@ namespace rina::transport {
 namespace {
 
 std::string pair(const MeshOptions& opt, int from, int to) {
-  return "rank " + std::to_string(opt.rank) + ": point-to-point channel " + std::to_string(from) +
-         " -> " + std::to_string(to) + ": ";
+  std::string s = "rank ";
+  s += std::to_string(opt.rank);
+  s += ": point-to-point channel ";
+  s += std::to_string(from);
+  s += " -> ";
+  s += std::to_string(to);
+  s += ": ";
+  return s;
 }
 
 }  // namespace

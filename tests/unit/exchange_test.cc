@@ -105,6 +105,31 @@ TEST_P(Exchange, AllToAllvUnevenBlocks) {
   });
 }
 
+// A rank that sends and receives nothing still takes part: rank 0's
+// counts are all 0 (NULL buffers), the others exchange among themselves.
+TEST_P(Exchange, AllToAllvWithAnEmptyRank) {
+  const int n = GetParam().nranks;
+  runThreads(n, options_, [&](int rank, rinaComm_t comm) {
+    std::vector<size_t> sc(n), sd(n), rc(n), rd(n);
+    for (int p = 0; p < n; ++p) {
+      const bool moves = rank != 0 && p != 0;
+      sc[p] = rc[p] = moves ? 100 : 0;
+      sd[p] = rd[p] = p * 100;
+    }
+    std::vector<int64_t> send(n * 100), recv(n * 100, -1);
+    for (size_t i = 0; i < send.size(); ++i) send[i] = rank * 100000 + int64_t(i);
+    ASSERT_EQ(rinaAllToAllv(rank ? send.data() : nullptr, sc.data(), sd.data(),
+                            rank ? recv.data() : nullptr, rc.data(), rd.data(), rinaInt64, comm),
+              rinaSuccess)
+        << rinaCommGetLastError(comm);
+    for (int p = 1; p < n && rank != 0; ++p) {
+      for (int i = 0; i < 100; ++i) {
+        ASSERT_EQ(recv[p * 100 + i], p * 100000 + rank * 100 + i) << "from " << p;
+      }
+    }
+  });
+}
+
 // Every type and op, roots rotating, in place at the root and not: the
 // root's result equals the serial reduction; other ranks' inputs and
 // (unused) outputs are untouched.
