@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "algo/engine.h"
+#include "algo/partition.h"
 #include "core/log.h"
 #include "reduce/reduce.h"
 #include "transport/cma.h"
@@ -41,8 +42,6 @@ struct PairState {
   CollHeader expected{};  // what the peer's header must say
   Token tokenOut{}, tokenIn{};
 };
-
-int mod(int a, int n) { return ((a % n) + n) % n; }
 
 // The peer's header against this rank's call; both directions' counts, so
 // both ranks of a pair that disagree report it.

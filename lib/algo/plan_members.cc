@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "algo/partition.h"
 #include "topo/ring_members.h"
 
 namespace rina::algo {
@@ -30,8 +31,6 @@ std::vector<int> rackOrder(const topo::RackMap& map, const plan::Plan& plan) {
   }
   return order;
 }
-
-int mod(int a, int n) { return ((a % n) + n) % n; }
 
 }  // namespace
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <utility>
 
+#include "algo/partition.h"
 #include "algo/plan_members.h"
 #include "algo/rack_steps.h"
 #include "algo/rack_task.h"
@@ -17,15 +18,6 @@
 
 namespace rina::algo {
 namespace {
-
-int mod(int a, int n) { return ((a % n) + n) % n; }
-
-struct MemberChunks {
-  size_t count;
-  int n;
-  size_t begin(int c) const { return (count / n) * c + std::min<size_t>(c, count % n); }
-  size_t size(int c) const { return begin(c + 1) - begin(c); }
-};
 
 int gcd(int a, int b) { return b == 0 ? a : gcd(b, a % b); }
 
@@ -92,7 +84,7 @@ Status memberRingAllReduce(Context& ctx, RackSwitch* rackSwitch,
   char* recv = static_cast<char*>(recvv);
   if (sendv != recvv) std::memcpy(recv, sendv, count * es);
   const int K = subRingCount(members);
-  const MemberChunks segments{count, K};
+  const Chunks segments{count, K};
   RackCall call{ctx, rackSwitch, seq, type, op, 2 * R, ctx.portMarkers()};
   RINA_TRY(checkCallsMatch(call, members, count));
   if (me.inaRack && rackSwitch && rackSwitch->active()) {
@@ -118,7 +110,7 @@ Status memberRingAllReduce(Context& ctx, RackSwitch* rackSwitch,
       static_cast<int>(std::max<size_t>(1, (maxChunk + sliceElems - 1) / sliceElems));
   // Chunk c of segment k (a piece): its element offset and count.
   auto pieceOf = [&](int k, int c) {
-    const MemberChunks chunks{segments.size(k), R};
+    const Chunks chunks{segments.size(k), R};
     return std::pair<size_t, size_t>{segments.begin(k) + chunks.begin(c), chunks.size(c)};
   };
   Engine e(contextFor(ctx, kAllReduce, seq, 2 * R));

@@ -5,18 +5,11 @@
 #include <cstring>
 
 #include "algo/collectives.h"
+#include "algo/partition.h"
 #include "reduce/reduce.h"
 
 namespace rina::algo {
 namespace {
-
-// Chunk c of n over count elements: sizes differ by at most one.
-struct Chunks {
-  size_t count;
-  int n;
-  size_t begin(int c) const { return (count / n) * c + std::min<size_t>(c, count % n); }
-  size_t size(int c) const { return begin(c + 1) - begin(c); }
-};
 
 // Slices of at most sliceElems within a chunk; slice j may be empty.
 struct Slice {
@@ -28,8 +21,6 @@ Slice sliceOf(size_t chunkBegin, size_t chunkSize, size_t sliceElems, int j) {
   size_t end = std::min(chunkSize, start + sliceElems);
   return Slice{chunkBegin + start, end - start};
 }
-
-int mod(int a, int n) { return ((a % n) + n) % n; }
 
 // This rank's place in the ring and its two neighbours.
 struct RingView {
@@ -154,8 +145,8 @@ Status ringAllGather(Context& ctx, const void* sendv, void* recvv, size_t sendCo
   const RingView ring = ringOf(ctx);
   transport::Connection* next = ring.next;
   transport::Connection* prev = ring.prev;
-  const size_t sliceBytes = std::max<size_t>(es, ctx.sliceBytes() / es * es);
-  const int nslices = static_cast<int>(std::max<size_t>(1, (blockBytes + sliceBytes - 1) / sliceBytes));
+  const ByteSlices slices = ByteSlices::of(blockBytes, es, ctx.sliceBytes());
+  const int nslices = slices.count();
   const int steps = n - 1;
   Engine e(contextFor(ctx, kAllGather, seq, steps));
   CollHeader mine = makeHeader(ctx, kAllGather, sendCount, type, rinaSum, -1, seq), theirs{};
@@ -163,8 +154,7 @@ Status ringAllGather(Context& ctx, const void* sendv, void* recvv, size_t sendCo
   for (int s = 0; s < steps; ++s) {
     const int sc = mod(r - s, n), rc = mod(r - s - 1, n);
     for (int j = 0; j < nslices; ++j) {
-      size_t off = std::min(blockBytes, sliceBytes * j);
-      size_t len = std::min(blockBytes, off + sliceBytes) - off;
+      const size_t off = slices.offset(j), len = slices.size(j);
       int after = s == 0 ? -1 : 1 + (s - 1) * nslices + j;
       e.sends().push_back(SendItem{next, recv + sc * blockBytes + off, len, after, s + 1, j});
       e.recvs().push_back(RecvItem{prev, recv + rc * blockBytes + off, len, {}, -1, s + 1, j, {}});
@@ -185,14 +175,12 @@ Status chainBroadcast(Context& ctx, const void* sendv, void* recvv, size_t count
   const int pos = mod(r - root, n);
   transport::Connection* next = pos < n - 1 ? ctx.peer(mod(r + 1, n)) : nullptr;
   transport::Connection* prev = pos > 0 ? ctx.peer(mod(r - 1, n)) : nullptr;
-  const size_t sliceBytes = std::max<size_t>(es, ctx.sliceBytes() / es * es);
-  const int nslices = static_cast<int>(std::max<size_t>(1, (bytes + sliceBytes - 1) / sliceBytes));
+  const ByteSlices slices = ByteSlices::of(bytes, es, ctx.sliceBytes());
   Engine e(contextFor(ctx, kBroadcast, seq, 1));
   CollHeader mine = makeHeader(ctx, kBroadcast, count, type, rinaSum, root, seq), theirs{};
   addHeaderExchange(e, mine, &theirs, next, prev, r);
-  for (int j = 0; j < nslices; ++j) {
-    size_t off = std::min(bytes, sliceBytes * j);
-    size_t len = std::min(bytes, off + sliceBytes) - off;
+  for (int j = 0; j < slices.count(); ++j) {
+    const size_t off = slices.offset(j), len = slices.size(j);
     if (prev) e.recvs().push_back(RecvItem{prev, recv + off, len, {}, -1, 1, j, {}});
     if (next) e.sends().push_back(SendItem{next, recv + off, len, prev ? 1 + j : -1, 1, j});
   }

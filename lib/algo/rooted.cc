@@ -6,15 +6,10 @@
 
 #include "algo/block_exchange.h"
 #include "algo/collectives.h"
+#include "algo/partition.h"
 #include "reduce/reduce.h"
 
 namespace rina::algo {
-namespace {
-
-int mod(int a, int n) { return ((a % n) + n) % n; }
-
-}  // namespace
-
 Status chainReduce(Context& ctx, const void* sendv, void* recvv, size_t count, rinaDataType_t type,
                    rinaRedOp_t op, int root) {
   const int n = ctx.size(), r = ctx.rank();
@@ -39,15 +34,13 @@ Status chainReduce(Context& ctx, const void* sendv, void* recvv, size_t count, r
     return errorf(rinaSystemError, "rank %d: reduce: cannot allocate %zu bytes", r, bytes);
   }
   const reduce::ReduceFn fn = reduce::reduceFunction(type, op);
-  const size_t sliceBytes = std::max<size_t>(es, ctx.sliceBytes() / es * es);
-  const int nslices = static_cast<int>(std::max<size_t>(1, (bytes + sliceBytes - 1) / sliceBytes));
+  const ByteSlices slices = ByteSlices::of(bytes, es, ctx.sliceBytes());
   Engine e(contextFor(ctx, kReduce, seq, 1));
   CollHeader mine = collHeader(ctx, kReduce, seq, count, type, op, root), theirs{};
   addHeaderExchange(e, mine, &theirs, down, up, r);
   const int headerRecvs = up ? 1 : 0;
-  for (int j = 0; j < nslices; ++j) {
-    const size_t off = std::min(bytes, sliceBytes * j);
-    const size_t len = std::min(bytes, off + sliceBytes) - off;
+  for (int j = 0; j < slices.count(); ++j) {
+    const size_t off = slices.offset(j), len = slices.size(j);
     if (up) {
       RecvItem item{.conn = up,
                     .dst = acc + off,
