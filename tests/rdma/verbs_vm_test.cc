@@ -14,7 +14,10 @@
 //     error), a cached one works;
 //   - credits: a writer stops at exactly the reader's ring while the reader
 //     does not read, sleeps on the completion channel (little CPU), wakes
-//     when credits come back, and every byte arrives in order.
+//     when credits come back, and every byte arrives in order;
+//   - all-to-all(v), gather, scatter and reduce over verbs (no shared
+//     memory): every block where a serial reference puts it, and the
+//     connections that carried them are verbs ones.
 #include <gtest/gtest.h>
 #include <infiniband/verbs.h>
 #include <signal.h>
@@ -125,6 +128,69 @@ uint64_t receivedPackets() {
   uint64_t v = 0;
   f >> v;
   return v;
+}
+
+TEST(VerbsVm, AllToAllAndRootedCallsOverVerbs) {
+  REQUIRE_RDMA_DEVICE();
+  ScopedEnv shm("RINA_SHM_DISABLE", "1");
+  ScopedEnv gid("RINA_IB_GID_INDEX", kGidIndex.c_str());
+  ScopedEnv timeout("RINA_TIMEOUT_MS", "60000");
+  constexpr int n = 3;
+  auto codes = runProcesses(
+      n,
+      [](int rank, rinaComm_t comm) {
+        // Uneven blocks: rank s sends (s + d) * 1000 + 1 int32 to rank d.
+        auto countOf = [](int s, int d) { return static_cast<size_t>((s + d) * 1000 + 1); };
+        std::vector<size_t> sc(n), sd(n), rc(n), rd(n);
+        size_t sendTotal = 0, recvTotal = 0;
+        for (int p = 0; p < n; ++p) {
+          sc[p] = countOf(rank, p), sd[p] = sendTotal, sendTotal += sc[p];
+          rc[p] = countOf(p, rank), rd[p] = recvTotal, recvTotal += rc[p];
+        }
+        std::vector<int32_t> send(sendTotal), recv(recvTotal, -1);
+        for (int p = 0; p < n; ++p) {
+          for (size_t i = 0; i < sc[p]; ++i) send[sd[p] + i] = rank * 1000000 + p * 10000 + int(i);
+        }
+        if (rinaAllToAllv(send.data(), sc.data(), sd.data(), recv.data(), rc.data(), rd.data(),
+                          rinaInt32, comm) != rinaSuccess) {
+          return 10;
+        }
+        for (int p = 0; p < n; ++p) {
+          for (size_t i = 0; i < rc[p]; ++i) {
+            if (recv[rd[p] + i] != p * 1000000 + rank * 10000 + int(i)) return 11;
+          }
+        }
+        const size_t count = 100003;
+        std::vector<float> mine(count, rank + 1.0f), all(n * count), back(count);
+        if (rinaGather(mine.data(), all.data(), count, rinaFloat32, 1, comm) != rinaSuccess) {
+          return 12;
+        }
+        if (rank == 1) {
+          for (int p = 0; p < n; ++p) {
+            if (all[p * count + 77] != p + 1.0f) return 13;
+          }
+        }
+        if (rinaScatter(all.data(), back.data(), count, rinaFloat32, 1, comm) != rinaSuccess ||
+            back[count - 1] != rank + 1.0f) {
+          return 14;
+        }
+        std::vector<float> sum(count);
+        if (rinaReduce(mine.data(), sum.data(), count, rinaFloat32, rinaSum, 2, comm) !=
+                rinaSuccess ||
+            (rank == 2 && sum[5] != n * (n + 1) / 2.0f)) {
+          return 15;
+        }
+        int links = 0;
+        rinaCommGetLinkStats(comm, nullptr, 0, &links);
+        std::vector<rinaLinkStats_t> stats(links);
+        rinaCommGetLinkStats(comm, stats.data(), links, &links);
+        for (const rinaLinkStats_t& l : stats) {
+          if (std::string(l.transport) != "verbs") return 16;
+        }
+        return links == n - 1 ? 0 : 17;
+      },
+      240);
+  EXPECT_EQ(codes, std::vector<int>(n, 0));
 }
 
 TEST(VerbsVm, PeerKilledMidCallIsARemoteErrorNamingThePeer) {
