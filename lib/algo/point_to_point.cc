@@ -195,19 +195,29 @@ void countMoved(transport::Connection* conn, transport::Direction d, size_t byte
   conn->counters().bytes[static_cast<int>(d)] += bytes;
 }
 
-// Polls until `until` for as much of [p, p + len) as trySend / tryRecv will
-// move; *done gets what moved. A message completed here ends as the
-// engine would end it.
+// Polls for up to pollUs (from the first try that moves nothing) for as
+// much of a message of len bytes as `move` (trySend / tryRecv from an
+// offset) will move; *done gets what moved. A message completed here ends
+// as the engine would end it.
 template <typename Move>
-Status moveUntil(transport::Connection* conn, transport::Direction d, size_t len,
-                 Clock::time_point until, size_t* done, const Move& move) {
+Status moveFor(transport::Connection* conn, transport::Direction d, size_t len, int64_t pollUs,
+               size_t* done, const Move& move) {
+  Clock::time_point until{};
   for (unsigned idle = 0; *done < len;) {
     size_t n = 0;
     RINA_TRY(move(*done, &n));
     *done += n;
     if (n > 0) continue;
-    // The clock is read every 16th idle try (a try is a few loads).
-    if (++idle % 16 == 0 && Clock::now() >= until) break;
+    // The clock is read at the first idle try and then every 16th (a try
+    // is a few loads).
+    if (idle++ % 16 == 0) {
+      const Clock::time_point now = Clock::now();
+      if (idle == 1) {
+        until = now + std::chrono::microseconds(pollUs);
+      } else if (now >= until) {
+        break;
+      }
+    }
 #if defined(__x86_64__)
     __builtin_ia32_pause();
 #endif
@@ -226,18 +236,17 @@ Status sendNow(Context& ctx, ChannelSource& src, transport::Connection* conn, Me
   st.seq = src.nextSendSeq(conn->peer());
   const Mode mode = fillHeader(conn, st, ctx.rank());
   size_t sent = 0;
-  const auto until = Clock::now() + std::chrono::microseconds(src.pollUs());
-  RINA_TRY(moveUntil(conn, transport::Direction::kSend, sizeof st.header, until, &sent,
-                     [&](size_t at, size_t* n) {
-                       return conn->trySend(reinterpret_cast<const char*>(&st.header) + at,
-                                            sizeof st.header - at, n);
-                     }));
+  RINA_TRY(moveFor(conn, transport::Direction::kSend, sizeof st.header, src.pollUs(), &sent,
+                   [&](size_t at, size_t* n) {
+                     return conn->trySend(reinterpret_cast<const char*>(&st.header) + at,
+                                          sizeof st.header - at, n);
+                   }));
   const size_t bytes = bytesOf(m);
   if (sent == sizeof st.header && mode == kInline) return {};
   if (sent == sizeof st.header && mode == kEager) {
     size_t moved = 0;
-    RINA_TRY(moveUntil(
-        conn, transport::Direction::kSend, bytes, until, &moved, [&](size_t at, size_t* n) {
+    RINA_TRY(moveFor(
+        conn, transport::Direction::kSend, bytes, src.pollUs(), &moved, [&](size_t at, size_t* n) {
           return conn->trySend(static_cast<const char*>(m.sendBuf) + at, bytes - at, n);
         }));
     if (moved == bytes) return {};
@@ -257,12 +266,11 @@ Status receiveNow(Context& ctx, ChannelSource& src, transport::Connection* conn,
   st.msg = &m;
   st.seq = src.nextRecvSeq(conn->peer());
   size_t got = 0;
-  const auto until = Clock::now() + std::chrono::microseconds(src.pollUs());
-  RINA_TRY(moveUntil(conn, transport::Direction::kRecv, sizeof st.header, until, &got,
-                     [&](size_t at, size_t* n) {
-                       return conn->tryRecv(reinterpret_cast<char*>(&st.header) + at,
-                                            sizeof st.header - at, {}, n);
-                     }));
+  RINA_TRY(moveFor(conn, transport::Direction::kRecv, sizeof st.header, src.pollUs(), &got,
+                   [&](size_t at, size_t* n) {
+                     return conn->tryRecv(reinterpret_cast<char*>(&st.header) + at,
+                                          sizeof st.header - at, {}, n);
+                   }));
   if (got < sizeof st.header) {
     // Nothing yet, or a header half in: the engine reads the rest of it.
     Engine e(channelContext(ctx, false, st.seq, st.seq));
@@ -276,11 +284,11 @@ Status receiveNow(Context& ctx, ChannelSource& src, transport::Connection* conn,
   RINA_TRY(takeHeader(conn, st, ctx.rank(), &next));
   size_t moved = 0;
   if (!next.answer) {
-    RINA_TRY(moveUntil(conn, transport::Direction::kRecv, next.payloadBytes, until, &moved,
-                       [&](size_t at, size_t* n) {
-                         return conn->tryRecv(static_cast<char*>(m.recvBuf) + at,
-                                              next.payloadBytes - at, {}, n);
-                       }));
+    RINA_TRY(moveFor(conn, transport::Direction::kRecv, next.payloadBytes, src.pollUs(), &moved,
+                     [&](size_t at, size_t* n) {
+                       return conn->tryRecv(static_cast<char*>(m.recvBuf) + at,
+                                            next.payloadBytes - at, {}, n);
+                     }));
     if (moved == next.payloadBytes) return {};
   }
   const int step = static_cast<int>(st.seq);
