@@ -55,7 +55,7 @@ run() {  # OUT TITLE NOTE COMMAND...
 
 run "$repo/perf/results/p2p-pingpong.md" "Point-to-point ping-pong: rina against Open MPI" \
   "2 ranks on one host under mpirun; per size and round one block of round trips through MPI_Send/MPI_Recv and one through rinaSend/rinaRecv, alternating; one-way time = round trip / 2, medians over $rounds rounds (rina-exchange-bench pingpong)." \
-  mpirun -np 2 "$bench" pingpong -b 8 -e 16M -f 4 -r "$rounds"
+  mpirun -np 2 "$bench" pingpong -b 8 -e 16M -f 2 -r "$rounds"
 run "$repo/perf/results/alltoall.md" "All-to-all: rinaAllToAll against MPI_Alltoall and a bare copy" \
   "4 ranks on one host under mpirun, float32, S bytes sent per rank (S / 4 to each rank); per size and round a block of each of: copy (a barrier, then each block copied once straight out of the other ranks' send buffers in one MPI shared-memory window), rinaAllToAll, MPI_Alltoall, in rotating order; a block's time is the slowest rank's mean per call; medians over $rounds rounds (rina-exchange-bench alltoall)." \
   mpirun -np 4 "${flags[@]}" "$bench" alltoall -b 64K -e 64M -f 4 -r "$rounds"
