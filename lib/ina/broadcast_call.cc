@@ -34,8 +34,7 @@ class BroadcastRoot : public PumpCall, private SliceWindow::Source {
     for (uint32_t i = 0; i < missing_.size(); ++i) {
       if (missing_[i]) result->missingSlices.push_back(i);
     }
-    result->stats = window_.stats();
-    result->stats.rtoUs = pump_.rto().rtoUs();
+    result->stats = window_.finalStats();
     return Status();
   }
 
@@ -50,7 +49,9 @@ class BroadcastRoot : public PumpCall, private SliceWindow::Source {
     if (window_.take(h, &r) == SliceWindow::Answer::kNack) missing_[r] = true;
   }
   void onStray(const Header& h) override {
-    if (h.type == Type::kResult || h.type == Type::kNack) window_.stats().staleResults++;
+    if (h.type != Type::kResult && h.type != Type::kNack) return;
+    window_.stats().staleResults++;
+    if (pump_.lateCopy(h)) window_.stats().lateAnswers++;
   }
 
  private:

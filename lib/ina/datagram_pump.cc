@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <sys/epoll.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -21,9 +22,21 @@ constexpr size_t kMaxEarlyDatagrams = 4096;
 
 }  // namespace
 
+int64_t schedulerRtoFloorUs() {
+  static const int64_t floorUs = [] {
+    const long cpus = std::clamp<long>(sysconf(_SC_NPROCESSORS_ONLN), 1, 8);
+    int log2 = 0;
+    while ((2L << log2) <= cpus) ++log2;
+    const int64_t sliceUs = 750 * (1 + log2);
+    return 2 * sliceUs + 1000;
+  }();
+  return floorUs;
+}
+
 DatagramPump::DatagramPump(const InaClientOptions& options)
     : options_(options),
-      rto_(options.initialRtoUs, options.minRtoUs, options.maxRtoUs),
+      rto_(options.initialRtoUs, std::max(options.minRtoUs, schedulerRtoFloorUs()),
+           std::max(options.maxRtoUs, schedulerRtoFloorUs())),
       rxScratch_(kMaxDatagramBytes) {}
 
 Status DatagramPump::create(const InaClientOptions& options, std::unique_ptr<InaSender> sender,
@@ -37,6 +50,7 @@ Status DatagramPump::create(const InaClientOptions& options, std::unique_ptr<Ina
   if (s.ok()) s = boundEndpoint(p->socket_.get(), &p->local_);
   if (!s.ok()) return s.prepend(p->context());
   const bool gro = UdpBatchReceiver::enableGro(p->socket_.get());
+  UdpBatchReceiver::enableDropCount(p->socket_.get());
   p->rx_ = std::make_unique<UdpBatchReceiver>(kRxBatch, roce::kMaxDatagramBytes + 4, gro);
   p->sender_ = sender ? std::move(sender) : makeUdpSender(p->socket_.get(), options.switchAddr);
   p->sender_->setMember(options.job, options.token, options.worker, options.fanIn);
@@ -93,6 +107,14 @@ Status DatagramPump::setGrant(const Grant& grant) {
   lostSlots_.assign(window_, false);
   resultSinceGrant_ = false;
   slots_.assign(window_, InFlight{});
+  std::vector<uint32_t> slotsPerPort(grant.ports, 0);
+  for (uint32_t w = 0; w < window_; ++w) slotsPerPort[portOf(w)]++;
+  congestion_.reset(slotsPerPort, options_.congestionWindow);
+  const double datagram = kHeaderBytes + 4.0 * grant.payloadElems;
+  const double burst = options_.paceBurstBytes > 0
+                           ? options_.paceBurstBytes
+                           : std::max(4 * datagram, options_.paceBytesPerSec / 1000);
+  pacer_.configure(options_.paceBytesPerSec, burst);
   early_.clear();
   // The sequence goes on across grants, so a datagram of an earlier grant
   // still in a socket or in flight can never pass for one of this grant
@@ -155,7 +177,12 @@ Header DatagramPump::header(Type type, uint32_t w, bool shadow, uint32_t seq) co
 }
 
 void DatagramPump::freeSlots(uint32_t first, uint32_t count) {
-  for (uint32_t w = first; w < first + count; ++w) slots_[w].busy = false;
+  for (uint32_t w = first; w < first + count; ++w) {
+    // A datagram an earlier call left in flight (it ended on an error)
+    // leaves the port's window too.
+    if (slots_[w].busy) congestion_.done(portOf(w), false);
+    slots_[w].busy = false;
+  }
 }
 
 Status DatagramPump::send(const std::vector<InFlight*>& batch, const char* what) {
@@ -178,6 +205,29 @@ void DatagramPump::markResent(InFlight& e) {
 
 void DatagramPump::sampleRtt(const InFlight& e, Clock::time_point now) {
   if (!e.retransmitted) rto_.sample(microsBetween(e.sentAt, now));
+}
+
+DatagramPump::Mark DatagramPump::mark() const {
+  return Mark{socketDrops_, congestion_.stats().cuts, congestion_.stats().undos, pacer_.holds()};
+}
+
+void DatagramPump::endCall(const Mark& since, InaCallStats* stats) const {
+  stats->socketDrops = socketDrops_ - since.socketDrops;
+  stats->windowCuts = congestion_.stats().cuts - since.cuts;
+  stats->windowUndos = congestion_.stats().undos - since.undos;
+  stats->pacedHolds = pacer_.holds() - since.pacedHolds;
+  stats->rtoUs = rto_.rtoUs();
+  stats->srttUs = rto_.srttUs();
+}
+
+bool DatagramPump::lateCopy(const Header& h) {
+  const uint32_t w = h.slot - grant_.base;
+  if (h.slot < grant_.base || w >= window_ || h.type != Type::kResult) return false;
+  InFlight& e = slots_[w];
+  if (e.busy || e.seq != h.seq || !e.retransmitted || e.lateCounted) return false;
+  e.lateCounted = true;
+  congestion_.spurious(portOf(w), e.seq);
+  return true;
 }
 
 void DatagramPump::attach(PumpCall& c) {
@@ -214,6 +264,7 @@ void DatagramPump::receive() {
   for (;;) {
     const int got = rx_->receive(socket_.get());
     if (got <= 0) break;
+    socketDrops_ = std::max<uint64_t>(socketDrops_, rx_->socketDrops());
     for (UdpBatchReceiver::Datagram& d : rx_->datagrams()) {
       if (d.truncated) continue;
       // A RoCEv2 answer (its first byte is the BTH opcode, never a native

@@ -27,6 +27,7 @@
 
 #include "core/socket.h"
 #include "core/status.h"
+#include "ina/congestion.h"
 #include "ina/ina_sender.h"
 #include "ina/rto.h"
 #include "inanet/ctrl_protocol.h"
@@ -44,8 +45,18 @@ struct InaClientOptions {
   uint64_t token = 0;
   uint8_t worker = 0;  // index in the rack, < fanIn
   uint8_t fanIn = 1;
-  uint32_t window = 0;  // slices in flight; 0 = every granted slot
+  uint32_t window = 0;  // slots a call may use; 0 = every granted slot
+  // The congestion response (congestion.h): a window per switch port that
+  // halves on loss and grows on progress; false keeps every slot in flight.
+  bool congestionWindow = true;
+  // First sends paced to this rate (bytes/s; 0: not paced), in bursts of at
+  // most paceBurstBytes (0: a millisecond's worth, at least 4 datagrams).
+  double paceBytesPerSec = 0;
+  double paceBurstBytes = 0;
   int64_t initialRtoUs = 10000;
+  // The floor of the retransmission timeout; the pump raises it above the
+  // scheduler's quantum (schedulerRtoFloorUs()), so a descheduled peer or
+  // switch thread does not look like a loss.
   int64_t minRtoUs = 2000;
   int64_t maxRtoUs = 200000;
   int switchTimeoutMs = 5000;  // no progress this long -> rinaTimeout
@@ -58,15 +69,31 @@ struct InaClientOptions {
 
 // What one call did on the wire.
 struct InaCallStats {
-  uint64_t slices = 0;           // data slices of the call
-  uint64_t datagramsSent = 0;    // first sends, prologue included
-  uint64_t bytesSent = 0;        // INA datagram bytes, first sends and resends
-  uint64_t retransmissions = 0;  // all resends, fast ones included
-  uint64_t fastRetransmissions = 0;
+  uint64_t slices = 0;               // data slices of the call
+  uint64_t datagramsSent = 0;        // first sends, prologue included
+  uint64_t bytesSent = 0;            // INA datagram bytes, first sends and resends
+  uint64_t retransmissions = 0;      // all resends, fast ones included
+  uint64_t fastRetransmissions = 0;  // resends of datagrams overtaken by later answers
   uint64_t results = 0;
   uint64_t staleResults = 0;  // duplicates and results of earlier calls
+  // A second answer for a datagram this worker resent: its first copy was
+  // only late, not lost (a lower bound of the resends that were not needed:
+  // the switch drops a resend that finds its slot still waiting, and answers
+  // nothing).
+  uint64_t lateAnswers = 0;
   uint64_t nacks = 0;
-  int64_t rtoUs = 0;  // at the end of the call
+  // Answers the kernel dropped at this worker's socket (receive buffer full)
+  // while the call ran.
+  uint64_t socketDrops = 0;
+  // The congestion response during the call: window halvings (and how
+  // many of them were undone), the smallest window a port of the call had,
+  // and first sends the pacer held back.
+  uint64_t windowCuts = 0;
+  uint64_t windowUndos = 0;
+  uint32_t smallestWindow = 0;
+  uint64_t pacedHolds = 0;
+  int64_t rtoUs = 0;   // at the end of the call
+  int64_t srttUs = 0;  // smoothed round trip at the end of the call (-1: no sample yet)
 };
 
 inline int64_t microsBetween(Clock::time_point a, Clock::time_point b) {
@@ -84,10 +111,18 @@ struct InFlight {
   uint32_t slot = 0;  // index in the window
   bool busy = false;
   bool retransmitted = false;
-  bool fastResent = false;  // resent early since its send
-  Clock::time_point sentAt;
+  bool fastResent = false;   // resent early since its send
+  bool lateCounted = false;  // a second answer of this (resent) seq was counted
+  Clock::time_point firstSentAt;
+  Clock::time_point sentAt;  // the latest send
   std::vector<uint8_t> bytes;
 };
+
+// The retransmission timeout's floor for a host whose threads share CPUs:
+// twice the scheduler's base time slice (EEVDF's default, 0.75 ms x (1 +
+// log2 CPUs), at most 8 CPUs counted) plus a millisecond for the pump's
+// own millisecond-grained waits.
+int64_t schedulerRtoFloorUs();
 
 // A call running on the pump: the seqs [seqBegin(), seqEnd()) are its.
 class PumpCall {
@@ -152,6 +187,25 @@ class DatagramPump {
   void freeSlots(uint32_t first, uint32_t count);
   // Which of the switch's data ports (threads) serves window slot w.
   uint32_t portOf(uint32_t w) const { return (grant_.base + w) % grant_.ports; }
+  // The window of datagrams in flight per switch port, and the pacer of
+  // first sends (congestion.h), shared by every call on the pump.
+  CongestionWindow& congestion() { return congestion_; }
+  const CongestionWindow& congestion() const { return congestion_; }
+  Pacer& pacer() { return pacer_; }
+  // A stale answer: when it is the second copy of a seq this worker resent
+  // (its slot's last datagram, already answered), counts it once as a late
+  // answer, tells the congestion window its cut was not needed, and
+  // returns true.
+  bool lateCopy(const Header& h);
+  // Answers the kernel dropped at the socket so far (SO_RXQ_OVFL).
+  uint64_t socketDrops() const { return socketDrops_; }
+  // The pump's counters at a call's start, and the call's share of them
+  // (and the timer's state) into its stats at its end.
+  struct Mark {
+    uint64_t socketDrops = 0, cuts = 0, undos = 0, pacedHolds = 0;
+  };
+  Mark mark() const;
+  void endCall(const Mark& since, InaCallStats* stats) const;
 
   // Sends the batch (stamping each send time); an error only for a broken
   // path, prefixed with context() and what.
@@ -189,6 +243,9 @@ class DatagramPump {
   bool resultSinceGrant_ = false;
   std::vector<InFlight> slots_;  // per window index
   RtoEstimator rto_;
+  CongestionWindow congestion_;
+  Pacer pacer_;
+  uint64_t socketDrops_ = 0;
   std::unique_ptr<UdpBatchReceiver> rx_;  // answers, segmented receives where the kernel has them
   std::vector<uint8_t> rxScratch_;        // a RoCEv2 answer on its way to the native layout
   std::vector<OutDatagram> out_;

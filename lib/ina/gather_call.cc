@@ -60,6 +60,9 @@ Status GatherCall::create(DatagramPump& pump, void* buffer, const InaGatherOptio
   pump.freeSlots(g->slotOf(g->me_, 0), share);
   g->words_.assign(pump.grant().payloadElems, 0);
   g->lastEcho_ = Clock::now();
+  g->loss_.start(g->lastEcho_);
+  g->nextLossScan_ = g->lastEcho_;
+  g->mark_ = pump.mark();
   g->stats_.slices = options.slices->size();
   pump.attach(*g);
   *out = std::move(g);
@@ -87,13 +90,18 @@ void GatherCall::onAnswer(const Header& h, const uint8_t* payload) {
     InFlight& e = pump_.slot(slotOf(me_, j));
     if (!e.busy || e.seq != h.seq) {
       stats_.staleResults++;
+      if (pump_.lateCopy(h)) stats_.lateAnswers++;
       return;
     }
     const Clock::time_point now = Clock::now();
+    const uint32_t port = pump_.portOf(e.slot);
     pump_.sampleRtt(e, now);
+    pump_.congestion().done(port, true);
     e.busy = false;
     ownEchoed_++;
     lastEcho_ = now;
+    loss_.answered(e, now);
+    nextLossScan_ = now;  // look at the rest in flight on the next pass
     stats_.results++;
     pump_.noteResult();
     return;
@@ -117,9 +125,12 @@ Status GatherCall::progress(bool* moved) {
 }
 
 Status GatherCall::pass(bool* moved) {
-  const Clock::time_point now = Clock::now();
-  // Send what the window and the caller allow.
+  Clock::time_point now = Clock::now();
+  CongestionWindow& cw = pump_.congestion();
+  const size_t fullBytes = kHeaderBytes + 4 * size_t{pump_.grant().payloadElems};
+  // Send what the window, the pacer and the caller allow.
   batch_.clear();
+  paced_ = false;
   const std::vector<uint32_t>& mine = byRoot_[me_];
   bool idle = true;
   for (uint32_t k = 0; k < share_; ++k) idle &= !pump_.slot(slotOf(me_, k)).busy;
@@ -129,6 +140,11 @@ Status GatherCall::pass(bool* moved) {
     InFlight& e = pump_.slot(w);
     const uint32_t i = mine[j];
     if (e.busy || (ready_ && !ready_(i))) break;
+    if (!cw.canSend(pump_.portOf(w))) break;
+    if (!pump_.pacer().take(fullBytes, now)) {
+      paced_ = true;
+      break;
+    }
     const GatherSlice& s = (*slices_)[i];
     const Header h = pump_.header(Type::kBcast, w, (j / share_) % 2 == 1, base_ + j * n_ + me_);
     std::fill(words_.begin(), words_.end(), 0);
@@ -139,26 +155,40 @@ Status GatherCall::pass(bool* moved) {
     e.slot = w;
     e.busy = true;
     e.retransmitted = false;
+    e.fastResent = false;
+    e.lateCounted = false;
+    cw.sent(pump_.portOf(w));
     batch_.push_back(&e);
     nextOwn_++;
   }
-  // Resend what is late; the switch answering nothing for the timeout while
+  if (!batch_.empty()) {
+    // A send after a quiet spell (waiting for the caller) starts the
+    // switch's clock, and the ports' timers, afresh.
+    if (idle) {
+      lastEcho_ = now;
+      loss_.start(now);
+    }
+    RINA_TRY(pump_.send(batch_, "rack all-gather: "));
+    for (InFlight* e : batch_) e->firstSentAt = e->sentAt;
+    stats_.datagramsSent += batch_.size();
+    for (const InFlight* e : batch_) stats_.bytesSent += e->bytes.size();
+    *moved = true;
+    now = Clock::now();
+  }
+  // Take what arrived (answers of a call running beside it too), then
+  // resend what is lost; the switch answering nothing for the timeout while
   // something is outstanding means it is gone.
-  const auto rto = std::chrono::microseconds(pump_.rto().rtoUs());
-  bool late = false, outstanding = false;
+  const uint64_t before = stats_.results + stats_.staleResults;
+  pump_.receive();
+  if (stats_.results + stats_.staleResults != before) *moved = true;
+  now = Clock::now();
+  busy_.clear();
   for (uint32_t k = 0; k < share_; ++k) {
     InFlight& e = pump_.slot(slotOf(me_, k));
-    if (!e.busy || std::find(batch_.begin(), batch_.end(), &e) != batch_.end()) continue;
-    outstanding = true;
-    if (now - e.sentAt >= rto) {
-      DatagramPump::markResent(e);
-      late = true;
-      stats_.retransmissions++;
-      batch_.push_back(&e);
-    }
+    if (e.busy) busy_.push_back(&e);
   }
   const InaClientOptions& o = pump_.options();
-  if (outstanding && now - lastEcho_ > std::chrono::milliseconds(o.switchTimeoutMs)) {
+  if (!busy_.empty() && now - lastEcho_ > std::chrono::milliseconds(o.switchTimeoutMs)) {
     return errorf(rinaTimeout,
                   "rack all-gather: no answer from the switch for %d ms (%u of %zu own slices "
                   "echoed, %llu retransmissions)",
@@ -166,31 +196,31 @@ Status GatherCall::pass(bool* moved) {
                   static_cast<unsigned long long>(stats_.retransmissions))
         .prepend(pump_.context());
   }
-  if (late) pump_.backoff();
+  batch_.clear();
+  if (!busy_.empty() && now >= nextLossScan_) {
+    const LossRecovery::Found found = loss_.find(busy_, now, &batch_);
+    nextLossScan_ = found.next;
+    stats_.fastRetransmissions += found.fast;
+    if (found.timerFired) pump_.backoff();
+  }
   if (!batch_.empty()) {
-    // A send after a quiet spell (waiting for the caller) starts the
-    // switch's clock afresh.
-    if (idle) lastEcho_ = now;
+    stats_.retransmissions += batch_.size();
+    for (const InFlight* e : batch_) stats_.bytesSent += e->bytes.size();
     RINA_TRY(pump_.send(batch_, "rack all-gather: "));
-    stats_.datagramsSent += batch_.size();
     *moved = true;
   }
-  // Take what arrived (answers of a call running beside it too).
-  const uint64_t before = stats_.results + stats_.staleResults;
-  pump_.receive();
-  if (stats_.results + stats_.staleResults != before) *moved = true;
   return Status();
 }
 
 int GatherCall::waitMs() const {
-  int64_t waitUs = 50000;
   const Clock::time_point now = Clock::now();
-  for (uint32_t k = 0; k < share_; ++k) {
-    const InFlight& e = pump_.slot(slotOf(me_, k));
-    if (e.busy) {
-      waitUs = std::min<int64_t>(
-          waitUs, std::max<int64_t>(0, microsBetween(now, e.sentAt) + pump_.rto().rtoUs()));
-    }
+  int64_t waitUs = 50000;
+  bool outstanding = false;
+  for (uint32_t k = 0; k < share_; ++k) outstanding |= pump_.slot(slotOf(me_, k)).busy;
+  if (outstanding) waitUs = std::clamp<int64_t>(microsBetween(now, nextLossScan_), 0, waitUs);
+  if (paced_) {
+    const size_t fullBytes = kHeaderBytes + 4 * size_t{pump_.grant().payloadElems};
+    waitUs = std::min(waitUs, pump_.pacer().waitUs(fullBytes, now));
   }
   return static_cast<int>(waitUs / 1000 + 1);
 }
@@ -205,7 +235,7 @@ Status GatherCall::finish(InaGatherResult* result) {
               result->missingSlices.size(), have_.size());
   }
   result->stats = stats_;
-  result->stats.rtoUs = pump_.rto().rtoUs();
+  pump_.endCall(mark_, &result->stats);
   return status_;
 }
 

@@ -9,8 +9,9 @@
 //
 // Loss: a root resends a slice until the switch acknowledges it (a
 // header-only RESULT to the root; the switch multicasts its stored copy to
-// the others again); a receiver that misses a multicast cannot ask the
-// switch for it, so finish() lists what never came and the caller fetches
+// the others again), when it is lost as loss_recovery.h tells; its first
+// sends keep to the pump's congestion window and pacer (congestion.h). A receiver that misses a
+// multicast cannot ask the switch for it, so finish() lists what never came and the caller fetches
 // it from the root over host connections.
 #ifndef RINA_LIB_INA_GATHER_CALL_H_
 #define RINA_LIB_INA_GATHER_CALL_H_
@@ -23,6 +24,7 @@
 #include "core/socket.h"
 #include "core/status.h"
 #include "ina/datagram_pump.h"
+#include "ina/loss_recovery.h"
 
 namespace rina::ina {
 
@@ -76,7 +78,7 @@ class GatherCall : public PumpCall {
   void onAnswer(const Header& h, const uint8_t* payload) override;
 
  private:
-  explicit GatherCall(DatagramPump& pump) : pump_(pump) {}
+  explicit GatherCall(DatagramPump& pump) : pump_(pump), loss_(pump) {}
   Status pass(bool* moved);
   // The window slot of root w's j-th slice.
   uint32_t slotOf(uint32_t w, uint32_t j) const { return first_ + w * share_ + j % share_; }
@@ -93,9 +95,14 @@ class GatherCall : public PumpCall {
   std::vector<bool> have_;                     // per slice: in the buffer here
   uint32_t nextOwn_ = 0, ownEchoed_ = 0;
   Clock::time_point lastEcho_;
+  LossRecovery loss_;  // this root's slices
+  Clock::time_point nextLossScan_;
+  bool paced_ = false;
+  DatagramPump::Mark mark_;
   InaCallStats stats_;
   std::vector<int32_t> words_;
   std::vector<InFlight*> batch_;
+  std::vector<InFlight*> busy_;
 };
 
 }  // namespace rina::ina

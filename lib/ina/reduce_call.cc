@@ -137,8 +137,7 @@ Status ReduceCall::finish(InaCallResult* result) {
               result->hostSlices.size(), slices_,
               static_cast<unsigned long long>(window_.stats().nacks));
   }
-  result->stats = window_.stats();
-  result->stats.rtoUs = pump_.rto().rtoUs();
+  result->stats = window_.finalStats();
   return status_;
 }
 
@@ -251,7 +250,9 @@ void ReduceCall::onAnswer(const Header& h, const uint8_t* payload) {
 }
 
 void ReduceCall::onStray(const Header& h) {
-  if (h.type == Type::kResult || h.type == Type::kNack) window_.stats().staleResults++;
+  if (h.type != Type::kResult && h.type != Type::kNack) return;
+  window_.stats().staleResults++;
+  if (pump_.lateCopy(h)) window_.stats().lateAnswers++;
 }
 
 void ReduceCall::store(uint32_t i, const Header& h, const uint8_t* payload) {

@@ -5,11 +5,6 @@
 namespace rina::ina {
 namespace {
 
-// Results for later slices of the same switch port (thread), this many
-// slices ahead, while one is outstanding mean it was lost: every worker
-// sends in seq order, so a switch thread completes its slots in order.
-constexpr int32_t kReorderSlices = 3;
-
 // A port marker (header-only) is resent at full size, zeros under TO_PORT:
 // the same contribution, and the switch answers no datagram with more bytes
 // than it carries, so a header-only resend would never bring the sum.
@@ -29,47 +24,69 @@ void padPortMarker(InFlight& e, uint32_t payloadElems) {
 
 SliceWindow::SliceWindow(DatagramPump& pump, uint32_t base, uint32_t total, uint32_t firstSlot,
                          uint32_t slots)
-    : pump_(pump),
-      base_(base),
-      total_(total),
-      first_(firstSlot),
-      count_(slots),
-      highestResult_(pump.grant().ports, 0) {}
+    : pump_(pump), base_(base), total_(total), first_(firstSlot), count_(slots), loss_(pump) {}
 
 void SliceWindow::begin() {
   pump_.freeSlots(first_, count_);
   lastProgress_ = Clock::now();
   nextTimeoutScan_ = lastProgress_;
+  loss_.start(lastProgress_);
+  mark_ = pump_.mark();
+  stats_.smallestWindow = UINT32_MAX;
+  for (uint32_t p = 0; p < pump_.congestion().ports(); ++p) {
+    stats_.smallestWindow = std::min(stats_.smallestWindow, pump_.congestion().limit(p));
+  }
+}
+
+InaCallStats SliceWindow::finalStats() const {
+  InaCallStats s = stats_;
+  pump_.endCall(mark_, &s);
+  return s;
 }
 
 Status SliceWindow::pump(Source& source, bool* moved) {
   const uint32_t completedBefore = completed_;
+  CongestionWindow& cw = pump_.congestion();
+  const size_t fullBytes = kHeaderBytes + 4 * size_t{pump_.grant().payloadElems};
+  Clock::time_point now = Clock::now();
   batch_.clear();
+  paced_ = false;
   while (nextToSend_ < total_) {
     const uint32_t r = nextToSend_;
     const uint32_t w = slotOf(base_ + r);
     InFlight& e = pump_.slot(w);
     if (e.busy) break;
-    nextToSend_++;
     if (pump_.slotLost(w)) {
+      nextToSend_++;
       source.skip(r);
       completed_++;
       continue;
     }
+    const uint32_t port = pump_.portOf(w);
+    if (!cw.canSend(port)) break;
+    if (!pump_.pacer().take(fullBytes, now)) {
+      paced_ = true;
+      break;
+    }
+    nextToSend_++;
     e.seq = base_ + r;
     e.slot = w;
     source.build(r, e);
     e.busy = true;
     e.retransmitted = false;
     e.fastResent = false;
+    e.lateCounted = false;
+    cw.sent(port);
     batch_.push_back(&e);
   }
   if (!batch_.empty()) {
     stats_.datagramsSent += batch_.size();
     for (const InFlight* e : batch_) stats_.bytesSent += e->bytes.size();
     RINA_TRY(pump_.send(batch_));
+    for (InFlight* e : batch_) e->firstSentAt = e->sentAt;
+    now = Clock::now();
     nextTimeoutScan_ =
-        std::min(nextTimeoutScan_, Clock::now() + std::chrono::microseconds(pump_.rto().rtoUs()));
+        std::min(nextTimeoutScan_, now + std::chrono::microseconds(pump_.rto().rtoUs()));
   }
   const bool sent = !batch_.empty();
   if (!done()) {
@@ -91,7 +108,12 @@ Status SliceWindow::run(Source& source) {
 }
 
 int SliceWindow::waitMs() const {
-  const int64_t waitUs = std::max<int64_t>(0, microsBetween(Clock::now(), nextTimeoutScan_));
+  const Clock::time_point now = Clock::now();
+  int64_t waitUs = std::max<int64_t>(0, microsBetween(now, nextTimeoutScan_));
+  if (paced_) {
+    const size_t fullBytes = kHeaderBytes + 4 * size_t{pump_.grant().payloadElems};
+    waitUs = std::min(waitUs, pump_.pacer().waitUs(fullBytes, now));
+  }
   return static_cast<int>(std::min<int64_t>(waitUs / 1000 + 1, 50));
 }
 
@@ -101,12 +123,16 @@ SliceWindow::Answer SliceWindow::take(const Header& h, uint32_t* r) {
   InFlight& e = pump_.slot(w);
   if (*r >= total_ || !e.busy || e.seq != h.seq || h.slot != pump_.grant().base + w) {
     stats_.staleResults++;
+    if (pump_.lateCopy(h)) stats_.lateAnswers++;
     return Answer::kStale;
   }
   const Clock::time_point now = Clock::now();
+  const uint32_t port = pump_.portOf(w);
   e.busy = false;
   completed_++;
   lastProgress_ = now;
+  answered_ = true;
+  pump_.congestion().done(port, h.type != Type::kNack);
   if (h.type == Type::kNack) {
     // Preempted: this slot is gone for the rest of the grant.
     stats_.nacks++;
@@ -116,47 +142,24 @@ SliceWindow::Answer SliceWindow::take(const Header& h, uint32_t* r) {
   stats_.results++;
   pump_.noteResult();
   pump_.sampleRtt(e, now);
-  uint32_t& highest = highestResult_[pump_.portOf(w)];
-  if (highest == 0 || static_cast<int32_t>(h.seq - highest) > 0) {
-    highest = h.seq;
-    newResults_ = true;
-  }
+  loss_.answered(e, now);
   return Answer::kResult;
 }
 
 Status SliceWindow::resendLate() {
   const Clock::time_point now = Clock::now();
-  if (now < nextTimeoutScan_ && !newResults_) return Status();
-  newResults_ = false;
-  const auto rto = std::chrono::microseconds(pump_.rto().rtoUs());
-  const int32_t ports = pump_.grant().ports;
-  batch_.clear();
-  size_t timedOut = 0;
-  Clock::time_point earliest = now + rto;
-  const InFlight* oldest = nullptr;
+  if (now < nextTimeoutScan_ && !answered_) return Status();
+  answered_ = false;
+  busy_.clear();
   for (uint32_t w = first_; w < first_ + count_; ++w) {
-    InFlight& e = pump_.slot(w);
-    if (!e.busy) continue;
-    if (!oldest || static_cast<int32_t>(e.seq - oldest->seq) < 0) oldest = &e;
-    const bool late = now - e.sentAt >= rto;
-    // Only slots of the same switch thread (port) complete in order.
-    const uint32_t highest = highestResult_[pump_.portOf(w)];
-    const bool overtaken = !e.fastResent && highest != 0 &&
-                           static_cast<int32_t>(highest - e.seq) > kReorderSlices * ports;
-    if (late || overtaken) {
-      padPortMarker(e, pump_.grant().payloadElems);
-      DatagramPump::markResent(e);
-      e.fastResent = true;  // at most one early resend per send; then the RTO
-      timedOut += late ? 1 : 0;
-      stats_.fastRetransmissions += late ? 0 : 1;
-      batch_.push_back(&e);
-      earliest = std::min(earliest, now + rto);
-    } else {
-      earliest = std::min(earliest, e.sentAt + rto);
-    }
+    if (pump_.slot(w).busy) busy_.push_back(&pump_.slot(w));
   }
   const InaClientOptions& o = pump_.options();
-  if (oldest && now - lastProgress_ > std::chrono::milliseconds(o.switchTimeoutMs)) {
+  if (!busy_.empty() && now - lastProgress_ > std::chrono::milliseconds(o.switchTimeoutMs)) {
+    const InFlight* oldest =
+        *std::min_element(busy_.begin(), busy_.end(), [](const InFlight* a, const InFlight* b) {
+          return static_cast<int32_t>(a->seq - b->seq) < 0;
+        });
     return errorf(rinaTimeout,
                   "ina: worker %u job %u: no answer from the switch for %d ms, waiting for slot %u "
                   "seq %u (%u of %u slices done, %llu retransmissions, %llu stale answers)",
@@ -165,13 +168,20 @@ Status SliceWindow::resendLate() {
                   static_cast<unsigned long long>(stats_.retransmissions),
                   static_cast<unsigned long long>(stats_.staleResults));
   }
+  batch_.clear();
+  const LossRecovery::Found found = loss_.find(busy_, now, &batch_);
+  for (InFlight* e : batch_) padPortMarker(*e, pump_.grant().payloadElems);
+  stats_.fastRetransmissions += found.fast;
   if (!batch_.empty()) {
-    if (timedOut) pump_.backoff();
+    if (found.timerFired) pump_.backoff();
     stats_.retransmissions += batch_.size();
     for (const InFlight* e : batch_) stats_.bytesSent += e->bytes.size();
     RINA_TRY(pump_.send(batch_));
   }
-  nextTimeoutScan_ = earliest;
+  for (uint32_t port = 0; port < pump_.congestion().ports(); ++port) {
+    stats_.smallestWindow = std::min(stats_.smallestWindow, pump_.congestion().limit(port));
+  }
+  nextTimeoutScan_ = found.next;
   return Status();
 }
 

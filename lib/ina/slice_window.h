@@ -5,14 +5,16 @@
 // set keeps t - count's result for laggards while t aggregates (SwitchML's
 // scheme).
 //
-// Resends what the retransmission timeout says is late and, once per send,
-// what later answers from the same switch port (thread) overtook; a switch
-// that answers none of the datagrams in flight for switchTimeoutMs ends the
-// call with rinaTimeout (stale and duplicate answers are no progress, however
-// many resends they follow). A slot the switch NACKed is skipped for the
-// rest of the grant: a NACK completes its datagram (its slice goes to the
-// hosts) once, so a switch that NACKs every slot ends the call at once with
-// every slice on the hosts.
+// First sends go as the pump's congestion window of their switch port and
+// its pacer allow (congestion.h); lost datagrams (overtaken by later
+// answers of their switch port, or past the port's retransmission timer:
+// loss_recovery.h) are resent, and each loss halves the port's window. A
+// switch that answers none of the datagrams in flight for switchTimeoutMs
+// ends the call with rinaTimeout (stale and duplicate answers are no
+// progress, however many resends they follow). A slot the switch NACKed is
+// skipped for the rest of the grant: a NACK completes its datagram (its
+// slice goes to the hosts) once, so a switch that NACKs every slot ends the
+// call at once with every slice on the hosts.
 #ifndef RINA_LIB_INA_SLICE_WINDOW_H_
 #define RINA_LIB_INA_SLICE_WINDOW_H_
 
@@ -22,6 +24,7 @@
 #include "core/socket.h"
 #include "core/status.h"
 #include "ina/datagram_pump.h"
+#include "ina/loss_recovery.h"
 
 namespace rina::ina {
 
@@ -51,6 +54,8 @@ class SliceWindow {
   bool shadowOf(uint32_t seq) const { return (seq / count_) % 2 == 1; }
   InaCallStats& stats() { return stats_; }
   const InaCallStats& stats() const { return stats_; }
+  // The call's stats with the pump's share (timer, drops, window) filled in.
+  InaCallStats finalStats() const;
 
   // One pass that never blocks: sends what the window allows, takes what
   // arrived, resends what is late; *moved when anything went or came.
@@ -73,13 +78,15 @@ class SliceWindow {
   uint32_t base_, total_, first_, count_;
   uint32_t nextToSend_ = 0;  // relative index
   uint32_t completed_ = 0;
-  // Per switch port (thread): absolute seq of the newest result, 0 = none yet.
-  std::vector<uint32_t> highestResult_;
-  bool newResults_ = false;  // since the last scan for late datagrams
+  LossRecovery loss_;
+  bool answered_ = false;  // since the last scan for lost datagrams
+  bool paced_ = false;     // the pacer held the next first send back
   Clock::time_point lastProgress_;
   Clock::time_point nextTimeoutScan_;
+  DatagramPump::Mark mark_;
   InaCallStats stats_;
   std::vector<InFlight*> batch_;
+  std::vector<InFlight*> busy_;  // in resendLate()
 };
 
 }  // namespace rina::ina

@@ -20,7 +20,8 @@
 namespace rina::ina {
 namespace {
 
-constexpr size_t kRxControlBytes = CMSG_SPACE(sizeof(int));
+// UDP_GRO's segment size and SO_RXQ_OVFL's drop counter.
+constexpr size_t kRxControlBytes = CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(uint32_t));
 constexpr size_t kGroBufferBytes = 65536;
 
 bool sameTo(const sockaddr_in& a, const sockaddr_in& b) {
@@ -106,9 +107,10 @@ UdpBatchSender::Result UdpBatchSender::send(int fd, std::span<const UdpOut> out,
       // IP fragments; EIO: no checksum offload): send them one by one from
       // now on.
       const size_t len = out[next].len;
-      RINA_INFO("udp: segmentation offload refused for %zu-byte datagrams (%s); sending them one "
-                "by one",
-                len, strerror(err));
+      RINA_INFO(
+          "udp: segmentation offload refused for %zu-byte datagrams (%s); sending them one "
+          "by one",
+          len, strerror(err));
       limit_ = std::min(limit_, len);
       continue;
     }
@@ -126,6 +128,11 @@ bool UdpBatchReceiver::enableGro(int fd) {
   return ::setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof one) == 0;
 }
 
+bool UdpBatchReceiver::enableDropCount(int fd) {
+  int one = 1;
+  return ::setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof one) == 0;
+}
+
 UdpBatchReceiver::UdpBatchReceiver(size_t messages, size_t datagramBytes, bool gro)
     : gro_(gro),
       buffers_(messages, std::vector<uint8_t>(gro ? std::max(datagramBytes, kGroBufferBytes)
@@ -135,44 +142,53 @@ UdpBatchReceiver::UdpBatchReceiver(size_t messages, size_t datagramBytes, bool g
       hdrs_(messages),
       iovs_(messages) {
   datagrams_.reserve(messages);
+  // Set up once; a receive resets only the fields recvmmsg wrote back.
+  for (size_t k = 0; k < messages; ++k) {
+    iovs_[k] = {buffers_[k].data(), buffers_[k].size()};
+    msghdr& h = hdrs_[k].msg_hdr;
+    h.msg_name = &from_[k];
+    h.msg_namelen = sizeof(sockaddr_in);
+    h.msg_iov = &iovs_[k];
+    h.msg_iovlen = 1;
+    h.msg_control = &control_[k * kRxControlBytes];
+    h.msg_controllen = kRxControlBytes;
+  }
 }
 
 int UdpBatchReceiver::receive(int fd) {
   const size_t n = buffers_.size();
-  for (size_t k = 0; k < n; ++k) {
-    iovs_[k] = {buffers_[k].data(), buffers_[k].size()};
-    hdrs_[k] = {};
-    hdrs_[k].msg_hdr.msg_name = &from_[k];
-    hdrs_[k].msg_hdr.msg_namelen = sizeof(sockaddr_in);
-    hdrs_[k].msg_hdr.msg_iov = &iovs_[k];
-    hdrs_[k].msg_hdr.msg_iovlen = 1;
-    if (gro_) {
-      hdrs_[k].msg_hdr.msg_control = &control_[k * kRxControlBytes];
-      hdrs_[k].msg_hdr.msg_controllen = kRxControlBytes;
-    }
+  for (size_t k = 0; k < dirty_; ++k) {
+    msghdr& h = hdrs_[k].msg_hdr;
+    h.msg_namelen = sizeof(sockaddr_in);
+    h.msg_controllen = kRxControlBytes;
+    h.msg_flags = 0;
   }
   datagrams_.clear();
+  drops_ = 0;
   int got = ::recvmmsg(fd, hdrs_.data(), static_cast<unsigned>(n), MSG_DONTWAIT, nullptr);
+  dirty_ = got > 0 ? static_cast<size_t>(got) : 0;
   for (int k = 0; k < got; ++k) {
     msghdr& h = hdrs_[static_cast<size_t>(k)].msg_hdr;
     const uint32_t len = hdrs_[static_cast<size_t>(k)].msg_len;
     uint8_t* data = buffers_[static_cast<size_t>(k)].data();
     const uint32_t message = static_cast<uint32_t>(k);
+    uint32_t segment = 0;
+    for (cmsghdr* cm = CMSG_FIRSTHDR(&h); cm; cm = CMSG_NXTHDR(&h, cm)) {
+      if (cm->cmsg_level == SOL_UDP && cm->cmsg_type == UDP_GRO) {
+        int size = 0;
+        memcpy(&size, CMSG_DATA(cm), sizeof size);
+        if (size > 0) segment = static_cast<uint32_t>(size);
+      } else if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_RXQ_OVFL) {
+        uint32_t drops = 0;
+        memcpy(&drops, CMSG_DATA(cm), sizeof drops);
+        drops_ = std::max(drops_, drops);
+      }
+    }
     if (h.msg_flags & MSG_TRUNC) {
       datagrams_.push_back({data, len, true, message});
       continue;
     }
-    uint32_t segment = 0;
-    if (gro_) {
-      for (cmsghdr* cm = CMSG_FIRSTHDR(&h); cm; cm = CMSG_NXTHDR(&h, cm)) {
-        if (cm->cmsg_level == SOL_UDP && cm->cmsg_type == UDP_GRO) {
-          int size = 0;
-          memcpy(&size, CMSG_DATA(cm), sizeof size);
-          if (size > 0) segment = static_cast<uint32_t>(size);
-        }
-      }
-    }
-    if (segment == 0 || segment >= len) {
+    if (!gro_ || segment == 0 || segment >= len) {
       datagrams_.push_back({data, len, false, message});
       continue;
     }

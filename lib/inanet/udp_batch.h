@@ -87,6 +87,10 @@ class UdpBatchReceiver {
   // Turns on UDP_GRO for fd when offloads are enabled; false where the kernel
   // refuses it (the receiver then sees one datagram per message).
   static bool enableGro(int fd);
+  // Turns on SO_RXQ_OVFL for fd: the kernel then tells, with what it
+  // delivers, how many datagrams it dropped at the socket for a full
+  // receive buffer (socketDrops()). False where it refuses.
+  static bool enableDropCount(int fd);
 
   // `messages` per recvmmsg; each buffer holds `datagramBytes`, or a whole
   // segmented message (64 KiB) when `gro`.
@@ -98,9 +102,18 @@ class UdpBatchReceiver {
   std::span<Datagram> datagrams() { return datagrams_; }
   const sockaddr_in& from(const Datagram& d) const { return from_[d.message]; }
   size_t batch() const { return buffers_.size(); }
+  // Datagrams the kernel had dropped at the socket (receive buffer full)
+  // since it was opened, as the last receive()'s messages said: the counter
+  // of enableDropCount(), which comes only once the socket dropped one (0
+  // until then, for no message, and always without enableDropCount()). The
+  // counter is the socket's: a caller that reads several sockets keeps the
+  // highest per socket.
+  uint32_t socketDrops() const { return drops_; }
 
  private:
   bool gro_;
+  uint32_t drops_ = 0;
+  size_t dirty_ = 0;  // headers [0, dirty_) were written by the last recvmmsg
   std::vector<std::vector<uint8_t>> buffers_;
   std::vector<sockaddr_in> from_;
   std::vector<uint8_t> control_;

@@ -115,7 +115,8 @@ void DataThread::flush() {
       continue;
     }
     const uint8_t* b = output_.bytes(m);
-    const uint16_t job = m.length >= ina::kHeaderBytes ? static_cast<uint16_t>(b[2] << 8 | b[3]) : 0;
+    const uint16_t job =
+        m.length >= ina::kHeaderBytes ? static_cast<uint16_t>(b[2] << 8 | b[3]) : 0;
     if (!roceJobs_.count(job)) {
       plain_.push_back(m);
       continue;
@@ -279,6 +280,10 @@ void DataThread::receive(int fd, bool roce) {
   for (int round = 0; round < 64; ++round) {
     int got = rx_->receive(fd);
     if (got <= 0) break;
+    if (uint32_t& seen = dropsSeen_[roce ? 1 : 0]; rx_->socketDrops() > seen) {
+      socketDrops_.add(rx_->socketDrops() - seen);
+      seen = rx_->socketDrops();
+    }
     const std::span<ina::UdpBatchReceiver::Datagram> datagrams = rx_->datagrams();
     receivedMessages_.add(static_cast<uint64_t>(got));
     received_.add(datagrams.size());
@@ -286,8 +291,9 @@ void DataThread::receive(int fd, bool roce) {
     uint64_t now = nowMs();
     if (options_.capacityPps > 0) {
       auto t = std::chrono::steady_clock::now();
-      tokens_ = std::min(burst, tokens_ + options_.capacityPps *
-                                              std::chrono::duration<double>(t - lastRefill_).count());
+      tokens_ =
+          std::min(burst, tokens_ + options_.capacityPps *
+                                        std::chrono::duration<double>(t - lastRefill_).count());
       lastRefill_ = t;
     }
     for (const ina::UdpBatchReceiver::Datagram& d : datagrams) {
@@ -328,6 +334,8 @@ void DataThread::loop() {
   // Segmented receives on both sockets when the kernel has them.
   bool gro = ina::UdpBatchReceiver::enableGro(socket_.get());
   if (roceSocket_.valid()) gro = ina::UdpBatchReceiver::enableGro(roceSocket_.get()) && gro;
+  ina::UdpBatchReceiver::enableDropCount(socket_.get());
+  if (roceSocket_.valid()) ina::UdpBatchReceiver::enableDropCount(roceSocket_.get());
   rx_ = std::make_unique<ina::UdpBatchReceiver>(kBatch, ina::roce::kMaxDatagramBytes + 4, gro);
   if (raw_.receive.valid()) {
     rawRx_ = std::make_unique<ina::UdpBatchReceiver>(

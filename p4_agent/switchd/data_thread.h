@@ -72,6 +72,9 @@ class DataThread {
   // kernel's UDP segmentation offloads carry several in one.
   uint64_t receivedMessages() const { return receivedMessages_.get(); }
   uint64_t sentMessages() const { return sentMessages_.get(); }
+  // Datagrams the kernel dropped at this thread's sockets for a full receive
+  // buffer (SO_RXQ_OVFL; counted from the first one it reports).
+  uint64_t socketDrops() const { return socketDrops_.get(); }
   // --roce-raw: frames dropped for their ICRC, ring attachments taken and
   // refused, answers written into members' rings.
   uint64_t roceBadIcrc() const { return roceBadIcrc_.get(); }
@@ -113,7 +116,8 @@ class DataThread {
   uint64_t applied_ = 0;  // guarded by mu_
 
   Counter injectedDrops_, injectedSendDrops_, capacityDrops_, received_, sendErrors_;
-  Counter roceReceived_, roceMalformed_, receivedMessages_, sentMessages_;
+  Counter roceReceived_, roceMalformed_, receivedMessages_, sentMessages_, socketDrops_;
+  uint32_t dropsSeen_[2] = {0, 0};  // the kernel's counter per socket (native, RoCEv2)
   Counter roceBadIcrc_, roceAttached_, roceAttachRefused_, roceNicSent_;
   // A member's ring, by job << 8 | worker; kept only while the job's token
   // is the one it attached under (a new job with the same id drops it).

@@ -4,6 +4,7 @@
 #include <linux/filter.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 
@@ -198,7 +199,7 @@ class ShardedDataPlane : public DataPlane {
     uint64_t received = 0, contributions = 0, overflows = 0, sent = 0, injected = 0, capacity = 0,
              sendErrors = 0, sendInjected = 0, roceReceived = 0, roceMalformed = 0,
              receiveMessages = 0, sendMessages = 0, roceBadIcrc = 0, roceAttached = 0,
-             roceAttachRefused = 0, roceNicSent = 0;
+             roceAttachRefused = 0, roceNicSent = 0, socketDrops = 0;
     for (const auto& t : threads_) {
       const PipelineStats& s = t->pipeline().stats();
       for (size_t i = 0; i < verdicts.size(); ++i) verdicts[i] += s.verdicts[i].get();
@@ -219,6 +220,7 @@ class ShardedDataPlane : public DataPlane {
       roceNicSent += t->roceNicSent();
       receiveMessages += t->receivedMessages();
       sendMessages += t->sentMessages();
+      socketDrops += t->socketDrops();
     }
     std::string json = "{";
     auto field = [&json](const char* prefix, const char* name, uint64_t v) {
@@ -245,6 +247,16 @@ class ShardedDataPlane : public DataPlane {
     field("", "roce_nic_sent", roceNicSent);
     field("", "receive_messages", receiveMessages);
     field("", "send_messages", sendMessages);
+    field("", "socket_drops", socketDrops);
+    // The process's CPU time (every thread, from its own rusage): what the
+    // data plane costs per byte even on a loaded machine.
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    auto micros = [](const timeval& t) {
+      return static_cast<uint64_t>(t.tv_sec) * 1000000 + static_cast<uint64_t>(t.tv_usec);
+    };
+    field("", "cpu_user_us", micros(ru.ru_utime));
+    field("", "cpu_system_us", micros(ru.ru_stime));
     for (size_t i = 0; i < verdicts.size(); ++i) {
       field("", verdictName(static_cast<Verdict>(i)), verdicts[i]);
     }

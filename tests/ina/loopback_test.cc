@@ -208,41 +208,41 @@ TEST(InaLoopback, ReduceScatterSendsEachSliceToItsPort) {
     }
   }
   for (const bool markers : {false, true})
-  for (rinaDataType_t type : {rinaInt32, rinaFloat32}) {
-    std::vector<std::vector<uint8_t>> in(3, std::vector<uint8_t>(count * 4));
-    for (int w = 0; w < 3; ++w) {
+    for (rinaDataType_t type : {rinaInt32, rinaFloat32}) {
+      std::vector<std::vector<uint8_t>> in(3, std::vector<uint8_t>(count * 4));
+      for (int w = 0; w < 3; ++w) {
+        for (size_t i = 0; i < count; ++i) {
+          int32_t v = static_cast<int32_t>((i * 7 + static_cast<size_t>(w) * 1000) % 4096) - 2048;
+          if (type == rinaFloat32) {
+            float f = static_cast<float>(v);
+            std::memcpy(in[w].data() + 4 * i, &f, 4);
+          } else {
+            std::memcpy(in[w].data() + 4 * i, &v, 4);
+          }
+        }
+      }
+      auto buf = in;
+      std::vector<Status> st;
+      std::vector<InaCallResult> res;
+      rack->reduceScatter(buf, count, type, roles, &st, &res, markers);
+      expectAllOk(st, res);
+      auto valueAt = [&](const std::vector<uint8_t>& b, size_t i) -> int64_t {
+        if (type == rinaInt32) return int32At(b, i);
+        float f;
+        std::memcpy(&f, b.data() + 4 * i, 4);
+        return static_cast<int64_t>(f);
+      };
       for (size_t i = 0; i < count; ++i) {
-        int32_t v = static_cast<int32_t>((i * 7 + static_cast<size_t>(w) * 1000) % 4096) - 2048;
-        if (type == rinaFloat32) {
-          float f = static_cast<float>(v);
-          std::memcpy(in[w].data() + 4 * i, &f, 4);
-        } else {
-          std::memcpy(in[w].data() + 4 * i, &v, 4);
+        int64_t sum = 0;
+        for (int w = 0; w < 3; ++w) sum += valueAt(in[w], i);
+        const int o = owner[i / P];
+        for (int w = 0; w < 3; ++w) {
+          const int64_t want = o < 0 || o == w ? sum : valueAt(in[w], i);
+          ASSERT_EQ(valueAt(buf[w], i), want)
+              << "type " << type << " markers " << markers << " worker " << w << " elem " << i;
         }
       }
     }
-    auto buf = in;
-    std::vector<Status> st;
-    std::vector<InaCallResult> res;
-    rack->reduceScatter(buf, count, type, roles, &st, &res, markers);
-    expectAllOk(st, res);
-    auto valueAt = [&](const std::vector<uint8_t>& b, size_t i) -> int64_t {
-      if (type == rinaInt32) return int32At(b, i);
-      float f;
-      std::memcpy(&f, b.data() + 4 * i, 4);
-      return static_cast<int64_t>(f);
-    };
-    for (size_t i = 0; i < count; ++i) {
-      int64_t sum = 0;
-      for (int w = 0; w < 3; ++w) sum += valueAt(in[w], i);
-      const int o = owner[i / P];
-      for (int w = 0; w < 3; ++w) {
-        const int64_t want = o < 0 || o == w ? sum : valueAt(in[w], i);
-        ASSERT_EQ(valueAt(buf[w], i), want)
-            << "type " << type << " markers " << markers << " worker " << w << " elem " << i;
-      }
-    }
-  }
 }
 
 // What port markers save: with no loss, a worker of a reduce-scatter over
@@ -436,6 +436,42 @@ TEST_P(InaLoss, CorrectUnderInjectedLossAndRetransmissionsCounted) {
 }
 
 INSTANTIATE_TEST_SUITE_P(DropRates, InaLoss, ::testing::Values("0.01", "0.05"));
+
+// A switch that takes fewer datagrams per second than the workers offer
+// (--capacity-pps: a token bucket that drops what exceeds it, a link with a
+// small queue) makes the workers back off: their windows shrink below the
+// granted slots, the sums stay exact, and no slice falls back to the hosts.
+TEST(InaLoopback, WorkersBackOffFromASwitchThatDropsWhatItCannotTake) {
+  SwitchdProcess sw({"--slots", "128", "--capacity-pps", "20000", "--seed", "5"});
+  ASSERT_TRUE(sw.ready());
+  const int k = 4;
+  RackOptions ro;
+  ro.slots = 32;
+  std::unique_ptr<Rack> rack;
+  ASSERT_TRUE(Rack::create(sw, k, ro, &rack).ok());
+  const size_t count = 1024 * size_t{rack->grant().payloadElems};
+  auto in = int32Inputs(k, count, 900);
+  auto buf = in;
+  std::vector<Status> st;
+  std::vector<InaCallResult> res;
+  rack->allreduce(buf, count, rinaInt32, &st, &res);
+  expectAllOk(st, res);
+  expectInt32Sum(in, buf, count);
+  uint64_t cuts = 0, sent = 0;
+  uint32_t smallest = UINT32_MAX;
+  for (const InaCallResult& r : res) {
+    cuts += r.stats.windowCuts;
+    sent += r.stats.datagramsSent;
+    smallest = std::min(smallest, r.stats.smallestWindow);
+  }
+  EXPECT_GT(sw.statsField("capacity_drops"), 0);
+  EXPECT_GT(totalRetransmissions(res), 0u);
+  EXPECT_GT(cuts, 0u);
+  EXPECT_LT(smallest, ro.slots);
+  EXPECT_EQ(sent, k * sliceCount(count, rack->grant().payloadElems));
+  RecordProperty("window_cuts", std::to_string(cuts));
+  RecordProperty("smallest_window", std::to_string(smallest));
+}
 
 // Someone who read a job's token and its next seqs off the wire sends
 // contributions for workers 0 and 1 ahead of them, from another loopback

@@ -1,0 +1,92 @@
+#include "ina/congestion.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace rina::ina {
+
+void CongestionWindow::reset(const std::vector<uint32_t>& slotsPerPort, bool enabled) {
+  enabled_ = enabled;
+  ports_.assign(slotsPerPort.size(), Port{});
+  for (size_t p = 0; p < ports_.size(); ++p) {
+    ports_[p].ceiling = std::max<uint32_t>(1, slotsPerPort[p]);
+    ports_[p].window = ports_[p].ceiling;
+    noteSmallest(ports_[p].ceiling);
+  }
+}
+
+uint32_t CongestionWindow::limit(uint32_t p) const {
+  const Port& port = ports_[p];
+  if (!enabled_) return port.ceiling;
+  return std::clamp<uint32_t>(static_cast<uint32_t>(port.window), 1, port.ceiling);
+}
+
+void CongestionWindow::done(uint32_t p, bool result) {
+  Port& port = ports_[p];
+  if (port.inFlight > 0) port.inFlight--;
+  // Additive increase: one datagram per window of answers.
+  if (result && port.window < port.ceiling) {
+    port.window = std::min<double>(port.ceiling, port.window + 1.0 / port.window);
+  }
+}
+
+void CongestionWindow::lost(uint32_t p, uint32_t seq, Clock::time_point firstSent,
+                            Clock::time_point now) {
+  Port& port = ports_[p];
+  // Sent before the last cut: sent under the old window, the same event.
+  if (!enabled_ || firstSent < port.lastCut) return;
+  port.windowBeforeCut = port.window;
+  port.window = std::max(1.0, std::floor(port.window / 2));
+  port.lastCut = now;
+  port.cutSeq = seq;
+  port.cutUndoable = true;
+  stats_.cuts++;
+  noteSmallest(static_cast<uint32_t>(port.window));
+}
+
+void CongestionWindow::spurious(uint32_t p, uint32_t seq) {
+  Port& port = ports_[p];
+  if (!port.cutUndoable || port.cutSeq != seq) return;
+  port.cutUndoable = false;
+  port.window = std::max(port.window, port.windowBeforeCut);
+  stats_.undos++;
+}
+
+void CongestionWindow::noteSmallest(uint32_t w) {
+  if (stats_.smallestWindow == 0 || w < stats_.smallestWindow) stats_.smallestWindow = w;
+}
+
+void Pacer::configure(double bytesPerSec, double burstBytes) {
+  rate_ = std::max(0.0, bytesPerSec);
+  burst_ = std::max(0.0, burstBytes);
+  tokens_ = burst_;
+  last_ = Clock::now();
+}
+
+double Pacer::tokensAt(Clock::time_point now) const {
+  const double elapsed = std::chrono::duration<double>(now - last_).count();
+  return std::min(burst_, tokens_ + rate_ * std::max(0.0, elapsed));
+}
+
+bool Pacer::take(size_t bytes, Clock::time_point now) {
+  if (rate_ <= 0) return true;
+  const double have = tokensAt(now);
+  // A datagram larger than the burst still goes once the bucket is full.
+  if (have < static_cast<double>(bytes) && have < burst_) {
+    holds_++;
+    return false;
+  }
+  tokens_ = have - static_cast<double>(bytes);
+  last_ = now;
+  return true;
+}
+
+int64_t Pacer::waitUs(size_t bytes, Clock::time_point now) const {
+  if (rate_ <= 0) return 0;
+  const double have = tokensAt(now);
+  const double need = std::min(static_cast<double>(bytes), burst_) - have;
+  if (need <= 0) return 0;
+  return static_cast<int64_t>(std::ceil(need / rate_ * 1e6));
+}
+
+}  // namespace rina::ina
