@@ -57,10 +57,16 @@ int benchmarkOnComm(const Options& options, const BenchSetup& setup, RankGroup& 
     s.size = sizeof s;
     checkRina(rinaCommGetStats(comm, &s), comm, "rinaCommGetStats");
     auto sum = [&](uint64_t v) { return group.sumOverRanks(static_cast<int64_t>(v)); };
-    const int64_t calls[] = {sum(s.callsRing), sum(s.callsRd), sum(s.callsHier), sum(s.callsRina),
-                             sum(s.callsPsIna), sum(s.callsOneShot)};
+    const int64_t calls[] = {sum(s.callsRing), sum(s.callsRd),    sum(s.callsHier),
+                             sum(s.callsRina), sum(s.callsPsIna), sum(s.callsOneShot)};
     const int64_t ina[] = {sum(s.inaCalls), sum(s.inaRetransmissions), sum(s.inaHostSlices),
                            sum(s.inaFallbacks), sum(s.inaRegrants)};
+    // What the INA datagrams met: first sends, resends by cause (overtaken
+    // by later answers, or the retransmission timer), answers that came
+    // twice (the first copy was only late), kernel drops at the ranks' INA
+    // sockets, window halvings.
+    const int64_t sends[] = {sum(s.inaDatagrams), sum(s.inaFastRetransmissions),
+                             sum(s.inaLateAnswers), sum(s.inaSocketDrops), sum(s.inaWindowCuts)};
     // Which transports carried the bytes (rinaLinkStats_t::transport): the
     // RDMA tests read this line to see that verbs, not sockets, moved them.
     const char* const kTransports[] = {"verbs", "socket", "shm"};
@@ -84,14 +90,23 @@ int benchmarkOnComm(const Options& options, const BenchSetup& setup, RankGroup& 
                   static_cast<long long>(transportBytes[1]),
                   static_cast<long long>(transportBytes[2]));
       std::printf(
-          "# rina calls, all ranks: ring %lld rd %lld oneshot %lld hier %lld rina %lld ps-ina %lld\n"
+          "# rina calls, all ranks: ring %lld rd %lld oneshot %lld hier %lld rina %lld ps-ina "
+          "%lld\n"
           "# rina INA, all ranks: switch calls %lld retransmissions %lld host slices %lld "
           "fallbacks %lld regrants %lld\n",
           static_cast<long long>(calls[0]), static_cast<long long>(calls[1]),
-          static_cast<long long>(calls[5]), static_cast<long long>(calls[2]), static_cast<long long>(calls[3]),
-          static_cast<long long>(calls[4]), static_cast<long long>(ina[0]),
-          static_cast<long long>(ina[1]), static_cast<long long>(ina[2]),
-          static_cast<long long>(ina[3]), static_cast<long long>(ina[4]));
+          static_cast<long long>(calls[5]), static_cast<long long>(calls[2]),
+          static_cast<long long>(calls[3]), static_cast<long long>(calls[4]),
+          static_cast<long long>(ina[0]), static_cast<long long>(ina[1]),
+          static_cast<long long>(ina[2]), static_cast<long long>(ina[3]),
+          static_cast<long long>(ina[4]));
+      std::printf(
+          "# rina INA sends, all ranks: first %lld resent %lld (fast %lld, by timer %lld) late "
+          "answers %lld socket drops %lld window cuts %lld\n",
+          static_cast<long long>(sends[0]), static_cast<long long>(ina[1]),
+          static_cast<long long>(sends[1]), static_cast<long long>(ina[1] - sends[1]),
+          static_cast<long long>(sends[2]), static_cast<long long>(sends[3]),
+          static_cast<long long>(sends[4]));
       std::printf("# rina plans: epoch %llu replans %llu checks %llu\n",
                   static_cast<unsigned long long>(s.planEpoch),
                   static_cast<unsigned long long>(s.replans),

@@ -141,7 +141,7 @@ RINA_API rinaResult_t rinaCommSetAlgorithm(rinaComm_t comm, const char* algorith
  * Forward compatible: set `size` to sizeof(rinaCommStats_t) before the
  * call; the library writes only the fields that fit in `size` and reports
  * its own layout in `version`. New fields are only ever appended. */
-#define RINA_COMM_STATS_VERSION 5
+#define RINA_COMM_STATS_VERSION 6
 typedef struct {
   size_t size;      /* in: sizeof(rinaCommStats_t) of the caller */
   uint32_t version; /* out: RINA_COMM_STATS_VERSION of the library */
@@ -179,6 +179,16 @@ typedef struct {
   uint64_t recvs;          /* messages: rinaRecv, rinaRecvTagged */
   uint64_t p2pBytesSent;
   uint64_t p2pBytesReceived;
+  /* version 6: what this rank's INA datagrams met (inaRetransmissions counts
+   * every resend) */
+  uint64_t inaDatagrams;           /* first sends */
+  uint64_t inaFastRetransmissions; /* resends of datagrams overtaken by later answers
+                                      (the rest waited for the retransmission timer) */
+  uint64_t inaLateAnswers;         /* answers that came twice for a resent datagram: its
+                                      first copy was only late, not lost */
+  uint64_t inaSocketDrops;         /* answers the kernel dropped at this rank's INA socket
+                                      for a full receive buffer */
+  uint64_t inaWindowCuts;          /* halvings of the window of datagrams in flight */
 } rinaCommStats_t;
 
 /* Fills stats (see rinaCommStats_t); rinaInvalidArgument when stats is NULL

@@ -35,6 +35,11 @@ struct CommStats {
   uint64_t inaRetransmissions = 0;
   uint64_t inaHostSlices = 0;
   uint64_t inaRegrants = 0;
+  uint64_t inaDatagrams = 0;
+  uint64_t inaFastRetransmissions = 0;
+  uint64_t inaLateAnswers = 0;
+  uint64_t inaSocketDrops = 0;
+  uint64_t inaWindowCuts = 0;
   // Connections closed because a new plan no longer needed them: their
   // bytes stay in rinaCommGetStats' totals.
   uint64_t closedBytesSent = 0;

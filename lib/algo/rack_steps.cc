@@ -23,6 +23,11 @@ Status runTask(RackCall& call, RackTask& task) {
 void countInaCall(Context& ctx, const ina::InaCallStats& s, size_t hostSlices) {
   ctx.stats().inaCalls++;
   ctx.stats().inaRetransmissions += s.retransmissions;
+  ctx.stats().inaDatagrams += s.datagramsSent;
+  ctx.stats().inaFastRetransmissions += s.fastRetransmissions;
+  ctx.stats().inaLateAnswers += s.lateAnswers;
+  ctx.stats().inaSocketDrops += s.socketDrops;
+  ctx.stats().inaWindowCuts += s.windowCuts;
   ctx.stats().inaHostSlices += hostSlices;
 }
 

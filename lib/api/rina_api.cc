@@ -247,6 +247,11 @@ rinaResult_t rinaCommGetStats(const rinaComm_t comm, rinaCommStats_t* stats) {
   full.inaRetransmissions = c.inaRetransmissions;
   full.inaHostSlices = c.inaHostSlices;
   full.inaRegrants = c.inaRegrants;
+  full.inaDatagrams = c.inaDatagrams;
+  full.inaFastRetransmissions = c.inaFastRetransmissions;
+  full.inaLateAnswers = c.inaLateAnswers;
+  full.inaSocketDrops = c.inaSocketDrops;
+  full.inaWindowCuts = c.inaWindowCuts;
   full.bytesSent = c.closedBytesSent;
   full.bytesReceived = c.closedBytesReceived;
   for (const rina::comm::LinkRate& l : rina::comm::localLinkRates(*comm->impl)) {

@@ -51,7 +51,7 @@ class BroadcastRoot : public PumpCall, private SliceWindow::Source {
   void onStray(const Header& h) override {
     if (h.type != Type::kResult && h.type != Type::kNack) return;
     window_.stats().staleResults++;
-    if (pump_.lateCopy(h)) window_.stats().lateAnswers++;
+    window_.noteLateCopy(h);
   }
 
  private:

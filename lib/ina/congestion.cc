@@ -30,11 +30,11 @@ void CongestionWindow::done(uint32_t p, bool result) {
   }
 }
 
-void CongestionWindow::lost(uint32_t p, uint32_t seq, Clock::time_point firstSent,
+bool CongestionWindow::lost(uint32_t p, uint32_t seq, Clock::time_point firstSent,
                             Clock::time_point now) {
   Port& port = ports_[p];
   // Sent before the last cut: sent under the old window, the same event.
-  if (!enabled_ || firstSent < port.lastCut) return;
+  if (!enabled_ || firstSent < port.lastCut) return false;
   port.windowBeforeCut = port.window;
   port.window = std::max(1.0, std::floor(port.window / 2));
   port.lastCut = now;
@@ -42,14 +42,16 @@ void CongestionWindow::lost(uint32_t p, uint32_t seq, Clock::time_point firstSen
   port.cutUndoable = true;
   stats_.cuts++;
   noteSmallest(static_cast<uint32_t>(port.window));
+  return true;
 }
 
-void CongestionWindow::spurious(uint32_t p, uint32_t seq) {
+bool CongestionWindow::spurious(uint32_t p, uint32_t seq) {
   Port& port = ports_[p];
-  if (!port.cutUndoable || port.cutSeq != seq) return;
+  if (!port.cutUndoable || port.cutSeq != seq) return false;
   port.cutUndoable = false;
   port.window = std::max(port.window, port.windowBeforeCut);
   stats_.undos++;
+  return true;
 }
 
 void CongestionWindow::noteSmallest(uint32_t w) {

@@ -51,11 +51,11 @@ class CongestionWindow {
   void done(uint32_t p, bool result);
   // A datagram of port p first sent at `firstSent` was lost (it is resent
   // now, at `now`): halves the window unless this congestion event already
-  // did. seq names it, for undo().
-  void lost(uint32_t p, uint32_t seq, Clock::time_point firstSent, Clock::time_point now);
+  // did; true when it did. seq names it, for spurious().
+  bool lost(uint32_t p, uint32_t seq, Clock::time_point firstSent, Clock::time_point now);
   // Both copies of seq came back: its resend was not needed. Undoes the cut
-  // it made, if it made the last one of its port.
-  void spurious(uint32_t p, uint32_t seq);
+  // it made, if it made the last one of its port; true when it did.
+  bool spurious(uint32_t p, uint32_t seq);
 
   size_t ports() const { return ports_.size(); }
   const CongestionStats& stats() const { return stats_; }

@@ -207,26 +207,22 @@ void DatagramPump::sampleRtt(const InFlight& e, Clock::time_point now) {
   if (!e.retransmitted) rto_.sample(microsBetween(e.sentAt, now));
 }
 
-DatagramPump::Mark DatagramPump::mark() const {
-  return Mark{socketDrops_, congestion_.stats().cuts, congestion_.stats().undos, pacer_.holds()};
-}
-
-void DatagramPump::endCall(const Mark& since, InaCallStats* stats) const {
-  stats->socketDrops = socketDrops_ - since.socketDrops;
-  stats->windowCuts = congestion_.stats().cuts - since.cuts;
-  stats->windowUndos = congestion_.stats().undos - since.undos;
-  stats->pacedHolds = pacer_.holds() - since.pacedHolds;
+void DatagramPump::endCall(InaCallStats* stats) {
+  stats->socketDrops = socketDrops_ - reportedDrops_;
+  stats->pacedHolds = pacer_.holds() - reportedHolds_;
+  reportedDrops_ = socketDrops_;
+  reportedHolds_ = pacer_.holds();
   stats->rtoUs = rto_.rtoUs();
   stats->srttUs = rto_.srttUs();
 }
 
-bool DatagramPump::lateCopy(const Header& h) {
+bool DatagramPump::lateCopy(const Header& h, bool* undone) {
   const uint32_t w = h.slot - grant_.base;
   if (h.slot < grant_.base || w >= window_ || h.type != Type::kResult) return false;
   InFlight& e = slots_[w];
   if (e.busy || e.seq != h.seq || !e.retransmitted || e.lateCounted) return false;
   e.lateCounted = true;
-  congestion_.spurious(portOf(w), e.seq);
+  *undone = congestion_.spurious(portOf(w), e.seq);
   return true;
 }
 
@@ -234,6 +230,7 @@ void DatagramPump::attach(PumpCall& c) {
   calls_.push_back(&c);
   std::deque<std::vector<uint8_t>> early;
   early.swap(early_);
+  answerTime_ = Clock::now();
   for (const auto& d : early) route(d.data(), d.size());
 }
 
@@ -265,6 +262,7 @@ void DatagramPump::receive() {
     const int got = rx_->receive(socket_.get());
     if (got <= 0) break;
     socketDrops_ = std::max<uint64_t>(socketDrops_, rx_->socketDrops());
+    answerTime_ = Clock::now();
     for (UdpBatchReceiver::Datagram& d : rx_->datagrams()) {
       if (d.truncated) continue;
       // A RoCEv2 answer (its first byte is the BTH opcode, never a native
@@ -290,6 +288,7 @@ void DatagramPump::receive() {
   });
   if (!s.ok()) RINA_WARN("%s%s", context().c_str(), s.message().c_str());
   size_t at = 0;
+  if (!nicLengths_.empty()) answerTime_ = Clock::now();
   for (uint32_t len : nicLengths_) {
     route(nicBytes_.data() + at, len);
     at += len;

@@ -194,18 +194,15 @@ class DatagramPump {
   Pacer& pacer() { return pacer_; }
   // A stale answer: when it is the second copy of a seq this worker resent
   // (its slot's last datagram, already answered), counts it once as a late
-  // answer, tells the congestion window its cut was not needed, and
-  // returns true.
-  bool lateCopy(const Header& h);
+  // answer, tells the congestion window its cut was not needed (*undone
+  // when that undid a cut), and returns true.
+  bool lateCopy(const Header& h, bool* undone);
   // Answers the kernel dropped at the socket so far (SO_RXQ_OVFL).
   uint64_t socketDrops() const { return socketDrops_; }
-  // The pump's counters at a call's start, and the call's share of them
-  // (and the timer's state) into its stats at its end.
-  struct Mark {
-    uint64_t socketDrops = 0, cuts = 0, undos = 0, pacedHolds = 0;
-  };
-  Mark mark() const;
-  void endCall(const Mark& since, InaCallStats* stats) const;
+  // A call ends: the pump's own counts not yet given to a call (socket
+  // drops, paced holds; calls side by side share the pump, so each count
+  // goes to one call only) and the timer's state into its stats.
+  void endCall(InaCallStats* stats);
 
   // Sends the batch (stamping each send time); an error only for a broken
   // path, prefixed with context() and what.
@@ -224,6 +221,9 @@ class DatagramPump {
   // Reads every answer waiting on the socket and in the sender and hands
   // each on. Never blocks.
   void receive();
+  // When the answers being handed on were read (one clock reading per
+  // batch, not per answer).
+  Clock::time_point answerTime() const { return answerTime_; }
   // Sleeps until the socket is readable, for at most ms.
   void waitReadable(int ms) const;
 
@@ -246,6 +246,8 @@ class DatagramPump {
   CongestionWindow congestion_;
   Pacer pacer_;
   uint64_t socketDrops_ = 0;
+  Clock::time_point answerTime_{};
+  uint64_t reportedDrops_ = 0, reportedHolds_ = 0;  // given to calls by endCall()
   std::unique_ptr<UdpBatchReceiver> rx_;  // answers, segmented receives where the kernel has them
   std::vector<uint8_t> rxScratch_;        // a RoCEv2 answer on its way to the native layout
   std::vector<OutDatagram> out_;

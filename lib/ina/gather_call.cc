@@ -62,8 +62,11 @@ Status GatherCall::create(DatagramPump& pump, void* buffer, const InaGatherOptio
   g->lastEcho_ = Clock::now();
   g->loss_.start(g->lastEcho_);
   g->nextLossScan_ = g->lastEcho_;
-  g->mark_ = pump.mark();
   g->stats_.slices = options.slices->size();
+  g->stats_.smallestWindow = UINT32_MAX;
+  for (uint32_t port = 0; port < pump.congestion().ports(); ++port) {
+    g->stats_.smallestWindow = std::min(g->stats_.smallestWindow, pump.congestion().limit(port));
+  }
   pump.attach(*g);
   *out = std::move(g);
   return Status();
@@ -90,10 +93,14 @@ void GatherCall::onAnswer(const Header& h, const uint8_t* payload) {
     InFlight& e = pump_.slot(slotOf(me_, j));
     if (!e.busy || e.seq != h.seq) {
       stats_.staleResults++;
-      if (pump_.lateCopy(h)) stats_.lateAnswers++;
+      bool undone = false;
+      if (pump_.lateCopy(h, &undone)) {
+        stats_.lateAnswers++;
+        stats_.windowUndos += undone ? 1 : 0;
+      }
       return;
     }
-    const Clock::time_point now = Clock::now();
+    const Clock::time_point now = pump_.answerTime();
     const uint32_t port = pump_.portOf(e.slot);
     pump_.sampleRtt(e, now);
     pump_.congestion().done(port, true);
@@ -201,7 +208,11 @@ Status GatherCall::pass(bool* moved) {
     const LossRecovery::Found found = loss_.find(busy_, now, &batch_);
     nextLossScan_ = found.next;
     stats_.fastRetransmissions += found.fast;
+    stats_.windowCuts += found.cuts;
     if (found.timerFired) pump_.backoff();
+    for (uint32_t port = 0; port < pump_.congestion().ports(); ++port) {
+      stats_.smallestWindow = std::min(stats_.smallestWindow, pump_.congestion().limit(port));
+    }
   }
   if (!batch_.empty()) {
     stats_.retransmissions += batch_.size();
@@ -235,7 +246,7 @@ Status GatherCall::finish(InaGatherResult* result) {
               result->missingSlices.size(), have_.size());
   }
   result->stats = stats_;
-  pump_.endCall(mark_, &result->stats);
+  pump_.endCall(&result->stats);
   return status_;
 }
 

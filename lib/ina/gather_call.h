@@ -98,7 +98,6 @@ class GatherCall : public PumpCall {
   LossRecovery loss_;  // this root's slices
   Clock::time_point nextLossScan_;
   bool paced_ = false;
-  DatagramPump::Mark mark_;
   InaCallStats stats_;
   std::vector<int32_t> words_;
   std::vector<InFlight*> batch_;

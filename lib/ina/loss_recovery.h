@@ -46,6 +46,7 @@ class LossRecovery {
   struct Found {
     uint64_t fast = 0;      // overtaken datagrams
     uint64_t timeouts = 0;  // the timer's and the recovery's after it
+    uint64_t cuts = 0;      // of the congestion window
     bool timerFired = false;
     Clock::time_point next;  // when to look again, at the latest
   };
@@ -64,7 +65,7 @@ class LossRecovery {
     uint32_t recoveryAnswers = 0;
     uint32_t recoveryResends = 0;
   };
-  void lose(InFlight& e, Clock::time_point now, std::vector<InFlight*>* resend);
+  void lose(InFlight& e, Clock::time_point now, std::vector<InFlight*>* resend, Found* f);
 
   DatagramPump& pump_;
   std::vector<Port> ports_;

@@ -252,7 +252,7 @@ void ReduceCall::onAnswer(const Header& h, const uint8_t* payload) {
 void ReduceCall::onStray(const Header& h) {
   if (h.type != Type::kResult && h.type != Type::kNack) return;
   window_.stats().staleResults++;
-  if (pump_.lateCopy(h)) window_.stats().lateAnswers++;
+  window_.noteLateCopy(h);
 }
 
 void ReduceCall::store(uint32_t i, const Header& h, const uint8_t* payload) {

@@ -31,16 +31,15 @@ void SliceWindow::begin() {
   lastProgress_ = Clock::now();
   nextTimeoutScan_ = lastProgress_;
   loss_.start(lastProgress_);
-  mark_ = pump_.mark();
   stats_.smallestWindow = UINT32_MAX;
   for (uint32_t p = 0; p < pump_.congestion().ports(); ++p) {
     stats_.smallestWindow = std::min(stats_.smallestWindow, pump_.congestion().limit(p));
   }
 }
 
-InaCallStats SliceWindow::finalStats() const {
+InaCallStats SliceWindow::finalStats() {
   InaCallStats s = stats_;
-  pump_.endCall(mark_, &s);
+  pump_.endCall(&s);
   return s;
 }
 
@@ -117,16 +116,23 @@ int SliceWindow::waitMs() const {
   return static_cast<int>(std::min<int64_t>(waitUs / 1000 + 1, 50));
 }
 
+void SliceWindow::noteLateCopy(const Header& h) {
+  bool undone = false;
+  if (!pump_.lateCopy(h, &undone)) return;
+  stats_.lateAnswers++;
+  stats_.windowUndos += undone ? 1 : 0;
+}
+
 SliceWindow::Answer SliceWindow::take(const Header& h, uint32_t* r) {
   *r = h.seq - base_;
   const uint32_t w = slotOf(h.seq);
   InFlight& e = pump_.slot(w);
   if (*r >= total_ || !e.busy || e.seq != h.seq || h.slot != pump_.grant().base + w) {
     stats_.staleResults++;
-    if (pump_.lateCopy(h)) stats_.lateAnswers++;
+    noteLateCopy(h);
     return Answer::kStale;
   }
-  const Clock::time_point now = Clock::now();
+  const Clock::time_point now = pump_.answerTime();
   const uint32_t port = pump_.portOf(w);
   e.busy = false;
   completed_++;
@@ -172,6 +178,7 @@ Status SliceWindow::resendLate() {
   const LossRecovery::Found found = loss_.find(busy_, now, &batch_);
   for (InFlight* e : batch_) padPortMarker(*e, pump_.grant().payloadElems);
   stats_.fastRetransmissions += found.fast;
+  stats_.windowCuts += found.cuts;
   if (!batch_.empty()) {
     if (found.timerFired) pump_.backoff();
     stats_.retransmissions += batch_.size();

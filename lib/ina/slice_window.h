@@ -55,7 +55,10 @@ class SliceWindow {
   InaCallStats& stats() { return stats_; }
   const InaCallStats& stats() const { return stats_; }
   // The call's stats with the pump's share (timer, drops, window) filled in.
-  InaCallStats finalStats() const;
+  InaCallStats finalStats();
+  // A stale answer: counts it as a late answer when it is the second copy
+  // of a datagram this worker resent (DatagramPump::lateCopy).
+  void noteLateCopy(const Header& h);
 
   // One pass that never blocks: sends what the window allows, takes what
   // arrived, resends what is late; *moved when anything went or came.
@@ -83,7 +86,6 @@ class SliceWindow {
   bool paced_ = false;     // the pacer held the next first send back
   Clock::time_point lastProgress_;
   Clock::time_point nextTimeoutScan_;
-  DatagramPump::Mark mark_;
   InaCallStats stats_;
   std::vector<InFlight*> batch_;
   std::vector<InFlight*> busy_;  // in resendLate()

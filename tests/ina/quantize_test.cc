@@ -5,9 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <iterator>
 #include <random>
 #include <vector>
 
+#include "ina/quantize_kernels.h"
 #include "rina/ina_wire.h"
 
 namespace rina::ina {
@@ -65,6 +68,43 @@ TEST(Quantize, SumOfQuantizedSlicesIsWithinTheDocumentedBound) {
       for (auto& v : in) exact += v[i];
       double allowed = bound + std::fabs(exact) * 0x1p-24 + 1e-300;
       EXPECT_LE(std::fabs(y[i] - exact), allowed) << "k=" << k << " i=" << i;
+    }
+  }
+}
+
+// The AVX2 loops give the scalar loops' bits (the scalar ones are the
+// reference: plain per-element code), on every length from 0 to 70 (the
+// vector tails) and on special values anywhere in the slice.
+TEST(Quantize, VectorKernelsGiveTheScalarBits) {
+  if (!detail::cpuHasAvx2()) GTEST_SKIP() << "no AVX2 on this CPU";
+  EXPECT_STREQ(detail::quantizeIsaName(), "avx2");
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  const float specials[] = {0.0f,     -0.0f,     0x1p-149f, -0x1p-140f, 0x1p125f, 0x1.fffffep125f,
+                            0x1p126f, -0x1p127f, INFINITY,  NAN};
+  for (size_t n = 0; n <= 70; ++n) {
+    for (int trial = 0; trial < 40; ++trial) {
+      std::vector<float> x(n);
+      const float scale = std::ldexp(1.0f, static_cast<int>(rng() % 60) - 30);
+      for (float& v : x) v = unit(rng) * scale;
+      if (n > 0 && trial % 2 == 1) x[rng() % n] = specials[rng() % std::size(specials)];
+      uint32_t a = 0, b = 0;
+      const bool okScalar = detail::maxMagnitudeBitsScalar(x.data(), n, &a);
+      const bool okVector = detail::maxMagnitudeBitsAvx2(x.data(), n, &b);
+      ASSERT_EQ(okScalar, okVector) << "n " << n << " trial " << trial;
+      if (!okScalar) continue;
+      ASSERT_EQ(a, b) << "n " << n << " trial " << trial;
+      const int8_t E = sliceExponent(x.data(), n);
+      if (E == kExponentZero) continue;
+      const double s = std::ldexp(1.0, fractionBits(3) - E);
+      std::vector<int32_t> qs(n), qv(n);
+      detail::quantizeScalar(x.data(), n, s, qs.data());
+      detail::quantizeAvx2(x.data(), n, s, qv.data());
+      ASSERT_EQ(qs, qv) << "n " << n << " trial " << trial;
+      std::vector<float> ys(n), yv(n);
+      detail::dequantizeScalar(qs.data(), n, 1 / s, ys.data());
+      detail::dequantizeAvx2(qs.data(), n, 1 / s, yv.data());
+      ASSERT_EQ(0, std::memcmp(ys.data(), yv.data(), 4 * n)) << "n " << n << " trial " << trial;
     }
   }
 }

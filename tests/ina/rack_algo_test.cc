@@ -469,9 +469,14 @@ TEST(RackStats, CountsCallsAndRejectsSmallSize) {
     EXPECT_EQ(s.inaFallbacks, 0u);
     if (rank < 2) {
       EXPECT_GT(s.inaCalls, 0u) << "rank " << rank;
+      // Every switch call of this rank sent at least one datagram.
+      EXPECT_GE(s.inaDatagrams, s.inaCalls) << "rank " << rank;
     } else {
       EXPECT_EQ(s.inaCalls, 0u);
+      EXPECT_EQ(s.inaDatagrams, 0u);
     }
+    EXPECT_LE(s.inaFastRetransmissions, s.inaRetransmissions);
+    EXPECT_LE(s.inaLateAnswers, s.inaRetransmissions);
     rinaCommStats_t small{};
     small.size = 4;
     EXPECT_EQ(rinaCommGetStats(comm, &small), rinaInvalidArgument);
@@ -655,8 +660,7 @@ TEST(RackOneRack, SwitchSumsToEveryWorkerInOneCallPerAllreduce) {
       in = buf;
       if (k == 1) std::fill(buf.begin(), buf.end(), -7);
       const int32_t* send = k == 1 ? in.data() : buf.data();
-      ASSERT_EQ(rinaAllReduce(send, buf.data(), buf.size(), rinaInt32, rinaSum, comm),
-                rinaSuccess)
+      ASSERT_EQ(rinaAllReduce(send, buf.data(), buf.size(), rinaInt32, rinaSum, comm), rinaSuccess)
           << "rank " << rank << " call " << k << ": " << rinaCommGetLastError(comm);
       for (size_t i = 0; i < buf.size(); ++i) {
         int64_t want = 0;

@@ -224,7 +224,7 @@ TEST_P(Exchange, StatisticsCountTheCalls) {
     rinaCommStats_t st{};
     st.size = sizeof st;
     ASSERT_EQ(rinaCommGetStats(comm, &st), rinaSuccess);
-    EXPECT_EQ(st.version, 5u);
+    EXPECT_GE(st.version, 5u);  // these counters came with version 5
     EXPECT_EQ(st.callsAllToAll, 2u);
     EXPECT_EQ(st.callsReduce, 1u);
     EXPECT_EQ(st.callsGather, 1u);
