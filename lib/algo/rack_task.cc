@@ -140,6 +140,7 @@ Status RackTask::startSwitchReduce() {
     o.sliceRoles = &roles_;
     o.portMarkers = call_.portMarkers;
   }
+  o.markerPrologue = call_.portMarkers;  // a switch that knows markers (RINA_INA_PORT_MARKERS)
   o.spans = &spans_;
   o.slots = W - gatherSlots;
   Status st = client.start(data_, count, call_.type, o);

@@ -6,6 +6,7 @@
 
 #include "core/log.h"
 #include "ina/slice_window.h"
+#include "inanet/wire_kernels.h"
 #include "rina/ina_wire.h"
 
 namespace rina::ina {
@@ -59,7 +60,8 @@ class BroadcastRoot : public PumpCall, private SliceWindow::Source {
     Header h = pump_.header(Type::kBcast, e.slot, window_.shadowOf(e.seq), e.seq);
     h.flags = r + 1 == window_.total() ? kFlagLast : 0;
     e.bytes.resize(kHeaderBytes + 4 * size_t{P_});
-    encode(h, std::span<const int32_t>(words_.data() + size_t{r} * P_, P_), e.bytes);
+    encodeHeader(h, e.bytes);
+    storeWire(words_.data() + size_t{r} * P_, P_, e.bytes.data() + kHeaderBytes);
   }
   void skip(uint32_t r) override { missing_[r] = true; }
 
@@ -119,7 +121,7 @@ class BroadcastReceiver : public PumpCall {
       stats_.staleResults++;
       return;
     }
-    decodePayload(payload, P_, words_.data());
+    loadWire(payload, P_, words_.data());
     const size_t first = size_t{i} * 4 * P_;
     std::memcpy(buffer_ + first, words_.data(), std::min(4 * size_t{P_}, bytes_ - first));
     got_[i] = true;

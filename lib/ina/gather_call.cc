@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/log.h"
+#include "inanet/wire_kernels.h"
 #include "rina/ina_wire.h"
 
 namespace rina::ina {
@@ -118,7 +119,7 @@ void GatherCall::onAnswer(const Header& h, const uint8_t* payload) {
     return;
   }
   const GatherSlice& s = (*slices_)[i];
-  decodePayload(payload, P, words_.data());
+  loadWire(payload, P, words_.data());
   std::memcpy(buffer_ + s.offset, words_.data(), s.bytes);
   have_[i] = true;
   stats_.results++;
@@ -157,7 +158,8 @@ Status GatherCall::pass(bool* moved) {
     std::fill(words_.begin(), words_.end(), 0);
     std::memcpy(words_.data(), buffer_ + s.offset, s.bytes);
     e.bytes.resize(kHeaderBytes + 4 * words_.size());
-    encode(h, words_, e.bytes);
+    encodeHeader(h, e.bytes);
+    storeWire(words_.data(), words_.size(), e.bytes.data() + kHeaderBytes);
     e.seq = h.seq;
     e.slot = w;
     e.busy = true;

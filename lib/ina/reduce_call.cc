@@ -5,6 +5,7 @@
 
 #include "core/log.h"
 #include "ina/quantize.h"
+#include "inanet/wire_kernels.h"
 #include "rina/ina_wire.h"
 
 namespace rina::ina {
@@ -86,6 +87,7 @@ Status ReduceCall::create(DatagramPump& pump, void* buffer, size_t count, rinaDa
   c->isPort_ = call.isPort;
   c->roles_ = roles;
   c->markers_ = call.portMarkers;
+  c->markerPrologue_ = call.markerPrologue;
   c->spans_ = call.spans;
   c->P_ = P;
   c->slices_ = static_cast<uint32_t>(slices);
@@ -192,6 +194,10 @@ void ReduceCall::build(uint32_t r, InFlight& e) {
     // Header only; a slice the hosts must sum is still marked as below.
     if (quantized_ && sharedExp_[i] == kExponentHost) host_[i] = true;
     h.elems = 0;
+  } else if (!isData && markerPrologue_) {
+    // Its exponent and bit are all it carries.
+    h.elems = 0;
+    h.flags |= kFlagToPort;
   } else if (isData) {
     const size_t first = sliceFirst(i), n = sliceLen(i);
     filled = n;
@@ -215,9 +221,10 @@ void ReduceCall::build(uint32_t r, InFlight& e) {
       }
     }
   }
-  if (!asMarker) std::fill(ints_.begin() + static_cast<long>(filled), ints_.end(), 0);
+  if (h.elems != 0) std::fill(ints_.begin() + static_cast<long>(filled), ints_.end(), 0);
   e.bytes.resize(kHeaderBytes + 4 * size_t{h.elems});
-  encode(h, std::span<const int32_t>(ints_.data(), h.elems), e.bytes);
+  encodeHeader(h, e.bytes);
+  storeWire(ints_.data(), h.elems, e.bytes.data() + kHeaderBytes);
 }
 
 void ReduceCall::skip(uint32_t r) {
@@ -261,14 +268,14 @@ void ReduceCall::store(uint32_t i, const Header& h, const uint8_t* payload) {
   if (!quantized_) {
     int32_t* out = static_cast<int32_t*>(buffer_) + first;
     if (!own) {
-      decodePayload(payload, n, out);
+      loadWire(payload, n, out);
       return;
     }
-    decodePayload(payload, n, ints_.data());
+    loadWire(payload, n, ints_.data());
     for (size_t k = 0; k < n; ++k) out[k] = wrappingAdd(out[k], ints_[k]);
     return;
   }
-  decodePayload(payload, n, ints_.data());
+  loadWire(payload, n, ints_.data());
   const int8_t E = sharedExp_[i];
   // The sum goes to scratch_[P, P + n): floatsOf(i) may use scratch_[0, n).
   float* sum = scratch_.data() + P_;

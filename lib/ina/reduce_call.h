@@ -65,6 +65,12 @@ struct InaCallOptions {
   // the buffer, in the order they go to the switch, so a caller can send
   // what it needs first first and keep slices inside its own parts.
   const std::vector<SliceSpan>* spans = nullptr;
+  // A float call's exponent-only datagrams (the prologue) go as port
+  // markers (header-only, TO_PORT): the switch takes each worker's exponent
+  // and bit, and one worker gets the (zero) sum, the others an
+  // acknowledgement, instead of a window of zeros up and down every
+  // worker's link. Needs a switch that knows markers, as portMarkers.
+  bool markerPrologue = false;
   // The part of the window this call uses (firstSlot .. firstSlot + slots -
   // 1; slots 0: the rest of the window), so an all-gather can run beside it
   // on other slots. Every worker of the rack passes the same.
@@ -141,6 +147,7 @@ class ReduceCall : public PumpCall, private SliceWindow::Source {
   bool isPort_ = false;
   const std::vector<uint8_t>* roles_ = nullptr;
   bool markers_ = false;
+  bool markerPrologue_ = false;
   const std::vector<SliceSpan>* spans_ = nullptr;
   uint32_t P_ = 0;  // elements per slice
   uint32_t slices_ = 0;

@@ -84,9 +84,13 @@ void DataThread::sendAll(const std::vector<OutMessage>& msgs, const Output& aren
   if (msgs.empty()) return;
   order_.resize(msgs.size());
   for (uint32_t i = 0; i < msgs.size(); ++i) order_[i] = i;
+  // By destination, then by position: the order of a stable sort, from
+  // std::sort, which needs no buffer (std::stable_sort allocates one).
   auto key = [&](uint32_t i) { return uint64_t{msgs[i].to.addr} << 16 | msgs[i].to.port; };
-  std::stable_sort(order_.begin(), order_.end(),
-                   [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
+  std::sort(order_.begin(), order_.end(), [&](uint32_t a, uint32_t b) {
+    const uint64_t ka = key(a), kb = key(b);
+    return ka != kb ? ka < kb : a < b;
+  });
   out_.resize(msgs.size());
   for (size_t k = 0; k < msgs.size(); ++k) {
     const OutMessage& m = msgs[order_[k]];

@@ -4,6 +4,8 @@
 #include <climits>
 #include <cstring>
 
+#include "inanet/wire_kernels.h"
+
 namespace rina::switchd {
 
 using ina::DecodeError;
@@ -12,18 +14,27 @@ using ina::Type;
 
 const char* verdictName(Verdict v) {
   static constexpr const char* kNames[] = {
-      "first",     "added",     "completed", "duplicate_pending", "duplicate_resent",
-      "stale",     "bcast",     "nack",      "unknown_job",       "bad_token",
-      "malformed", "bad_shape", "bad_slot",  "bad_source",        "unexpected_type",
+      "first",          "added",     "completed", "duplicate_pending", "duplicate_resent",
+      "stale",          "bcast",     "nack",      "unknown_job",       "bad_token",
+      "malformed",      "bad_shape", "bad_slot",  "bad_source",        "unexpected_type",
       "duplicate_short"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(Verdict::kCount));
   return kNames[static_cast<size_t>(v)];
 }
 
 std::span<uint8_t> Output::reserve(size_t bytes, uint32_t* offset) {
-  *offset = static_cast<uint32_t>(arena_.size());
-  arena_.resize(arena_.size() + bytes);
-  return {arena_.data() + *offset, bytes};
+  if (size_ + bytes > capacity_) {
+    // Grows (rarely: the arena is kept across batches); bytes are written
+    // before they are read, so nothing is zeroed.
+    const size_t capacity = std::max(2 * capacity_, size_ + bytes);
+    std::unique_ptr<uint8_t[]> grown = std::make_unique_for_overwrite<uint8_t[]>(capacity);
+    if (size_) std::memcpy(grown.get(), arena_.get(), size_);
+    arena_ = std::move(grown);
+    capacity_ = capacity;
+  }
+  *offset = static_cast<uint32_t>(size_);
+  size_ += bytes;
+  return {arena_.get() + *offset, bytes};
 }
 
 Pipeline::Pipeline(const PipelineConfig& config)
@@ -143,26 +154,11 @@ Verdict Pipeline::contribute(const Header& h, const uint8_t* datagram, const Job
     // A port marker: its bit, its exponent and TO_PORT, values all zero.
     if (s.count == 0) std::fill(values, values + n, 0);
   } else if (s.count == 0) {
-    ina::decodePayload(payload, n, values);
-  } else {
-    // Saturating add, branch-free so it vectorizes: a wrapped sum would look
-    // like a valid result. Overflow iff both operands' signs differ from the sum's.
-    int32_t overflow = 0;
-    for (uint32_t i = 0; i < n; ++i) {
-      uint32_t be;
-      std::memcpy(&be, payload + 4 * i, 4);
-      int32_t a = values[i];
-      int32_t x = static_cast<int32_t>(ntohl(be));
-      int32_t sum = static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(x));
-      int32_t o = ((a ^ sum) & (x ^ sum)) >> 31;  // -1 on overflow, else 0
-      int32_t saturated = (a >> 31) ^ INT32_MAX;  // INT32_MIN if a < 0, else INT32_MAX
-      values[i] = (sum & ~o) | (saturated & o);
-      overflow |= o;
-    }
-    if (overflow && !s.overflow) {
-      s.overflow = true;
-      stats_.overflows.add();
-    }
+    ina::loadWire(payload, n, values);
+  } else if (ina::addWireSaturating(values, payload, n) && !s.overflow) {
+    // Saturated, not wrapped: a wrapped sum would look like a valid result.
+    s.overflow = true;
+    stats_.overflows.add();
   }
   stats_.contributions.add();
   s.bitmap |= bit;
@@ -197,7 +193,7 @@ Verdict Pipeline::broadcast(const Header& h, const uint8_t* datagram, const JobE
   s = SlotSet{};  // a BCAST replaces whatever DATA began under the same seq
   s.used = true;
   s.seq = h.seq;
-  ina::decodePayload(datagram + ina::kHeaderBytes, config_.payloadElems, values);
+  ina::loadWire(datagram + ina::kHeaderBytes, config_.payloadElems, values);
   s.bitmap = 1u << h.worker;
   s.count = 1;
   s.complete = true;
@@ -225,7 +221,8 @@ uint32_t Pipeline::encodeResult(const Header& h, const JobEntry& job, const Slot
   uint32_t offset;
   *length = static_cast<uint32_t>(ina::kHeaderBytes + 4 * size_t{r.elems});
   std::span<uint8_t> buf = out->reserve(*length, &offset);
-  ina::encode(r, std::span<const int32_t>(values, r.elems), buf);
+  ina::encodeHeader(r, buf);
+  ina::storeWire(values, r.elems, buf.data() + ina::kHeaderBytes);
   return offset;
 }
 

@@ -109,10 +109,12 @@ struct OutMessage {
   uint32_t offset = 0;
   uint32_t length = 0;
 };
+// Both keep their memory across clear(): after the first batches the data
+// path allocates nothing.
 class Output {
  public:
   void clear() {
-    arena_.clear();
+    size_ = 0;
     messages_.clear();
   }
   std::span<uint8_t> reserve(size_t bytes, uint32_t* offset);
@@ -120,10 +122,11 @@ class Output {
     messages_.push_back({to, offset, length});
   }
   const std::vector<OutMessage>& messages() const { return messages_; }
-  const uint8_t* bytes(const OutMessage& m) const { return arena_.data() + m.offset; }
+  const uint8_t* bytes(const OutMessage& m) const { return arena_.get() + m.offset; }
 
  private:
-  std::vector<uint8_t> arena_;
+  std::unique_ptr<uint8_t[]> arena_;  // not zeroed: every byte is written before it is sent
+  size_t size_ = 0, capacity_ = 0;
   std::vector<OutMessage> messages_;
 };
 

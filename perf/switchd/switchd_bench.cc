@@ -16,7 +16,12 @@
 //   rina-switchd-bench [--workers 4] [--payload 1024] [--elems 1048576]
 //       [--iters 5] [--window 256] [--dtype int32|float32] [--threads 1]
 //       [--drop-rate 0] [--capacity-pps 0] [--min-rto-us 1000]
-//       [--no-window 0|1] [--switchd-args "..."]
+//       [--no-window 0|1] [--switchd-args "..."] [--switchd PATH]
+// --switchd runs another build's rina-switchd (an A/B of two switches under
+// the same workers); a switch whose STATS has no CPU time (older builds) is
+// timed from /proc/PID/stat.
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -46,6 +51,7 @@ struct Args {
   int minRtoUs = 1000;
   bool noWindow = false;
   std::string switchdArgs;
+  std::string switchd;
 };
 
 bool parse(int argc, char** argv, Args* a) {
@@ -75,6 +81,8 @@ bool parse(int argc, char** argv, Args* a) {
       a->noWindow = v == "1";
     else if (k == "--switchd-args")
       a->switchdArgs = v;
+    else if (k == "--switchd")
+      a->switchd = v;
     else
       return false;
   }
@@ -93,6 +101,25 @@ long long field(const std::string& json, const std::string& name) {
   return p == std::string::npos ? -1 : std::atoll(json.c_str() + p + name.size() + 3);
 }
 
+// utime + stime of a process, in microseconds (/proc/PID/stat).
+long long procCpuUs(pid_t pid) {
+  FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+  if (!f) return -1;
+  char buf[1024];
+  const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = 0;
+  const char* p = std::strrchr(buf, ')');
+  long long utime = 0, stime = 0;
+  // Fields after the comm: state is field 3; utime and stime are 14 and 15.
+  for (int field = 3; p && field <= 15; ++field) {
+    p = std::strchr(p + 1, ' ');
+    if (p && field == 13) utime = std::atoll(p + 1);
+    if (p && field == 14) stime = std::atoll(p + 1);
+  }
+  return (utime + stime) * 1000000 / sysconf(_SC_CLK_TCK);
+}
+
 SwitchCounters readSwitch(const SwitchdProcess& sw) {
   const std::string j = sw.query("STATS");
   SwitchCounters c;
@@ -105,6 +132,7 @@ SwitchCounters readSwitch(const SwitchdProcess& sw) {
   c.duplicateResent = field(j, "duplicate_resent");
   c.socketDrops = field(j, "socket_drops");
   c.cpuUs = field(j, "cpu_user_us") + field(j, "cpu_system_us");
+  if (field(j, "cpu_user_us") < 0) c.cpuUs = procCpuUs(sw.pid());
   return c;
 }
 
@@ -124,7 +152,12 @@ int main(int argc, char** argv) {
                                     "--seed",         "11"};
   std::istringstream extra(a.switchdArgs);
   for (std::string f; extra >> f;) flags.push_back(f);
-  SwitchdProcess sw(flags);
+  // Another switch binary: a shell in front of the harness's one drops it.
+  const std::vector<std::string> launcher =
+      a.switchd.empty()
+          ? std::vector<std::string>{}
+          : std::vector<std::string>{"sh", "-c", "shift; exec \"$0\" \"$@\"", a.switchd};
+  SwitchdProcess sw(flags, launcher);
   if (!sw.ready()) {
     fprintf(stderr, "rina-switchd-bench: switchd did not start\n");
     return 1;

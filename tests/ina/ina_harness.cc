@@ -218,6 +218,7 @@ Status Rack::create(const SwitchdProcess& sw, int k, const RackOptions& options,
   Grant g;
   RINA_TRY(rack->ctrl_->registerJob(reg, &g));
   RINA_TRY(rack->setGrant(g));
+  rack->markerPrologue_ = options.markerPrologue;
   *out = std::move(rack);
   return Status();
 }
@@ -240,6 +241,7 @@ void Rack::allreduce(std::vector<std::vector<uint8_t>>& buffers, size_t count, r
       call.upstreamPartial = w < upstream.size() ? upstream[w] : nullptr;
       call.resultToPortOnly = port >= 0;
       call.isPort = static_cast<int>(w) == port;
+      call.markerPrologue = markerPrologue_;
       (*statuses)[w] = clients_[w]->allreduce(buffers[w].data(), count, type, call, &(*results)[w]);
     });
   }

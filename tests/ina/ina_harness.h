@@ -98,6 +98,9 @@ struct RackOptions {
   // must outlive the rack's calls).
   SliceGate* gate = nullptr;
   int gatedWorker = 0;
+  // allreduce() sends a float call's prologue as port markers
+  // (InaCallOptions::markerPrologue).
+  bool markerPrologue = false;
 };
 
 // k workers registered as one job; the agent's CTRL connection stays open.
@@ -133,6 +136,7 @@ class Rack {
   std::unique_ptr<CtrlClient> ctrl_;
   std::vector<std::unique_ptr<InaClient>> clients_;
   Grant grant_;
+  bool markerPrologue_ = false;
 };
 
 // The union of every worker's host slices, ascending.

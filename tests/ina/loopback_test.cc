@@ -81,6 +81,42 @@ TEST(InaLoopback, Float32WithinBoundForOneToEightWorkers) {
   }
 }
 
+// A float call's prologue as port markers: each worker sends its window of
+// exponent-only datagrams header-only, and the sums stay within the bound.
+// With no resend, a worker's bytes are exactly the prologue's headers and
+// the data slices at full size.
+TEST(InaLoopback, Float32PrologueAsMarkersSendsHeadersOnly) {
+  SwitchdProcess sw({"--slots", "256"});
+  ASSERT_TRUE(sw.ready());
+  const int k = 3;
+  RackOptions ro;
+  ro.slots = 32;
+  ro.markerPrologue = true;
+  std::unique_ptr<Rack> rack;
+  ASSERT_TRUE(Rack::create(sw, k, ro, &rack).ok());
+  const uint32_t P = rack->grant().payloadElems;
+  auto in = floatInputs(k, kCount, 333);
+  std::vector<Status> st;
+  std::vector<InaCallResult> res;
+  for (int round = 0; round < 2; ++round) {
+    auto buf = asBytes(in);
+    rack->allreduce(buf, kCount, rinaFloat32, &st, &res);
+    expectAllOk(st, res);
+    expectFloatSumWithinBound(in, asFloats(buf), 64, 0x1p-24);
+    for (int w = 0; w < k; ++w) {
+      const InaCallStats& c = res[w].stats;
+      const uint64_t slices = sliceCount(kCount, P);
+      EXPECT_EQ(c.datagramsSent, ro.slots + slices) << "worker " << w;
+      const uint64_t firstSends = ro.slots * kHeaderBytes + slices * (kHeaderBytes + 4 * P);
+      if (c.retransmissions == 0) {
+        EXPECT_EQ(c.bytesSent, firstSends) << "worker " << w;
+      } else {
+        EXPECT_GT(c.bytesSent, firstSends) << "worker " << w;
+      }
+    }
+  }
+}
+
 // BCAST: the root's bytes reach every worker bit for bit; under loss a
 // receiver lists exactly the slices it lacks (everything else must match).
 TEST(InaLoopback, BroadcastDeliversRootBytesAndListsWhatIsMissing) {
