@@ -260,6 +260,8 @@ Status RackIna::setup(algo::Context& ctx, const config::Options& options,
   o.worker = static_cast<uint8_t>(ri->worker_);
   o.fanIn = static_cast<uint8_t>(k);
   o.switchTimeoutMs = ri->timeoutMs_;
+  RINA_TRY(ina::paceBytesPerSec(options.inaPace, rack.hostLinkMbit, &o.paceBytesPerSec)
+               .prepend("rank " + std::to_string(ctx.rank()) + ": "));
   std::unique_ptr<ina::InaSender> sender;
   bool required = false;
   RINA_TRY(pickSender(ctx.rank(), options, rack.name, o.switchAddr, &sender, &required));

@@ -163,6 +163,12 @@ constexpr Knob kKnobs[] = {
      .max = INT32_MAX,
      .clamp = true,
      .lenient = true},
+    {.name = "RINA_INA_PACE",
+     .defaultValue = "off",
+     .doc = "pace each INA worker's first sends: off, auto (the rack's host link rate from the "
+            "topology; off where it gives none) or a rate in Mbit/s",
+     .type = Type::kText,
+     .field = &Options::inaPace},
     {.name = "RINA_SMALL_MSG_BYTES",
      .defaultValue = "128K",
      .doc = "allreduce below this size uses the latency algorithm under auto and ring (one-shot "

@@ -71,6 +71,7 @@ struct Options {
   bool inaUdpOffload;        // RINA_INA_UDP_OFFLOAD (process)
   std::string inaTransport;  // RINA_INA_TRANSPORT
   int64_t inaTimeoutMs;      // RINA_INA_TIMEOUT_MS
+  std::string inaPace;       // RINA_INA_PACE
   // Link rates, paths and plans.
   int64_t probeBytes;      // RINA_PROBE_BYTES
   int64_t probeTimeoutMs;  // RINA_PROBE_TIMEOUT_MS

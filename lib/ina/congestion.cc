@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 namespace rina::ina {
 
@@ -56,6 +58,24 @@ bool CongestionWindow::spurious(uint32_t p, uint32_t seq) {
 
 void CongestionWindow::noteSmallest(uint32_t w) {
   if (stats_.smallestWindow == 0 || w < stats_.smallestWindow) stats_.smallestWindow = w;
+}
+
+Status paceBytesPerSec(std::string_view text, double linkMbit, double* bytesPerSec) {
+  *bytesPerSec = 0;
+  if (text == "off") return {};
+  double mbit = linkMbit;
+  if (text != "auto") {
+    const std::string s(text);
+    char* end = nullptr;
+    mbit = std::strtod(s.c_str(), &end);
+    if (s.empty() || end != s.c_str() + s.size() || !(mbit > 0) || mbit > 1e7) {
+      return errorf(rinaInvalidArgument,
+                    "RINA_INA_PACE=%s: expected off, auto or a rate in Mbit/s (above 0)",
+                    s.c_str());
+    }
+  }
+  *bytesPerSec = std::max(0.0, mbit) * 1e6 / 8;
+  return {};
 }
 
 void Pacer::configure(double bytesPerSec, double burstBytes) {

@@ -19,9 +19,11 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "core/socket.h"
+#include "core/status.h"
 
 namespace rina::ina {
 
@@ -79,6 +81,11 @@ class CongestionWindow {
 
 // Sends at most `rate` bytes per second on average, in bursts of at most
 // `burst` bytes. Rate 0: no pacing.
+// RINA_INA_PACE's text as bytes per second: "off" (0), "auto" (the rack's
+// host link rate, linkMbit; 0 when unknown) or a rate in Mbit/s. Anything
+// else: rinaInvalidArgument naming the knob.
+Status paceBytesPerSec(std::string_view text, double linkMbit, double* bytesPerSec);
+
 class Pacer {
  public:
   void configure(double bytesPerSec, double burstBytes);

@@ -143,7 +143,7 @@ Verdict Pipeline::contribute(const Header& h, const uint8_t* datagram, const Job
     // Never answer with more bytes than were sent: a header-only marker
     // that would fetch the full sum gets nothing (clients resend markers at
     // full size).
-    const bool full = !s.toPort || h.worker == s.portWorker;
+    const bool full = s.payload && (!s.toPort || h.worker == s.portWorker);
     if (full && h.elems < config_.payloadElems) return Verdict::kDuplicateShort;
     emitResult(h, job, s, values, &from, out);
     return Verdict::kDuplicateResent;
@@ -161,6 +161,7 @@ Verdict Pipeline::contribute(const Header& h, const uint8_t* datagram, const Job
     stats_.overflows.add();
   }
   stats_.contributions.add();
+  s.payload |= !ina::isPortMarker(h);
   s.bitmap |= bit;
   s.count++;
   s.exponent = s.count == 1 ? h.exponent : std::max(s.exponent, h.exponent);
@@ -197,6 +198,7 @@ Verdict Pipeline::broadcast(const Header& h, const uint8_t* datagram, const JobE
   s.bitmap = 1u << h.worker;
   s.count = 1;
   s.complete = true;
+  s.payload = true;
   s.exponent = h.exponent;
   stats_.contributions.add();
   emitResult(h, job, s, values, nullptr, out);
@@ -231,7 +233,7 @@ void Pipeline::emitResult(const Header& h, const JobEntry& job, const SlotSet& s
   uint8_t resend = onlyTo ? ina::kFlagResend : 0;
   uint32_t fullLen = 0, ackLen = 0;
   if (onlyTo) {
-    bool full = !s.toPort || h.worker == s.portWorker;
+    bool full = s.payload && (!s.toPort || h.worker == s.portWorker);
     uint32_t len = 0;
     uint32_t off = encodeResult(h, job, s, values, full, resend, out, &len);
     out->add(*onlyTo, off, len);
@@ -240,12 +242,15 @@ void Pipeline::emitResult(const Header& h, const JobEntry& job, const SlotSet& s
   }
   // A BCAST's root has the values: it gets an acknowledgement only, as do
   // the members other than a TO_PORT slice's port.
+  // A set of port markers alone sums to zero: every member gets the
+  // acknowledgement (with the exponent), nobody a payload of zeros.
   const bool bcast = h.type == Type::kBcast;
-  uint32_t full = encodeResult(h, job, s, values, true, resend, out, &fullLen);
-  uint32_t ack =
-      s.toPort || bcast ? encodeResult(h, job, s, values, false, resend, out, &ackLen) : 0;
+  uint32_t full = s.payload ? encodeResult(h, job, s, values, true, resend, out, &fullLen) : 0;
+  uint32_t ack = s.toPort || bcast || !s.payload
+                     ? encodeResult(h, job, s, values, false, resend, out, &ackLen)
+                     : 0;
   for (size_t w = 0; w < job.members.size(); ++w) {
-    bool withPayload = bcast ? w != h.worker : !s.toPort || w == s.portWorker;
+    bool withPayload = s.payload && (bcast ? w != h.worker : !s.toPort || w == s.portWorker);
     out->add(job.members[w], withPayload ? full : ack, withPayload ? fullLen : ackLen);
     stats_.sent.add();
   }

@@ -19,7 +19,9 @@
 //                              a port marker (header-only, TO_PORT) adds zeros
 //   counter == fan_in       -> RESULT multicast to every member (one send each),
 //                              or, when a contributor set TO_PORT, the result to
-//                              the port and a header-only RESULT (ack) to the rest
+//                              the port and a header-only RESULT (ack) to the rest;
+//                              a set of port markers alone (its sum is zero) sends
+//                              every member a header-only RESULT
 // A slot not owned by the job (never granted or preempted) answers NACK.
 // A DATA / BCAST counts only when it comes from the endpoint registered for
 // its worker index (the RoCEv2 layout: from its address, any UDP port); any
@@ -170,6 +172,7 @@ class Pipeline {
     bool complete = false;
     bool overflow = false;
     bool toPort = false;
+    bool payload = false;  // a contribution with values came (not port markers alone)
     uint8_t portWorker = 0;
     int8_t exponent = ina::kExponentZero;
   };

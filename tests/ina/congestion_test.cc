@@ -109,6 +109,23 @@ TEST(Pacer, KeepsToItsRateAndBurst) {
   EXPECT_EQ(off.waitUs(1 << 20, t0), 0);
 }
 
+TEST(Pacer, RinaInaPaceParsesOffAutoAndRates) {
+  double rate = -1;
+  ASSERT_TRUE(paceBytesPerSec("off", 500, &rate).ok());
+  EXPECT_EQ(rate, 0);
+  ASSERT_TRUE(paceBytesPerSec("auto", 500, &rate).ok());
+  EXPECT_EQ(rate, 62.5e6);
+  ASSERT_TRUE(paceBytesPerSec("auto", 0, &rate).ok());  // no rate in the topology: off
+  EXPECT_EQ(rate, 0);
+  ASSERT_TRUE(paceBytesPerSec("2500", 500, &rate).ok());
+  EXPECT_EQ(rate, 312.5e6);
+  for (const char* bad : {"", "on", "0", "-5", "12x", "1e9"}) {
+    const Status s = paceBytesPerSec(bad, 500, &rate);
+    EXPECT_EQ(s.code(), rinaInvalidArgument) << bad;
+    EXPECT_NE(s.message().find("RINA_INA_PACE"), std::string::npos) << bad;
+  }
+}
+
 constexpr uint16_t kJob = 9;
 constexpr uint64_t kToken = 0x1234000000005678ull;
 constexpr uint32_t kPayload = 4;

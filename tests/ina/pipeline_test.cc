@@ -343,8 +343,8 @@ TEST_F(PipelineTest, AnswersToResendsAreNeverLargerThanTheirRequest) {
   // BCAST resends: the root's size at most, to the root only.
   send({.worker = 0, .slot = 3, .values = {1, 2, 3, 4}, .type = Type::kBcast});
   for (int i = 0; i < 32; ++i) {
-    auto [out, in] = answered({.worker = 0, .slot = 3, .values = {1, 2, 3, 4}, .type = Type::kBcast},
-                              &v);
+    auto [out, in] =
+        answered({.worker = 0, .slot = 3, .values = {1, 2, 3, 4}, .type = Type::kBcast}, &v);
     ASSERT_LE(out, in) << "resend " << i;
     ASSERT_EQ(out_.messages().size(), 1u);
     ASSERT_EQ(out_.messages()[0].to, member(0));
@@ -426,6 +426,41 @@ TEST_F(PipelineTest, PortMarkerCountsAsZeros) {
   EXPECT_EQ(pipeline_.process(buf, member(0), 1000, &out_), Verdict::kMalformed);
   EXPECT_EQ(pipeline_.stats().malformed[static_cast<size_t>(ina::DecodeError::kEmptyPayload)].get(),
             1u);
+}
+
+// A set of port markers alone (a float call's exponent-only prologue) sums
+// to zero: every member gets a header-only RESULT with the max exponent, and
+// nobody a payload of zeros; a marker resent at full size (zeros) after
+// that gets the same acknowledgement back. A full-size contribution in the
+// set keeps the usual answer: the port gets the sum.
+TEST_F(PipelineTest, MarkersAloneAreAnsweredHeaderOnly) {
+  send({.worker = 0, .values = {}, .exponent = 3, .flags = ina::kFlagToPort});
+  send({.worker = 1, .values = {}, .exponent = 7, .flags = ina::kFlagToPort});
+  EXPECT_EQ(send({.worker = 2, .values = {}, .exponent = 5, .flags = ina::kFlagToPort}),
+            Verdict::kCompleted);
+  ASSERT_EQ(out_.messages().size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    const Header h = emitted(i);
+    EXPECT_EQ(h.type, Type::kResult);
+    EXPECT_EQ(h.elems, 0u) << "member " << i;
+    EXPECT_EQ(h.exponent, 7) << "member " << i;
+    EXPECT_EQ(out_.messages()[i].length, ina::kHeaderBytes) << "member " << i;
+  }
+  EXPECT_EQ(send({.worker = 2, .values = {0, 0, 0, 0}, .flags = ina::kFlagToPort}),
+            Verdict::kDuplicateResent);
+  ASSERT_EQ(out_.messages().size(), 1u);
+  EXPECT_EQ(emitted(0).elems, 0u);
+  // A first copy lost and resent at full size is a contribution with values.
+  send({.worker = 0, .seq = 2, .values = {}, .flags = ina::kFlagToPort});
+  send({.worker = 1, .seq = 2, .values = {}, .flags = ina::kFlagToPort});
+  EXPECT_EQ(send({.worker = 2, .seq = 2, .values = {0, 0, 0, 0}, .flags = ina::kFlagToPort}),
+            Verdict::kCompleted);
+  ASSERT_EQ(out_.messages().size(), 3u);
+  std::vector<int32_t> v;
+  EXPECT_EQ(emitted(2, &v).elems, kElems);
+  EXPECT_EQ(v, (std::vector<int32_t>{0, 0, 0, 0}));
+  EXPECT_EQ(emitted(0).elems, 0u);
+  EXPECT_EQ(emitted(1).elems, 0u);
 }
 
 TEST(PipelineShards, ShardServesOnlyItsSlots) {
