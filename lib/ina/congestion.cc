@@ -33,10 +33,20 @@ void CongestionWindow::done(uint32_t p, bool result) {
 }
 
 bool CongestionWindow::lost(uint32_t p, uint32_t seq, Clock::time_point firstSent,
-                            Clock::time_point now) {
+                            Clock::time_point now, bool timedOut) {
   Port& port = ports_[p];
+  if (!enabled_) return false;
+  // The same datagram lost again (resent twice): the loss was decided.
+  if (seq == port.lastLossSeq && port.sentSinceLoss != UINT32_MAX) return false;
+  const bool isolated = port.sentSinceLoss >= limit(p);
+  port.sentSinceLoss = 0;
+  port.lastLossSeq = seq;
+  if (isolated && !timedOut) {
+    stats_.isolated++;
+    return false;
+  }
   // Sent before the last cut: sent under the old window, the same event.
-  if (!enabled_ || firstSent < port.lastCut) return false;
+  if (firstSent < port.lastCut) return false;
   port.windowBeforeCut = port.window;
   port.window = std::max(1.0, std::floor(port.window / 2));
   port.lastCut = now;

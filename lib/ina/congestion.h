@@ -10,7 +10,12 @@
 // event), and grows by one datagram per window of answers. A cut whose
 // resend proves unneeded (both the original's answer and the resend's came
 // back) is undone, so a reordering or a late peer does not shrink the
-// window for good.
+// window for good. A datagram overtaken by later answers alone, with no
+// other loss in the last window of first sends, is taken for a random loss,
+// not a queue that overflowed (those drop in runs), and resent without a
+// cut: a slot one worker lost is lost to every worker of the rack (each
+// resends it), so under 1% of random loss per datagram every worker would
+// halve several times per window and the rack would crawl.
 //
 // A pacer (token bucket) spreads first sends over time at the link's rate,
 // so a window does not leave as one burst that queues behind itself.
@@ -31,6 +36,7 @@ namespace rina::ina {
 struct CongestionStats {
   uint64_t cuts = 0;            // window halvings
   uint64_t undos = 0;           // halvings undone: their resend was not needed
+  uint64_t isolated = 0;        // overtaken losses alone in their window: no halving
   uint32_t smallestWindow = 0;  // the smallest window any port had (0: no grant yet)
 };
 
@@ -47,14 +53,20 @@ class CongestionWindow {
   uint32_t limit(uint32_t p) const;
   uint32_t inFlight(uint32_t p) const { return ports_[p].inFlight; }
   // A first send to port p left.
-  void sent(uint32_t p) { ports_[p].inFlight++; }
+  void sent(uint32_t p) {
+    ports_[p].inFlight++;
+    if (ports_[p].sentSinceLoss != UINT32_MAX) ports_[p].sentSinceLoss++;
+  }
   // A datagram of port p is out of flight: answered (`result`: a sum or an
   // acknowledgement, which grows the window), NACKed, or given up on.
   void done(uint32_t p, bool result);
   // A datagram of port p first sent at `firstSent` was lost (it is resent
-  // now, at `now`): halves the window unless this congestion event already
-  // did; true when it did. seq names it, for spurious().
-  bool lost(uint32_t p, uint32_t seq, Clock::time_point firstSent, Clock::time_point now);
+  // now, at `now`; timedOut: found by the retransmission timer, else
+  // overtaken): halves the window unless this congestion event already did
+  // or it is an isolated overtaken loss (above); true when it did. seq
+  // names it, for spurious().
+  bool lost(uint32_t p, uint32_t seq, Clock::time_point firstSent, Clock::time_point now,
+            bool timedOut);
   // Both copies of seq came back: its resend was not needed. Undoes the cut
   // it made, if it made the last one of its port; true when it did.
   bool spurious(uint32_t p, uint32_t seq);
@@ -69,8 +81,10 @@ class CongestionWindow {
     uint32_t inFlight = 0;
     Clock::time_point lastCut{};  // datagrams first sent before it: same event
     bool cutUndoable = false;
-    uint32_t cutSeq = 0;         // the datagram whose loss made the last cut
-    double windowBeforeCut = 1;  // what undo() restores
+    uint32_t cutSeq = 0;                  // the datagram whose loss made the last cut
+    double windowBeforeCut = 1;           // what undo() restores
+    uint32_t sentSinceLoss = UINT32_MAX;  // first sends since the last loss
+    uint32_t lastLossSeq = 0;
   };
   void noteSmallest(uint32_t w);
 

@@ -28,11 +28,13 @@ void LossRecovery::answered(const InFlight& e, Clock::time_point now) {
   }
 }
 
-void LossRecovery::lose(InFlight& e, Clock::time_point now, std::vector<InFlight*>* resend,
-                        Found* f) {
+void LossRecovery::lose(InFlight& e, Clock::time_point now, bool timedOut,
+                        std::vector<InFlight*>* resend, Found* f) {
   DatagramPump::markResent(e);
   e.fastResent = true;  // at most one early resend per send; then the timer
-  if (pump_.congestion().lost(pump_.portOf(e.slot), e.seq, e.firstSentAt, now)) f->cuts++;
+  if (pump_.congestion().lost(pump_.portOf(e.slot), e.seq, e.firstSentAt, now, timedOut)) {
+    f->cuts++;
+  }
   resend->push_back(&e);
 }
 
@@ -53,7 +55,7 @@ LossRecovery::Found LossRecovery::find(std::vector<InFlight*>& busy, Clock::time
     const Port& p = ports_[pump_.portOf(e->slot)];
     if (!e->fastResent && p.highestAnswered != 0 && before(e->seq, p.highestAnswered) &&
         e->sentAt <= p.highestSentAt) {
-      lose(*e, now, resend, &f);
+      lose(*e, now, false, resend, &f);
       f.fast++;
     }
   }
@@ -82,7 +84,7 @@ LossRecovery::Found LossRecovery::find(std::vector<InFlight*>& busy, Clock::time
             p.recoveryResends >= 1 + 2 * p.recoveryAnswers) {
           break;
         }
-        lose(*e, now, resend, &f);
+        lose(*e, now, true, resend, &f);
         p.recoveryResends++;
         f.timeouts++;
       }
@@ -96,7 +98,7 @@ LossRecovery::Found LossRecovery::find(std::vector<InFlight*>& busy, Clock::time
       f.next = std::min(f.next, start + rto);
       continue;
     }
-    lose(*oldest, now, resend, &f);
+    lose(*oldest, now, true, resend, &f);
     f.timeouts++;
     f.timerFired = true;
     p.lastAnswer = now;

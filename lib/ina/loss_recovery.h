@@ -65,7 +65,8 @@ class LossRecovery {
     uint32_t recoveryAnswers = 0;
     uint32_t recoveryResends = 0;
   };
-  void lose(InFlight& e, Clock::time_point now, std::vector<InFlight*>* resend, Found* f);
+  void lose(InFlight& e, Clock::time_point now, bool timedOut, std::vector<InFlight*>* resend,
+            Found* f);
 
   DatagramPump& pump_;
   std::vector<Port> ports_;

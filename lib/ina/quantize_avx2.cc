@@ -1,8 +1,8 @@
 // AVX2 versions of quantize.cc's per-element loops, bit for bit the same
 // results (the scalar loops stay the reference: tests/ina/quantize_test.cc
 // compares them). The library is built for baseline x86-64: only the
-// functions between the target pragmas use AVX2, and quantize.cc calls them
-// only after asking the CPU.
+// functions marked RINA_AVX2 use AVX2, and quantize.cc calls them only after
+// asking the CPU.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -19,13 +19,11 @@ namespace rina::ina::detail {
 
 bool cpuHasAvx2() { return __builtin_cpu_supports("avx2"); }
 
-// Every header is included above this line on purpose: an inline function
-// from a header compiled under the pragma could become the one copy the
-// linker keeps, and fault on a CPU without AVX2.
-#pragma GCC push_options
-#pragma GCC target("avx2")
+// Each function below carries the target attribute itself (not a pragma
+// around them: clang, which builds the fuzzers, knows no GCC target pragma).
+#define RINA_AVX2 __attribute__((target("avx2")))
 
-bool maxMagnitudeBitsAvx2(const float* x, size_t n, uint32_t* maxBits) {
+RINA_AVX2 bool maxMagnitudeBitsAvx2(const float* x, size_t n, uint32_t* maxBits) {
   // |x| as bits: for non-negative floats the integer order is the float
   // order, and NaN / Inf / >= 2^126 are the bit patterns from 2^126's up.
   const __m256i magnitude = _mm256_set1_epi32(0x7fffffff);
@@ -55,7 +53,7 @@ bool maxMagnitudeBitsAvx2(const float* x, size_t n, uint32_t* maxBits) {
   return true;
 }
 
-void quantizeAvx2(const float* x, size_t n, double scale, int32_t* q) {
+RINA_AVX2 void quantizeAvx2(const float* x, size_t n, double scale, int32_t* q) {
   const __m256d s = _mm256_set1_pd(scale);
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -75,7 +73,7 @@ void quantizeAvx2(const float* x, size_t n, double scale, int32_t* q) {
   }
 }
 
-void dequantizeAvx2(const int32_t* sum, size_t n, double scale, float* y) {
+RINA_AVX2 void dequantizeAvx2(const int32_t* sum, size_t n, double scale, float* y) {
   const __m256d s = _mm256_set1_pd(scale);
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -87,7 +85,7 @@ void dequantizeAvx2(const int32_t* sum, size_t n, double scale, float* y) {
   for (; i < n; ++i) y[i] = static_cast<float>(static_cast<double>(sum[i]) * scale);
 }
 
-#pragma GCC pop_options
+#undef RINA_AVX2
 
 #else
 

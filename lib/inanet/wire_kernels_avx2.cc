@@ -1,6 +1,6 @@
 // AVX2 versions of wire_kernels.cc's loops (byte swaps by a shuffle, the
 // saturating add branch-free as the scalar one). The library is built for
-// baseline x86-64: only the functions between the target pragmas use AVX2,
+// baseline x86-64: only the functions marked RINA_AVX2 use AVX2,
 // and wire_kernels.cc calls them only after asking the CPU.
 #include <climits>
 #include <cstddef>
@@ -18,38 +18,36 @@ namespace rina::ina::detail {
 
 bool wireAvx2Supported() { return __builtin_cpu_supports("avx2"); }
 
-// Every header is included above this line on purpose: an inline function
-// from a header compiled under the pragma could become the one copy the
-// linker keeps, and fault on a CPU without AVX2.
-#pragma GCC push_options
-#pragma GCC target("avx2")
+// Each function below carries the target attribute itself (not a pragma
+// around them: clang, which builds the fuzzers, knows no GCC target pragma).
+#define RINA_AVX2 __attribute__((target("avx2")))
 
 namespace {
 
-__m256i byteSwap32(__m256i v) {
+RINA_AVX2 __m256i byteSwap32(__m256i v) {
   const __m256i order = _mm256_setr_epi8(3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12, 3, 2,
                                          1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12);
   return _mm256_shuffle_epi8(v, order);
 }
 
-__m256i load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
-void store(void* p, __m256i v) { _mm256_storeu_si256(static_cast<__m256i*>(p), v); }
+RINA_AVX2 __m256i load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+RINA_AVX2 void store(void* p, __m256i v) { _mm256_storeu_si256(static_cast<__m256i*>(p), v); }
 
 }  // namespace
 
-void loadWireAvx2(const uint8_t* wire, size_t n, int32_t* out) {
+RINA_AVX2 void loadWireAvx2(const uint8_t* wire, size_t n, int32_t* out) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8) store(out + i, byteSwap32(load(wire + 4 * i)));
   loadWireScalar(wire + 4 * i, n - i, out + i);
 }
 
-void storeWireAvx2(const int32_t* in, size_t n, uint8_t* wire) {
+RINA_AVX2 void storeWireAvx2(const int32_t* in, size_t n, uint8_t* wire) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8) store(wire + 4 * i, byteSwap32(load(in + i)));
   storeWireScalar(in + i, n - i, wire + 4 * i);
 }
 
-bool addWireSaturatingAvx2(int32_t* acc, const uint8_t* wire, size_t n) {
+RINA_AVX2 bool addWireSaturatingAvx2(int32_t* acc, const uint8_t* wire, size_t n) {
   const __m256i max = _mm256_set1_epi32(INT32_MAX);
   __m256i overflow = _mm256_setzero_si256();
   size_t i = 0;
@@ -67,7 +65,7 @@ bool addWireSaturatingAvx2(int32_t* acc, const uint8_t* wire, size_t n) {
   return tail || !_mm256_testz_si256(overflow, overflow);
 }
 
-#pragma GCC pop_options
+#undef RINA_AVX2
 
 #else
 

@@ -93,7 +93,7 @@ bool parse(int argc, char** argv, Args* a) {
 // The switch's counters the report needs, from one STATS query.
 struct SwitchCounters {
   long long contributions = 0, received = 0, receiveMessages = 0, sent = 0, sendMessages = 0,
-            duplicatePending = 0, duplicateResent = 0, socketDrops = 0, cpuUs = 0;
+            duplicatePending = 0, duplicateResent = 0, socketDrops = 0, cpuUs = 0, procCpuUs = 0;
 };
 
 long long field(const std::string& json, const std::string& name) {
@@ -112,10 +112,11 @@ long long procCpuUs(pid_t pid) {
   const char* p = std::strrchr(buf, ')');
   long long utime = 0, stime = 0;
   // Fields after the comm: state is field 3; utime and stime are 14 and 15.
+  // At step `field`, p is at the space before that field.
   for (int field = 3; p && field <= 15; ++field) {
     p = std::strchr(p + 1, ' ');
-    if (p && field == 13) utime = std::atoll(p + 1);
-    if (p && field == 14) stime = std::atoll(p + 1);
+    if (p && field == 14) utime = std::atoll(p + 1);
+    if (p && field == 15) stime = std::atoll(p + 1);
   }
   return (utime + stime) * 1000000 / sysconf(_SC_CLK_TCK);
 }
@@ -132,7 +133,8 @@ SwitchCounters readSwitch(const SwitchdProcess& sw) {
   c.duplicateResent = field(j, "duplicate_resent");
   c.socketDrops = field(j, "socket_drops");
   c.cpuUs = field(j, "cpu_user_us") + field(j, "cpu_system_us");
-  if (field(j, "cpu_user_us") < 0) c.cpuUs = procCpuUs(sw.pid());
+  c.procCpuUs = procCpuUs(sw.pid());
+  if (field(j, "cpu_user_us") < 0) c.cpuUs = c.procCpuUs;
   return c;
 }
 
@@ -233,9 +235,11 @@ int main(int argc, char** argv) {
       pct(static_cast<double>(total.fastRetransmissions)), static_cast<unsigned long long>(host),
       sw.statsField("injected_drops"));
   printf(
-      "  switch cpu %.3f s: %.2f Gbit/s payload summed per switch core, %.0f ns per datagram "
-      "received (%.1f datagrams per receive message, %.1f per send message)\n",
-      switchCpu, switchCpu > 0 ? payloadBits / switchCpu / 1e9 : 0.0,
+      "  switch cpu %.3f s (%.3f s in /proc/PID/stat): %.2f Gbit/s payload summed per switch "
+      "core, %.0f ns per datagram received (%.1f datagrams per receive message, %.1f per send "
+      "message)\n",
+      switchCpu, static_cast<double>(after.procCpuUs - before.procCpuUs) / 1e6,
+      switchCpu > 0 ? payloadBits / switchCpu / 1e9 : 0.0,
       received > 0 ? switchCpu * 1e9 / received : 0.0,
       received / std::max(1.0, static_cast<double>(after.receiveMessages - before.receiveMessages)),
       static_cast<double>(after.sent - before.sent) /

@@ -4,7 +4,8 @@
 // the same thread (a UDP socket the test reads and answers), so every
 // assertion is on counts of datagrams, never on how long anything took:
 //   - a datagram whose later neighbours were answered is resent at once,
-//     alone, and the window halves (the next window holds half the slices);
+//     alone; one such loss keeps the window, a run of them halves it (the
+//     next window holds half the slices);
 //   - a silent switch gets the oldest datagram alone at each timeout, the
 //     window halves once for the event, and an answer that comes twice
 //     undoes the cut;
@@ -42,15 +43,15 @@ TEST(CongestionWindow, HalvesOncePerEventGrowsByOnePerWindowAndUndoes) {
   EXPECT_FALSE(cw.canSend(0));
   EXPECT_TRUE(cw.canSend(1));
   // A loss halves port 0 only.
-  cw.lost(0, 5, t0, t0 + milliseconds(1));
+  cw.lost(0, 5, t0, t0 + milliseconds(1), true);
   EXPECT_EQ(cw.limit(0), 8u);
   EXPECT_EQ(cw.limit(1), 8u);
   // Another datagram first sent before that cut: the same event.
-  cw.lost(0, 6, t0, t0 + milliseconds(2));
+  cw.lost(0, 6, t0, t0 + milliseconds(2), true);
   EXPECT_EQ(cw.limit(0), 8u);
   EXPECT_EQ(cw.stats().cuts, 1u);
   // One sent after it: a new event.
-  cw.lost(0, 40, t0 + milliseconds(3), t0 + milliseconds(4));
+  cw.lost(0, 40, t0 + milliseconds(3), t0 + milliseconds(4), true);
   EXPECT_EQ(cw.limit(0), 4u);
   EXPECT_EQ(cw.stats().smallestWindow, 4u);
   // The resend of 40 was not needed: back to 8. Seq 5's cut is not the
@@ -73,18 +74,48 @@ TEST(CongestionWindow, HalvesOncePerEventGrowsByOnePerWindowAndUndoes) {
   EXPECT_EQ(cw.limit(0), 9u);
   // Never below one, never above the port's slots.
   for (int i = 0; i < 10; ++i) {
-    cw.lost(0, 100 + i, t0 + milliseconds(10 + 2 * i), t0 + milliseconds(11 + 2 * i));
+    cw.lost(0, 100 + i, t0 + milliseconds(10 + 2 * i), t0 + milliseconds(11 + 2 * i), true);
   }
   EXPECT_EQ(cw.limit(0), 1u);
   for (int i = 0; i < 1000; ++i) cw.done(0, true);
   EXPECT_EQ(cw.limit(0), 16u);
 }
 
+// An overtaken datagram with no other loss in the last window of first
+// sends is a random loss: resent without a cut. A second one within a
+// window of sends is a run, which halves; a timeout always does.
+TEST(CongestionWindow, AnIsolatedOvertakenLossDoesNotHalve) {
+  CongestionWindow cw;
+  cw.reset({16}, true);
+  const Clock::time_point t0 = Clock::now();
+  for (int i = 0; i < 40; ++i) cw.sent(0);
+  EXPECT_FALSE(cw.lost(0, 7, t0, t0 + milliseconds(1), false));
+  EXPECT_EQ(cw.limit(0), 16u);
+  EXPECT_EQ(cw.stats().isolated, 1u);
+  // The same seq again (resent twice): still the one loss.
+  EXPECT_FALSE(cw.lost(0, 7, t0, t0 + milliseconds(2), false));
+  EXPECT_EQ(cw.limit(0), 16u);
+  // Another within 16 first sends: a run.
+  for (int i = 0; i < 10; ++i) cw.sent(0);
+  EXPECT_TRUE(cw.lost(0, 30, t0 + milliseconds(3), t0 + milliseconds(4), false));
+  EXPECT_EQ(cw.limit(0), 8u);
+  // After 8 first sends (the window now) with no loss, one is isolated again.
+  for (int i = 0; i < 8; ++i) cw.sent(0);
+  EXPECT_FALSE(cw.lost(0, 60, t0 + milliseconds(5), t0 + milliseconds(6), false));
+  EXPECT_EQ(cw.limit(0), 8u);
+  // A timeout, even alone, halves.
+  for (int i = 0; i < 100; ++i) cw.sent(0);
+  EXPECT_TRUE(cw.lost(0, 200, t0 + milliseconds(7), t0 + milliseconds(8), true));
+  EXPECT_EQ(cw.limit(0), 4u);
+  EXPECT_EQ(cw.stats().cuts, 2u);
+  EXPECT_EQ(cw.stats().isolated, 2u);
+}
+
 TEST(CongestionWindow, DisabledStaysAtTheSlots) {
   CongestionWindow cw;
   cw.reset({12}, false);
   const Clock::time_point t0 = Clock::now();
-  cw.lost(0, 1, t0, t0 + milliseconds(1));
+  cw.lost(0, 1, t0, t0 + milliseconds(1), true);
   EXPECT_EQ(cw.limit(0), 12u);
   EXPECT_EQ(cw.stats().cuts, 0u);
 }
@@ -246,9 +277,9 @@ class HandPlayedSwitch : public ::testing::Test {
   std::vector<int32_t> input_, buffer_;
 };
 
-TEST_F(HandPlayedSwitch, AnOvertakenDatagramIsResentAloneAndTheWindowHalves) {
+TEST_F(HandPlayedSwitch, AnOvertakenDatagramIsResentAloneWithoutACut) {
   makeClient();
-  start(64);
+  start(48);
   std::vector<std::vector<uint8_t>> first = pass();
   ASSERT_EQ(first.size(), kSlots);
   // The first datagram is lost; the 15 behind it come back.
@@ -262,16 +293,40 @@ TEST_F(HandPlayedSwitch, AnOvertakenDatagramIsResentAloneAndTheWindowHalves) {
   // Its slot is the next seq's: nothing new goes until it is answered.
   EXPECT_EQ(firstSends(pass()), 0u);
   answer(resent[0]);
+  // One loss alone: the next window is whole.
+  std::vector<std::vector<uint8_t>> next = passUntilReceived();
+  EXPECT_EQ(firstSends(next), kSlots);
+  answerToTheEnd(next);
+  const InaCallResult res = finish();
+  EXPECT_EQ(res.stats.datagramsSent, 48u);
+  EXPECT_EQ(res.stats.fastRetransmissions, 1u);
+}
+
+TEST_F(HandPlayedSwitch, ARunOfOvertakenDatagramsIsResentAndTheWindowHalves) {
+  makeClient();
+  start(64);
+  std::vector<std::vector<uint8_t>> first = pass();
+  ASSERT_EQ(first.size(), kSlots);
+  // The first two datagrams are lost; the 14 behind them come back.
+  const uint32_t lost0 = headerOf(first[0]).seq, lost1 = headerOf(first[1]).seq;
+  for (size_t i = 2; i < first.size(); ++i) answer(first[i]);
+  std::vector<std::vector<uint8_t>> resent = passUntilReceived();
+  ASSERT_EQ(resent.size(), 2u);
+  EXPECT_EQ(headerOf(resent[0]).seq, lost0);
+  EXPECT_EQ(headerOf(resent[1]).seq, lost1);
+  for (const auto& d : resent) EXPECT_TRUE(headerOf(d).flags & kFlagResend);
+  // Their slots are the next seqs': nothing new goes until they are answered.
+  EXPECT_EQ(firstSends(pass()), 0u);
+  for (const auto& d : resent) answer(d);
   // Now half a window of new slices, and no more.
   std::vector<std::vector<uint8_t>> next = passUntilReceived();
-  EXPECT_EQ(next.size(), kSlots / 2);
   EXPECT_EQ(firstSends(next), kSlots / 2);
   EXPECT_EQ(firstSends(pass()), 0u);
   answerToTheEnd(next);
   const InaCallResult res = finish();
   EXPECT_EQ(res.stats.datagramsSent, 64u);
-  EXPECT_EQ(res.stats.fastRetransmissions, 1u);
-  EXPECT_GE(res.stats.retransmissions, 1u);
+  EXPECT_EQ(res.stats.fastRetransmissions, 2u);
+  EXPECT_GE(res.stats.retransmissions, 2u);
   EXPECT_GE(res.stats.windowCuts, 1u);
   EXPECT_LE(res.stats.smallestWindow, kSlots / 2);
 }
