@@ -357,18 +357,24 @@ void DataThread::loop() {
   while (!stop_.load(std::memory_order_relaxed)) {
     int r = ::poll(fds, 3, 100);
     if (r < 0 && errno != EINTR) break;
-    if (fds[1].revents & POLLIN) {
+    // Only what poll found ready: a system call on an idle socket per wakeup
+    // is a cost per batch of datagrams (the RoCEv2 port is open by default).
+    // Commands come with a write to the eventfd; the poll timeout drains
+    // them too, so none waits longer than that.
+    if ((fds[1].revents & POLLIN) || r == 0) {
       uint64_t v;
       if (::read(wakeup_.get(), &v, sizeof v) < 0) {
-        // Nothing pending: spurious wakeup.
+        // Nothing pending: the timeout.
       }
+      drainCommands();
     }
-    drainCommands();
-    receive(socket_.get(), false);
-    if (raw_.receive.valid()) {
-      receiveRaw();
-    } else if (roceSocket_.valid()) {
-      receive(roceSocket_.get(), true);
+    if (fds[0].revents & POLLIN) receive(socket_.get(), false);
+    if (fds[2].revents & POLLIN) {
+      if (raw_.receive.valid()) {
+        receiveRaw();
+      } else {
+        receive(roceSocket_.get(), true);
+      }
     }
   }
   drainCommands();  // release anyone waiting

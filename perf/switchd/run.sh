@@ -17,11 +17,11 @@ CEILING="$BUILD/perf/switchd/rina-socket-ceiling"
 P64="--workers 4 --payload 64 --window 256 --elems 262144 --iters 20"
 P1024="--workers 4 --payload 1024 --window 64 --elems 1048576 --iters 40"
 CONFIGS=(
-  "$P1024"
+  "$P1024 --dtype int32"
   "$P1024 --dtype float32"
-  "$P1024 --drop-rate 0.01"
+  "$P1024 --dtype int32 --drop-rate 0.01"
   "$P64"
-  "$P1024 --threads 2"
+  "$P1024 --dtype int32 --threads 2"
 )
 run() {  # LABEL COMMAND...
   echo "load $(cut -d' ' -f1-3 /proc/loadavg) | rep $r | $1"
