@@ -51,6 +51,9 @@ struct metadata_t {
     bit<8>  root_worker;
     bit<1>  to_port;     /* ... of a TO_PORT slice: the others get one */
     bit<8>  port_worker;
+    bit<1>  payload;     /* ... of a set with a contribution that was not a
+                            port marker (else every member gets a header-only
+                            answer: the sum of markers alone is zero) */
 }
 
 parser RinaParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
@@ -111,6 +114,7 @@ control RinaIngress(inout headers_t hdr, inout metadata_t meta,
     register<bit<1>>(NUM_SETS)   slot_overflow;
     register<bit<1>>(NUM_SETS)   slot_to_port;
     register<bit<8>>(NUM_SETS)   slot_port_worker;
+    register<bit<1>>(NUM_SETS)   slot_payload;   /* SlotSet::payload */
 #define DECLARE_VALUE_REG(i) register<bit<32>>(NUM_SETS) slot_value_##i;
     RINA_FOR_EACH_ELEM(DECLARE_VALUE_REG)
 
@@ -212,6 +216,7 @@ control RinaIngress(inout headers_t hdr, inout metadata_t meta,
         slot_overflow.write(meta.index, 0);
         slot_to_port.write(meta.index, 0);
         slot_port_worker.write(meta.index, 0);
+        slot_payload.write(meta.index, 1);
         verdicts.count(V_BCAST);
         meta.bcast = 1;
         meta.root_worker = hdr.ina.worker;
@@ -242,6 +247,7 @@ control RinaIngress(inout headers_t hdr, inout metadata_t meta,
         bit<1> overflow = 0;
         bit<1> to_port = 0;
         bit<8> port_worker = 0;
+        bit<1> payload = 0;
         bit<32> worker_bit = 0;
         bit<1> first = 0;
         bit<32> stored = 0;
@@ -315,6 +321,7 @@ control RinaIngress(inout headers_t hdr, inout metadata_t meta,
                         slot_overflow.read(overflow, meta.index);
                         slot_to_port.read(to_port, meta.index);
                         slot_port_worker.read(port_worker, meta.index);
+                        slot_payload.read(payload, meta.index);
                     }
                     slot_used.write(meta.index, 1);
                     slot_seq.write(meta.index, hdr.ina.seq);
@@ -335,8 +342,10 @@ control RinaIngress(inout headers_t hdr, inout metadata_t meta,
                         /* DATA, a duplicate. Complete: the stored result to
                          * this sender alone, never larger than the datagram
                          * that asked (a header-only marker whose answer would
-                         * be the sum gets nothing). */
-                        bool full = to_port == 0 || hdr.ina.worker == port_worker;
+                         * be the sum gets nothing; a set of port markers
+                         * alone answers header-only). */
+                        bool full = payload == 1 &&
+                                    (to_port == 0 || hdr.ina.worker == port_worker);
                         if (complete == 0) {
                             drop_with(V_DUP_PENDING);
                         } else if (full && meta.marker == 1) {
@@ -377,6 +386,9 @@ control RinaIngress(inout headers_t hdr, inout metadata_t meta,
                             hdr.payload.v##i = (bit<32>)sum;
                             RINA_FOR_EACH_ELEM(AGGREGATE_VALUE)
                         }
+                        if (meta.marker == 0) {
+                            payload = 1;
+                        }
                         bitmap = bitmap | worker_bit;
                         count = count + 1;
                         if (first == 1 || (int<8>)hdr.ina.exponent > (int<8>)exponent) {
@@ -396,15 +408,18 @@ control RinaIngress(inout headers_t hdr, inout metadata_t meta,
                         slot_overflow.write(meta.index, overflow);
                         slot_to_port.write(meta.index, to_port);
                         slot_port_worker.write(meta.index, port_worker);
+                        slot_payload.write(meta.index, payload);
                         if (count < meta.fan_in) {
                             drop_with(first == 1 ? V_FIRST : V_ADDED);
                         } else {
                             /* Complete: RESULT to every member of the job's
                              * group (TO_PORT: the sum to the port, an
-                             * acknowledgement to the others). */
+                             * acknowledgement to the others; port markers
+                             * alone: an acknowledgement to every member). */
                             verdicts.count(V_COMPLETED);
                             meta.to_port = to_port;
                             meta.port_worker = port_worker;
+                            meta.payload = payload;
                             hdr.ina.type = INA_RESULT;
                             hdr.ina.flags = overflow == 1 ? FLAG_OVERFLOW : 4w0;
                             hdr.ina.worker = 0;
@@ -458,8 +473,10 @@ control RinaEgress(inout headers_t hdr, inout metadata_t meta,
                 return;
             }
             /* TO_PORT: the port gets the sum, the others an acknowledgement.
-             * BCAST: the others get the values, the root an acknowledgement. */
-            if ((meta.to_port == 1 && sm.egress_rid != (bit<16>)meta.port_worker) ||
+             * BCAST: the others get the values, the root an acknowledgement.
+             * Port markers alone: everyone an acknowledgement. */
+            if ((meta.bcast == 0 && meta.payload == 0) ||
+                (meta.to_port == 1 && sm.egress_rid != (bit<16>)meta.port_worker) ||
                 (meta.bcast == 1 && sm.egress_rid == (bit<16>)meta.root_worker)) {
                 hdr.payload.setInvalid();
             }
