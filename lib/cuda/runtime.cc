@@ -180,7 +180,7 @@ Status isDevicePointer(const void* p, size_t bytes, const char* what, bool* devi
     if (a.type != cudaMemoryTypeUnregistered || isKnownHostMemory(p, bytes)) return {};
     return errorf(rinaSystemError, "%s %p is neither host memory nor known to CUDA", what, p);
   }
-  (void)cudaGetLastError();
+  if (pr.ok) (void)cudaGetLastError();  // clears the failed lookup's error
   if (isKnownHostMemory(p, bytes)) return {};
   return errorf(rinaSystemError, "%s %p is not mapped host memory (a GPU pointer?) and %s", what, p,
                 pr.ok ? "CUDA does not know it" : ("no GPU is usable: " + pr.why).c_str());
