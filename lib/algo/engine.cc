@@ -88,9 +88,10 @@ void addHeaderExchange(Engine& e, const CollHeader& mine, CollHeader* theirs,
                        transport::Connection* to, transport::Connection* from, int rank) {
   static_assert(sizeof(CollHeader) % 8 == 0);
   if (to)
-    e.sends().push_back(SendItem{to, reinterpret_cast<const char*>(&mine), sizeof(mine), -1, 0, 0});
+    e.sends().push_back(
+        SendItem{.conn = to, .data = reinterpret_cast<const char*>(&mine), .len = sizeof(mine)});
   if (!from) return;
-  RecvItem item{from, reinterpret_cast<char*>(theirs), sizeof(*theirs), {}, -1, 0, 0, {}};
+  RecvItem item{.conn = from, .dst = reinterpret_cast<char*>(theirs), .len = sizeof(*theirs)};
   item.onDone = [&mine, theirs, rank, peer = from->peer()]() -> Status {
     return checkCollHeader(mine, *theirs, rank, peer);
   };

@@ -31,26 +31,29 @@ Status psInaAllReduce(Context& ctx, RackSwitch* rack, const void* sendv, void* r
     const reduce::ReduceFn fn = reduce::reduceFunction(type, op);
     std::vector<RecvItem> recvs;
     for (size_t i = 1; i < members.size(); ++i) {
-      recvs.push_back(RecvItem{ctx.peer(members[i].ranks.front()),
-                               recv,
-                               bytes,
-                               transport::RecvReduce{fn, recv, es},
-                               -1,
-                               2,
-                               static_cast<int>(i),
-                               {}});
+      recvs.push_back(RecvItem{.conn = ctx.peer(members[i].ranks.front()),
+                               .dst = recv,
+                               .len = bytes,
+                               .reduce = transport::RecvReduce{fn, recv, es},
+                               .step = 2,
+                               .slice = static_cast<int>(i)});
     }
     RINA_TRY(runStep(call, {}, std::move(recvs)));
     if (op == rinaAvg) reduce::finishAverage(recv, count, type, ctx.size());
     std::vector<SendItem> sends;
     for (size_t i = 1; i < members.size(); ++i) {
-      sends.push_back(
-          SendItem{ctx.peer(members[i].ranks.front()), recv, bytes, -1, 3, static_cast<int>(i)});
+      sends.push_back(SendItem{.conn = ctx.peer(members[i].ranks.front()),
+                               .data = recv,
+                               .len = bytes,
+                               .step = 3,
+                               .slice = static_cast<int>(i)});
     }
     RINA_TRY(runStep(call, std::move(sends), {}));
   } else if (r == agent) {
-    RINA_TRY(runStep(call, {SendItem{ctx.peer(server), recv, bytes, -1, 2, 0}}, {}));
-    RINA_TRY(runStep(call, {}, {RecvItem{ctx.peer(server), recv, bytes, {}, -1, 3, 0, {}}}));
+    RINA_TRY(runStep(
+        call, {SendItem{.conn = ctx.peer(server), .data = recv, .len = bytes, .step = 2}}, {}));
+    RINA_TRY(runStep(call, {},
+                     {RecvItem{.conn = ctx.peer(server), .dst = recv, .len = bytes, .step = 3}}));
   }
   return rackBroadcast(call, me, agent, recv, count);
 }

@@ -170,10 +170,10 @@ void RackTask::exchangeMsgs(uint8_t kind, const std::vector<uint32_t>& counts, i
     msgOut_[i].fallback = lostSwitch_ ? 1 : 0;
     msgOut_[i].count = counts.empty() ? 0 : counts[i];
     transport::Connection* c = call_.ctx.peer(others_[i]);
-    e.sends().push_back(
-        SendItem{c, reinterpret_cast<char*>(&msgOut_[i]), sizeof(Msg), -1, step, 0});
-    e.recvs().push_back(
-        RecvItem{c, reinterpret_cast<char*>(&msgIn_[i]), sizeof(Msg), {}, -1, step, 0, {}});
+    e.sends().push_back(SendItem{
+        .conn = c, .data = reinterpret_cast<char*>(&msgOut_[i]), .len = sizeof(Msg), .step = step});
+    e.recvs().push_back(RecvItem{
+        .conn = c, .dst = reinterpret_cast<char*>(&msgIn_[i]), .len = sizeof(Msg), .step = step});
   }
 }
 
@@ -238,8 +238,12 @@ Status RackTask::startHostReduce() {
     const size_t bytes = piece.count * es_;
     if (piece.port == me) {
       for (int q : others_) {
-        RecvItem item{call_.ctx.peer(q),  at, bytes, transport::RecvReduce{fn, at, es_}, -1, 1,
-                      static_cast<int>(p), {}};
+        RecvItem item{.conn = call_.ctx.peer(q),
+                      .dst = at,
+                      .len = bytes,
+                      .reduce = transport::RecvReduce{fn, at, es_},
+                      .step = 1,
+                      .slice = static_cast<int>(p)};
         item.onDone = [this, p]() -> Status {
           ++hostDone_[p];
           return {};
@@ -247,8 +251,11 @@ Status RackTask::startHostReduce() {
         e.recvs().push_back(std::move(item));
       }
     } else {
-      e.sends().push_back(
-          SendItem{call_.ctx.peer(piece.port), at, bytes, -1, 1, static_cast<int>(p)});
+      e.sends().push_back(SendItem{.conn = call_.ctx.peer(piece.port),
+                                   .data = at,
+                                   .len = bytes,
+                                   .step = 1,
+                                   .slice = static_cast<int>(p)});
     }
   }
   return {};
@@ -262,18 +269,16 @@ Status RackTask::exchangeLists(uint8_t kind, const std::vector<const std::vector
     wantIn_[i].resize(msgIn_[i].count);
     transport::Connection* c = call_.ctx.peer(others_[i]);
     if (!out[i]->empty()) {
-      e.sends().push_back(SendItem{c, reinterpret_cast<const char*>(out[i]->data()),
-                                   4 * out[i]->size(), -1, step, 0});
+      e.sends().push_back(SendItem{.conn = c,
+                                   .data = reinterpret_cast<const char*>(out[i]->data()),
+                                   .len = out[i]->size() * sizeof(uint32_t),
+                                   .step = step});
     }
     if (!wantIn_[i].empty()) {
-      e.recvs().push_back(RecvItem{c,
-                                   reinterpret_cast<char*>(wantIn_[i].data()),
-                                   4 * wantIn_[i].size(),
-                                   {},
-                                   -1,
-                                   step,
-                                   0,
-                                   {}});
+      e.recvs().push_back(RecvItem{.conn = c,
+                                   .dst = reinterpret_cast<char*>(wantIn_[i].data()),
+                                   .len = wantIn_[i].size() * sizeof(uint32_t),
+                                   .step = step});
     }
   }
   return {};
@@ -308,20 +313,21 @@ Status RackTask::afterFixLists() {
             "rank %d: allreduce #%llu: rank %d asked for slice %u, which it does not port",
             call_.ctx.rank(), static_cast<unsigned long long>(call_.seq), others_[i], s);
       }
-      e.sends().push_back(SendItem{c, data_ + spans_[s].first * es_, spans_[s].len * es_, -1, 1,
-                                   static_cast<int>(s)});
+      e.sends().push_back(SendItem{.conn = c,
+                                   .data = data_ + spans_[s].first * es_,
+                                   .len = spans_[s].len * es_,
+                                   .step = 1,
+                                   .slice = static_cast<int>(s)});
     }
     for (uint32_t s : mine_) {
       if (roles_[s] != ina::kSlicePort) continue;
       char* at = data_ + spans_[s].first * es_;
-      e.recvs().push_back(RecvItem{c,
-                                   at,
-                                   spans_[s].len * es_,
-                                   transport::RecvReduce{fn, at, es_},
-                                   -1,
-                                   1,
-                                   static_cast<int>(s),
-                                   {}});
+      e.recvs().push_back(RecvItem{.conn = c,
+                                   .dst = at,
+                                   .len = spans_[s].len * es_,
+                                   .reduce = transport::RecvReduce{fn, at, es_},
+                                   .step = 1,
+                                   .slice = static_cast<int>(s)});
     }
   }
   std::sort(everyHost_.begin(), everyHost_.end());
@@ -348,30 +354,44 @@ void RackTask::addEveryWorkerFix(Engine& e) {
     for (int q : others_) {
       for (uint32_t s : everyHost_) {
         char* at = data_ + spans_[s].first * es_;
-        e.recvs().push_back(RecvItem{call_.ctx.peer(q), at, spans_[s].len * es_,
-                                     transport::RecvReduce{fn, at, es_}, -1, 1,
-                                     static_cast<int>(s), {}});
+        e.recvs().push_back(RecvItem{.conn = call_.ctx.peer(q),
+                                     .dst = at,
+                                     .len = spans_[s].len * es_,
+                                     .reduce = transport::RecvReduce{fn, at, es_},
+                                     .step = 1,
+                                     .slice = static_cast<int>(s)});
       }
     }
     // The sums go back once every input is in.
     const int allIn = static_cast<int>(e.recvs().size()) - 1;
     for (int q : others_) {
       for (uint32_t s : everyHost_) {
-        e.sends().push_back(SendItem{call_.ctx.peer(q), data_ + spans_[s].first * es_,
-                                     spans_[s].len * es_, allIn, 2, static_cast<int>(s)});
+        e.sends().push_back(SendItem{.conn = call_.ctx.peer(q),
+                                     .data = data_ + spans_[s].first * es_,
+                                     .len = spans_[s].len * es_,
+                                     .afterRecv = allIn,
+                                     .step = 2,
+                                     .slice = static_cast<int>(s)});
       }
     }
     return;
   }
   transport::Connection* c = call_.ctx.peer(agent);
   for (uint32_t s : everyHost_) {
-    e.sends().push_back(SendItem{c, data_ + spans_[s].first * es_, spans_[s].len * es_, -1, 1,
-                                 static_cast<int>(s)});
+    e.sends().push_back(SendItem{.conn = c,
+                                 .data = data_ + spans_[s].first * es_,
+                                 .len = spans_[s].len * es_,
+                                 .step = 1,
+                                 .slice = static_cast<int>(s)});
   }
   const int sent = static_cast<int>(e.sends().size()) - 1;
   for (uint32_t s : everyHost_) {
-    e.recvs().push_back(RecvItem{c, data_ + spans_[s].first * es_, spans_[s].len * es_, {}, sent,
-                                 2, static_cast<int>(s), {}});
+    e.recvs().push_back(RecvItem{.conn = c,
+                                 .dst = data_ + spans_[s].first * es_,
+                                 .len = spans_[s].len * es_,
+                                 .afterSend = sent,
+                                 .step = 2,
+                                 .slice = static_cast<int>(s)});
   }
 }
 

@@ -82,13 +82,20 @@ Status RackTask::startHostGather() {
       char* at = data_ + (p.begin + b) * es_;
       if (p.port == me) {
         for (int q : others_) {
-          SendItem s{call_.ctx.peer(q), at, n * es_, -1, call_.steps, static_cast<int>(i)};
+          SendItem s{.conn = call_.ctx.peer(q),
+                     .data = at,
+                     .len = n * es_,
+                     .step = call_.steps,
+                     .slice = static_cast<int>(i)};
           s.ready = [this, i, end = b + n] { return isFinal_(i, end); };
           e.sends().push_back(std::move(s));
         }
       } else {
-        e.recvs().push_back(RecvItem{
-            call_.ctx.peer(p.port), at, n * es_, {}, -1, call_.steps, static_cast<int>(i), {}});
+        e.recvs().push_back(RecvItem{.conn = call_.ctx.peer(p.port),
+                                     .dst = at,
+                                     .len = n * es_,
+                                     .step = call_.steps,
+                                     .slice = static_cast<int>(i)});
       }
     }
   }
@@ -146,7 +153,11 @@ Status RackTask::afterRepairLists() {
                       call_.ctx.rank(), static_cast<unsigned long long>(call_.seq), others_[i], s);
       }
       const ina::GatherSlice& g = gatherSlices_[s];
-      SendItem item{c, data_ + g.offset, g.bytes, -1, call_.steps, static_cast<int>(s)};
+      SendItem item{.conn = c,
+                    .data = data_ + g.offset,
+                    .len = g.bytes,
+                    .step = call_.steps,
+                    .slice = static_cast<int>(s)};
       // A root that lost the switch early may be asked for pieces the ring
       // has not finished yet.
       item.ready = [this, s] {
@@ -158,8 +169,11 @@ Status RackTask::afterRepairLists() {
     }
     for (uint32_t s : wantOut_[i]) {
       const ina::GatherSlice& g = gatherSlices_[s];
-      e.recvs().push_back(
-          RecvItem{c, data_ + g.offset, g.bytes, {}, -1, call_.steps, static_cast<int>(s), {}});
+      e.recvs().push_back(RecvItem{.conn = c,
+                                   .dst = data_ + g.offset,
+                                   .len = g.bytes,
+                                   .step = call_.steps,
+                                   .slice = static_cast<int>(s)});
     }
   }
   phase_ = Phase::kRepairData;

@@ -18,8 +18,10 @@ Status exchange(Context& ctx, uint64_t seq, int step, int steps, const CollHeade
   Engine e(contextFor(ctx, kAllReduce, seq, steps));
   CollHeader theirs{};
   addHeaderExchange(e, mine, &theirs, to, from, ctx.rank());
-  if (to) e.sends().push_back(SendItem{to, out, bytes, -1, step, 0});
-  if (from) e.recvs().push_back(RecvItem{from, in, bytes, reduce, -1, step, 0, {}});
+  if (to) e.sends().push_back(SendItem{.conn = to, .data = out, .len = bytes, .step = step});
+  if (from)
+    e.recvs().push_back(
+        RecvItem{.conn = from, .dst = in, .len = bytes, .reduce = reduce, .step = step});
   return e.run();
 }
 

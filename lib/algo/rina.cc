@@ -190,14 +190,20 @@ Status memberRingAllReduce(Context& ctx, RackSwitch* rackSwitch,
         const auto [outAt, on] = grainOf(k, sc, j);
         const auto [inAt, in] = grainOf(k, rc, j);
         const int after = s == 0 ? -1 : recvAt[((s - 1) * mine.size() + i) * nslices + j];
-        SendItem out{to, recv + outAt * es, on * es, after, 2 + s, j};
+        SendItem out{.conn = to,
+                     .data = recv + outAt * es,
+                     .len = on * es,
+                     .afterRecv = after,
+                     .step = 2 + s,
+                     .slice = j};
         // The rack's sum of what goes first and of what each reduce-scatter
         // step adds to must be in place.
         if (rack && s == 0) {
           out.ready = [&rack, g = grainIndex(j, 0, k), on] { return rack->reduced(g, 0, on); };
         }
         e.sends().push_back(std::move(out));
-        RecvItem item{from, recv + inAt * es, in * es, {}, -1, 2 + s, j, {}};
+        RecvItem item{
+            .conn = from, .dst = recv + inAt * es, .len = in * es, .step = 2 + s, .slice = j};
         if (!gather) {
           item.reduce = transport::RecvReduce{fn, recv + inAt * es, es};
           if (rack) {

@@ -78,8 +78,17 @@ Status ringAllReduce(Context& ctx, const void* sendv, void* recvv, size_t count,
       const char* src = (s == 0 ? send : recv) + out.offset * es;
       // Slice j of step s-1 must be in (and reduced) before it goes on.
       int after = s == 0 ? -1 : 1 + (s - 1) * nslices + j;
-      e.sends().push_back(SendItem{next, src, out.elems * es, after, s + 1, j});
-      RecvItem item{prev, recv + in.offset * es, in.elems * es, {}, -1, s + 1, j, {}};
+      e.sends().push_back(SendItem{.conn = next,
+                                   .data = src,
+                                   .len = out.elems * es,
+                                   .afterRecv = after,
+                                   .step = s + 1,
+                                   .slice = j});
+      RecvItem item{.conn = prev,
+                    .dst = recv + in.offset * es,
+                    .len = in.elems * es,
+                    .step = s + 1,
+                    .slice = j};
       if (s < n - 1) {
         // Each chunk arrives once per rank in this phase: add our own input.
         item.reduce = transport::RecvReduce{fn, send + in.offset * es, es};
@@ -118,13 +127,19 @@ Status ringReduceScatter(Context& ctx, const void* sendv, void* recvv, size_t re
       const size_t off = sl.offset * es, len = sl.elems * es;
       const char* src = s == 0 ? send + sc * blockBytes + off : tmp + ((s - 1) % 2) * blockBytes + off;
       int after = s == 0 ? -1 : 1 + (s - 1) * nslices + j;
-      e.sends().push_back(SendItem{next, src, len, after, s + 1, j});
+      e.sends().push_back(SendItem{
+          .conn = next, .data = src, .len = len, .afterRecv = after, .step = s + 1, .slice = j});
       const bool last = s == steps - 1;
       char* dst = last ? recv + off : tmp + (s % 2) * blockBytes + off;
       // Reusing tmp[s % 2] must wait until step s - 1's data left it.
       int gate = (!last && s >= 2) ? 1 + (s - 1) * nslices + j : -1;
-      RecvItem item{prev, dst, len, transport::RecvReduce{fn, send + rc * blockBytes + off, es}, gate,
-                    s + 1, j, {}};
+      RecvItem item{.conn = prev,
+                    .dst = dst,
+                    .len = len,
+                    .reduce = transport::RecvReduce{fn, send + rc * blockBytes + off, es},
+                    .afterSend = gate,
+                    .step = s + 1,
+                    .slice = j};
       if (last && op == rinaAvg) item.onDone = divideWhenDone(dst, sl.elems, type, n);
       e.recvs().push_back(std::move(item));
     }
@@ -156,8 +171,17 @@ Status ringAllGather(Context& ctx, const void* sendv, void* recvv, size_t sendCo
     for (int j = 0; j < nslices; ++j) {
       const size_t off = slices.offset(j), len = slices.size(j);
       int after = s == 0 ? -1 : 1 + (s - 1) * nslices + j;
-      e.sends().push_back(SendItem{next, recv + sc * blockBytes + off, len, after, s + 1, j});
-      e.recvs().push_back(RecvItem{prev, recv + rc * blockBytes + off, len, {}, -1, s + 1, j, {}});
+      e.sends().push_back(SendItem{.conn = next,
+                                   .data = recv + sc * blockBytes + off,
+                                   .len = len,
+                                   .afterRecv = after,
+                                   .step = s + 1,
+                                   .slice = j});
+      e.recvs().push_back(RecvItem{.conn = prev,
+                                   .dst = recv + rc * blockBytes + off,
+                                   .len = len,
+                                   .step = s + 1,
+                                   .slice = j});
     }
   }
   return e.run();
@@ -181,8 +205,16 @@ Status chainBroadcast(Context& ctx, const void* sendv, void* recvv, size_t count
   addHeaderExchange(e, mine, &theirs, next, prev, r);
   for (int j = 0; j < slices.count(); ++j) {
     const size_t off = slices.offset(j), len = slices.size(j);
-    if (prev) e.recvs().push_back(RecvItem{prev, recv + off, len, {}, -1, 1, j, {}});
-    if (next) e.sends().push_back(SendItem{next, recv + off, len, prev ? 1 + j : -1, 1, j});
+    if (prev)
+      e.recvs().push_back(
+          RecvItem{.conn = prev, .dst = recv + off, .len = len, .step = 1, .slice = j});
+    if (next)
+      e.sends().push_back(SendItem{.conn = next,
+                                   .data = recv + off,
+                                   .len = len,
+                                   .afterRecv = prev ? 1 + j : -1,
+                                   .step = 1,
+                                   .slice = j});
   }
   return e.run();
 }

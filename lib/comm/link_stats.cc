@@ -72,8 +72,8 @@ Status probeLinks(algo::Context& ctx, size_t bytes, int64_t timeoutMs) {
   for (const auto& [peer, conn] : ctx.connections()) {
     Engine e(contextOf(ctx, "link probe", 0, std::max<int64_t>(1, msUntil(deadline))));
     e.setDeadline(deadline, "RINA_PROBE_TIMEOUT_MS");
-    e.sends().push_back(SendItem{conn.get(), out.data(), bytes, -1, 1, 0});
-    e.recvs().push_back(RecvItem{conn.get(), in, bytes, {}, -1, 1, 0, {}});
+    e.sends().push_back(SendItem{.conn = conn.get(), .data = out.data(), .len = bytes, .step = 1});
+    e.recvs().push_back(RecvItem{.conn = conn.get(), .dst = in, .len = bytes, .step = 1});
     Status st = e.run();
     if (!st.ok()) {
       return st.prepend("rank " + std::to_string(ctx.rank()) + ": link probe with peer " +
@@ -107,7 +107,8 @@ Status gatherLinkRates(algo::Context& ctx, std::vector<LinkRate>* table) {
     uint64_t count = 0;
     Engine head(contextOf(ctx, collectiveName(kGatherLinkRates), seq, ctx.timeoutMs()));
     addHeaderExchange(head, mine, &theirs, nullptr, up, r);
-    head.recvs().push_back(RecvItem{up, reinterpret_cast<char*>(&count), sizeof(count), {}, -1, 1, 0, {}});
+    head.recvs().push_back(RecvItem{
+        .conn = up, .dst = reinterpret_cast<char*>(&count), .len = sizeof(count), .step = 1});
     RINA_TRY(head.run());
     // At most one default and kMaxSpineAddrs per-spine connections per pair.
     const uint64_t most =
@@ -119,17 +120,24 @@ Status gatherLinkRates(algo::Context& ctx, std::vector<LinkRate>* table) {
     const size_t mineCount = rows.size();
     rows.resize(mineCount + count);
     Engine body(contextOf(ctx, collectiveName(kGatherLinkRates), seq, ctx.timeoutMs()));
-    body.recvs().push_back(RecvItem{up, reinterpret_cast<char*>(rows.data() + mineCount),
-                                    count * sizeof(LinkRate), {}, -1, 1, 0, {}});
+    body.recvs().push_back(RecvItem{.conn = up,
+                                    .dst = reinterpret_cast<char*>(rows.data() + mineCount),
+                                    .len = count * sizeof(LinkRate),
+                                    .step = 1});
     RINA_TRY(body.run());
   }
   if (down) {
     const uint64_t count = rows.size();
     Engine e(contextOf(ctx, collectiveName(kGatherLinkRates), seq, ctx.timeoutMs()));
     addHeaderExchange(e, mine, nullptr, down, nullptr, r);
-    e.sends().push_back(SendItem{down, reinterpret_cast<const char*>(&count), sizeof(count), -1, 1, 0});
-    e.sends().push_back(SendItem{down, reinterpret_cast<const char*>(rows.data()),
-                                 rows.size() * sizeof(LinkRate), -1, 1, 0});
+    e.sends().push_back(SendItem{.conn = down,
+                                 .data = reinterpret_cast<const char*>(&count),
+                                 .len = sizeof(count),
+                                 .step = 1});
+    e.sends().push_back(SendItem{.conn = down,
+                                 .data = reinterpret_cast<const char*>(rows.data()),
+                                 .len = rows.size() * sizeof(LinkRate),
+                                 .step = 1});
     return e.run();
   }
   std::sort(rows.begin(), rows.end(), [](const LinkRate& a, const LinkRate& b) {

@@ -287,7 +287,8 @@ Status PlanSync::broadcast(algo::Context& ctx, std::vector<uint8_t>* bytes, uint
   PlanNotice notice{kNoticeMagic, 0, seq, bytes->size(), *nextCheck};
   if (prev) {
     algo::Engine head(algo::contextFor(ctx, algo::kPlanExchange, seq, 1));
-    algo::RecvItem item{prev, reinterpret_cast<char*>(&notice), sizeof notice, {}, -1, 1, 0, {}};
+    algo::RecvItem item{
+        .conn = prev, .dst = reinterpret_cast<char*>(&notice), .len = sizeof notice, .step = 1};
     item.onDone = [&notice, r, seq]() -> Status {
       if (notice.magic != kNoticeMagic || notice.seq != seq || notice.bytes > kMaxPlanBytes) {
         return errorf(rinaRemoteError,
@@ -304,15 +305,22 @@ Status PlanSync::broadcast(algo::Context& ctx, std::vector<uint8_t>* bytes, uint
   }
   algo::Engine body(algo::contextFor(ctx, algo::kPlanExchange, seq, 1));
   if (prev && !bytes->empty()) {
-    body.recvs().push_back(
-        algo::RecvItem{prev, reinterpret_cast<char*>(bytes->data()), bytes->size(), {}, -1, 1, 0, {}});
+    body.recvs().push_back(algo::RecvItem{.conn = prev,
+                                          .dst = reinterpret_cast<char*>(bytes->data()),
+                                          .len = bytes->size(),
+                                          .step = 1});
   }
   if (next) {
-    body.sends().push_back(
-        algo::SendItem{next, reinterpret_cast<const char*>(&notice), sizeof notice, -1, 1, 0});
+    body.sends().push_back(algo::SendItem{.conn = next,
+                                          .data = reinterpret_cast<const char*>(&notice),
+                                          .len = sizeof notice,
+                                          .step = 1});
     if (!bytes->empty()) {
-      body.sends().push_back(algo::SendItem{next, reinterpret_cast<const char*>(bytes->data()),
-                                      bytes->size(), prev ? 0 : -1, 1, 0});
+      body.sends().push_back(algo::SendItem{.conn = next,
+                                            .data = reinterpret_cast<const char*>(bytes->data()),
+                                            .len = bytes->size(),
+                                            .afterRecv = prev ? 0 : -1,
+                                            .step = 1});
     }
   }
   return body.run();

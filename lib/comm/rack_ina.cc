@@ -278,14 +278,11 @@ Status RackIna::setup(algo::Context& ctx, const config::Options& options,
     in[0] = mine;
     std::vector<RecvItem> recvs;
     for (int w = 1; w < k; ++w) {
-      recvs.push_back(RecvItem{ctx.peer(rack.ranks[w]),
-                               reinterpret_cast<char*>(&in[w]),
-                               sizeof(RackSetupMsg),
-                               {},
-                               -1,
-                               1,
-                               w,
-                               {}});
+      recvs.push_back(RecvItem{.conn = ctx.peer(rack.ranks[w]),
+                               .dst = reinterpret_cast<char*>(&in[w]),
+                               .len = sizeof(RackSetupMsg),
+                               .step = 1,
+                               .slice = w});
     }
     RINA_TRY(exchange(ctx, "INA setup", {}, std::move(recvs), 0));
     std::vector<ina::Endpoint> members;
@@ -314,18 +311,25 @@ Status RackIna::setup(algo::Context& ctx, const config::Options& options,
     }
     std::vector<SendItem> sends;
     for (int w = 1; w < k; ++w) {
-      sends.push_back(SendItem{ctx.peer(rack.ranks[w]), reinterpret_cast<char*>(&reply),
-                               sizeof reply, -1, 2, w});
+      sends.push_back(SendItem{.conn = ctx.peer(rack.ranks[w]),
+                               .data = reinterpret_cast<char*>(&reply),
+                               .len = sizeof reply,
+                               .step = 2,
+                               .slice = w});
     }
     RINA_TRY(exchange(ctx, "INA setup", std::move(sends), {}, 0));
   } else {
     RackSetupMsg reply{};
-    RINA_TRY(exchange(
-        ctx, "INA setup",
-        {SendItem{ctx.peer(agent), reinterpret_cast<char*>(&mine), sizeof mine, -1, 1, 0}},
-        {RecvItem{
-            ctx.peer(agent), reinterpret_cast<char*>(&reply), sizeof reply, {}, -1, 2, 0, {}}},
-        0));
+    RINA_TRY(exchange(ctx, "INA setup",
+                      {SendItem{.conn = ctx.peer(agent),
+                                .data = reinterpret_cast<char*>(&mine),
+                                .len = sizeof mine,
+                                .step = 1}},
+                      {RecvItem{.conn = ctx.peer(agent),
+                                .dst = reinterpret_cast<char*>(&reply),
+                                .len = sizeof reply,
+                                .step = 2}},
+                      0));
     RINA_TRY(checkSetup(reply, ctx.rank(), agent));
     if (reply.active) {
       ri->job_ = reply.job;
@@ -459,14 +463,16 @@ Status RackIna::beginCollective(algo::Context& ctx, uint64_t seq) {
     msg.active = active_ ? 1 : 0;
     std::vector<SendItem> sends;
     for (int w = 1; w < k; ++w) {
-      sends.push_back(
-          SendItem{ctx.peer(rack_->ranks[w]), reinterpret_cast<char*>(&msg), sizeof msg, -1, 0, w});
+      sends.push_back(SendItem{.conn = ctx.peer(rack_->ranks[w]),
+                               .data = reinterpret_cast<char*>(&msg),
+                               .len = sizeof msg,
+                               .slice = w});
     }
     return exchange(ctx, "allreduce (INA rack start)", std::move(sends), {}, seq);
   }
   RINA_TRY(exchange(
       ctx, "allreduce (INA rack start)", {},
-      {RecvItem{ctx.peer(agent), reinterpret_cast<char*>(&msg), sizeof msg, {}, -1, 0, 0, {}}},
+      {RecvItem{.conn = ctx.peer(agent), .dst = reinterpret_cast<char*>(&msg), .len = sizeof msg}},
       seq));
   RINA_TRY(checkSetup(msg, ctx.rank(), agent));
   if (!msg.active) {

@@ -205,7 +205,7 @@ void ReduceCall::build(uint32_t r, InFlight& e) {
       const int32_t* in = static_cast<const int32_t*>(buffer_) + first;
       const int32_t* up = upstream_ ? static_cast<const int32_t*>(upstream_) + first : nullptr;
       if (!up) {
-        std::memcpy(ints_.data(), in, n * 4);
+        std::memcpy(ints_.data(), in, n * sizeof(int32_t));
       } else {
         for (size_t k = 0; k < n; ++k) ints_[k] = wrappingAdd(in[k], up[k]);
       }
@@ -222,7 +222,7 @@ void ReduceCall::build(uint32_t r, InFlight& e) {
     }
   }
   if (h.elems != 0) std::fill(ints_.begin() + static_cast<long>(filled), ints_.end(), 0);
-  e.bytes.resize(kHeaderBytes + 4 * size_t{h.elems});
+  e.bytes.resize(kHeaderBytes + sizeof(int32_t) * size_t{h.elems});
   encodeHeader(h, e.bytes);
   storeWire(ints_.data(), h.elems, e.bytes.data() + kHeaderBytes);
 }
