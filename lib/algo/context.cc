@@ -1,6 +1,7 @@
 #include "algo/context.h"
 
 #include <cstdlib>
+#include <utility>
 
 namespace rina::algo {
 
@@ -86,6 +87,18 @@ EngineContext contextFor(const Context& ctx, uint8_t kind, uint64_t seq, int ste
                   ctx.timeoutMs(), ctx.abortFlag(),      ctx.spinUs()};
   e.watch = ctx.callWatch();
   return e;
+}
+
+EngineContext contextFor(const Context& ctx, const char* what, uint64_t seq) {
+  return EngineContext{ctx.rank(), what, seq, 1, ctx.timeoutMs(), ctx.abortFlag(), ctx.spinUs()};
+}
+
+Status runExchange(const EngineContext& ectx, std::vector<SendItem> sends,
+                   std::vector<RecvItem> recvs) {
+  Engine e(ectx);
+  e.sends() = std::move(sends);
+  e.recvs() = std::move(recvs);
+  return e.run();
 }
 
 }  // namespace rina::algo

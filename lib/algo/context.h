@@ -176,6 +176,12 @@ class Context {
 
 // The engine settings for one collective on ctx (kind: engine.h's CollKind).
 EngineContext contextFor(const Context& ctx, uint8_t kind, uint64_t seq, int steps);
+// The same for an exchange named `what` (the INA setup, the link probe):
+// one step, and no look at the call's schedule (Context::callWatch).
+EngineContext contextFor(const Context& ctx, const char* what, uint64_t seq);
+// Makes an engine with ectx, moves the items in and runs it to the end.
+Status runExchange(const EngineContext& ectx, std::vector<SendItem> sends,
+                   std::vector<RecvItem> recvs);
 // The header of one collective on ctx: the call, and for an allreduce the
 // algorithm running it; the slice and small-message sizes always.
 CollHeader collHeader(const Context& ctx, uint8_t kind, uint64_t seq, size_t count,

@@ -90,10 +90,8 @@ Status checkCallsMatch(RackCall& call, const std::vector<Member>& members, size_
 
 Status runStep(RackCall& call, std::vector<SendItem> sends, std::vector<RecvItem> recvs) {
   if (sends.empty() && recvs.empty()) return {};
-  Engine e(contextFor(call.ctx, kAllReduce, call.seq, call.steps));
-  e.sends() = std::move(sends);
-  e.recvs() = std::move(recvs);
-  return e.run();
+  return runExchange(contextFor(call.ctx, kAllReduce, call.seq, call.steps), std::move(sends),
+                     std::move(recvs));
 }
 
 bool rackAllReduceOnSwitch(RackCall& call, const Member& m) {

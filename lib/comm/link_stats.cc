@@ -9,6 +9,7 @@
 #include <string>
 #include <tuple>
 
+#include "algo/context.h"
 #include "algo/engine.h"
 #include "bootstrap/bootstrap.h"
 #include "core/log.h"
@@ -27,10 +28,6 @@ using algo::SendItem;
 namespace {
 constexpr int kSend = static_cast<int>(transport::Direction::kSend);
 constexpr int kRecv = static_cast<int>(transport::Direction::kRecv);
-
-EngineContext contextOf(algo::Context& ctx, const char* what, uint64_t seq, int64_t timeoutMs) {
-  return EngineContext{ctx.rank(), what, seq, 1, timeoutMs, ctx.abortFlag(), ctx.spinUs()};
-}
 }  // namespace
 
 std::vector<LinkRate> localLinkRates(const algo::Context& ctx) {
@@ -70,7 +67,9 @@ Status probeLinks(algo::Context& ctx, size_t bytes, int64_t timeoutMs) {
   // Ascending peers = ascending pairs (min, max): the lowest pending pair
   // always has both ends at it, so the exchanges cannot wait in a cycle.
   for (const auto& [peer, conn] : ctx.connections()) {
-    Engine e(contextOf(ctx, "link probe", 0, std::max<int64_t>(1, msUntil(deadline))));
+    EngineContext probe = algo::contextFor(ctx, "link probe", 0);
+    probe.timeoutMs = std::max<int64_t>(1, msUntil(deadline));
+    Engine e(probe);
     e.setDeadline(deadline, "RINA_PROBE_TIMEOUT_MS");
     e.sends().push_back(SendItem{.conn = conn.get(), .data = out.data(), .len = bytes, .step = 1});
     e.recvs().push_back(RecvItem{.conn = conn.get(), .dst = in, .len = bytes, .step = 1});
@@ -105,7 +104,7 @@ Status gatherLinkRates(algo::Context& ctx, std::vector<LinkRate>* table) {
     // Ranks r+1..n-1 send their rows as a count, then the rows.
     CollHeader theirs{};
     uint64_t count = 0;
-    Engine head(contextOf(ctx, collectiveName(kGatherLinkRates), seq, ctx.timeoutMs()));
+    Engine head(algo::contextFor(ctx, collectiveName(kGatherLinkRates), seq));
     addHeaderExchange(head, mine, &theirs, nullptr, up, r);
     head.recvs().push_back(RecvItem{
         .conn = up, .dst = reinterpret_cast<char*>(&count), .len = sizeof(count), .step = 1});
@@ -119,16 +118,15 @@ Status gatherLinkRates(algo::Context& ctx, std::vector<LinkRate>* table) {
     }
     const size_t mineCount = rows.size();
     rows.resize(mineCount + count);
-    Engine body(contextOf(ctx, collectiveName(kGatherLinkRates), seq, ctx.timeoutMs()));
-    body.recvs().push_back(RecvItem{.conn = up,
-                                    .dst = reinterpret_cast<char*>(rows.data() + mineCount),
-                                    .len = count * sizeof(LinkRate),
-                                    .step = 1});
-    RINA_TRY(body.run());
+    RINA_TRY(algo::runExchange(algo::contextFor(ctx, collectiveName(kGatherLinkRates), seq), {},
+                               {RecvItem{.conn = up,
+                                         .dst = reinterpret_cast<char*>(rows.data() + mineCount),
+                                         .len = count * sizeof(LinkRate),
+                                         .step = 1}}));
   }
   if (down) {
     const uint64_t count = rows.size();
-    Engine e(contextOf(ctx, collectiveName(kGatherLinkRates), seq, ctx.timeoutMs()));
+    Engine e(algo::contextFor(ctx, collectiveName(kGatherLinkRates), seq));
     addHeaderExchange(e, mine, nullptr, down, nullptr, r);
     e.sends().push_back(SendItem{.conn = down,
                                  .data = reinterpret_cast<const char*>(&count),

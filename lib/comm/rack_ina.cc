@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstring>
 
+#include "algo/context.h"
 #include "algo/engine.h"
 #include "core/log.h"
 #include "ina/ina_transport.h"
@@ -19,8 +20,6 @@
 
 namespace rina::comm {
 
-using algo::Engine;
-using algo::EngineContext;
 using algo::RecvItem;
 using algo::SendItem;
 
@@ -87,14 +86,6 @@ uint32_t localAddressTowards(uint32_t addr) {
   }
   ::close(fd);
   return out;
-}
-
-Status exchange(algo::Context& ctx, const char* what, std::vector<SendItem> sends,
-                std::vector<RecvItem> recvs, uint64_t seq) {
-  Engine e(EngineContext{ctx.rank(), what, seq, 1, ctx.timeoutMs(), ctx.abortFlag(), ctx.spinUs()});
-  e.sends() = std::move(sends);
-  e.recvs() = std::move(recvs);
-  return e.run();
 }
 
 Status checkSetup(const RackSetupMsg& m, int rank, int peer) {
@@ -284,7 +275,7 @@ Status RackIna::setup(algo::Context& ctx, const config::Options& options,
                                .step = 1,
                                .slice = w});
     }
-    RINA_TRY(exchange(ctx, "INA setup", {}, std::move(recvs), 0));
+    RINA_TRY(algo::runExchange(algo::contextFor(ctx, "INA setup", 0), {}, std::move(recvs)));
     std::vector<ina::Endpoint> members;
     for (int w = 0; w < k; ++w) {
       RINA_TRY(checkSetup(in[w], ctx.rank(), rack.ranks[w]));
@@ -317,19 +308,18 @@ Status RackIna::setup(algo::Context& ctx, const config::Options& options,
                                .step = 2,
                                .slice = w});
     }
-    RINA_TRY(exchange(ctx, "INA setup", std::move(sends), {}, 0));
+    RINA_TRY(algo::runExchange(algo::contextFor(ctx, "INA setup", 0), std::move(sends), {}));
   } else {
     RackSetupMsg reply{};
-    RINA_TRY(exchange(ctx, "INA setup",
-                      {SendItem{.conn = ctx.peer(agent),
-                                .data = reinterpret_cast<char*>(&mine),
-                                .len = sizeof mine,
-                                .step = 1}},
-                      {RecvItem{.conn = ctx.peer(agent),
-                                .dst = reinterpret_cast<char*>(&reply),
-                                .len = sizeof reply,
-                                .step = 2}},
-                      0));
+    RINA_TRY(algo::runExchange(algo::contextFor(ctx, "INA setup", 0),
+                               {SendItem{.conn = ctx.peer(agent),
+                                         .data = reinterpret_cast<char*>(&mine),
+                                         .len = sizeof mine,
+                                         .step = 1}},
+                               {RecvItem{.conn = ctx.peer(agent),
+                                         .dst = reinterpret_cast<char*>(&reply),
+                                         .len = sizeof reply,
+                                         .step = 2}}));
     RINA_TRY(checkSetup(reply, ctx.rank(), agent));
     if (reply.active) {
       ri->job_ = reply.job;
@@ -468,12 +458,13 @@ Status RackIna::beginCollective(algo::Context& ctx, uint64_t seq) {
                                .len = sizeof msg,
                                .slice = w});
     }
-    return exchange(ctx, "allreduce (INA rack start)", std::move(sends), {}, seq);
+    return algo::runExchange(algo::contextFor(ctx, "allreduce (INA rack start)", seq),
+                             std::move(sends), {});
   }
-  RINA_TRY(exchange(
-      ctx, "allreduce (INA rack start)", {},
-      {RecvItem{.conn = ctx.peer(agent), .dst = reinterpret_cast<char*>(&msg), .len = sizeof msg}},
-      seq));
+  RINA_TRY(algo::runExchange(
+      algo::contextFor(ctx, "allreduce (INA rack start)", seq), {},
+      {RecvItem{
+          .conn = ctx.peer(agent), .dst = reinterpret_cast<char*>(&msg), .len = sizeof msg}}));
   RINA_TRY(checkSetup(msg, ctx.rank(), agent));
   if (!msg.active) {
     fallBack(ctx, "the agent lost the switch", false);
