@@ -11,28 +11,24 @@
 namespace rina::algo {
 
 Status parseAlgorithm(const std::string& name, Algorithm* out) {
-  if (name == "auto")
-    *out = Algorithm::kAuto;
-  else if (name == "ring") *out = Algorithm::kRing;
-  else if (name == "rd") *out = Algorithm::kRecursiveDoubling;
-  else if (name == "hier") *out = Algorithm::kHier;
-  else if (name == "rina") *out = Algorithm::kRina;
-  else if (name == "ps-ina") *out = Algorithm::kPsIna;
-  else if (name == "oneshot") *out = Algorithm::kOneShot;
-  else return errorf(rinaInvalidArgument, "unknown algorithm '%s' (known: auto, ring, rd, oneshot, hier, rina, ps-ina)", name.c_str());
-  return {};
+  std::string known;
+  for (const AlgorithmEntry& a : kAlgorithmTable) {
+    if (name == a.name) {
+      *out = a.algorithm;
+      return {};
+    }
+    known += known.empty() ? "" : ", ";
+    known += a.name;
+  }
+  return errorf(rinaInvalidArgument, "unknown algorithm '%s' (known: %s)", name.c_str(),
+                known.c_str());
 }
 
 const char* algorithmName(Algorithm a) {
-  switch (a) {
-    case Algorithm::kRing: return "ring";
-    case Algorithm::kRecursiveDoubling: return "rd";
-    case Algorithm::kHier: return "hier";
-    case Algorithm::kRina: return "rina";
-    case Algorithm::kPsIna: return "ps-ina";
-    case Algorithm::kOneShot: return "oneshot";
-    default: return "auto";
+  for (const AlgorithmEntry& e : kAlgorithmTable) {
+    if (e.algorithm == a) return e.name;
   }
+  return "auto";
 }
 
 namespace {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "algo/algorithm.h"
 #include "algo/collectives.h"
 #include "algo/weighted_allreduce.h"
 #include "api/call.h"
@@ -224,16 +225,12 @@ rinaResult_t rinaCommGetStats(const rinaComm_t comm, rinaCommStats_t* stats) {
                              stats->size, kHead));
   }
   const rina::algo::CommStats& c = comm->impl->stats();
-  using rina::algo::Algorithm;
   rinaCommStats_t full{};
   full.size = std::min(stats->size, sizeof(rinaCommStats_t));
   full.version = RINA_COMM_STATS_VERSION;
-  full.callsRing = c.calls[static_cast<int>(Algorithm::kRing)];
-  full.callsRd = c.calls[static_cast<int>(Algorithm::kRecursiveDoubling)];
-  full.callsHier = c.calls[static_cast<int>(Algorithm::kHier)];
-  full.callsRina = c.calls[static_cast<int>(Algorithm::kRina)];
-  full.callsPsIna = c.calls[static_cast<int>(Algorithm::kPsIna)];
-  full.callsOneShot = c.calls[static_cast<int>(Algorithm::kOneShot)];
+  for (const rina::algo::AlgorithmEntry& a : rina::algo::kAlgorithmTable) {
+    if (a.calls) full.*a.calls = c.calls[static_cast<int>(a.algorithm)];
+  }
   full.callsAllToAll = c.allToAlls;
   full.callsReduce = c.reduces;
   full.callsGather = c.gathers;

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <vector>
 
 #include "core/log.h"
@@ -16,6 +17,30 @@ extern char** environ;
 
 namespace rina::config {
 namespace {
+
+// "head a, b or c" from "a|b|c", at compile time (a knob's doc that lists
+// the choices another constant holds).
+struct ListedChoices {
+  char text[128] = {};
+};
+constexpr ListedChoices listChoices(std::string_view head, std::string_view choices) {
+  ListedChoices out;
+  size_t n = 0;
+  auto put = [&](std::string_view s) {
+    for (char c : s) out.text[n++] = c;
+  };
+  put(head);
+  const size_t last = choices.rfind('|');
+  for (size_t i = 0; i < choices.size(); ++i) {
+    if (choices[i] != '|') {
+      out.text[n++] = choices[i];
+    } else {
+      put(i == last ? " or " : ", ");
+    }
+  }
+  return out;
+}
+constexpr ListedChoices kAlgoDoc = listChoices("allreduce algorithm: ", kAlgorithmChoices);
 
 // The one list of knobs. docs/knobs.md documents each; keep them in step.
 constexpr Knob kKnobs[] = {
@@ -81,10 +106,10 @@ constexpr Knob kKnobs[] = {
      .expect = "expected auto or 1-8"},
     {.name = "RINA_ALGO",
      .defaultValue = "auto",
-     .doc = "allreduce algorithm: auto, ring, rd, oneshot, hier, rina or ps-ina",
+     .doc = kAlgoDoc.text,
      .type = Type::kChoice,
      .field = &Options::algo,
-     .choices = "auto|ring|rd|oneshot|hier|rina|ps-ina",
+     .choices = kAlgorithmChoices,
      .schedule = true},
     {.name = "RINA_RACKS",
      .defaultValue = "",
