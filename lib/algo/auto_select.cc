@@ -35,7 +35,7 @@ LinkModel linkModel(const topo::RackMap& map, bool portMarkers) {
     double bytes = 2 * (R - 1) / R;  // an autonomous member
     if (mem.ina && mem.ranks.size() >= 2) {
       // An INA rack alone is summed in one switch call: S up, S down. In a
-      // ring, the uplink is the busier side (lib/algo/rina.cc): the
+      // ring, the uplink is the busier side (lib/algo/member_ring.cc): the
       // downlink carries S (1 + 2 (R-1)/(R k)), never more.
       const double reduce = portMarkers ? (k - 1) / k : 1;
       bytes = members.size() == 1 ? 1 : reduce + 1 / k + 2 * (R - 1) / (R * k);

@@ -94,7 +94,7 @@ Status allReduce(Context& ctx, Algorithm configured, const RackInputs& in, const
     case Algorithm::kHier:
       return hierAllReduce(ctx, in.plans, send, recv, count, type, op);
     case Algorithm::kRina:
-      return rinaAllReduce(ctx, in.plans, in.rack, send, recv, count, type, op);
+      return inaRingAllReduce(ctx, in.plans, in.rack, send, recv, count, type, op);
     case Algorithm::kPsIna:
       return psInaAllReduce(ctx, in.rack, send, recv, count, type, op);
     case Algorithm::kRing:

@@ -1,4 +1,4 @@
-// hier: every rack is one member of the member ring (rina.cc) and aggregates
+// hier: every rack is one member of the member ring (member_ring.cc) and aggregates
 // on its hosts: each chunk is reduced to its port over shm/TCP, passed
 // around the ring of racks, and broadcast inside the rack. It is also what
 // an INA rack runs after it lost its switch.

@@ -35,11 +35,11 @@ std::vector<Member> hierMembers(const topo::RackMap& map);
 // INA is an autonomous member.
 std::vector<Member> rinaMembers(const topo::RackMap& map);
 int memberIndexOf(const std::vector<Member>& members, int rank);
-// rina's sub-rings over several members (rina.cc): the number of segments a
+// rina's sub-rings over several members (member_ring.cc): the number of segments a
 // buffer is cut into, so one port per segment and member; the planner makes
 // that many port choices per INA rack.
 int subRingCount(const std::vector<Member>& members);
-// The member ring's pipeline slice (rina.cc), in elements: RINA_SLICE_BYTES
+// The member ring's pipeline slice (member_ring.cc), in elements: RINA_SLICE_BYTES
 // at most, and small enough that a chunk of chunkElems has about
 // kMemberSlicesPerStep slices per ring step, but not under
 // kMinMemberSliceBytes; a multiple of kMemberSliceAlignElems (whole INA
@@ -103,7 +103,7 @@ bool rackAllReduceOnSwitch(RackCall& call, const Member& m);
 // else null (a copy is kept).
 Status rackAllReduce(RackCall& call, const Member& m, char* data, size_t count, const char* input);
 
-// The member ring of hier and rina (rina.cc): allreduce over members, seq
+// The member ring of hier and rina (member_ring.cc): allreduce over members, seq
 // already taken from ctx; rack: this rank's INA rack, or null.
 Status memberRingAllReduce(Context& ctx, RackSwitch* rack, const std::vector<Member>& members,
                            const void* send, void* recv, size_t count, rinaDataType_t type,
