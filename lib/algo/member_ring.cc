@@ -98,7 +98,7 @@ Status memberRingAllReduce(Context& ctx, RackSwitch* rackSwitch, const std::vect
     if (op == rinaAvg) reduce::finishAverage(recv, count, type, ctx.size());
     return {};
   }
-  const reduce::ReduceFn fn = reduce::reduceFunction(type, op == rinaAvg ? rinaSum : op);
+  const reduce::ReduceFn fn = reduce::reduceFunction(type, op);
   std::vector<int> mine;  // the sub-rings this rank is a port of
   for (int k = 0; k < K; ++k) {
     if (me.portFor(k) == r) mine.push_back(k);

@@ -228,8 +228,7 @@ Status RackTask::startHostReduce() {
   phase_ = Phase::kHostReduce;
   hostDone_.assign(reduceOrder_.size(), 0);
   const int me = call_.ctx.rank();
-  const reduce::ReduceFn fn =
-      reduce::reduceFunction(call_.type, call_.op == rinaAvg ? rinaSum : call_.op);
+  const reduce::ReduceFn fn = reduce::reduceFunction(call_.type, call_.op);
   Engine& e = newEngine();
   for (size_t p = 0; p < reduceOrder_.size(); ++p) {
     const RackPiece& piece = reduceOrder_[p];
@@ -293,8 +292,7 @@ Status RackTask::afterFixHeaders() {
 }
 
 Status RackTask::afterFixLists() {
-  const reduce::ReduceFn fn =
-      reduce::reduceFunction(call_.type, call_.op == rinaAvg ? rinaSum : call_.op);
+  const reduce::ReduceFn fn = reduce::reduceFunction(call_.type, call_.op);
   Engine& e = newEngine();
   everyHost_.clear();
   for (uint32_t s : mine_) {
@@ -342,8 +340,7 @@ Status RackTask::afterFixLists() {
 // hosts, from every worker's input, and the agent's sums go to every
 // worker: all end with the same bits. The agent counts the union.
 void RackTask::addEveryWorkerFix(Engine& e) {
-  const reduce::ReduceFn fn =
-      reduce::reduceFunction(call_.type, call_.op == rinaAvg ? rinaSum : call_.op);
+  const reduce::ReduceFn fn = reduce::reduceFunction(call_.type, call_.op);
   for (uint32_t s : everyHost_) {
     std::memcpy(data_ + spans_[s].first * es_, input_ + spans_[s].first * es_,
                 spans_[s].len * es_);

@@ -43,11 +43,6 @@ std::function<Status()> divideWhenDone(char* dst, size_t elems, rinaDataType_t t
   };
 }
 
-CollHeader makeHeader(Context& ctx, uint8_t kind, size_t count, rinaDataType_t type,
-                      rinaRedOp_t op, int root, uint64_t seq) {
-  return collHeader(ctx, kind, seq, count, type, op, root);
-}
-
 }  // namespace
 
 Status ringAllReduce(Context& ctx, const void* sendv, void* recvv, size_t count,
@@ -66,7 +61,7 @@ Status ringAllReduce(Context& ctx, const void* sendv, void* recvv, size_t count,
   const int steps = 2 * (n - 1);
 
   Engine e(contextFor(ctx, kAllReduce, seq, steps));
-  CollHeader mine = makeHeader(ctx, kAllReduce, count, type, op, -1, seq), theirs{};
+  CollHeader mine = collHeader(ctx, kAllReduce, seq, count, type, op, -1), theirs{};
   addHeaderExchange(e, mine, &theirs, next, prev, r);
   e.sends().reserve(1 + static_cast<size_t>(steps) * nslices);
   e.recvs().reserve(1 + static_cast<size_t>(steps) * nslices);
@@ -118,7 +113,7 @@ Status ringReduceScatter(Context& ctx, const void* sendv, void* recvv, size_t re
   const int nslices = static_cast<int>(std::max<size_t>(1, (recvCount + sliceElems - 1) / sliceElems));
   const int steps = n - 1;
   Engine e(contextFor(ctx, kReduceScatter, seq, steps));
-  CollHeader mine = makeHeader(ctx, kReduceScatter, recvCount, type, op, -1, seq), theirs{};
+  CollHeader mine = collHeader(ctx, kReduceScatter, seq, recvCount, type, op, -1), theirs{};
   addHeaderExchange(e, mine, &theirs, next, prev, r);
   for (int s = 0; s < steps; ++s) {
     const int sc = mod(r - s - 1, n), rc = mod(r - s - 2, n);
@@ -164,7 +159,7 @@ Status ringAllGather(Context& ctx, const void* sendv, void* recvv, size_t sendCo
   const int nslices = slices.count();
   const int steps = n - 1;
   Engine e(contextFor(ctx, kAllGather, seq, steps));
-  CollHeader mine = makeHeader(ctx, kAllGather, sendCount, type, rinaSum, -1, seq), theirs{};
+  CollHeader mine = collHeader(ctx, kAllGather, seq, sendCount, type, rinaSum, -1), theirs{};
   addHeaderExchange(e, mine, &theirs, next, prev, r);
   for (int s = 0; s < steps; ++s) {
     const int sc = mod(r - s, n), rc = mod(r - s - 1, n);
@@ -201,7 +196,7 @@ Status chainBroadcast(Context& ctx, const void* sendv, void* recvv, size_t count
   transport::Connection* prev = pos > 0 ? ctx.peer(mod(r - 1, n)) : nullptr;
   const ByteSlices slices = ByteSlices::of(bytes, es, ctx.sliceBytes());
   Engine e(contextFor(ctx, kBroadcast, seq, 1));
-  CollHeader mine = makeHeader(ctx, kBroadcast, count, type, rinaSum, root, seq), theirs{};
+  CollHeader mine = collHeader(ctx, kBroadcast, seq, count, type, rinaSum, root), theirs{};
   addHeaderExchange(e, mine, &theirs, next, prev, r);
   for (int j = 0; j < slices.count(); ++j) {
     const size_t off = slices.offset(j), len = slices.size(j);

@@ -180,30 +180,22 @@ rinaResult_t rinaCommAbort(rinaComm_t comm) {
 
 rinaResult_t rinaCommCount(const rinaComm_t comm, int* count) {
   if (Status h = checkHandle(comm, "rinaCommCount"); !h.ok()) return fail(nullptr, h);
-  if (!comm || !count) {
-    return fail(nullptr,
-                errorf(rinaInvalidArgument, "rinaCommCount: %s is NULL", comm ? "count" : "comm"));
-  }
+  if (!count) return fail(nullptr, errorf(rinaInvalidArgument, "rinaCommCount: count is NULL"));
   *count = comm->impl->size();
   return rinaSuccess;
 }
 
 rinaResult_t rinaCommUserRank(const rinaComm_t comm, int* rank) {
   if (Status h = checkHandle(comm, "rinaCommUserRank"); !h.ok()) return fail(nullptr, h);
-  if (!comm || !rank) {
-    return fail(nullptr, errorf(rinaInvalidArgument, "rinaCommUserRank: %s is NULL",
-                                comm ? "rank" : "comm"));
-  }
+  if (!rank) return fail(nullptr, errorf(rinaInvalidArgument, "rinaCommUserRank: rank is NULL"));
   *rank = comm->impl->rank();
   return rinaSuccess;
 }
 
 rinaResult_t rinaCommSetAlgorithm(rinaComm_t comm, const char* algorithm) {
   if (Status h = checkHandle(comm, "rinaCommSetAlgorithm"); !h.ok()) return fail(nullptr, h);
-  if (!comm || !algorithm) {
-    return fail(nullptr, errorf(rinaInvalidArgument, "rinaCommSetAlgorithm: %s is NULL",
-                                comm ? "algorithm" : "comm"));
-  }
+  if (!algorithm)
+    return fail(nullptr, errorf(rinaInvalidArgument, "rinaCommSetAlgorithm: algorithm is NULL"));
   rina::algo::Algorithm a;
   Status s = rina::algo::parseAlgorithm(algorithm, &a);
   if (!s.ok()) return fail(comm, s.prepend("rinaCommSetAlgorithm: "));
@@ -213,10 +205,7 @@ rinaResult_t rinaCommSetAlgorithm(rinaComm_t comm, const char* algorithm) {
 
 rinaResult_t rinaCommGetStats(const rinaComm_t comm, rinaCommStats_t* stats) {
   if (Status h = checkHandle(comm, "rinaCommGetStats"); !h.ok()) return fail(nullptr, h);
-  if (!comm || !stats) {
-    return fail(nullptr, errorf(rinaInvalidArgument, "rinaCommGetStats: %s is NULL",
-                                comm ? "stats" : "comm"));
-  }
+  if (!stats) return fail(nullptr, errorf(rinaInvalidArgument, "rinaCommGetStats: stats is NULL"));
   constexpr size_t kHead = offsetof(rinaCommStats_t, callsRing);
   if (stats->size < kHead) {
     return fail(comm, errorf(rinaInvalidArgument,
@@ -272,9 +261,7 @@ static_assert(kLinkStatsV1Bytes == 64, "version 1 entries are 64 bytes");
 rinaResult_t linkStats(const char* fn, const rinaComm_t comm, void* links, size_t linkBytes,
                        bool defaultOnly, int maxLinks, int* nLinks) {
   if (Status h = checkHandle(comm, fn); !h.ok()) return fail(nullptr, h);
-  if (!comm || !nLinks) {
-    return fail(comm, errorf(rinaInvalidArgument, "%s: %s is NULL", fn, comm ? "nLinks" : "comm"));
-  }
+  if (!nLinks) return fail(comm, errorf(rinaInvalidArgument, "%s: nLinks is NULL", fn));
   if (maxLinks < 0 || (!links && maxLinks > 0)) {
     return fail(comm, errorf(rinaInvalidArgument,
                              "%s: maxLinks %d with links %s; expected "

@@ -40,8 +40,6 @@ class Communicator : public algo::Context {
   const topo::TopologySpec& topology() const { return topology_; }
   // The plan the rack algorithms follow and the agreement on it.
   PlanSync& plans() { return *plans_; }
-  // This rank's INA rack state; null outside an INA rack of two or more.
-  RackIna* rackIna() const { return rackIna_.get(); }
 
   algo::Algorithm algorithm() const { return algorithm_; }
   void setAlgorithm(algo::Algorithm a) { algorithm_ = a; }

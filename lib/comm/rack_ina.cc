@@ -221,7 +221,6 @@ Status RackIna::setup(algo::Context& ctx, const config::Options& options,
   }
   std::unique_ptr<RackIna> ri(new RackIna());
   ri->rack_ = &rack;
-  ri->rackIndex_ = rackIndex;
   for (int w = 0; w < k; ++w) {
     if (rack.ranks[w] == ctx.rank()) ri->worker_ = w;
   }

@@ -51,12 +51,8 @@ class RackIna final : public algo::RackSwitch {
                       std::unique_ptr<RackIna>* out);
   ~RackIna();
 
-  const topo::Rack& rack() const { return *rack_; }
-  int rackIndex() const { return rackIndex_; }
-  int worker() const { return worker_; }
   bool active() const override { return active_; }
   ina::InaClient& client() override { return *client_; }
-  int inaTimeoutMs() const { return timeoutMs_; }
 
   // At the start of a collective that uses the switch (every worker of the
   // rack calls it): the agent applies pushed notices and tells every worker
@@ -74,7 +70,6 @@ class RackIna final : public algo::RackSwitch {
                      ina::Grant* grant, std::string* why);
 
   const topo::Rack* rack_ = nullptr;
-  int rackIndex_ = 0;
   int worker_ = 0;
   bool active_ = false;
   int timeoutMs_ = 2000;

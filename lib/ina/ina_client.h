@@ -59,11 +59,8 @@ class InaClient {
   // duplicate answers are no progress).
   bool resultSinceGrant() const { return pump_->resultSinceGrant(); }
 
-  // Elements per slice (the switch's payload size) and slices of a buffer.
+  // Elements per slice (the switch's payload size).
   size_t sliceElems() const { return grant().payloadElems; }
-  static size_t sliceCount(size_t count, size_t sliceElems) {
-    return ina::sliceCount(count, sliceElems);
-  }
 
   // In place: buffer holds this worker's input, then the rack sum (except
   // hostSlices). Types: int32, float32, float16, bfloat16.
