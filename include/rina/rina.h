@@ -83,7 +83,7 @@ RINA_API rinaResult_t rinaGetUniqueId(rinaUniqueId* uniqueId);
 
 /* Collective over nranks processes (or threads) sharing uniqueId. */
 RINA_API rinaResult_t rinaCommInitRank(rinaComm_t* comm, int nranks, rinaUniqueId uniqueId,
-                              int rank);
+                                       int rank);
 
 /* Settings of one communicator, given at creation (rinaCommInitRankConfig)
  * instead of through the environment. Forward compatible like
@@ -171,12 +171,12 @@ typedef struct {
   uint64_t callsOneShot;
   /* version 5: the other calls, and the point-to-point channels' traffic
    * (payload bytes, headers included; not in bytesSent / bytesReceived) */
-  uint64_t callsAllToAll;  /* rinaAllToAll and rinaAllToAllv */
+  uint64_t callsAllToAll; /* rinaAllToAll and rinaAllToAllv */
   uint64_t callsReduce;
   uint64_t callsGather;
   uint64_t callsScatter;
-  uint64_t sends;          /* messages: rinaSend, rinaSendTagged */
-  uint64_t recvs;          /* messages: rinaRecv, rinaRecvTagged */
+  uint64_t sends; /* messages: rinaSend, rinaSendTagged */
+  uint64_t recvs; /* messages: rinaRecv, rinaRecvTagged */
   uint64_t p2pBytesSent;
   uint64_t p2pBytesReceived;
   /* version 6: what this rank's INA datagrams met (inaRetransmissions counts
@@ -206,9 +206,9 @@ RINA_API rinaResult_t rinaCommGetStats(const rinaComm_t comm, rinaCommStats_t* s
  * and rinaCommGetLinkStats passes sizeof(rinaLinkStats_t) to the library. */
 #define RINA_LINK_STATS_VERSION 2
 typedef struct {
-  int peer;              /* the other rank */
-  char transport[12];    /* "socket" or "shm" */
-  uint64_t bytesSent;    /* payload bytes since creation, probe included */
+  int peer;           /* the other rank */
+  char transport[12]; /* "socket" or "shm" */
+  uint64_t bytesSent; /* payload bytes since creation, probe included */
   uint64_t bytesReceived;
   double busySendSec;
   double busyRecvSec;
@@ -246,23 +246,22 @@ RINA_API const char* rinaCommGetLastError(rinaComm_t comm);
 
 /* recvbuff[i] = op over ranks of sendbuff[i]; in place when equal. */
 RINA_API rinaResult_t rinaAllReduce(const void* sendbuff, void* recvbuff, size_t count,
-                           rinaDataType_t datatype, rinaRedOp_t op, rinaComm_t comm);
+                                    rinaDataType_t datatype, rinaRedOp_t op, rinaComm_t comm);
 
 /* sendbuff has nranks * recvcount elements; rank r receives block r of the
  * reduction. In place when recvbuff == sendbuff + rank * recvcount. */
 RINA_API rinaResult_t rinaReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
-                               rinaDataType_t datatype, rinaRedOp_t op,
-                               rinaComm_t comm);
+                                        rinaDataType_t datatype, rinaRedOp_t op, rinaComm_t comm);
 
 /* recvbuff has nranks * sendcount elements; block r comes from rank r. In
  * place when sendbuff == recvbuff + rank * sendcount. */
 RINA_API rinaResult_t rinaAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
-                           rinaDataType_t datatype, rinaComm_t comm);
+                                    rinaDataType_t datatype, rinaComm_t comm);
 
 /* recvbuff on every rank gets root's sendbuff (only read on root). In place
  * when sendbuff == recvbuff. */
 RINA_API rinaResult_t rinaBroadcast(const void* sendbuff, void* recvbuff, size_t count,
-                           rinaDataType_t datatype, int root, rinaComm_t comm);
+                                    rinaDataType_t datatype, int root, rinaComm_t comm);
 
 /* sendbuff's nranks blocks of count elements go one to each rank: block p
  * to rank p, which puts it at recvbuff + rank * count. Each block moves
@@ -278,9 +277,9 @@ RINA_API rinaResult_t rinaAllToAll(const void* sendbuff, void* recvbuff, size_t 
  * rank p's sendcounts[rank] (a pair that disagrees is rinaInvalidUsage on
  * both ranks, naming both counts). The arrays have nranks entries. */
 RINA_API rinaResult_t rinaAllToAllv(const void* sendbuff, const size_t* sendcounts,
-                                    const size_t* sdispls, void* recvbuff,
-                                    const size_t* recvcounts, const size_t* rdispls,
-                                    rinaDataType_t datatype, rinaComm_t comm);
+                                    const size_t* sdispls, void* recvbuff, const size_t* recvcounts,
+                                    const size_t* rdispls, rinaDataType_t datatype,
+                                    rinaComm_t comm);
 
 /* recvbuff on root gets op over ranks of sendbuff (recvbuff is only used on
  * root; in place when equal there). A pipelined chain into the root: each
@@ -354,8 +353,8 @@ RINA_API rinaResult_t rinaGroupEnd(void);
  * host memory. The call returns when the result is in recvbuff. Without
  * CUDA or a usable GPU: rinaSystemError, and comm stays usable. */
 RINA_API rinaResult_t rinaAllReduceStream(const void* sendbuff, void* recvbuff, size_t count,
-                                          rinaDataType_t datatype, rinaRedOp_t op,
-                                          rinaComm_t comm, void* stream);
+                                          rinaDataType_t datatype, rinaRedOp_t op, rinaComm_t comm,
+                                          void* stream);
 
 /* Weighted average: recvbuff[i] = sum_r w_r sendbuff_r[i] / sum_r w_r, where
  * w_r is the weight rank r passes (e.g. its batch size, so unequal batches
@@ -377,8 +376,8 @@ RINA_API rinaResult_t rinaAllReduceWeighted(const void* sendbuff, void* recvbuff
  * see docs/planning.md). Rates must be finite and > 0, times finite and
  * >= 0, globalBatch >= 0, nranks >= 1: else rinaInvalidArgument. */
 RINA_API rinaResult_t rinaSuggestBatchSizes(int64_t globalBatch, int nranks,
-                                            const double* computeRate,
-                                            const double* commSeconds, int64_t* batchSizes);
+                                            const double* computeRate, const double* commSeconds,
+                                            int64_t* batchSizes);
 
 #ifdef __cplusplus
 } /* extern "C" */

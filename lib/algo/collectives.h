@@ -13,8 +13,8 @@ namespace rina::algo {
 // Reduce-scatter then all-gather around the ring, sliced and pipelined.
 // Every element is reduced once (by the rank that finishes its chunk) and
 // then copied, so all ranks hold bitwise identical results.
-Status ringAllReduce(Context& ctx, const void* send, void* recv, size_t count,
-                     rinaDataType_t type, rinaRedOp_t op);
+Status ringAllReduce(Context& ctx, const void* send, void* recv, size_t count, rinaDataType_t type,
+                     rinaRedOp_t op);
 
 // Latency algorithm: log2(n) exchanges of the whole buffer.
 Status recursiveDoublingAllReduce(Context& ctx, const void* send, void* recv, size_t count,
@@ -50,8 +50,8 @@ Status ringReduceScatter(Context& ctx, const void* send, void* recv, size_t recv
 Status ringAllGather(Context& ctx, const void* send, void* recv, size_t sendCount,
                      rinaDataType_t type);
 // A pipelined chain root -> root+1 -> ... -> root-1.
-Status chainBroadcast(Context& ctx, const void* send, void* recv, size_t count,
-                      rinaDataType_t type, int root);
+Status chainBroadcast(Context& ctx, const void* send, void* recv, size_t count, rinaDataType_t type,
+                      int root);
 
 // The calls that move blocks (block_exchange.h) or reduce to one rank
 // (rooted.cc). Their peers must be connected (lib/comm does it: every peer
@@ -61,9 +61,9 @@ Status chainBroadcast(Context& ctx, const void* send, void* recv, size_t count,
 // in rank p's recv at recvDispls[r]; each block moves once, pairwise.
 // recvCounts[p] must equal rank p's sendCounts[r] (checked on both sides).
 // send and recv must not overlap.
-Status allToAllv(Context& ctx, const void* send, const size_t* sendCounts,
-                 const size_t* sendDispls, void* recv, const size_t* recvCounts,
-                 const size_t* recvDispls, rinaDataType_t type);
+Status allToAllv(Context& ctx, const void* send, const size_t* sendCounts, const size_t* sendDispls,
+                 void* recv, const size_t* recvCounts, const size_t* recvDispls,
+                 rinaDataType_t type);
 // A pipelined chain root+n-1 -> ... -> root+1 -> root, each rank adding its
 // input on the way: every link carries the buffer once, the root receives
 // it once. recv: the root's result (other ranks: unused).

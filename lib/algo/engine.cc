@@ -16,25 +16,38 @@ namespace rina::algo {
 
 const char* collectiveName(uint8_t kind) {
   switch (kind) {
-    case kAllReduce: return "allreduce";
-    case kReduceScatter: return "reduce-scatter";
-    case kAllGather: return "allgather";
-    case kBroadcast: return "broadcast";
-    case kGatherLinkRates: return "gather link rates";
-    case kPlanExchange: return "plan exchange";
-    case kAllToAll: return "all-to-all";
-    case kReduce: return "reduce";
-    case kGather: return "gather";
-    case kScatter: return "scatter";
-    case kSend: return "send";
-    case kRecv: return "recv";
-    default: return "unknown collective";
+    case kAllReduce:
+      return "allreduce";
+    case kReduceScatter:
+      return "reduce-scatter";
+    case kAllGather:
+      return "allgather";
+    case kBroadcast:
+      return "broadcast";
+    case kGatherLinkRates:
+      return "gather link rates";
+    case kPlanExchange:
+      return "plan exchange";
+    case kAllToAll:
+      return "all-to-all";
+    case kReduce:
+      return "reduce";
+    case kGather:
+      return "gather";
+    case kScatter:
+      return "scatter";
+    case kSend:
+      return "send";
+    case kRecv:
+      return "recv";
+    default:
+      return "unknown collective";
   }
 }
 
 namespace {
 constexpr uint32_t kHeaderMagic = kCollHeaderMagic;
-constexpr int kWaitSliceMs = 100;              // abort and liveness are checked this often
+constexpr int kWaitSliceMs = 100;  // abort and liveness are checked this often
 // A link's smoothed rate forgets older busy time with this time constant
 // (in busy time, so many short transfers do not wash out a long one).
 constexpr double kRateWindowNs = 100e6;
@@ -46,8 +59,7 @@ constexpr double kRateMinBytes = 64 << 10;
 
 Status checkCollHeader(const CollHeader& mine, const CollHeader& theirs, int rank, int peer) {
   if (theirs.magic != kHeaderMagic) {
-    return errorf(rinaRemoteError, "rank %d: peer %d sent a corrupt collective header", rank,
-                  peer);
+    return errorf(rinaRemoteError, "rank %d: peer %d sent a corrupt collective header", rank, peer);
   }
   if (theirs.collective != mine.collective || theirs.seq != mine.seq ||
       theirs.count != mine.count || theirs.datatype != mine.datatype || theirs.op != mine.op ||
@@ -72,9 +84,8 @@ Status checkCollHeader(const CollHeader& mine, const CollHeader& theirs, int ran
                   "of %llu bytes, RINA_SMALL_MSG_BYTES %llu) while this rank runs %s (slices "
                   "of %llu bytes, RINA_SMALL_MSG_BYTES %llu); set the same algorithm "
                   "(rinaCommSetAlgorithm, RINA_ALGO) and knobs on every rank",
-                  rank, collectiveName(mine.collective),
-                  static_cast<unsigned long long>(mine.seq), peer,
-                  algorithmName(static_cast<Algorithm>(theirs.algorithm)),
+                  rank, collectiveName(mine.collective), static_cast<unsigned long long>(mine.seq),
+                  peer, algorithmName(static_cast<Algorithm>(theirs.algorithm)),
                   static_cast<unsigned long long>(theirs.sliceBytes),
                   static_cast<unsigned long long>(theirs.smallMsgBytes),
                   algorithmName(static_cast<Algorithm>(mine.algorithm)),
@@ -180,16 +191,17 @@ Status Engine::run() {
   Status st = runLoop();
   const auto end = Clock::now();
   closeBusy(end, true);
-  RINA_TRACE("rank %d: %s #%llu: %lld us, %llu passes, %llu yields (%lld us), %llu sleeps "
-             "(%lld us)",
-             ctx_.rank, ctx_.collective, static_cast<unsigned long long>(ctx_.seq),
-             static_cast<long long>(
-                 std::chrono::duration_cast<std::chrono::microseconds>(end - start).count()),
-             static_cast<unsigned long long>(trace_.passes),
-             static_cast<unsigned long long>(trace_.yields),
-             static_cast<long long>(trace_.yieldedNs / 1000),
-             static_cast<unsigned long long>(trace_.sleeps),
-             static_cast<long long>(trace_.sleptNs / 1000));
+  RINA_TRACE(
+      "rank %d: %s #%llu: %lld us, %llu passes, %llu yields (%lld us), %llu sleeps "
+      "(%lld us)",
+      ctx_.rank, ctx_.collective, static_cast<unsigned long long>(ctx_.seq),
+      static_cast<long long>(
+          std::chrono::duration_cast<std::chrono::microseconds>(end - start).count()),
+      static_cast<unsigned long long>(trace_.passes),
+      static_cast<unsigned long long>(trace_.yields),
+      static_cast<long long>(trace_.yieldedNs / 1000),
+      static_cast<unsigned long long>(trace_.sleeps),
+      static_cast<long long>(trace_.sleptNs / 1000));
   return st;
 }
 

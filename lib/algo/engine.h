@@ -45,7 +45,7 @@ struct RecvItem {
   int step = 0;
   int slice = 0;
   std::function<Status()> onDone = {};  // runs once the bytes are all in
-  std::function<bool()> ready = {};  // also wait for this before the first byte
+  std::function<bool()> ready = {};     // also wait for this before the first byte
 };
 
 // Work the engine drives beside its items: progress() never blocks; arm()

@@ -15,8 +15,9 @@ Status hierAllReduce(Context& ctx, PlanSource* plans, const void* send, void* re
   if (plans) RINA_TRY(plans->beforeCollective(ctx));
   const uint64_t seq = ctx.nextSeq();
   // Hier racks aggregate on their hosts: no INA rack state.
-  return memberRingAllReduce(ctx, nullptr, hierMembers(ctx.racks(), plans ? plans->current() : nullptr),
-                             send, recv, count, type, op, seq);
+  return memberRingAllReduce(ctx, nullptr,
+                             hierMembers(ctx.racks(), plans ? plans->current() : nullptr), send,
+                             recv, count, type, op, seq);
 }
 
 }  // namespace rina::algo

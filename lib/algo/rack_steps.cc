@@ -99,8 +99,7 @@ bool rackAllReduceOnSwitch(RackCall& call, const Member& m) {
   return ina && ina->active() && inaReducible(call.type, call.op);
 }
 
-Status rackAllReduce(RackCall& call, const Member& m, char* data, size_t count,
-                     const char* input) {
+Status rackAllReduce(RackCall& call, const Member& m, char* data, size_t count, const char* input) {
   if (count == 0) return {};
   RackTask task(call, m, data, {RackPiece{0, count, kEveryWorker}}, {}, nullptr, input);
   return runTask(call, task);

@@ -17,8 +17,8 @@
 namespace rina::algo {
 
 struct Member {
-  std::vector<int> ranks;  // ascending; ranks.front() is the agent
-  bool inaRack = false;    // an INA rack of two or more (its mode: RackCall::rack)
+  std::vector<int> ranks;       // ascending; ranks.front() is the agent
+  bool inaRack = false;         // an INA rack of two or more (its mode: RackCall::rack)
   std::vector<int> ports = {};  // the plan's port rank per chunk (wraps); empty: rotate
   int spineToNext = -1;         // the plan's path of the hop to the next member; -1: any
   // The plan's ports, else round-robin over the member's ranks by chunk

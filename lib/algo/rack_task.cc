@@ -60,9 +60,8 @@ void RackTask::fallBack(const std::string& why) {
 
 Status RackTask::start() {
   started_ = Clock::now();
-  const bool everyWorker =
-      std::any_of(reduceOrder_.begin(), reduceOrder_.end(),
-                  [](const RackPiece& p) { return p.port == kEveryWorker; });
+  const bool everyWorker = std::any_of(reduceOrder_.begin(), reduceOrder_.end(),
+                                       [](const RackPiece& p) { return p.port == kEveryWorker; });
   if (everyWorker && !onSwitch()) {
     return errorf(rinaInternalError,
                   "rank %d: allreduce #%llu: a rack sum for every worker needs the switch",
@@ -120,8 +119,8 @@ Status RackTask::startSwitchReduce() {
     // runs in place on 25 MiB buckets). Nothing else in a rack call uses it.
     char* saved = call_.ctx.scratch(count * es_);
     if (!saved) {
-      return errorf(rinaSystemError, "rank %d: cannot allocate %zu bytes for the input copy",
-                    me, count * es_);
+      return errorf(rinaSystemError, "rank %d: cannot allocate %zu bytes for the input copy", me,
+                    count * es_);
     }
     std::memcpy(saved, data_, count * es_);
     input_ = saved;
@@ -342,8 +341,7 @@ Status RackTask::afterFixLists() {
 void RackTask::addEveryWorkerFix(Engine& e) {
   const reduce::ReduceFn fn = reduce::reduceFunction(call_.type, call_.op);
   for (uint32_t s : everyHost_) {
-    std::memcpy(data_ + spans_[s].first * es_, input_ + spans_[s].first * es_,
-                spans_[s].len * es_);
+    std::memcpy(data_ + spans_[s].first * es_, input_ + spans_[s].first * es_, spans_[s].len * es_);
   }
   const int agent = m_.ranks.front();
   if (call_.ctx.rank() == agent) {

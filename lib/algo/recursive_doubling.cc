@@ -13,8 +13,8 @@ namespace {
 
 // One exchange with one partner: headers, then the buffers.
 Status exchange(Context& ctx, uint64_t seq, int step, int steps, const CollHeader& mine,
-                transport::Connection* to, const char* out, transport::Connection* from,
-                char* in, const transport::RecvReduce& reduce, size_t bytes) {
+                transport::Connection* to, const char* out, transport::Connection* from, char* in,
+                const transport::RecvReduce& reduce, size_t bytes) {
   Engine e(contextFor(ctx, kAllReduce, seq, steps));
   CollHeader theirs{};
   addHeaderExchange(e, mine, &theirs, to, from, ctx.rank());
@@ -49,8 +49,10 @@ Status recursiveDoublingAllReduce(Context& ctx, const void* send, void* recvv, s
   if (r < 2 * rem) {
     if (r % 2 == 0) {
       // Give the data to r+1, take the result back from it.
-      RINA_TRY(exchange(ctx, seq, 1, steps, mine, ctx.peer(r + 1), recv, nullptr, nullptr, {}, bytes));
-      return exchange(ctx, seq, steps, steps, mine, nullptr, nullptr, ctx.peer(r + 1), recv, {}, bytes);
+      RINA_TRY(
+          exchange(ctx, seq, 1, steps, mine, ctx.peer(r + 1), recv, nullptr, nullptr, {}, bytes));
+      return exchange(ctx, seq, steps, steps, mine, nullptr, nullptr, ctx.peer(r + 1), recv, {},
+                      bytes);
     }
     // Nothing of ours has been sent yet, so reduce straight into recv.
     RINA_TRY(exchange(ctx, seq, 1, steps, mine, nullptr, nullptr, ctx.peer(r - 1), recv,
@@ -69,7 +71,8 @@ Status recursiveDoublingAllReduce(Context& ctx, const void* send, void* recvv, s
   }
   if (op == rinaAvg) reduce::finishAverage(recv, count, type, n);
   if (r < 2 * rem) {
-    RINA_TRY(exchange(ctx, seq, steps, steps, mine, ctx.peer(r - 1), recv, nullptr, nullptr, {}, bytes));
+    RINA_TRY(
+        exchange(ctx, seq, steps, steps, mine, ctx.peer(r - 1), recv, nullptr, nullptr, {}, bytes));
   }
   return {};
 }

@@ -12,8 +12,9 @@ Status inaRingAllReduce(Context& ctx, PlanSource* plans, RackSwitch* rack, const
   // Every rank switches plans here alike.
   if (plans) RINA_TRY(plans->beforeCollective(ctx));
   const uint64_t seq = ctx.nextSeq();
-  return memberRingAllReduce(ctx, rack, rinaMembers(ctx.racks(), plans ? plans->current() : nullptr),
-                             send, recv, count, type, op, seq);
+  return memberRingAllReduce(ctx, rack,
+                             rinaMembers(ctx.racks(), plans ? plans->current() : nullptr), send,
+                             recv, count, type, op, seq);
 }
 
 }  // namespace rina::algo

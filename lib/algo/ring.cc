@@ -57,7 +57,8 @@ Status ringAllReduce(Context& ctx, const void* sendv, void* recvv, size_t count,
   const Chunks chunks{count, n};
   const size_t sliceElems = std::max<size_t>(1, ctx.sliceBytes() / es);
   const size_t maxChunk = chunks.size(0);
-  const int nslices = static_cast<int>(std::max<size_t>(1, (maxChunk + sliceElems - 1) / sliceElems));
+  const int nslices =
+      static_cast<int>(std::max<size_t>(1, (maxChunk + sliceElems - 1) / sliceElems));
   const int steps = 2 * (n - 1);
 
   Engine e(contextFor(ctx, kAllReduce, seq, steps));
@@ -107,10 +108,12 @@ Status ringReduceScatter(Context& ctx, const void* sendv, void* recvv, size_t re
   // Partial sums of other ranks' blocks pass through two staging blocks:
   // step s lands in tmp[s % 2] and leaves from it at step s + 1.
   char* tmp = ctx.scratch(2 * blockBytes);
-  if (!tmp && blockBytes) return errorf(rinaSystemError, "rank %d: cannot allocate %zu bytes", r, 2 * blockBytes);
+  if (!tmp && blockBytes)
+    return errorf(rinaSystemError, "rank %d: cannot allocate %zu bytes", r, 2 * blockBytes);
 
   const size_t sliceElems = std::max<size_t>(1, ctx.sliceBytes() / es);
-  const int nslices = static_cast<int>(std::max<size_t>(1, (recvCount + sliceElems - 1) / sliceElems));
+  const int nslices =
+      static_cast<int>(std::max<size_t>(1, (recvCount + sliceElems - 1) / sliceElems));
   const int steps = n - 1;
   Engine e(contextFor(ctx, kReduceScatter, seq, steps));
   CollHeader mine = collHeader(ctx, kReduceScatter, seq, recvCount, type, op, -1), theirs{};
@@ -120,7 +123,8 @@ Status ringReduceScatter(Context& ctx, const void* sendv, void* recvv, size_t re
     for (int j = 0; j < nslices; ++j) {
       Slice sl = sliceOf(0, recvCount, sliceElems, j);
       const size_t off = sl.offset * es, len = sl.elems * es;
-      const char* src = s == 0 ? send + sc * blockBytes + off : tmp + ((s - 1) % 2) * blockBytes + off;
+      const char* src =
+          s == 0 ? send + sc * blockBytes + off : tmp + ((s - 1) % 2) * blockBytes + off;
       int after = s == 0 ? -1 : 1 + (s - 1) * nslices + j;
       e.sends().push_back(SendItem{
           .conn = next, .data = src, .len = len, .afterRecv = after, .step = s + 1, .slice = j});

@@ -21,16 +21,21 @@ constexpr std::chrono::milliseconds kVerdictGrace{2000};
 
 const char* replyText(uint32_t code) {
   switch (code) {
-    case kWrongComm: return "its communicator id does not match the root's";
-    case kWrongSize: return "its nranks differs from the other ranks'";
-    case kDuplicateRank: return "another process already joined with this rank";
-    case kBadRank: return "the rank is out of range";
+    case kWrongComm:
+      return "its communicator id does not match the root's";
+    case kWrongSize:
+      return "its nranks differs from the other ranks'";
+    case kDuplicateRank:
+      return "another process already joined with this rank";
+    case kBadRank:
+      return "the rank is out of range";
     case kIncomplete:
       return "not every rank arrived before the root's deadline";
     case kBadSecret:
       return "its hello is not signed with the root's secret (RINA_COMM_SECRET_FILE unset or "
              "different on this rank)";
-    default: return "unknown reason";
+    default:
+      return "unknown reason";
   }
 }
 
@@ -346,7 +351,8 @@ class RootLoop {
       code = kWrongComm;
     else if (nranks_ >= 0 && hello.nranks != nranks_)
       code = kWrongSize;
-    else if (hello.nranks <= 0 || hello.rank < 0 || hello.rank >= hello.nranks) code = kBadRank;
+    else if (hello.nranks <= 0 || hello.rank < 0 || hello.rank >= hello.nranks)
+      code = kBadRank;
     else if (nranks_ >= 0 && conns_[hello.rank].valid())
       code = kDuplicateRank;
     if (code != kOk) {

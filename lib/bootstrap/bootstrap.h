@@ -40,7 +40,7 @@ static_assert(sizeof(IdData) <= RINA_UNIQUE_ID_BYTES);
 struct PeerInfo {
   PackedAddr listen;  // where its peer connections are accepted
   int32_t pid;
-  char host[108];     // hostIdentity(): equal iff shared memory is possible
+  char host[108];  // hostIdentity(): equal iff shared memory is possible
   // Where connections over spine s are accepted (s < spineCount); an entry
   // equal to `listen` means spine s is the default path to this rank.
   int32_t spineCount;

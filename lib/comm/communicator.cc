@@ -93,9 +93,9 @@ Status Communicator::runMessages(std::span<algo::Message> batch) {
   return algo::runMessages(*this, *channels_, batch);
 }
 
-Status Communicator::allToAllv(const void* send, const size_t* sendCounts,
-                               const size_t* sendDispls, void* recv, const size_t* recvCounts,
-                               const size_t* recvDispls, rinaDataType_t type) {
+Status Communicator::allToAllv(const void* send, const size_t* sendCounts, const size_t* sendDispls,
+                               void* recv, const size_t* recvCounts, const size_t* recvDispls,
+                               rinaDataType_t type) {
   std::set<int> everyone;
   for (int r = 0; r < nranks_; ++r) everyone.insert(r);
   RINA_TRY(connectForCall(everyone));

@@ -8,8 +8,8 @@
 #define RINA_LIB_COMM_COMMUNICATOR_H_
 
 #include <memory>
-#include <span>
 #include <set>
+#include <span>
 #include <string>
 
 #include "algo/algorithm.h"
@@ -46,8 +46,7 @@ class Communicator : public algo::Context {
 
   // The allreduce of the configured algorithm (algo/dispatch.h), with this
   // communicator's plan and INA rack.
-  Status allReduce(const void* send, void* recv, size_t count, rinaDataType_t type,
-                   rinaRedOp_t op);
+  Status allReduce(const void* send, void* recv, size_t count, rinaDataType_t type, rinaRedOp_t op);
 
   // Point-to-point messages (algo/point_to_point.h) on this communicator's
   // channels: each peer's in batch order, all peers at once.
@@ -56,9 +55,8 @@ class Communicator : public algo::Context {
   // collective: they first connect the pairs they need that have no
   // connection (all-to-all: every pair; gather, scatter: the root with
   // every rank), which stay connected.
-  Status allToAllv(const void* send, const size_t* sendCounts, const size_t* sendDispls,
-                   void* recv, const size_t* recvCounts, const size_t* recvDispls,
-                   rinaDataType_t type);
+  Status allToAllv(const void* send, const size_t* sendCounts, const size_t* sendDispls, void* recv,
+                   const size_t* recvCounts, const size_t* recvDispls, rinaDataType_t type);
   Status reduce(const void* send, void* recv, size_t count, rinaDataType_t type, rinaRedOp_t op,
                 int root);
   Status gather(const void* send, void* recv, size_t count, rinaDataType_t type, int root);

@@ -17,8 +17,8 @@
 namespace rina::comm {
 
 using algo::addHeaderExchange;
-using algo::CollHeader;
 using algo::collectiveName;
+using algo::CollHeader;
 using algo::Engine;
 using algo::EngineContext;
 using algo::kGatherLinkRates;
@@ -62,7 +62,9 @@ Status probeLinks(algo::Context& ctx, size_t bytes, int64_t timeoutMs) {
   if (bytes == 0 || ctx.connections().empty()) return {};
   const std::vector<char> out(bytes, static_cast<char>(ctx.rank()));
   char* in = ctx.scratch(bytes);
-  if (!in) return errorf(rinaSystemError, "rank %d: link probe: cannot allocate %zu bytes", ctx.rank(), bytes);
+  if (!in)
+    return errorf(rinaSystemError, "rank %d: link probe: cannot allocate %zu bytes", ctx.rank(),
+                  bytes);
   const Deadline deadline = deadlineAfterMs(timeoutMs);
   // Ascending peers = ascending pairs (min, max): the lowest pending pair
   // always has both ends at it, so the exchanges cannot wait in a cycle.
@@ -82,8 +84,8 @@ Status probeLinks(algo::Context& ctx, size_t bytes, int64_t timeoutMs) {
   }
   for (const LinkRate& l : localLinkRates(ctx)) {
     if (!l.defaultPath) continue;  // the probe runs over default connections only
-    RINA_INFO("rank %d: link probe with peer %d (%s): %.1f MB/s in, %.1f MB/s out", l.rank,
-              l.peer, l.kind, l.recvRate / 1e6, l.sendRate / 1e6);
+    RINA_INFO("rank %d: link probe with peer %d (%s): %.1f MB/s in, %.1f MB/s out", l.rank, l.peer,
+              l.kind, l.recvRate / 1e6, l.sendRate / 1e6);
   }
   return {};
 }
@@ -94,9 +96,10 @@ Status gatherLinkRates(algo::Context& ctx, std::vector<LinkRate>* table) {
   const int n = ctx.size(), r = ctx.rank();
   const uint64_t seq = ctx.nextSeq();
   transport::Connection* up = r + 1 < n ? ctx.peer(r + 1) : nullptr;  // rows come from here
-  transport::Connection* down = r > 0 ? ctx.peer(r - 1) : nullptr;   // and go on to here
+  transport::Connection* down = r > 0 ? ctx.peer(r - 1) : nullptr;    // and go on to here
   if ((r + 1 < n && !up) || (r > 0 && !down)) {
-    return errorf(rinaInternalError, "rank %d: gather link rates: no connection to a ring neighbour", r);
+    return errorf(rinaInternalError,
+                  "rank %d: gather link rates: no connection to a ring neighbour", r);
   }
   const CollHeader mine =
       algo::collHeader(ctx, algo::kGatherLinkRates, seq, 0, rinaInt8, rinaSum, 0);

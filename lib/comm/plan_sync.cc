@@ -100,9 +100,10 @@ Status PlanSync::create(const algo::Context& ctx, const topo::TopologySpec& topo
   const size_t members = topo::ringMembers(ctx.racks()).size();
   s->active_ = ctx.size() >= 2 && members <= kMaxPlannedMembers;
   if (ctx.rank() == 0 && ctx.size() >= 2 && !s->active_) {
-    RINA_INFO("%zu ring members: more than %zu to plan at run time; hier and rina keep the rack "
-              "order",
-              members, kMaxPlannedMembers);
+    RINA_INFO(
+        "%zu ring members: more than %zu to plan at run time; hier and rina keep the rack "
+        "order",
+        members, kMaxPlannedMembers);
   }
   *out = std::move(s);
   return {};

@@ -98,10 +98,10 @@ class PlanSync final : public algo::PlanSource {
   Connect connect_;
   plan::Network network_;  // as configured; rank 0 adds measured rates to a copy
   int chunks_ = 1;         // port choices per INA rack (planChunks)
-  bool active_ = false;  // two or more ranks, at most kMaxPlannedMembers members
+  bool active_ = false;    // two or more ranks, at most kMaxPlannedMembers members
   bool started_ = false;
   std::optional<plan::Plan> plan_;
-  uint64_t since_ = 0;  // hier / rina collectives run under the current plan
+  uint64_t since_ = 0;      // hier / rina collectives run under the current plan
   uint64_t nextCheck_ = 0;  // since_ at the next check point (rank 0's word); 0: none
   uint64_t replans_ = 0;
   uint64_t checks_ = 0;

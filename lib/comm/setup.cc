@@ -234,12 +234,13 @@ void Communicator::logReady(const Setup& s) const {
     summary.append(" ").append(std::to_string(key.first)).append("/s");
     summary.append(std::to_string(key.second)).append(":").append(conn->kind());
   }
-  RINA_INFO("rank %d of %d ready on %s (%s); algorithm %s; timeout %lld ms; racks %s; paths %s; "
-            "peers%s",
-            rank_, nranks_, s.mine.listen.str().c_str(), s.ifname.c_str(),
-            algo::algorithmName(algorithm_), static_cast<long long>(timeoutMs()),
-            racks_.describe().c_str(), paths_.describe().c_str(),
-            summary.empty() ? " none" : summary.c_str());
+  RINA_INFO(
+      "rank %d of %d ready on %s (%s); algorithm %s; timeout %lld ms; racks %s; paths %s; "
+      "peers%s",
+      rank_, nranks_, s.mine.listen.str().c_str(), s.ifname.c_str(),
+      algo::algorithmName(algorithm_), static_cast<long long>(timeoutMs()),
+      racks_.describe().c_str(), paths_.describe().c_str(),
+      summary.empty() ? " none" : summary.c_str());
   auto ms = [](Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
   };

@@ -14,11 +14,11 @@ void logMessage(LogLevel level, const char* fmt, ...) __attribute__((format(prin
 
 }  // namespace rina
 
-#define RINA_LOG_AT(level, ...)                  \
-  do {                                           \
-    if (::rina::logLevel() >= (level)) {         \
-      ::rina::logMessage((level), __VA_ARGS__);  \
-    }                                            \
+#define RINA_LOG_AT(level, ...)                 \
+  do {                                          \
+    if (::rina::logLevel() >= (level)) {        \
+      ::rina::logMessage((level), __VA_ARGS__); \
+    }                                           \
   } while (0)
 #define RINA_WARN(...) RINA_LOG_AT(::rina::LogLevel::kWarn, __VA_ARGS__)
 #define RINA_INFO(...) RINA_LOG_AT(::rina::LogLevel::kInfo, __VA_ARGS__)

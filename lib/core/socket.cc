@@ -123,7 +123,8 @@ bool interfaceMatches(const std::string& spec, const char* name) {
   size_t start = 0;
   while (start <= list.size()) {
     size_t comma = list.find(',', start);
-    std::string item = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    std::string item =
+        list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     if (!item.empty()) {
       if (exact ? item == name : std::strncmp(name, item.c_str(), item.size()) == 0) hit = true;
     }
@@ -211,8 +212,9 @@ Status connectTo(const PackedAddr& addr, Deadline deadline, Fd* out) {
     std::this_thread::sleep_for(backoff);
     backoff = std::min(backoff * 2, std::chrono::milliseconds(100));
   } while (Clock::now() < deadline);
-  return Status(lastErr == ECONNREFUSED ? rinaRemoteError : rinaSystemError,
-                "connect to " + addr.str() + " failed until the deadline: " + std::strerror(lastErr));
+  return Status(
+      lastErr == ECONNREFUSED ? rinaRemoteError : rinaSystemError,
+      "connect to " + addr.str() + " failed until the deadline: " + std::strerror(lastErr));
 }
 
 Status acceptFrom(int listenFd, Deadline deadline, const std::atomic<bool>* abort, Fd* out) {

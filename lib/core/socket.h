@@ -51,7 +51,7 @@ class Fd {
 struct PackedAddr {
   uint8_t family = 0;  // AF_INET or AF_INET6
   uint8_t pad = 0;
-  uint16_t port = 0;   // network byte order
+  uint16_t port = 0;  // network byte order
   uint8_t addr[16] = {};
 
   static PackedAddr fromSockaddr(const sockaddr* sa);

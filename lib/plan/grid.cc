@@ -207,7 +207,8 @@ GridRounding roundGrid(const GridInstance& g, const GridLpResult& lp, int sample
   // answer is then never below ATP's.
   Routing nearest = nearestSwitchRouting(g);
   repairRouting(g, &nearest);
-  if (double r = routingRate(g, nearest); r > best.rate) best.routing = std::move(nearest), best.rate = r;
+  if (double r = routingRate(g, nearest); r > best.rate)
+    best.routing = std::move(nearest), best.rate = r;
   return best;
 }
 

@@ -328,9 +328,9 @@ Status makePlan(const Network& net, const PlanOptions& options, Plan* out) {
     RINA_TRY(portsPerChunk(weights, chunks, &idx));
     // The previous split stays unless the new one's port rate is better by
     // more than keepMargin.
-    if (std::vector<int> kept = previousPorts(options.previous, m, chunks); !kept.empty() &&
-        portRate(weights, kept) * (1 + std::max(0.0, options.keepMargin)) >=
-            portRate(weights, idx)) {
+    if (std::vector<int> kept = previousPorts(options.previous, m, chunks);
+        !kept.empty() && portRate(weights, kept) * (1 + std::max(0.0, options.keepMargin)) >=
+                             portRate(weights, idx)) {
       idx = std::move(kept);
     }
     Plan::RackPorts rp;

@@ -73,7 +73,7 @@ class ReplanPolicy {
   uint64_t everyCollectives_ = 0;  // 0: not by count
   double everySeconds_ = 0;        // 0: not by time
   double threshold_ = 0;           // 0: rates never trigger
-  uint64_t checkEvery_ = 0;  // the default: in seconds
+  uint64_t checkEvery_ = 0;        // the default: in seconds
   double checkEverySeconds_ = 0.5;
 };
 

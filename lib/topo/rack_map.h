@@ -35,9 +35,9 @@ struct RackSpec {
   // or rankCount (the next rankCount ranks in rank order). Not both.
   std::vector<HostSpec> hosts;
   int rankCount = 0;
-  std::string switchCtrl;  // "ipv4:port" of the ToR's CTRL; empty: RINA_SWITCH decides
-  double hostLinkMbit = 0; // default host link rate; 0: unknown
-  double uplinkMbit = 0;   // ToR <-> spine; 0: unknown
+  std::string switchCtrl;   // "ipv4:port" of the ToR's CTRL; empty: RINA_SWITCH decides
+  double hostLinkMbit = 0;  // default host link rate; 0: unknown
+  double uplinkMbit = 0;    // ToR <-> spine; 0: unknown
   // "uplink_mbit": [..]: one rate per spine (then uplinkMbit is 0).
   std::vector<double> uplinkMbitBySpine;
 };

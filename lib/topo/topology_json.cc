@@ -214,8 +214,8 @@ Status readRack(const json& value, size_t index, int spines, RackSpec* rack) {
     RINA_TRY(readMbit(value["host_link_mbit"], where, "host_link_mbit", &rack->hostLinkMbit));
   }
   if (value.contains("uplink_mbit")) {
-    RINA_TRY(readMbitPerSpine(value["uplink_mbit"], where, "uplink_mbit", spines,
-                              &rack->uplinkMbit, &rack->uplinkMbitBySpine));
+    RINA_TRY(readMbitPerSpine(value["uplink_mbit"], where, "uplink_mbit", spines, &rack->uplinkMbit,
+                              &rack->uplinkMbitBySpine));
   }
   return {};
 }
@@ -311,7 +311,8 @@ std::string topologyToJson(const TopologySpec& spec, int indent) {
   if (!spec.name.empty()) doc["name"] = spec.name;
   if (spec.spines != 1) doc["spines"] = spec.spines;
   if (spec.spineLinkMbit > 0) doc["spine_link_mbit"] = mbitValue(spec.spineLinkMbit);
-  if (!spec.spineLinkMbitBySpine.empty()) doc["spine_link_mbit"] = mbitList(spec.spineLinkMbitBySpine);
+  if (!spec.spineLinkMbitBySpine.empty())
+    doc["spine_link_mbit"] = mbitList(spec.spineLinkMbitBySpine);
   ojson racks = ojson::array();
   for (const RackSpec& r : spec.racks) {
     ojson rack = ojson::object();

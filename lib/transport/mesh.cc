@@ -115,7 +115,7 @@ void readHello(Fd& fd, int rank, uint64_t commId, Deadline deadline, PeerHello* 
   static thread_local std::string why;
   Status s = recvAll(fd.get(), hello, sizeof(*hello), deadline);
   if (!s.ok()) why = s.message();
-  *refusal = !s.ok()                    ? why.c_str()
+  *refusal = !s.ok()                      ? why.c_str()
              : hello->magic != kPeerMagic ? "wrong magic"
              : hello->commId != commId    ? "wrong communicator id"
              : hello->to != rank          ? "addressed to another rank"
@@ -224,7 +224,7 @@ Status buildMesh(const MeshOptions& opt, std::map<int, std::unique_ptr<Connectio
     }
     if (!refusal) {
       refusal =
-          hello.kind != kMeshHello ? "unknown kind of connection"
+          hello.kind != kMeshHello                     ? "unknown kind of connection"
           : !expected.count({hello.from, hello.spine}) ? "unexpected rank or spine"
           : hello.nsocks < 1 || hello.nsocks > kMaxSocketsPerPeer || hello.sockIndex >= hello.nsocks
               ? "bad socket count"

@@ -91,9 +91,9 @@ struct MeshOptions {
   bool shmEnabled = true;
   uint32_t fifoBytes = 1 << 20;
   int socketBufBytes = 4 << 20;
-  int socketsPerPeer = 1;            // TCP pairs only; 0: autoSocketsFor()
-  config::Options knobs;             // RINA_IB_* for pairs over RDMA
-  size_t sliceBytes = 128 << 10;     // stripes per socket: sliceBytes / sockets
+  int socketsPerPeer = 1;         // TCP pairs only; 0: autoSocketsFor()
+  config::Options knobs;          // RINA_IB_* for pairs over RDMA
+  size_t sliceBytes = 128 << 10;  // stripes per socket: sliceBytes / sockets
   Deadline deadline;
   const std::atomic<bool>* abort = nullptr;
   // Channel hellos accepted meanwhile go here (and mesh hellos the channel

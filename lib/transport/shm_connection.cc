@@ -135,8 +135,7 @@ void ShmSegment::unlink() {
   linked_ = false;
 }
 
-ShmConnection::ShmConnection(int peer, bool lowerSide, ShmSegment segment, Fd liveness,
-                             int peerPid)
+ShmConnection::ShmConnection(int peer, bool lowerSide, ShmSegment segment, Fd liveness, int peerPid)
     : Connection(peer),
       segment_(std::move(segment)),
       peerPid_(peerPid),

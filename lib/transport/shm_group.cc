@@ -107,8 +107,8 @@ Status ShmGroup::join(uint64_t commId, int ownerPid, int rank, int ranks, size_t
   // the two slots of a rank are first written by calls 1 and 2, and a page
   // fault there kept the faulting rank's peers waiting (asleep, by then) in
   // the first calls of a fresh communicator. prepare() does the rest.
-  g->base_ = mmap(nullptr, g->size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd.get(),
-                  0);
+  g->base_ =
+      mmap(nullptr, g->size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd.get(), 0);
   if (g->base_ == MAP_FAILED) {
     g->base_ = nullptr;
     return systemErrorf(errno, "rank %d: mmap(%s)", rank, name);

@@ -11,8 +11,7 @@
 
 namespace rina::transport {
 
-StripedConnection::StripedConnection(int peer,
-                                     std::vector<std::unique_ptr<SocketConnection>> socks,
+StripedConnection::StripedConnection(int peer, std::vector<std::unique_ptr<SocketConnection>> socks,
                                      size_t stripeBytes)
     : Connection(peer), socks_(std::move(socks)), stripe_(stripeBytes) {}
 

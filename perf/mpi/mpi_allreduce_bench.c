@@ -39,10 +39,14 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!strcmp(argv[i], "-b")) minBytes = parseBytes(argv[i + 1]);
-    else if (!strcmp(argv[i], "-e")) maxBytes = parseBytes(argv[i + 1]);
-    else if (!strcmp(argv[i], "-f")) factor = parseBytes(argv[i + 1]);
-    else if (!strcmp(argv[i], "-r")) reps = atoi(argv[i + 1]);
+    if (!strcmp(argv[i], "-b"))
+      minBytes = parseBytes(argv[i + 1]);
+    else if (!strcmp(argv[i], "-e"))
+      maxBytes = parseBytes(argv[i + 1]);
+    else if (!strcmp(argv[i], "-f"))
+      factor = parseBytes(argv[i + 1]);
+    else if (!strcmp(argv[i], "-r"))
+      reps = atoi(argv[i + 1]);
   }
   if (factor < 2 || reps < 1 || reps > 100 || minBytes < sizeof(float) || maxBytes < minBytes) {
     if (rank == 0) fprintf(stderr, "mpi-allreduce-bench: bad arguments\n");
@@ -56,8 +60,8 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < maxCount; ++i) send[i] = (float)(i % 64 + rank);
   const float rankSum = (float)(nranks * (nranks - 1) / 2);
   if (rank == 0) {
-    printf("# mpi-allreduce-bench: %d ranks, float sum, out of place, %d blocks per size\n",
-           nranks, reps);
+    printf("# mpi-allreduce-bench: %d ranks, float sum, out of place, %d blocks per size\n", nranks,
+           reps);
     printf("# %12s %12s %10s %10s %8s\n", "bytes", "time(us)", "algbw", "busbw", "#wrong");
   }
   int failed = 0;

@@ -97,7 +97,8 @@ int main(int argc, char** argv) {
       // No worker sends faster than its own host link.
       double bound = 1e300;
       for (size_t h = 0; h < spec.hostMbit.size(); ++h) {
-        if (std::find(spec.psHosts.begin(), spec.psHosts.end(), static_cast<int>(h)) == spec.psHosts.end()) {
+        if (std::find(spec.psHosts.begin(), spec.psHosts.end(), static_cast<int>(h)) ==
+            spec.psHosts.end()) {
           bound = std::min(bound, spec.hostMbit[h]);
         }
       }

@@ -42,8 +42,8 @@ void blocksOf(const std::vector<int64_t>& rows, int64_t rowElems, std::vector<si
 
 }  // namespace
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupRina::send(std::vector<at::Tensor>& tensors,
-                                                      int dstRank, int tag) {
+c10::intrusive_ptr<c10d::Work> ProcessGroupRina::send(std::vector<at::Tensor>& tensors, int dstRank,
+                                                      int tag) {
   const char* call = "send";
   at::Tensor t = onlyTensor(tensors, call);
   checkPeer(dstRank, call);
@@ -72,13 +72,13 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupRina::postRecv(const at::Tensor& t, i
   };
   if (peer == RINA_ANY_PEER) {
     // Never in a group (which message it takes would depend on timing).
-    thread_.post(work, [this, out = at::Tensor(t), recvOn, source,
-                        sourceOut = work->source()]() mutable {
-      at::Tensor buf = contiguousOf(out);
-      check(recvOn(buf), "recv_anysource");
-      writeBack(out, buf);
-      sourceOut->store(*source);
-    });
+    thread_.post(work,
+                 [this, out = at::Tensor(t), recvOn, source, sourceOut = work->source()]() mutable {
+                   at::Tensor buf = contiguousOf(out);
+                   check(recvOn(buf), "recv_anysource");
+                   writeBack(out, buf);
+                   sourceOut->store(*source);
+                 });
     return work;
   }
   // Received into t, or a contiguous stand-in copied into t after.
@@ -94,8 +94,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupRina::postRecv(const at::Tensor& t, i
   return work;
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupRina::recv(std::vector<at::Tensor>& tensors,
-                                                      int srcRank, int tag) {
+c10::intrusive_ptr<c10d::Work> ProcessGroupRina::recv(std::vector<at::Tensor>& tensors, int srcRank,
+                                                      int tag) {
   const char* call = "recv";
   at::Tensor t = onlyTensor(tensors, call);
   checkPeer(srcRank, call);
@@ -150,8 +150,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupRina::alltoall(std::vector<at::Tensor
                                                           std::vector<at::Tensor>& inputs,
                                                           const c10d::AllToAllOptions& opts) {
   const char* call = "alltoall";
-  TORCH_CHECK(static_cast<int>(inputs.size()) == size_ &&
-                  static_cast<int>(outputs.size()) == size_,
+  TORCH_CHECK(static_cast<int>(inputs.size()) == size_ && static_cast<int>(outputs.size()) == size_,
               "rina_torch ", call, ": expected ", size_, " input and output tensors, got ",
               inputs.size(), " and ", outputs.size());
   for (const at::Tensor& t : inputs) checkSameAs(t, t, call, "an input tensor");
@@ -192,8 +191,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupRina::alltoall(std::vector<at::Tensor
           "alltoall");
     for (int p = 0; p < size_; ++p) {
       if (!rc[p]) continue;
-      at::Tensor block = at::from_blob(static_cast<char*>(recv.data_ptr()) + rd[p],
-                                       outs[p].sizes(), outs[p].options());
+      at::Tensor block = at::from_blob(static_cast<char*>(recv.data_ptr()) + rd[p], outs[p].sizes(),
+                                       outs[p].options());
       outs[p].copy_(block);
     }
   });
@@ -203,8 +202,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupRina::allgather_coalesced(
     std::vector<std::vector<at::Tensor>>& outputLists, std::vector<at::Tensor>& inputs,
     const c10d::AllgatherOptions& opts) {
   const char* call = "allgather_coalesced";
-  TORCH_CHECK(static_cast<int>(outputLists.size()) == size_, "rina_torch ", call,
-              ": expected ", size_, " output lists, got ", outputLists.size());
+  TORCH_CHECK(static_cast<int>(outputLists.size()) == size_, "rina_torch ", call, ": expected ",
+              size_, " output lists, got ", outputLists.size());
   for (const at::Tensor& t : inputs) checkDenseCpu(t, call);
   for (const std::vector<at::Tensor>& list : outputLists) {
     TORCH_CHECK(list.size() == inputs.size(), "rina_torch ", call, ": an output list has ",
@@ -218,37 +217,36 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupRina::allgather_coalesced(
     flatOuts.insert(flatOuts.end(), list.begin(), list.end());
   }
   std::vector<at::Tensor> ins = inputs;
-  return post(c10d::OpType::ALLGATHER_COALESCED, "rina:all_gather_coalesced", flatOuts,
-              [this, ins, flatOuts]() mutable {
-                // Every input's bytes in one buffer, gathered from every rank.
-                size_t bytes = 0;
-                for (const at::Tensor& t : ins) bytes += bytesOf(t);
-                at::Tensor mine = at::empty({static_cast<int64_t>(bytes)}, at::kByte);
-                size_t at = 0;
-                for (const at::Tensor& t : ins) {
-                  if (!bytesOf(t)) continue;
-                  at::Tensor src = contiguousOf(t);
-                  std::memcpy(static_cast<char*>(mine.data_ptr()) + at, src.data_ptr(),
-                              bytesOf(t));
-                  at += bytesOf(t);
-                }
-                at::Tensor all = at::empty({static_cast<int64_t>(bytes) * size_}, at::kByte);
-                check(rinaAllGather(mine.data_ptr(), all.data_ptr(), bytes, rinaUint8, comm_),
-                      "allgather_coalesced");
-                const char* base = static_cast<const char*>(all.data_ptr());
-                size_t k = 0;
-                for (int r = 0; r < size_; ++r) {
-                  size_t off = r * bytes;
-                  for (size_t i = 0; i < ins.size(); ++i, ++k) {
-                    at::Tensor& out = flatOuts[k];
-                    if (out.numel()) {
-                      out.copy_(at::from_blob(const_cast<char*>(base) + off, out.sizes(),
-                                              out.options()));
-                    }
-                    off += bytesOf(ins[i]);
-                  }
-                }
-              });
+  return post(
+      c10d::OpType::ALLGATHER_COALESCED, "rina:all_gather_coalesced", flatOuts,
+      [this, ins, flatOuts]() mutable {
+        // Every input's bytes in one buffer, gathered from every rank.
+        size_t bytes = 0;
+        for (const at::Tensor& t : ins) bytes += bytesOf(t);
+        at::Tensor mine = at::empty({static_cast<int64_t>(bytes)}, at::kByte);
+        size_t at = 0;
+        for (const at::Tensor& t : ins) {
+          if (!bytesOf(t)) continue;
+          at::Tensor src = contiguousOf(t);
+          std::memcpy(static_cast<char*>(mine.data_ptr()) + at, src.data_ptr(), bytesOf(t));
+          at += bytesOf(t);
+        }
+        at::Tensor all = at::empty({static_cast<int64_t>(bytes) * size_}, at::kByte);
+        check(rinaAllGather(mine.data_ptr(), all.data_ptr(), bytes, rinaUint8, comm_),
+              "allgather_coalesced");
+        const char* base = static_cast<const char*>(all.data_ptr());
+        size_t k = 0;
+        for (int r = 0; r < size_; ++r) {
+          size_t off = r * bytes;
+          for (size_t i = 0; i < ins.size(); ++i, ++k) {
+            at::Tensor& out = flatOuts[k];
+            if (out.numel()) {
+              out.copy_(at::from_blob(const_cast<char*>(base) + off, out.sizes(), out.options()));
+            }
+            off += bytesOf(ins[i]);
+          }
+        }
+      });
 }
 
 }  // namespace rina::torch_backend

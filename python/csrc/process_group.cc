@@ -158,8 +158,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupRina::reduce(std::vector<at::Tensor>&
   return post(c10d::OpType::REDUCE, "rina:reduce", {t}, [this, t, type, op, root]() mutable {
     at::Tensor buf = contiguousOf(t);
     // In place on the root; other ranks keep their input.
-    check(rinaReduce(buf.data_ptr(), buf.data_ptr(), buf.numel(), type, op, root, comm_),
-          "reduce");
+    check(rinaReduce(buf.data_ptr(), buf.data_ptr(), buf.numel(), type, op, root, comm_), "reduce");
     if (rank_ == root) writeBack(t, buf);
   });
 }

@@ -79,8 +79,7 @@ class ProcessGroupRina : public c10d::ProcessGroup {
                                       int tag) override;
   c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int srcRank,
                                       int tag) override;
-  c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors,
-                                               int tag) override;
+  c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors, int tag) override;
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
 
  private:
@@ -88,8 +87,8 @@ class ProcessGroupRina : public c10d::ProcessGroup {
   c10::intrusive_ptr<c10d::Work> post(c10d::OpType type, const char* title,
                                       std::vector<at::Tensor> outputs, std::function<void()> run);
   // A receive of t from peer (RINA_ANY_PEER: from whichever rank sends first).
-  c10::intrusive_ptr<c10d::Work> postRecv(const at::Tensor& t, int peer, int tag,
-                                          c10d::OpType type, const char* title);
+  c10::intrusive_ptr<c10d::Work> postRecv(const at::Tensor& t, int peer, int tag, c10d::OpType type,
+                                          const char* title);
   // Throws with rina's account of the failure (rank, peer, step) unless rc
   // is rinaSuccess.
   void check(rinaResult_t rc, const char* call) const;

@@ -7,15 +7,32 @@ namespace {
 // rina's type for t's dtype, if it has one.
 bool rinaTypeOf(at::ScalarType s, rinaDataType_t* type) {
   switch (s) {
-    case at::kFloat: *type = rinaFloat32; return true;
-    case at::kDouble: *type = rinaFloat64; return true;
-    case at::kHalf: *type = rinaFloat16; return true;
-    case at::kBFloat16: *type = rinaBfloat16; return true;
-    case at::kChar: *type = rinaInt8; return true;
-    case at::kByte: *type = rinaUint8; return true;
-    case at::kInt: *type = rinaInt32; return true;
-    case at::kLong: *type = rinaInt64; return true;
-    default: return false;
+    case at::kFloat:
+      *type = rinaFloat32;
+      return true;
+    case at::kDouble:
+      *type = rinaFloat64;
+      return true;
+    case at::kHalf:
+      *type = rinaFloat16;
+      return true;
+    case at::kBFloat16:
+      *type = rinaBfloat16;
+      return true;
+    case at::kChar:
+      *type = rinaInt8;
+      return true;
+    case at::kByte:
+      *type = rinaUint8;
+      return true;
+    case at::kInt:
+      *type = rinaInt32;
+      return true;
+    case at::kLong:
+      *type = rinaInt64;
+      return true;
+    default:
+      return false;
   }
 }
 

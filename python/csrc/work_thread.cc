@@ -110,9 +110,8 @@ void CallQueue::handToThread(const RinaWork* work) {
 
 bool CallQueue::runForThread() {
   std::unique_lock<std::mutex> lock(mu_);
-  threadWake_.wait(lock, [this] {
-    return stopped_ || (handed_ && running_ == nullptr && !items_.empty());
-  });
+  threadWake_.wait(
+      lock, [this] { return stopped_ || (handed_ && running_ == nullptr && !items_.empty()); });
   if (stopped_) return false;
   runFront(lock);
   return true;
@@ -189,13 +188,21 @@ WorkThread::WorkThread() : queue_(std::make_shared<CallQueue>()) {
 WorkThread::~WorkThread() { stop("the process group was destroyed"); }
 
 void WorkThread::post(c10::intrusive_ptr<RinaWork> work, std::function<void()> run) {
-  queue_->push(CallQueue::Item{c10::weak_intrusive_ptr<RinaWork>(work), work.get(), work->future(),
-                               work->outputs(), std::move(run), {}});
+  queue_->push(CallQueue::Item{c10::weak_intrusive_ptr<RinaWork>(work),
+                               work.get(),
+                               work->future(),
+                               work->outputs(),
+                               std::move(run),
+                               {}});
 }
 
 void WorkThread::post(c10::intrusive_ptr<RinaWork> work, PointToPoint call) {
-  queue_->push(CallQueue::Item{c10::weak_intrusive_ptr<RinaWork>(work), work.get(), work->future(),
-                               work->outputs(), {}, std::move(call)});
+  queue_->push(CallQueue::Item{c10::weak_intrusive_ptr<RinaWork>(work),
+                               work.get(),
+                               work->future(),
+                               work->outputs(),
+                               {},
+                               std::move(call)});
 }
 
 void WorkThread::stop(const std::string& why) {

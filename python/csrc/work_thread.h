@@ -25,12 +25,12 @@
 #include <ATen/ATen.h>
 #include <ATen/core/ivalue.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <exception>
 #include <functional>
 #include <memory>
-#include <atomic>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -93,8 +93,8 @@ class CallQueue {
     const RinaWork* id;
     c10::intrusive_ptr<c10::ivalue::Future> future;
     std::vector<at::Tensor> outputs;
-    std::function<void()> run;   // a call on its own; or:
-    PointToPoint pointToPoint;   // a call that runs in a group with its neighbours
+    std::function<void()> run;  // a call on its own; or:
+    PointToPoint pointToPoint;  // a call that runs in a group with its neighbours
   };
 
   // Queues item unless stopped (then fails its work with the stop reason).
@@ -128,7 +128,7 @@ class CallQueue {
   std::condition_variable idle_;        // waiters for the running call to end
   std::deque<Item> items_;
   const RinaWork* running_ = nullptr;  // the first of a point-to-point batch
-  bool handed_ = false;  // the thread runs the queue until it is empty
+  bool handed_ = false;                // the thread runs the queue until it is empty
   int idleWaiters_ = 0;
   bool stopped_ = false;
   std::string stopReason_;

@@ -79,8 +79,7 @@ TEST(CudaAbsent, RepeatedSmallAllReducesAskTheKernelNothing) {
     std::vector<int32_t> v(2);
     auto call = [&](int k) {
       v = {rank + k, 10 * rank};
-      ASSERT_EQ(rinaAllReduce(v.data(), v.data(), v.size(), rinaInt32, rinaSum, comm),
-                rinaSuccess);
+      ASSERT_EQ(rinaAllReduce(v.data(), v.data(), v.size(), rinaInt32, rinaSum, comm), rinaSuccess);
       ASSERT_EQ(v[0], 1 + 2 * k);
       ASSERT_EQ(v[1], 10);
     };

@@ -93,7 +93,8 @@ TEST_P(UdpBatchTest, RunsArriveWholeAndInOrder) {
   for (int i = 0; i < 9; ++i) lengths.push_back(8212);
   std::vector<std::vector<uint8_t>> data;
   std::vector<UdpOut> out;
-  for (size_t k = 0; k < lengths.size(); ++k) data.push_back(pattern(static_cast<uint32_t>(k), lengths[k]));
+  for (size_t k = 0; k < lengths.size(); ++k)
+    data.push_back(pattern(static_cast<uint32_t>(k), lengths[k]));
   for (const auto& d : data) {
     out.push_back({rxSock.at.toSockaddr(), d.data(), static_cast<uint32_t>(d.size())});
   }

@@ -68,8 +68,8 @@ void allToAllv(rinaComm_t comm, int round) {
   expectSuccess(rinaAllToAllv(send.data(), scz.data(), sdz.data(), viaRina.data(), rcz.data(),
                               rdz.data(), rinaInt32, comm),
                 comm, "rinaAllToAllv");
-  check(viaMpi == viaRina, "rinaAllToAllv differs from PMPI_Alltoallv, round " +
-                               std::to_string(round));
+  check(viaMpi == viaRina,
+        "rinaAllToAllv differs from PMPI_Alltoallv, round " + std::to_string(round));
   // The even form, a block of 1 MiB per pair (one copy per block on this host).
   const size_t count = (1 << 20) / sizeof(float);
   std::vector<float> in(count * nranks), outMpi(count * nranks), outRina(count * nranks);
@@ -93,8 +93,8 @@ void rooted(rinaComm_t comm, int root) {
     MPI_Op mpi;
     const char* name;
   };
-  for (const Op& o : {Op{rinaSum, MPI_SUM, "sum"}, Op{rinaMax, MPI_MAX, "max"},
-                      Op{rinaMin, MPI_MIN, "min"}}) {
+  for (const Op& o :
+       {Op{rinaSum, MPI_SUM, "sum"}, Op{rinaMax, MPI_MAX, "max"}, Op{rinaMin, MPI_MIN, "min"}}) {
     const rinaRedOp_t op = o.rina;
     const MPI_Op mop = o.mpi;
     const char* name = o.name;
@@ -121,8 +121,7 @@ void rooted(rinaComm_t comm, int root) {
                static_cast<int>(count), MPI_INT32_T, root, MPI_COMM_WORLD);
   expectSuccess(rinaScatter(blocks.data(), mineRina.data(), count, rinaInt32, root, comm), comm,
                 "rinaScatter");
-  check(mineMpi == mineRina, "rinaScatter differs from PMPI_Scatter, root " +
-                                 std::to_string(root));
+  check(mineMpi == mineRina, "rinaScatter differs from PMPI_Scatter, root " + std::to_string(root));
 }
 
 // A ring exchange (send right, receive left) of each size through PMPI_Sendrecv
@@ -147,15 +146,11 @@ void pointToPoint(rinaComm_t comm) {
     if (partner < nranks) {
       std::vector<int32_t> got(out.size(), -3);
       if (rank % 2 == 0) {
-        expectSuccess(rinaSend(out.data(), out.size(), rinaInt32, partner, comm), comm,
-                      "rinaSend");
-        expectSuccess(rinaRecv(got.data(), got.size(), rinaInt32, partner, comm), comm,
-                      "rinaRecv");
+        expectSuccess(rinaSend(out.data(), out.size(), rinaInt32, partner, comm), comm, "rinaSend");
+        expectSuccess(rinaRecv(got.data(), got.size(), rinaInt32, partner, comm), comm, "rinaRecv");
       } else {
-        expectSuccess(rinaRecv(got.data(), got.size(), rinaInt32, partner, comm), comm,
-                      "rinaRecv");
-        expectSuccess(rinaSend(out.data(), out.size(), rinaInt32, partner, comm), comm,
-                      "rinaSend");
+        expectSuccess(rinaRecv(got.data(), got.size(), rinaInt32, partner, comm), comm, "rinaRecv");
+        expectSuccess(rinaSend(out.data(), out.size(), rinaInt32, partner, comm), comm, "rinaSend");
       }
       std::vector<int32_t> theirs(out.size());
       PMPI_Sendrecv(out.data(), static_cast<int>(out.size()), MPI_INT32_T, partner, 6,

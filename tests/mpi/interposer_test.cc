@@ -541,9 +541,8 @@ void testDerivedTypesByElements(MPI_Comm comm) {
   MPI_Type_commit(&triple);
   std::vector<double> d(3 * static_cast<size_t>(k)), dGot(d.size()), dRef(d.size());
   for (size_t i = 0; i < d.size(); ++i) d[i] = static_cast<double>((i * 31 + rank * 7) % 1000);
-  expectRoute(comm, -1, "contiguous(3 MPI_DOUBLE) sum", [&] {
-    MPI_Allreduce(d.data(), dGot.data(), k, triple, MPI_SUM, comm);
-  });
+  expectRoute(comm, -1, "contiguous(3 MPI_DOUBLE) sum",
+              [&] { MPI_Allreduce(d.data(), dGot.data(), k, triple, MPI_SUM, comm); });
   PMPI_Allreduce(d.data(), dRef.data(), 3 * k, MPI_DOUBLE, MPI_SUM, comm);
   check(dGot == dRef, "contiguous(3 MPI_DOUBLE) sum: differs from PMPI on MPI_DOUBLE x 3k");
   MPI_Type_free(&triple);
@@ -552,8 +551,8 @@ void testDerivedTypesByElements(MPI_Comm comm) {
   MPI_Datatype pairs;
   MPI_Type_vector(k, 2, 3, MPI_INT, &pairs);
   MPI_Type_commit(&pairs);
-  std::vector<int> v(3 * static_cast<size_t>(k)), vGot(v.size(), -9), plain(2 * static_cast<size_t>(k)),
-      ref(plain.size());
+  std::vector<int> v(3 * static_cast<size_t>(k)), vGot(v.size(), -9),
+      plain(2 * static_cast<size_t>(k)), ref(plain.size());
   for (int p = 0; p < k; ++p) {
     for (int j = 0; j < 2; ++j) {
       const int value = (p * 13 + j * 5 + rank * 101) % 4099 - 2000;
@@ -566,20 +565,19 @@ void testDerivedTypesByElements(MPI_Comm comm) {
   auto checkPairs = [&](const std::vector<int>& got, int gapValue, const std::string& what) {
     size_t wrong = 0, gaps = 0;
     for (int p = 0; p < k; ++p) {
-      for (int j = 0; j < 2; ++j) wrong += got[3 * static_cast<size_t>(p) + j] != ref[2 * static_cast<size_t>(p) + j];
+      for (int j = 0; j < 2; ++j)
+        wrong += got[3 * static_cast<size_t>(p) + j] != ref[2 * static_cast<size_t>(p) + j];
       gaps += got[3 * static_cast<size_t>(p) + 2] != gapValue;
     }
     check(wrong == 0, what + ": " + std::to_string(wrong) + " elements differ from PMPI");
     check(gaps == 0, what + ": " + std::to_string(gaps) + " gaps written");
   };
-  expectRoute(comm, -1, "vector with gaps max", [&] {
-    MPI_Allreduce(v.data(), vGot.data(), 1, pairs, MPI_MAX, comm);
-  });
+  expectRoute(comm, -1, "vector with gaps max",
+              [&] { MPI_Allreduce(v.data(), vGot.data(), 1, pairs, MPI_MAX, comm); });
   checkPairs(vGot, -9, "vector with gaps max");
   std::vector<int> vInPlace = v;
-  expectRoute(comm, -1, "vector with gaps max in place", [&] {
-    MPI_Allreduce(MPI_IN_PLACE, vInPlace.data(), 1, pairs, MPI_MAX, comm);
-  });
+  expectRoute(comm, -1, "vector with gaps max in place",
+              [&] { MPI_Allreduce(MPI_IN_PLACE, vInPlace.data(), 1, pairs, MPI_MAX, comm); });
   checkPairs(vInPlace, 12345, "vector with gaps max in place");
   MPI_Type_free(&pairs);
 
@@ -593,8 +591,7 @@ void testDerivedTypesByElements(MPI_Comm comm) {
   MPI_Type_create_resized(gappedPair, 0, 3 * sizeof(int), &spaced);
   MPI_Type_commit(&spaced);
   const size_t elems = 2 * static_cast<size_t>(perBlock) * size;
-  std::vector<int> whole(elems), mine(2 * static_cast<size_t>(perBlock), -9),
-      mineRef(mine.size());
+  std::vector<int> whole(elems), mine(2 * static_cast<size_t>(perBlock), -9), mineRef(mine.size());
   for (size_t i = 0; i < elems; ++i) whole[i] = static_cast<int>((i * 7 + rank) % 3001);
   expectRoute(comm, -1, "reduce_scatter_block contiguous(2 MPI_INT)", [&] {
     MPI_Reduce_scatter_block(whole.data(), mine.data(), perBlock, pair, MPI_SUM, comm);
@@ -613,7 +610,9 @@ void testDerivedTypesByElements(MPI_Comm comm) {
   });
   size_t wrong = 0, gaps = 0;
   for (int p = 0; p < perBlock; ++p) {
-    for (int j = 0; j < 2; ++j) wrong += spacedMine[3 * static_cast<size_t>(p) + j] != mineRef[2 * static_cast<size_t>(p) + j];
+    for (int j = 0; j < 2; ++j)
+      wrong +=
+          spacedMine[3 * static_cast<size_t>(p) + j] != mineRef[2 * static_cast<size_t>(p) + j];
     gaps += spacedMine[3 * static_cast<size_t>(p) + 2] != -9;
   }
   check(wrong == 0 && gaps == 0, "reduce_scatter_block pairs with gaps: " + std::to_string(wrong) +
@@ -623,12 +622,14 @@ void testDerivedTypesByElements(MPI_Comm comm) {
   });
   wrong = gaps = 0;
   for (int p = 0; p < perBlock; ++p) {
-    for (int j = 0; j < 2; ++j) wrong += spacedWhole[3 * static_cast<size_t>(p) + j] != mineRef[2 * static_cast<size_t>(p) + j];
+    for (int j = 0; j < 2; ++j)
+      wrong +=
+          spacedWhole[3 * static_cast<size_t>(p) + j] != mineRef[2 * static_cast<size_t>(p) + j];
     gaps += spacedWhole[3 * static_cast<size_t>(p) + 2] != 777;
   }
-  check(wrong == 0 && gaps == 0, "reduce_scatter_block pairs with gaps in place: " +
-                                     std::to_string(wrong) + " wrong, " + std::to_string(gaps) +
-                                     " gaps written");
+  check(wrong == 0 && gaps == 0,
+        "reduce_scatter_block pairs with gaps in place: " + std::to_string(wrong) + " wrong, " +
+            std::to_string(gaps) + " gaps written");
   MPI_Type_free(&pair);
   MPI_Type_free(&gappedPair);
   MPI_Type_free(&spaced);

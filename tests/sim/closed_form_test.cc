@@ -95,8 +95,7 @@ TEST(ClosedForm, RinaPortsCarryTheRing) {
   for (auto [racks, k] : {std::pair{4, 4}, std::pair{8, 16}}) {
     const SimTopology t = leafSpineOf(racks, k, 4);
     const double r = racks;
-    expectWithin1Percent(allreduceTime(t, Algorithm::kRina),
-                         (1 + 2 * (r - 1) / (r * k)) * kS / kB);
+    expectWithin1Percent(allreduceTime(t, Algorithm::kRina), (1 + 2 * (r - 1) / (r * k)) * kS / kB);
     expectWithin1Percent(allreduceTime(t, Algorithm::kRina, kS, false),
                          (1 + 1.0 / k + 2 * (r - 1) / (r * k)) * kS / kB);
   }
@@ -108,8 +107,7 @@ TEST(ClosedForm, RinaIsPacedByItsSlowestPort) {
   opt.slowFraction = 1;
   opt.slowFactor = 0.25;
   const SimTopology t = leafSpineOf(4, 4, 2, opt);
-  expectWithin1Percent(allreduceTime(t, Algorithm::kRina),
-                       (1 + 2 * 3.0 / 16) * kS / (kB / 4));
+  expectWithin1Percent(allreduceTime(t, Algorithm::kRina), (1 + 2 * 3.0 / 16) * kS / (kB / 4));
 }
 
 TEST(ClosedForm, LinkLoadIsTheScheduleBytes) {

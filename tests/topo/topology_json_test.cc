@@ -246,9 +246,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{R"({"racks": [{"name": "a", "hosts": ["h0", "h0"]}]})",
                  "host 'h0' is listed twice"},
         BadInput{R"({"name": "", "racks": [{"ranks": 1}]})", "key 'name'"},
-        BadInput{R"({"spines": 2, "racks": [{"name": "r0", "ranks": 1, "uplink_mbit": [1, 2, 3]}]})",
-                 "rack 'r0' (racks[0]): key 'uplink_mbit': must be one rate for every spine or a "
-                 "list of 2 rates"},
+        BadInput{
+            R"({"spines": 2, "racks": [{"name": "r0", "ranks": 1, "uplink_mbit": [1, 2, 3]}]})",
+            "rack 'r0' (racks[0]): key 'uplink_mbit': must be one rate for every spine or a "
+            "list of 2 rates"},
         BadInput{R"({"spines": 2, "racks": [{"name": "r0", "ranks": 1, "uplink_mbit": [1, -2]}]})",
                  "key 'uplink_mbit[1]': must be a positive number of Mbit/s, got -2"},
         BadInput{R"({"spines": 3, "spine_link_mbit": [1, 2], "racks": [{"ranks": 1}]})",

@@ -14,8 +14,8 @@
 namespace rina::testing {
 namespace {
 
-const rinaDataType_t kTypes[] = {rinaInt8,    rinaUint8,    rinaInt32,   rinaUint32, rinaInt64,
-                                 rinaUint64,  rinaFloat16,  rinaBfloat16, rinaFloat32, rinaFloat64};
+const rinaDataType_t kTypes[] = {rinaInt8,   rinaUint8,   rinaInt32,    rinaUint32,  rinaInt64,
+                                 rinaUint64, rinaFloat16, rinaBfloat16, rinaFloat32, rinaFloat64};
 const rinaRedOp_t kOps[] = {rinaSum, rinaProd, rinaMin, rinaMax, rinaAvg};
 
 struct Setup {
@@ -96,8 +96,10 @@ TEST_P(Collectives, AllReduceRandomFloatsBitwiseIdentical) {
   runThreads(n, options_, [&](int rank, rinaComm_t comm) {
     for (const char* algo : {"ring", "rd"}) {
       ASSERT_EQ(rinaCommSetAlgorithm(comm, algo), rinaSuccess);
-      ASSERT_EQ(rinaAllReduce(inputs[rank].data(), outputs[rank].data(), count, rinaFloat32, rinaSum, comm),
-                rinaSuccess) << rinaCommGetLastError(comm);
+      ASSERT_EQ(rinaAllReduce(inputs[rank].data(), outputs[rank].data(), count, rinaFloat32,
+                              rinaSum, comm),
+                rinaSuccess)
+          << rinaCommGetLastError(comm);
     }
     // The latency algorithm (one-shot on one host) on a prefix that fits
     // RINA_SMALL_MSG_BYTES; its output is checked on that prefix below.
@@ -153,15 +155,18 @@ TEST_P(Collectives, ReduceScatterAllGatherBroadcast) {
         for (int r = 0; r < n; ++r) {
           std::vector<char> want(count * es);
           fillInput(t, rinaSum, r, want.data(), count);
-          ASSERT_EQ(std::memcmp(all.data() + r * count * es, want.data(), count * es), 0) << "block " << r;
+          ASSERT_EQ(std::memcmp(all.data() + r * count * es, want.data(), count * es), 0)
+              << "block " << r;
         }
         std::memset(all.data(), 0, all.size());
         fillInput(t, rinaSum, rank, all.data() + rank * count * es, count);
-        ASSERT_EQ(rinaAllGather(all.data() + rank * count * es, all.data(), count, t, comm), rinaSuccess);
+        ASSERT_EQ(rinaAllGather(all.data() + rank * count * es, all.data(), count, t, comm),
+                  rinaSuccess);
         for (int r = 0; r < n; ++r) {
           std::vector<char> want(count * es);
           fillInput(t, rinaSum, r, want.data(), count);
-          ASSERT_EQ(std::memcmp(all.data() + r * count * es, want.data(), count * es), 0) << "in place block " << r;
+          ASSERT_EQ(std::memcmp(all.data() + r * count * es, want.data(), count * es), 0)
+              << "in place block " << r;
         }
         // Broadcast from every root, out of place and in place.
         for (int root = 0; root < n; ++root) {
@@ -172,7 +177,8 @@ TEST_P(Collectives, ReduceScatterAllGatherBroadcast) {
           ASSERT_EQ(rinaBroadcast(src.data(), dst.data(), count, t, root, comm), rinaSuccess);
           ASSERT_EQ(std::memcmp(dst.data(), want.data(), dst.size()), 0) << "root " << root;
           ASSERT_EQ(rinaBroadcast(src.data(), src.data(), count, t, root, comm), rinaSuccess);
-          ASSERT_EQ(std::memcmp(src.data(), want.data(), src.size()), 0) << "in place root " << root;
+          ASSERT_EQ(std::memcmp(src.data(), want.data(), src.size()), 0)
+              << "in place root " << root;
         }
       }
     }
@@ -242,46 +248,56 @@ INSTANTIATE_TEST_SUITE_P(Ranks, Collectives,
                          ::testing::Values(Setup{1, false}, Setup{2, false}, Setup{3, false},
                                            Setup{4, false}, Setup{5, false}, Setup{8, false},
                                            Setup{2, true}, Setup{3, true}, Setup{4, true},
-                                           Setup{7, true}, Setup{3, true, 3},
-                                           Setup{4, true, 2}),
+                                           Setup{7, true}, Setup{3, true, 3}, Setup{4, true, 2}),
                          setupName);
 
 // Processes: 64 MiB float32 through shared memory, in place and not.
 TEST(CollectivesProcesses, AllReduce64MiB) {
   const size_t count = (64u << 20) / sizeof(float);
-  auto codes = runProcesses(4, [&](int rank, rinaComm_t comm) {
-    std::vector<float> buf(count), out(count);
-    for (size_t i = 0; i < count; ++i) buf[i] = static_cast<float>((i % 1000) + rank);
-    if (rinaAllReduce(buf.data(), out.data(), count, rinaFloat32, rinaSum, comm) != rinaSuccess) return 1;
-    if (rinaAllReduce(buf.data(), buf.data(), count, rinaFloat32, rinaSum, comm) != rinaSuccess) return 2;
-    for (size_t i = 0; i < count; ++i) {
-      float want = static_cast<float>(4 * (i % 1000) + 6);
-      if (out[i] != want || buf[i] != want) return 3;
-    }
-    return 0;
-  }, 120);
+  auto codes = runProcesses(
+      4,
+      [&](int rank, rinaComm_t comm) {
+        std::vector<float> buf(count), out(count);
+        for (size_t i = 0; i < count; ++i) buf[i] = static_cast<float>((i % 1000) + rank);
+        if (rinaAllReduce(buf.data(), out.data(), count, rinaFloat32, rinaSum, comm) != rinaSuccess)
+          return 1;
+        if (rinaAllReduce(buf.data(), buf.data(), count, rinaFloat32, rinaSum, comm) != rinaSuccess)
+          return 2;
+        for (size_t i = 0; i < count; ++i) {
+          float want = static_cast<float>(4 * (i % 1000) + 6);
+          if (out[i] != want || buf[i] != want) return 3;
+        }
+        return 0;
+      },
+      120);
   for (int r = 0; r < 4; ++r) EXPECT_EQ(codes[r], 0) << "rank " << r;
 }
 
 TEST(CollectivesProcesses, MixedCollectivesOverTcpWithOddCounts) {
   ScopedEnv tcp("RINA_SHM_DISABLE", "1");
-  auto codes = runProcesses(3, [&](int rank, rinaComm_t comm) {
-    for (size_t count : {size_t{1}, size_t{101}, size_t{100003}}) {
-      std::vector<char> send(count * 8), recv(count * 8);
-      fillInput(rinaInt64, rinaSum, rank, send.data(), count);
-      if (rinaAllReduce(send.data(), recv.data(), count, rinaInt64, rinaSum, comm) != rinaSuccess) return 1;
-      if (firstMismatch(rinaInt64, rinaSum, 3, recv.data(), count) != -1) return 2;
-      std::vector<char> all(3 * count * 2);
-      fillInput(rinaBfloat16, rinaSum, rank, send.data(), count);
-      if (rinaAllGather(send.data(), all.data(), count, rinaBfloat16, comm) != rinaSuccess) return 3;
-      for (int r = 0; r < 3; ++r) {
-        std::vector<char> want(count * 2);
-        fillInput(rinaBfloat16, rinaSum, r, want.data(), count);
-        if (std::memcmp(all.data() + r * count * 2, want.data(), count * 2) != 0) return 4;
-      }
-    }
-    return 0;
-  }, 120);
+  auto codes = runProcesses(
+      3,
+      [&](int rank, rinaComm_t comm) {
+        for (size_t count : {size_t{1}, size_t{101}, size_t{100003}}) {
+          std::vector<char> send(count * 8), recv(count * 8);
+          fillInput(rinaInt64, rinaSum, rank, send.data(), count);
+          if (rinaAllReduce(send.data(), recv.data(), count, rinaInt64, rinaSum, comm) !=
+              rinaSuccess)
+            return 1;
+          if (firstMismatch(rinaInt64, rinaSum, 3, recv.data(), count) != -1) return 2;
+          std::vector<char> all(3 * count * 2);
+          fillInput(rinaBfloat16, rinaSum, rank, send.data(), count);
+          if (rinaAllGather(send.data(), all.data(), count, rinaBfloat16, comm) != rinaSuccess)
+            return 3;
+          for (int r = 0; r < 3; ++r) {
+            std::vector<char> want(count * 2);
+            fillInput(rinaBfloat16, rinaSum, r, want.data(), count);
+            if (std::memcmp(all.data() + r * count * 2, want.data(), count * 2) != 0) return 4;
+          }
+        }
+        return 0;
+      },
+      120);
   for (int r = 0; r < 3; ++r) EXPECT_EQ(codes[r], 0) << "rank " << r;
 }
 

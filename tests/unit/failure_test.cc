@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <latch>
 #include <cstring>
+#include <latch>
 #include <string>
 #include <thread>
 #include <vector>
@@ -51,11 +51,14 @@ TEST(InvalidArguments, EveryCallRejectsBadInput) {
   EXPECT_EQ(rinaAllReduce(nullptr, x, 4, rinaFloat32, rinaSum, comm), rinaInvalidArgument);
   EXPECT_NE(std::string(rinaCommGetLastError(comm)).find("sendbuff is NULL"), std::string::npos);
   EXPECT_EQ(rinaAllReduce(x, nullptr, 4, rinaFloat32, rinaSum, comm), rinaInvalidArgument);
-  EXPECT_EQ(rinaAllReduce(x, x, 4, static_cast<rinaDataType_t>(rinaNumTypes), rinaSum, comm), rinaInvalidArgument);
+  EXPECT_EQ(rinaAllReduce(x, x, 4, static_cast<rinaDataType_t>(rinaNumTypes), rinaSum, comm),
+            rinaInvalidArgument);
   EXPECT_NE(std::string(rinaCommGetLastError(comm)).find("invalid datatype"), std::string::npos);
   // 7: invalid, yet inside the enum's value range (C++ makes -1 undefined there; UBSan flags it).
-  EXPECT_EQ(rinaAllReduce(x, x, 4, rinaFloat32, static_cast<rinaRedOp_t>(7), comm), rinaInvalidArgument);
-  EXPECT_NE(std::string(rinaCommGetLastError(comm)).find("invalid reduction op"), std::string::npos);
+  EXPECT_EQ(rinaAllReduce(x, x, 4, rinaFloat32, static_cast<rinaRedOp_t>(7), comm),
+            rinaInvalidArgument);
+  EXPECT_NE(std::string(rinaCommGetLastError(comm)).find("invalid reduction op"),
+            std::string::npos);
   EXPECT_EQ(rinaAllReduce(x, x, SIZE_MAX / 2, rinaFloat32, rinaSum, comm), rinaInvalidArgument);
   EXPECT_EQ(rinaReduceScatter(x, nullptr, 1, rinaFloat32, rinaSum, comm), rinaInvalidArgument);
   EXPECT_EQ(rinaReduceScatter(x, x, 1, rinaFloat32, rinaNumOps, comm), rinaInvalidArgument);
@@ -66,7 +69,8 @@ TEST(InvalidArguments, EveryCallRejectsBadInput) {
   EXPECT_EQ(rinaBroadcast(x, x, 4, rinaFloat32, -1, comm), rinaInvalidArgument);
   EXPECT_EQ(rinaBroadcast(x, nullptr, 4, rinaFloat32, 0, comm), rinaInvalidArgument);
   EXPECT_EQ(rinaCommSetAlgorithm(comm, "bogus"), rinaInvalidArgument);
-  EXPECT_NE(std::string(rinaCommGetLastError(comm)).find("unknown algorithm 'bogus'"), std::string::npos);
+  EXPECT_NE(std::string(rinaCommGetLastError(comm)).find("unknown algorithm 'bogus'"),
+            std::string::npos);
   EXPECT_EQ(rinaCommSetAlgorithm(comm, nullptr), rinaInvalidArgument);
   EXPECT_EQ(rinaCommSetAlgorithm(comm, ""), rinaInvalidArgument);
   EXPECT_NE(std::string(rinaCommGetLastError(comm)).find("unknown algorithm ''"), std::string::npos)
@@ -145,7 +149,8 @@ TEST(InvalidArguments, BadEnvironmentValues) {
     ScopedEnv noCommId("RINA_COMM_ID", nullptr);
     EXPECT_EQ(rinaCommInitRank(&comm, 1, id, 0), rinaInvalidArgument) << bad;
     EXPECT_NE(std::string(rinaCommGetLastError(nullptr)).find("RINA_SOCKET_NSOCKS"),
-              std::string::npos) << bad;
+              std::string::npos)
+        << bad;
   }
 }
 
@@ -254,7 +259,8 @@ TEST(PeerFailure, AbortUnblocksACallInProgress) {
     std::vector<float> buf(1 << 18, 1.0f);
     auto t0 = std::chrono::steady_clock::now();
     // Without the abort it would wait for RINA_TIMEOUT_MS and give rinaTimeout.
-    EXPECT_EQ(rinaAllReduce(buf.data(), buf.data(), buf.size(), rinaFloat32, rinaSum, comm), rinaAborted);
+    EXPECT_EQ(rinaAllReduce(buf.data(), buf.data(), buf.size(), rinaFloat32, rinaSum, comm),
+              rinaAborted);
     EXPECT_LT(msSince(t0), 20000);
     aborter.join();
     EXPECT_EQ(rinaAllReduce(buf.data(), buf.data(), 1, rinaFloat32, rinaSum, comm), rinaAborted);
@@ -266,7 +272,8 @@ TEST(PeerFailure, MismatchedCallsAreReported) {
   runThreads(2, [](int rank, rinaComm_t comm) {
     std::vector<int32_t> buf(1000, 1);
     size_t count = rank == 0 ? 1000 : 999;
-    EXPECT_EQ(rinaAllReduce(buf.data(), buf.data(), count, rinaInt32, rinaSum, comm), rinaInvalidUsage);
+    EXPECT_EQ(rinaAllReduce(buf.data(), buf.data(), count, rinaInt32, rinaSum, comm),
+              rinaInvalidUsage);
     std::string msg = rinaCommGetLastError(comm);
     EXPECT_NE(msg.find("calls do not match"), std::string::npos) << msg;
     EXPECT_NE(msg.find(rank == 0 ? "count 999" : "count 1000"), std::string::npos) << msg;
@@ -286,7 +293,8 @@ TEST(Bootstrap, WrongCommIdIsRejectedByTheRoot) {
     rinaComm_t comm = nullptr;
     EXPECT_EQ(rinaCommInitRank(&comm, 2, wrong, 1), rinaInvalidUsage);
     EXPECT_NE(std::string(rinaCommGetLastError(nullptr)).find("communicator id does not match"),
-              std::string::npos) << rinaCommGetLastError(nullptr);
+              std::string::npos)
+        << rinaCommGetLastError(nullptr);
   });
   intruder.join();
   // The root keeps serving the right ranks.
@@ -341,7 +349,8 @@ TEST(Bootstrap, CommIdFromEnvironment) {
   for (int r = 0; r < 3; ++r) {
     ranks.emplace_back([&, r] {
       rinaComm_t comm = nullptr;
-      ASSERT_EQ(rinaCommInitRank(&comm, 3, unused, r), rinaSuccess) << rinaCommGetLastError(nullptr);
+      ASSERT_EQ(rinaCommInitRank(&comm, 3, unused, r), rinaSuccess)
+          << rinaCommGetLastError(nullptr);
       int64_t v = 10 * (r + 1);
       EXPECT_EQ(rinaAllReduce(&v, &v, 1, rinaInt64, rinaMax, comm), rinaSuccess);
       EXPECT_EQ(v, 30);

@@ -1,6 +1,8 @@
 // Link accounting: per-connection bytes against the closed-form traffic of
 // a ring allreduce, the creation probe (bytes exact, time bounded), the
 // C API's argument checks, and the gather of every rank's links at rank 0.
+#include "comm/link_stats.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -11,7 +13,6 @@
 #include <vector>
 
 #include "algo/peers.h"
-#include "comm/link_stats.h"
 #include "api/handle.h"
 #include "rank_harness.h"
 
@@ -42,7 +43,8 @@ int checkRingTraffic(int rank, rinaComm_t comm) {
   std::vector<float> in(kBytes / 4, 1.0f), out(kBytes / 4);
   const std::map<int, rinaLinkStats_t> before = linksOf(comm);
   const auto t0 = std::chrono::steady_clock::now();
-  EXPECT_EQ(rinaAllReduce(in.data(), out.data(), in.size(), rinaFloat32, rinaSum, comm), rinaSuccess)
+  EXPECT_EQ(rinaAllReduce(in.data(), out.data(), in.size(), rinaFloat32, rinaSum, comm),
+            rinaSuccess)
       << rinaCommGetLastError(comm);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(out[0], static_cast<float>(n));
@@ -90,10 +92,12 @@ TEST(LinkStats, RingAllReduceBytesThreads) {
 TEST(LinkStats, RingAllReduceBytesProcessesTcp) {
   ScopedEnv tcp("RINA_SHM_DISABLE", "1");
   std::vector<int> codes = runProcesses(
-      3, [](int rank, rinaComm_t comm) {
+      3,
+      [](int rank, rinaComm_t comm) {
         checkRingTraffic(rank, comm);
         return ::testing::Test::HasFailure() ? 1 : 0;
-      }, 60);
+      },
+      60);
   for (size_t r = 0; r < codes.size(); ++r) EXPECT_EQ(codes[r], 0) << "rank " << r;
 }
 
@@ -137,7 +141,9 @@ TEST(LinkStats, ProbeGivesUpAtItsTimeLimit) {
     EXPECT_NE(rc[r], rinaSuccess) << "rank " << r;
     if (rc[r] != rinaTimeout) continue;
     ++timeouts;
-    EXPECT_NE(msg[r].find("rank " + std::to_string(r) + ": link probe with peer"), std::string::npos) << msg[r];
+    EXPECT_NE(msg[r].find("rank " + std::to_string(r) + ": link probe with peer"),
+              std::string::npos)
+        << msg[r];
     EXPECT_NE(msg[r].find("RINA_PROBE_TIMEOUT_MS"), std::string::npos) << msg[r];
   }
   EXPECT_GE(timeouts, 1);
@@ -153,7 +159,8 @@ TEST(LinkStats, BadArguments) {
     ASSERT_EQ(rinaGetUniqueId(&id), rinaSuccess);
     rinaComm_t comm = nullptr;
     EXPECT_EQ(rinaCommInitRank(&comm, 1, id, 0), rinaInvalidArgument);
-    EXPECT_NE(std::string(rinaCommGetLastError(nullptr)).find("RINA_PROBE_BYTES"), std::string::npos);
+    EXPECT_NE(std::string(rinaCommGetLastError(nullptr)).find("RINA_PROBE_BYTES"),
+              std::string::npos);
   }
   runThreads(3, [](int, rinaComm_t comm) {
     int n = -1;
@@ -214,7 +221,8 @@ int checkGather(int rank, rinaComm_t comm) {
   EXPECT_GE(table.size(), expected);
   for (const comm::LinkRate& m : mine) {  // rank 0's own rows are as it measured them
     bool found = false;
-    for (const comm::LinkRate& l : table) found |= l.rank == 0 && l.peer == m.peer && l.bytesSent == m.bytesSent;
+    for (const comm::LinkRate& l : table)
+      found |= l.rank == 0 && l.peer == m.peer && l.bytesSent == m.bytesSent;
     EXPECT_TRUE(found) << "peer " << m.peer;
   }
   // Each hop was measured at both ends: every rank took its rows before any
@@ -230,7 +238,8 @@ int checkGather(int rank, rinaComm_t comm) {
     EXPECT_EQ(ends, 1) << l.rank << " -> " << l.peer;
   }
   plan::Network net;
-  for (int r = 0; r < n; ++r) net.hosts.push_back(plan::Network::Host{"h" + std::to_string(r), 0, 0});
+  for (int r = 0; r < n; ++r)
+    net.hosts.push_back(plan::Network::Host{"h" + std::to_string(r), 0, 0});
   net.racks.push_back(plan::Network::Rack{"r0", false, {}, {}});
   for (int r = 0; r < n; ++r) net.racks[0].hosts.push_back(r);
   comm::addMeasuredProbes(table, &net);

@@ -15,10 +15,10 @@
 #include <thread>
 #include <vector>
 
-#include "comm/link_stats.h"
-#include "plan/path_choice.h"
-#include "comm/plan_sync.h"
 #include "api/handle.h"
+#include "comm/link_stats.h"
+#include "comm/plan_sync.h"
+#include "plan/path_choice.h"
 #include "rank_harness.h"
 #include "topo/topology_json.h"
 
@@ -80,7 +80,7 @@ TEST(Paths, BadPolicyIsRefusedByName) {
   EXPECT_EQ(s.message(), "RINA_PATHS=random: expected planned, fixed or hash");
 }
 
-constexpr size_t kBytes = 786432;  // 4 equal chunks
+constexpr size_t kBytes = 786432;      // 4 equal chunks
 constexpr uint64_t kHeaderBytes = 48;  // algo::CollHeader, one per collective and neighbour
 
 struct LoopbackSpines {

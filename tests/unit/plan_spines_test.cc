@@ -170,8 +170,8 @@ TEST(MeasuredRates, UnknownRatesBecomeTheMeasure) {
 TEST(MeasuredRates, HoldKeepsConfiguredRatesAboveAFraction) {
   const plan::Network configured = racksOfTwo(2, 1, 1000, 800);
   plan::Network net = configured;
-  net.hosts[0].linkMbit = 250;  // 0.25 (a flow's share of a shared link): held at 1000
-  net.hosts[1].linkMbit = 100;  // 0.1: a real drop
+  net.hosts[0].linkMbit = 250;      // 0.25 (a flow's share of a shared link): held at 1000
+  net.hosts[1].linkMbit = 100;      // 0.1: a real drop
   net.racks[0].uplinkMbit = {500};  // 0.625 of 800: held
   net.racks[1].uplinkMbit = {300};  // 0.375: stands
   net.probes = {{0, 2, 200, -1}, {1, 3, 100, 0}};  // 0.2 and 0.1 of min(1000, 1000)
@@ -189,7 +189,7 @@ TEST(MeasuredRates, HoldKeepsConfiguredRatesAboveAFraction) {
   net.hosts[0].linkMbit = 900;
   net.hosts[1].linkMbit = 300;  // a third of its rack's fastest: held at 900
   net.hosts[2].linkMbit = 900;
-  net.hosts[3].linkMbit = 100;  // a ninth (under an eighth): stands
+  net.hosts[3].linkMbit = 100;     // a ninth (under an eighth): stands
   net.racks[0].uplinkMbit = {50};  // nothing configured: stands
   net.probes = {{0, 2, 500, -1}};
   holdMeasuredRates(unknown, &net);

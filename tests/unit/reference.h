@@ -15,10 +15,18 @@ namespace rina::testing {
 
 inline size_t sizeOf(rinaDataType_t t) {
   switch (t) {
-    case rinaInt8: case rinaUint8: return 1;
-    case rinaFloat16: case rinaBfloat16: return 2;
-    case rinaInt32: case rinaUint32: case rinaFloat32: return 4;
-    default: return 8;
+    case rinaInt8:
+    case rinaUint8:
+      return 1;
+    case rinaFloat16:
+    case rinaBfloat16:
+      return 2;
+    case rinaInt32:
+    case rinaUint32:
+    case rinaFloat32:
+      return 4;
+    default:
+      return 8;
   }
 }
 
@@ -73,14 +81,46 @@ inline float fromBf16(uint16_t bits) {
 inline void store(rinaDataType_t t, void* buf, size_t i, int64_t v) {
   char* p = static_cast<char*>(buf) + i * sizeOf(t);
   switch (t) {
-    case rinaInt8: case rinaUint8: { uint8_t x = static_cast<uint8_t>(v); std::memcpy(p, &x, 1); break; }
-    case rinaInt32: case rinaUint32: { uint32_t x = static_cast<uint32_t>(v); std::memcpy(p, &x, 4); break; }
-    case rinaInt64: case rinaUint64: { uint64_t x = static_cast<uint64_t>(v); std::memcpy(p, &x, 8); break; }
-    case rinaFloat16: { uint16_t x = toHalf(static_cast<float>(v)); std::memcpy(p, &x, 2); break; }
-    case rinaBfloat16: { uint16_t x = toBf16(static_cast<float>(v)); std::memcpy(p, &x, 2); break; }
-    case rinaFloat32: { float x = static_cast<float>(v); std::memcpy(p, &x, 4); break; }
-    case rinaFloat64: { double x = static_cast<double>(v); std::memcpy(p, &x, 8); break; }
-    default: break;
+    case rinaInt8:
+    case rinaUint8: {
+      uint8_t x = static_cast<uint8_t>(v);
+      std::memcpy(p, &x, 1);
+      break;
+    }
+    case rinaInt32:
+    case rinaUint32: {
+      uint32_t x = static_cast<uint32_t>(v);
+      std::memcpy(p, &x, 4);
+      break;
+    }
+    case rinaInt64:
+    case rinaUint64: {
+      uint64_t x = static_cast<uint64_t>(v);
+      std::memcpy(p, &x, 8);
+      break;
+    }
+    case rinaFloat16: {
+      uint16_t x = toHalf(static_cast<float>(v));
+      std::memcpy(p, &x, 2);
+      break;
+    }
+    case rinaBfloat16: {
+      uint16_t x = toBf16(static_cast<float>(v));
+      std::memcpy(p, &x, 2);
+      break;
+    }
+    case rinaFloat32: {
+      float x = static_cast<float>(v);
+      std::memcpy(p, &x, 4);
+      break;
+    }
+    case rinaFloat64: {
+      double x = static_cast<double>(v);
+      std::memcpy(p, &x, 8);
+      break;
+    }
+    default:
+      break;
   }
 }
 
@@ -89,22 +129,37 @@ inline void expectedElement(rinaDataType_t t, rinaRedOp_t op, int n, size_t i, v
   // Integers: fold in the type's width (wrapping) using a 64-bit carrier.
   auto wrapTo = [t](int64_t v) -> int64_t {
     switch (t) {
-      case rinaInt8: return static_cast<int8_t>(v);
-      case rinaUint8: return static_cast<uint8_t>(v);
-      case rinaInt32: return static_cast<int32_t>(v);
-      case rinaUint32: return static_cast<uint32_t>(v);
-      default: return v;
+      case rinaInt8:
+        return static_cast<int8_t>(v);
+      case rinaUint8:
+        return static_cast<uint8_t>(v);
+      case rinaInt32:
+        return static_cast<int32_t>(v);
+      case rinaUint32:
+        return static_cast<uint32_t>(v);
+      default:
+        return v;
     }
   };
   int64_t acc = inputValue(t, op, 0, i);
   for (int r = 1; r < n; ++r) {
     int64_t v = inputValue(t, op, r, i);
     switch (op) {
-      case rinaSum: case rinaAvg: acc = wrapTo(static_cast<int64_t>(static_cast<uint64_t>(acc) + static_cast<uint64_t>(v))); break;
-      case rinaProd: acc = wrapTo(static_cast<int64_t>(static_cast<uint64_t>(acc) * static_cast<uint64_t>(v))); break;
-      case rinaMin: acc = std::min(acc, v); break;
-      case rinaMax: acc = std::max(acc, v); break;
-      default: break;
+      case rinaSum:
+      case rinaAvg:
+        acc = wrapTo(static_cast<int64_t>(static_cast<uint64_t>(acc) + static_cast<uint64_t>(v)));
+        break;
+      case rinaProd:
+        acc = wrapTo(static_cast<int64_t>(static_cast<uint64_t>(acc) * static_cast<uint64_t>(v)));
+        break;
+      case rinaMin:
+        acc = std::min(acc, v);
+        break;
+      case rinaMax:
+        acc = std::max(acc, v);
+        break;
+      default:
+        break;
     }
   }
   if (op != rinaAvg) {
@@ -113,30 +168,56 @@ inline void expectedElement(rinaDataType_t t, rinaRedOp_t op, int n, size_t i, v
   }
   char* p = static_cast<char*>(out);
   switch (t) {
-    case rinaFloat16: { uint16_t x = toHalf(static_cast<float>(acc) / static_cast<float>(n)); std::memcpy(p, &x, 2); break; }
-    case rinaBfloat16: { uint16_t x = toBf16(static_cast<float>(acc) / static_cast<float>(n)); std::memcpy(p, &x, 2); break; }
-    case rinaFloat32: { float x = static_cast<float>(acc) / static_cast<float>(n); std::memcpy(p, &x, 4); break; }
-    case rinaFloat64: { double x = static_cast<double>(acc) / n; std::memcpy(p, &x, 8); break; }
-    case rinaUint8: store(t, out, 0, static_cast<int64_t>(static_cast<uint8_t>(acc) / n)); break;
-    case rinaUint32: store(t, out, 0, static_cast<int64_t>(static_cast<uint32_t>(acc) / static_cast<uint32_t>(n))); break;
-    case rinaUint64: store(t, out, 0, static_cast<int64_t>(static_cast<uint64_t>(acc) / static_cast<uint64_t>(n))); break;
-    default: store(t, out, 0, acc / n); break;  // signed: C truncation
+    case rinaFloat16: {
+      uint16_t x = toHalf(static_cast<float>(acc) / static_cast<float>(n));
+      std::memcpy(p, &x, 2);
+      break;
+    }
+    case rinaBfloat16: {
+      uint16_t x = toBf16(static_cast<float>(acc) / static_cast<float>(n));
+      std::memcpy(p, &x, 2);
+      break;
+    }
+    case rinaFloat32: {
+      float x = static_cast<float>(acc) / static_cast<float>(n);
+      std::memcpy(p, &x, 4);
+      break;
+    }
+    case rinaFloat64: {
+      double x = static_cast<double>(acc) / n;
+      std::memcpy(p, &x, 8);
+      break;
+    }
+    case rinaUint8:
+      store(t, out, 0, static_cast<int64_t>(static_cast<uint8_t>(acc) / n));
+      break;
+    case rinaUint32:
+      store(t, out, 0, static_cast<int64_t>(static_cast<uint32_t>(acc) / static_cast<uint32_t>(n)));
+      break;
+    case rinaUint64:
+      store(t, out, 0, static_cast<int64_t>(static_cast<uint64_t>(acc) / static_cast<uint64_t>(n)));
+      break;
+    default:
+      store(t, out, 0, acc / n);
+      break;  // signed: C truncation
   }
 }
 
 // Index of the first element of got that differs from the reference, or -1.
-inline int64_t firstMismatch(rinaDataType_t t, rinaRedOp_t op, int n, const void* got,
-                             size_t count, size_t offset = 0) {
+inline int64_t firstMismatch(rinaDataType_t t, rinaRedOp_t op, int n, const void* got, size_t count,
+                             size_t offset = 0) {
   size_t es = sizeOf(t);
   char want[8];
   for (size_t i = 0; i < count; ++i) {
     expectedElement(t, op, n, offset + i, want);
-    if (std::memcmp(static_cast<const char*>(got) + i * es, want, es) != 0) return static_cast<int64_t>(i);
+    if (std::memcmp(static_cast<const char*>(got) + i * es, want, es) != 0)
+      return static_cast<int64_t>(i);
   }
   return -1;
 }
 
-inline void fillInput(rinaDataType_t t, rinaRedOp_t op, int r, void* buf, size_t count, size_t offset = 0) {
+inline void fillInput(rinaDataType_t t, rinaRedOp_t op, int r, void* buf, size_t count,
+                      size_t offset = 0) {
   for (size_t i = 0; i < count; ++i) store(t, buf, i, inputValue(t, op, r, offset + i));
 }
 

@@ -109,7 +109,8 @@ TEST(Striped, ReduceOnReceiveAcrossStripesAndPartialWrites) {
     r.a = reinterpret_cast<const char*>(mine.data()) + received;
     size_t moved = 0;
     ASSERT_TRUE(conn->tryRecv(reinterpret_cast<char*>(out.data()) + received,
-                              count * sizeof(float) - received, r, &moved).ok());
+                              count * sizeof(float) - received, r, &moved)
+                    .ok());
     ASSERT_EQ(moved % sizeof(float), 0u);
     received += moved;
   }

@@ -107,9 +107,10 @@ class Timeline {
     if (out_) std::fclose(out_);
   }
   void add(const char* algorithm, size_t bytes, double startUnixSec, double durationUs) {
-    ok_ = ok_ &&
-          std::fprintf(out_, "%s %zu %.6f %.1f\n", algorithm, bytes, startUnixSec, durationUs) > 0 &&
-          std::fflush(out_) == 0;
+    ok_ =
+        ok_ &&
+        std::fprintf(out_, "%s %zu %.6f %.1f\n", algorithm, bytes, startUnixSec, durationUs) > 0 &&
+        std::fflush(out_) == 0;
   }
   // Fatal when any line could not be written.
   void close() {
@@ -132,8 +133,7 @@ class Timeline {
 // in the timeline).
 std::vector<double> timeInterleaved(const Options& options, RankGroup& group,
                                     const std::vector<AllreduceAlgorithm*>& algorithms,
-                                    const void* send, void* recv, size_t count,
-                                    Timeline* timeline,
+                                    const void* send, void* recv, size_t count, Timeline* timeline,
                                     const CheckPattern& pattern, std::vector<int64_t>* wrong) {
   const size_t n = algorithms.size();
   wrong->assign(n, 0);
@@ -206,8 +206,7 @@ int64_t checkOnce(const Options& options, RankGroup& group, AllreduceAlgorithm& 
 // Every size of one type and op: time, check, one table row per algorithm.
 void runCombination(const Options& options, RankGroup& group,
                     const std::vector<AllreduceAlgorithm*>& algorithms, std::byte* send,
-                    std::byte* recv, bool* first, std::vector<Row>* rows,
-                    Timeline* timeline) {
+                    std::byte* recv, bool* first, std::vector<Row>* rows, Timeline* timeline) {
   const bool root = group.rank() == 0;
   const int nranks = group.size();
   const size_t elementSize = typeSize(options.type);

@@ -22,7 +22,7 @@ struct Options {
   int warmupIters = 5;
   bool check = true;
   bool checkEvery = false;  // -c 2: also every timed and warm-up iteration (out of place)
-  bool inPlace = false;  // time in place (the check always runs both ways)
+  bool inPlace = false;     // time in place (the check always runs both ways)
   // -d and -o: every type with every op, one table row per size of each.
   std::vector<rinaDataType_t> types = {rinaFloat32};
   std::vector<rinaRedOp_t> ops = {rinaSum};

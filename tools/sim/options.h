@@ -28,7 +28,7 @@ struct SimOptions {
   uint32_t slotsWanted = 0;
   std::vector<SlotPolicy> policies{SlotPolicy::kEsa};
   double idleSec = 0;
-  bool stepModel = false;  // --model steps
+  bool stepModel = false;   // --model steps
   bool portMarkers = true;  // --port-markers
   // --planner: DefaultPlanner ("default") and/or lib/plan ("plan"), one run each.
   std::vector<std::string> planners{"default"};

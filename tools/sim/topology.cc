@@ -16,9 +16,9 @@ struct RackPlan {
   std::string name;
   bool ina = false;
   std::vector<std::string> hostNames;
-  std::vector<double> hostRates;  // bytes/s
-  std::vector<bool> multiRail;    // per host (empty: none): a NIC per spine
-  double uplinkPerSpine = 0;      // bytes/s; 0: non-blocking (sum of host rates / spines)
+  std::vector<double> hostRates;      // bytes/s
+  std::vector<bool> multiRail;        // per host (empty: none): a NIC per spine
+  double uplinkPerSpine = 0;          // bytes/s; 0: non-blocking (sum of host rates / spines)
   std::vector<double> uplinkBySpine;  // bytes/s per spine (0 entries: uplinkPerSpine)
 };
 
