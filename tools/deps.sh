@@ -17,7 +17,7 @@ RINA_APT_PACKAGES=(
   libhwloc-dev libibverbs-dev libglpk-dev libgloo-dev nlohmann-json3-dev libssl-dev
   python3 python3-matplotlib
   python3-torch libtorch-dev pybind11-dev
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev clang-format-14
   iproute2 procps
   # tools/rina-rdma-vm (ctest -L rdma): qemu, an initramfs of busybox and the
   # kernel's modules, the Soft-RoCE provider for the guest's verbs library.
