@@ -1,5 +1,6 @@
 #include "ina_harness.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -10,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <set>
 #include <thread>
 
@@ -161,8 +163,45 @@ void SwitchdProcess::kill() {
   pid_ = -1;
 }
 
+namespace {
+
+// Whether every thread of pid is stopped (state T in /proc/PID/task/*/stat).
+bool allThreadsStopped(pid_t pid) {
+  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  DIR* d = opendir(dir.c_str());
+  if (!d) return false;
+  bool stopped = true;
+  int threads = 0;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    ++threads;
+    std::FILE* f = std::fopen((dir + "/" + e->d_name + "/stat").c_str(), "r");
+    char line[512] = {};
+    const bool read = f && std::fgets(line, sizeof line, f);
+    if (f) std::fclose(f);
+    // The state follows the command name's closing parenthesis.
+    const char* paren = read ? std::strrchr(line, ')') : nullptr;
+    if (!paren || (paren[2] != 'T' && paren[2] != 't')) stopped = false;
+  }
+  closedir(d);
+  return stopped && threads > 0;
+}
+
+}  // namespace
+
 void SwitchdProcess::pause() {
-  if (pid_ > 0) ::kill(pid_, SIGSTOP);
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGSTOP);
+  // kill() only queues the signal: wait until every thread has stopped, so
+  // nothing sent after pause() returns is answered (bounded: 5 s).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!allThreadsStopped(pid_) && std::chrono::steady_clock::now() < deadline) {
+    poll(nullptr, 0, 1);
+  }
+  if (!allThreadsStopped(pid_)) {
+    std::fprintf(stderr, "SwitchdProcess::pause: switch %d not stopped after 5 s\n",
+                 static_cast<int>(pid_));
+  }
 }
 
 void SwitchdProcess::resume() {
