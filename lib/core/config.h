@@ -26,7 +26,7 @@ namespace rina::config {
 // RINA_ALGO's choices. lib/algo's table of algorithms (algo/algorithm.h)
 // checks at compile time that these are its names in its order; this
 // layer sits below algo and cannot read the table itself.
-inline constexpr char kAlgorithmChoices[] = "auto|ring|rd|oneshot|hier|rina|ps-ina";
+constexpr char kAlgorithmChoices[] = "auto|ring|rd|oneshot|hier|rina|ps-ina";
 
 // "N" collectives or "Ns" seconds (RINA_PLAN_INTERVAL, RINA_PLAN_CHECK_EVERY).
 struct Every {
