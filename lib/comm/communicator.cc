@@ -54,26 +54,20 @@ Status Communicator::updatePeers(const std::set<int>& wanted) {
                it->first);
     it = conns_.erase(it);
   }
-  transport::MeshOptions opt = mesh_;
-  for (int r : wanted) {
-    if (r != rank_ && !conns_.count(r)) opt.peers.insert(r);
-  }
-  if (opt.peers.empty()) return {};
-  opt.listenFd = listen_.get();
-  opt.deadline = deadlineAfterMs(timeoutMs());
-  opt.abort = &aborted_;
-  std::map<int, std::unique_ptr<transport::Connection>> fresh;
-  RINA_TRY(transport::buildMesh(opt, &fresh));
-  for (auto& [peer, conn] : fresh) conns_[peer] = std::move(conn);
-  return {};
+  return connectMissing(wanted);
 }
 
 Status Communicator::connectForCall(const std::set<int>& peers) {
+  for (int r : peers) {
+    if (r != rank_) callPeers_.insert(r);
+  }
+  return connectMissing(peers);
+}
+
+Status Communicator::connectMissing(const std::set<int>& peers) {
   transport::MeshOptions opt = mesh_;
   for (int r : peers) {
-    if (r == rank_) continue;
-    callPeers_.insert(r);
-    if (!conns_.count(r)) opt.peers.insert(r);
+    if (r != rank_ && !conns_.count(r)) opt.peers.insert(r);
   }
   if (opt.peers.empty()) return {};
   opt.listenFd = listen_.get();

@@ -85,6 +85,9 @@ class Communicator : public algo::Context {
 
  private:
   Communicator() = default;
+  // Connects to every rank of peers (this one aside) not connected yet: the
+  // collective part of updatePeers and connectForCall.
+  Status connectMissing(const std::set<int>& peers);
 
   // The steps of create, in order (setup.cc). Setup carries what a step
   // hands on to later ones and lives until create returns.
