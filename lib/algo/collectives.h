@@ -27,7 +27,7 @@ bool oneShotFits(const Context& ctx, size_t bytes);
 Status oneShotAllReduce(Context& ctx, const void* send, void* recv, size_t count,
                         rinaDataType_t type, rinaRedOp_t op);
 
-// Rack algorithms (rack_steps.h has the steps inside a member). hier and
+// Rack algorithms (member.h: what a member is; member_ring.cc: hier and rina). hier and
 // rina follow plans' current plan (null: the rack order), after
 // plans->beforeCollective; rack: this rank's INA rack (null: none).
 // hier: reduce inside each rack to the chunk's port (shm/TCP), ring between

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "algo/engine.h"
-#include "algo/point_to_point.h"
+#include "algo/message.h"
 #include "core/status.h"
 #include "transport/connection.h"
 

@@ -8,7 +8,7 @@
 #include <set>
 #include <vector>
 
-#include "algo/rack_steps.h"
+#include "algo/member.h"
 #include "plan/plan.h"
 #include "topo/rack_map.h"
 

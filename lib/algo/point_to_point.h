@@ -22,15 +22,13 @@
 #include <vector>
 
 #include "algo/context.h"
+#include "algo/message.h"
 #include "core/status.h"
 #include "rina/rina.h"
 #include "transport/connection.h"
 #include "transport/wait_set.h"
 
 namespace rina::algo {
-
-inline constexpr int kAnyPeer = -1;  // a receive from whichever peer sends first
-inline constexpr int kAnyTag = -1;   // a receive that takes any tag
 
 // Where messages travel: the communicator's channels (lib/comm), opened by
 // the sender on first use and taken by the receiver when they arrive.
@@ -55,20 +53,6 @@ class ChannelSource {
   // How long a blocking send or receive polls its channel without giving
   // up its core before the engine's loop (which yields, then sleeps).
   virtual int64_t pollUs() const = 0;
-};
-
-// One message of a batch: a send to peer, or a receive from it.
-struct Message {
-  bool send = false;
-  int peer = 0;  // a receive may take kAnyPeer (alone in its batch)
-  const void* sendBuf = nullptr;
-  void* recvBuf = nullptr;
-  size_t count = 0;  // elements of type
-  rinaDataType_t type = rinaUint8;
-  int tag = 0;  // a receive may take kAnyTag
-  // Set by the run, for a receive: the sender and the message's tag.
-  int source = -1;
-  int sourceTag = 0;
 };
 
 // Runs a batch of messages: each peer's in the order given (per

@@ -6,7 +6,8 @@
 // rack). The parameter server's link carries every member's full buffer.
 #include <cstring>
 
-#include "algo/rack_steps.h"
+#include "algo/member.h"
+#include "algo/rack_phases.h"
 #include "reduce/reduce.h"
 
 namespace rina::algo {
@@ -24,8 +25,7 @@ Status psInaAllReduce(Context& ctx, RackSwitch* rack, const void* sendv, void* r
   char* recv = static_cast<char*>(recvv);
   if (sendv != recvv) std::memcpy(recv, sendv, bytes);
   RackCall call{ctx, rack, seq, type, op, 4};
-  RINA_TRY(checkCallsMatch(call, members, count));
-  if (me.inaRack && rack && rack->active()) RINA_TRY(rack->beginCollective(ctx, seq));
+  RINA_TRY(beginMemberCall(call, members, count));
   RINA_TRY(rackReduce(call, me, agent, recv, count));
   if (r == server) {
     const reduce::ReduceFn fn = reduce::reduceFunction(type, op);

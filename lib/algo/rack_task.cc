@@ -43,9 +43,7 @@ RackTask::RackTask(RackCall& call, const Member& m, char* data, std::vector<Rack
 
 RackTask::~RackTask() = default;
 
-bool RackTask::onSwitch() const {
-  return ina_ && ina_->active() && inaReducible(call_.type, call_.op);
-}
+bool RackTask::onSwitch() const { return sumsOnSwitch(call_, m_); }
 
 Engine& RackTask::newEngine() {
   sub_ = std::make_unique<Engine>(contextFor(call_.ctx, kAllReduce, call_.seq, call_.steps));
@@ -392,6 +390,51 @@ void RackTask::addEveryWorkerFix(Engine& e) {
 
 // ---------------------------------------------------------------- driving
 
+bool RackTask::pollSwitchReduce(bool* moved) {
+  ina::InaClient& client = ina_->client();
+  bool progressed = false;
+  (void)client.progress(&progressed);  // a failure shows in finish()
+  *moved |= progressed;
+  if (progressed || client.done()) scanReduced();
+  if (!client.done()) return false;
+  ina::InaCallResult res;
+  Status st = client.finish(&res);
+  mark("switch reduce");
+  if (!st.ok()) {
+    lostSwitch_ = true;
+    why_ = st.message();
+  }
+  // Host slices of kEveryWorker pieces count once, as the rack's union, at
+  // the agent (addEveryWorkerFix).
+  size_t hostSlices = 0;
+  mine_.clear();
+  for (uint32_t s : res.hostSlices) {
+    state_[s] = kOnHost;
+    if (roles_[s] != ina::kSliceOther) mine_.push_back(s);
+    if (roles_[s] != ina::kSliceAll) ++hostSlices;
+  }
+  countInaCall(call_.ctx, res.stats, hostSlices);
+  beginFix();
+  *moved = true;
+  return true;
+}
+
+void RackTask::pollSwitchGather(bool* moved) {
+  ina::InaClient& client = ina_->client();
+  bool progressed = false;
+  (void)client.progress(&progressed);
+  *moved |= progressed;
+  if (!client.gatherStatus().ok() && !lostSwitch_) {
+    lostSwitch_ = true;
+    why_ = client.gatherStatus().message();
+  }
+  if (!client.gatherRootsDone()) return;
+  mark("own multicasts");
+  exchangeMsgs(kGathered, {}, call_.steps);
+  phase_ = Phase::kGatherDone;
+  *moved = true;
+}
+
 Status RackTask::next(bool* moved) {
   for (;;) {
     if (sub_ && !sub_->finished()) {
@@ -401,34 +444,9 @@ Status RackTask::next(bool* moved) {
       if (!sub_->finished()) return {};
     }
     switch (phase_) {
-      case Phase::kSwitchReduce: {
-        ina::InaClient& client = ina_->client();
-        bool progressed = false;
-        (void)client.progress(&progressed);  // a failure shows in finish()
-        *moved |= progressed;
-        if (progressed || client.done()) scanReduced();
-        if (!client.done()) return {};
-        ina::InaCallResult res;
-        Status st = client.finish(&res);
-        mark("switch reduce");
-        if (!st.ok()) {
-          lostSwitch_ = true;
-          why_ = st.message();
-        }
-        // Host slices of kEveryWorker pieces count once, as the rack's
-        // union, at the agent (addEveryWorkerFix).
-        size_t hostSlices = 0;
-        mine_.clear();
-        for (uint32_t s : res.hostSlices) {
-          state_[s] = kOnHost;
-          if (roles_[s] != ina::kSliceOther) mine_.push_back(s);
-          if (roles_[s] != ina::kSliceAll) ++hostSlices;
-        }
-        countInaCall(call_.ctx, res.stats, hostSlices);
-        beginFix();
-        *moved = true;
+      case Phase::kSwitchReduce:
+        if (!pollSwitchReduce(moved)) return {};
         break;
-      }
       case Phase::kFixHeaders:
         RINA_TRY(afterFixHeaders());
         break;
@@ -448,22 +466,9 @@ Status RackTask::next(bool* moved) {
         RINA_TRY(startGather());
         *moved = true;
         break;
-      case Phase::kSwitchGather: {
-        ina::InaClient& client = ina_->client();
-        bool progressed = false;
-        (void)client.progress(&progressed);
-        *moved |= progressed;
-        if (!client.gatherStatus().ok() && !lostSwitch_) {
-          lostSwitch_ = true;
-          why_ = client.gatherStatus().message();
-        }
-        if (!client.gatherRootsDone()) return {};
-        mark("own multicasts");
-        exchangeMsgs(kGathered, {}, call_.steps);
-        phase_ = Phase::kGatherDone;
-        *moved = true;
+      case Phase::kSwitchGather:
+        pollSwitchGather(moved);
         return {};  // the next pass polls the exchange and the socket together
-      }
       case Phase::kGatherDone:
         mark("rack gathered");
         RINA_TRY(afterGatherDone());

@@ -18,7 +18,7 @@
 // then the ports send each final piece to the rack.
 //
 // Either phase may be left out, which makes the rack's blocking steps
-// (rack_steps.h): a reduce alone (ps-ina's reduce to the agent), an
+// (rack_phases.h): a reduce alone (ps-ina's reduce to the agent), an
 // all-gather alone (a broadcast from the agent), and a reduce whose sums go
 // to every worker (a member that is the whole ring: one switch call, S up
 // and S down per worker; the slices some worker did not get are summed on
@@ -38,14 +38,14 @@
 #include <vector>
 
 #include "algo/engine.h"
-#include "algo/rack_steps.h"
+#include "algo/member.h"
 #include "ina/ina_client.h"
 
 namespace rina::algo {
 
 // Elements [begin, begin + count) of the buffer, and the rank that is their
 // port in this rack, or kEveryWorker: every worker gets their sum (through
-// the switch only: rackAllReduceOnSwitch).
+// the switch only: sumsOnSwitch).
 inline constexpr int kEveryWorker = -1;
 struct RackPiece {
   size_t begin = 0;
@@ -139,6 +139,11 @@ class RackTask final : public EngineTask {
   Status afterRepairHeaders();
   Status afterRepairLists();
   void scanReduced();
+  // The switch phases, polled: the reduce's end (true) takes the client's
+  // result and starts the fix phase; the gather's own multicasts done start
+  // the kGathered exchange (kGatherDone).
+  bool pollSwitchReduce(bool* moved);
+  void pollSwitchGather(bool* moved);
   Status next(bool* moved);  // runs phase ends until one is in progress
   void fallBack(const std::string& why);
   void finishTask();  // kDone, and the TRACE line of the phase times

@@ -13,7 +13,7 @@
 // job's slots (without waiting: a stopped switch takes the RELEASE when it
 // resumes). A local switch (RINA_SWITCH=auto) that dies is reaped at once
 // and makes the rack fall back at its next collective. Each worker learns a fallback
-// from the rank that saw it (rack_steps.cc), so the rack's workers always
+// from the rank that saw it (rack_task.cc), so the rack's workers always
 // agree on the mode.
 #ifndef RINA_LIB_COMM_RACK_INA_H_
 #define RINA_LIB_COMM_RACK_INA_H_

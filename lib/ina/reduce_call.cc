@@ -11,7 +11,14 @@
 namespace rina::ina {
 namespace {
 
-size_t elementSize(rinaDataType_t type) {
+// a + b as the host int32 kernels add: wrapping.
+int32_t wrappingAdd(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
+}
+
+}  // namespace
+
+size_t switchElementSize(rinaDataType_t type) {
   switch (type) {
     case rinaInt32:
     case rinaFloat32:
@@ -24,13 +31,6 @@ size_t elementSize(rinaDataType_t type) {
   }
 }
 
-// a + b as the host int32 kernels add: wrapping.
-int32_t wrappingAdd(int32_t a, int32_t b) {
-  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
-}
-
-}  // namespace
-
 ReduceCall::ReduceCall(DatagramPump& pump, uint32_t base, uint32_t total, uint32_t firstSlot,
                        uint32_t slots)
     : pump_(pump), window_(pump, base, total, firstSlot, slots) {}
@@ -41,7 +41,7 @@ Status ReduceCall::create(DatagramPump& pump, void* buffer, size_t count, rinaDa
                           const InaCallOptions& call, std::unique_ptr<ReduceCall>* out) {
   out->reset();
   RINA_TRY(pump.needGrant("allreduce"));
-  if (elementSize(type) == 0) {
+  if (switchElementSize(type) == 0) {
     return errorf(rinaInvalidArgument, "datatype %d not supported by INA", static_cast<int>(type))
         .prepend(pump.context());
   }

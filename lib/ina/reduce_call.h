@@ -28,6 +28,10 @@
 
 namespace rina::ina {
 
+// The types the switch sums (int32, float32, float16, bfloat16): the size
+// of one element on the wire, 0 for any other type.
+size_t switchElementSize(rinaDataType_t type);
+
 struct SliceSpan {
   size_t first = 0;  // element offset in the buffer
   uint32_t len = 0;  // elements, 1 to sliceElems()

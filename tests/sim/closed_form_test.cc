@@ -90,7 +90,7 @@ TEST(ClosedForm, RinaPortsCarryTheRing) {
   // R INA racks of k: a worker sends the switch all but its own 1/k of the
   // buffer (port markers) and, for its 1/k, 2(R-1)/R S downstream plus all
   // of it (S/k) to the switch's multicast: S (1 + 2(R-1)/(Rk)), the
-  // library's count (rina.cc). Without markers it sends the switch all of
+  // library's count (member_ring.cc). Without markers it sends the switch all of
   // S: S (1 + 1/k + 2(R-1)/(Rk)).
   for (auto [racks, k] : {std::pair{4, 4}, std::pair{8, 16}}) {
     const SimTopology t = leafSpineOf(racks, k, 4);

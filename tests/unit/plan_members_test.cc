@@ -10,8 +10,9 @@
 #include <numeric>
 #include <random>
 
+#include "algo/member.h"
+#include "algo/member_ring.h"
 #include "algo/peers.h"
-#include "algo/rack_steps.h"
 #include "comm/link_stats.h"
 #include "plan/network.h"
 #include "rack_maps.h"
@@ -184,7 +185,7 @@ TEST(PlanMembers, BasePeersKeepRingRdRackAndStar) {
   for (int agent : {2, 4, 6, 8}) EXPECT_EQ(zero.count(agent), 1u);
 }
 
-// The member ring's slice (rack_steps.h), by hand: chunk / (8 x steps),
+// The member ring's slice (member_ring.h), by hand: chunk / (8 x steps),
 // rounded to whole 2048-element datagrams, within [16 KiB, RINA_SLICE_BYTES].
 TEST(MemberSlice, FollowsTheChunkWithinBounds) {
   // Lab (b), 16 MiB float32: K = 3 sub-rings, R = 4 members, chunk 349526

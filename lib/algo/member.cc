@@ -1,24 +1,11 @@
-#include "algo/rack_steps.h"
+#include "algo/member.h"
 
 #include <algorithm>
-#include <string>
+#include <numeric>
 
-#include "algo/rack_task.h"
-#include "reduce/reduce.h"
 #include "topo/ring_members.h"
 
 namespace rina::algo {
-namespace {
-
-// One rack phase alone: a RackTask in an engine of its own.
-Status runTask(RackCall& call, RackTask& task) {
-  Engine e(contextFor(call.ctx, kAllReduce, call.seq, call.steps));
-  RINA_TRY(task.start());
-  e.addTask(&task);
-  return e.run();
-}
-
-}  // namespace
 
 void countInaCall(Context& ctx, const ina::InaCallStats& s, size_t hostSlices) {
   ctx.stats().inaCalls++;
@@ -56,12 +43,9 @@ int memberIndexOf(const std::vector<Member>& members, int rank) {
   return -1;
 }
 
-bool inaReducible(rinaDataType_t type, rinaRedOp_t op) {
-  bool typeOk =
-      type == rinaInt32 || type == rinaFloat32 || type == rinaFloat16 || type == rinaBfloat16;
-  return typeOk && (op == rinaSum || op == rinaAvg);
-}
+namespace {
 
+// beginMemberCall's check.
 Status checkCallsMatch(RackCall& call, const std::vector<Member>& members, size_t count) {
   Context& ctx = call.ctx;
   const int r = ctx.rank();
@@ -88,34 +72,45 @@ Status checkCallsMatch(RackCall& call, const std::vector<Member>& members, size_
   return e.run();
 }
 
+// Sub-rings: enough that every member's workers hold equal shares (the lcm
+// of the member sizes), unless that grows past kMaxSubRings; then one per
+// worker of the largest member.
+constexpr int kMaxSubRings = 12;
+
+}  // namespace
+
+int subRingCount(const std::vector<Member>& members) {
+  int k = 1, largest = 1;
+  for (const Member& m : members) {
+    const int n = static_cast<int>(m.ranks.size());
+    largest = std::max(largest, n);
+    k = std::lcm(k, n);
+    if (k > kMaxSubRings) return largest;
+  }
+  return k;
+}
+
+bool inaReducible(rinaDataType_t type, rinaRedOp_t op) {
+  return ina::switchElementSize(type) != 0 && (op == rinaSum || op == rinaAvg);
+}
+
+bool sumsOnSwitch(const RackCall& call, const Member& m) {
+  return m.inaRack && call.rack && call.rack->active() && inaReducible(call.type, call.op);
+}
+
+Status beginMemberCall(RackCall& call, const std::vector<Member>& members, size_t count) {
+  RINA_TRY(checkCallsMatch(call, members, count));
+  const Member& me = members[memberIndexOf(members, call.ctx.rank())];
+  if (me.inaRack && call.rack && call.rack->active()) {
+    RINA_TRY(call.rack->beginCollective(call.ctx, call.seq));
+  }
+  return {};
+}
+
 Status runStep(RackCall& call, std::vector<SendItem> sends, std::vector<RecvItem> recvs) {
   if (sends.empty() && recvs.empty()) return {};
   return runExchange(contextFor(call.ctx, kAllReduce, call.seq, call.steps), std::move(sends),
                      std::move(recvs));
-}
-
-bool rackAllReduceOnSwitch(RackCall& call, const Member& m) {
-  RackSwitch* ina = m.inaRack ? call.rack : nullptr;
-  return ina && ina->active() && inaReducible(call.type, call.op);
-}
-
-Status rackAllReduce(RackCall& call, const Member& m, char* data, size_t count, const char* input) {
-  if (count == 0) return {};
-  RackTask task(call, m, data, {RackPiece{0, count, kEveryWorker}}, {}, nullptr, input);
-  return runTask(call, task);
-}
-
-Status rackReduce(RackCall& call, const Member& m, int port, char* data, size_t count) {
-  if (count == 0) return {};
-  RackTask task(call, m, data, {RackPiece{0, count, port}}, {}, nullptr);
-  return runTask(call, task);
-}
-
-Status rackBroadcast(RackCall& call, const Member& m, int port, char* data, size_t count) {
-  if (count == 0 || m.ranks.size() < 2) return {};
-  RackTask task(call, m, data, {}, {RackPiece{0, count, port}},
-                [](size_t, size_t) { return true; });
-  return runTask(call, task);
 }
 
 }  // namespace rina::algo

@@ -1,0 +1,28 @@
+// The member ring under rina and hier (member_ring.cc; the entry points are
+// hierAllReduce and inaRingAllReduce in collectives.h). What is exported
+// here is its slicing rule, which the planner's tests check by hand.
+#ifndef RINA_LIB_ALGO_MEMBER_RING_H_
+#define RINA_LIB_ALGO_MEMBER_RING_H_
+
+#include <cstddef>
+
+namespace rina::algo {
+
+// The member ring's pipeline slice, in elements: RINA_SLICE_BYTES at most,
+// and small enough that a chunk of chunkElems has about
+// kMemberSlicesPerStep slices per ring step, but not under
+// kMinMemberSliceBytes; a multiple of kMemberSliceAlignElems (whole INA
+// datagrams) unless RINA_SLICE_BYTES is smaller. The ring runs as a
+// wavefront over (step, slice): with few slices per chunk much of a
+// collective is the wavefront filling and draining, while the rack's switch
+// reduce-scatter (upload-heavy) runs ahead at the start and its all-gather
+// (download-heavy) is left at the end, each with the other direction of the
+// host link half idle. Every rank computes the same value.
+inline constexpr size_t kMemberSlicesPerStep = 8;
+inline constexpr size_t kMinMemberSliceBytes = 16 * 1024;
+inline constexpr size_t kMemberSliceAlignElems = 2048;  // ina::kMaxPayloadElems
+size_t memberSliceElems(size_t chunkElems, int steps, size_t elemBytes, size_t sliceBytes);
+
+}  // namespace rina::algo
+
+#endif  // RINA_LIB_ALGO_MEMBER_RING_H_

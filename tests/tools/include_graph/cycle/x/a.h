@@ -1,0 +1,2 @@
+// a includes b
+#include "x/b.h"

@@ -1,0 +1,3 @@
+// b runs back up to a
+#include "x/a.h"
+#include "x/b.h"

@@ -1,0 +1,3 @@
+// high includes low
+#include "high/h.h"
+#include "low/l.h"

@@ -1,0 +1,2 @@
+// low includes high
+#include "high/h.h"

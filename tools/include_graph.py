@@ -1,0 +1,204 @@
+#!/usr/bin/python3
+"""The include graph of lib/, read from the sources.
+
+Every file lib/FOLDER/NAME.{h,cc} is part of the module FOLDER/NAME (a
+header and its sources are one module). An include "OTHER/x.h" from a file
+of FOLDER is an edge FOLDER -> OTHER between folders, and FOLDER/NAME ->
+OTHER/x between modules.
+
+  include_graph.py [--folder F] [--dot] LIB
+  include_graph.py --check [--layers DESIGN.md] [--modules F ...] LIB
+
+The first form prints the module graph of folder F (default: the folders'
+graph), as text lines "a -> b, c" or as Graphviz (--dot). --check exits 1
+if the folders include each other in a cycle; with --layers, if a folder
+includes one the "| layer | includes |" table of that Markdown file does
+not allow; with --modules, if modules of folder F include each other in a
+cycle (an include that runs back up: a.cc includes b.h, whose headers
+include a.h). Each problem names the files whose includes close it.
+"""
+import argparse
+import os
+import re
+import sys
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def read_sources(lib):
+    """{relative path: [included paths under lib]} for every .h/.cc under lib."""
+    files = {}
+    for folder, _, names in os.walk(lib):
+        for name in names:
+            if not name.endswith((".h", ".cc", ".cu", ".cuh")):
+                continue
+            path = os.path.join(folder, name)
+            rel = os.path.relpath(path, lib)
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            files[rel] = [i for i in INCLUDE.findall(text) if os.path.exists(os.path.join(lib, i))]
+    return files
+
+
+def folder_of(rel):
+    return rel.split(os.sep)[0] if os.sep in rel else ""
+
+
+def module_of(rel):
+    return os.path.splitext(rel)[0]
+
+
+def graphs(files):
+    """(folder graph, module graph, witness): edges as {node: set}; witness
+    maps an edge to one (file, include) that makes it."""
+    folders, modules, witness = {}, {}, {}
+    for rel, incs in sorted(files.items()):
+        f, m = folder_of(rel), module_of(rel)
+        folders.setdefault(f, set())
+        modules.setdefault(m, set())
+        for inc in incs:
+            g, n = folder_of(inc), module_of(inc)
+            if g != f:
+                folders[f].add(g)
+                witness.setdefault((f, g), (rel, inc))
+            if n != m:
+                modules[m].add(n)
+                witness.setdefault((m, n), (rel, inc))
+    return folders, modules, witness
+
+
+def find_cycle(graph):
+    """One cycle as a list of nodes [a, b, ..., a], or None."""
+    state = {}
+    stack = []
+
+    def visit(node):
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state:
+                found = visit(nxt)
+                if found:
+                    return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+def read_layers(design):
+    """{folder: allowed folders} from the '| layer | includes |' table."""
+    allowed = {}
+    with open(design, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    try:
+        start = next(i for i, l in enumerate(lines) if re.match(r"\|\s*layer\s*\|\s*includes\s*\|", l))
+    except StopIteration:
+        raise SystemExit(f"include_graph: {design} has no '| layer | includes |' table")
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 2:
+            raise SystemExit(f"include_graph: {design}: a layer row needs two cells: {line}")
+        what = re.sub(r"\([^)]*\)", "", cells[1])  # "(not `algo`)" names what is not allowed
+        targets = set(re.findall(r"`([a-z_]+)`", what))
+        for layer in re.findall(r"`([a-z_]+)`", cells[0]):
+            allowed[layer] = targets
+    return allowed
+
+
+def cycle_text(cycle, witness):
+    hops = []
+    for a, b in zip(cycle, cycle[1:]):
+        src, inc = witness[(a, b)]
+        hops.append(f'{src} includes "{inc}"')
+    return " -> ".join(cycle) + " (" + "; ".join(hops) + ")"
+
+
+def check(folders, modules, witness, layers, strict):
+    problems = []
+    cycle = find_cycle(folders)
+    if cycle:
+        problems.append("folders include each other: " + cycle_text(cycle, witness))
+    for folder in strict:
+        if folder not in folders:
+            problems.append(f"{folder}: no sources")
+            continue
+        inner = {m: {n for n in e if folder_of(n) == folder}
+                 for m, e in modules.items() if folder_of(m) == folder}
+        cycle = find_cycle(inner)
+        if cycle:
+            problems.append(f"modules of {folder or '.'} include each other: "
+                            + cycle_text(cycle, witness))
+    if layers is not None:
+        for folder in sorted(folders):
+            if not folder:
+                continue
+            if folder not in layers:
+                problems.append(f"{folder}: not in the layer table")
+                continue
+            for target in sorted(folders[folder] - layers[folder]):
+                src, inc = witness[(folder, target)]
+                problems.append(f"{folder} includes {target}, which the layer table does not "
+                                f'allow ({src} includes "{inc}")')
+    return problems
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("lib")
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("--layers")
+    ap.add_argument("--modules", action="append", default=[])
+    ap.add_argument("--folder")
+    ap.add_argument("--dot", action="store_true")
+    a = ap.parse_args()
+    if not os.path.isdir(a.lib):
+        print(f"include_graph: {a.lib}: not a folder", file=sys.stderr)
+        return 2
+    files = read_sources(a.lib)
+    folders, modules, witness = graphs(files)
+    if a.check:
+        layers = read_layers(a.layers) if a.layers else None
+        problems = check(folders, modules, witness, layers, a.modules)
+        for p in problems:
+            print("include_graph: " + p, file=sys.stderr)
+        if problems:
+            return 1
+        print(f"include_graph: {len(files)} files, {len(modules)} modules in "
+              f"{len(folders)} folders: no cycle"
+              + (f" (modules of {', '.join(a.modules)} too)" if a.modules else "")
+              + (", layers as the table says" if layers else ""))
+        return 0
+    if a.folder:
+        graph = {m: {n for n in e if folder_of(n) == a.folder}
+                 for m, e in modules.items() if folder_of(m) == a.folder}
+        if not graph:
+            print(f"include_graph: no sources in {a.folder}", file=sys.stderr)
+            return 2
+    else:
+        graph = {f: set(e) for f, e in folders.items() if f}
+    if a.dot:
+        print("digraph includes {")
+        for node in sorted(graph):
+            print(f'  "{node}";')
+            for nxt in sorted(graph[node]):
+                print(f'  "{node}" -> "{nxt}";')
+        print("}")
+    else:
+        for node in sorted(graph):
+            print(f"{node} -> {', '.join(sorted(graph[node])) or '(nothing)'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
