@@ -1,3 +1,4 @@
 // b runs back up to a
-#include "x/a.h"
 #include "x/b.h"
+
+#include "x/a.h"

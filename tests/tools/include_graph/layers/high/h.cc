@@ -1,3 +1,4 @@
 // high includes low
 #include "high/h.h"
+
 #include "low/l.h"
