@@ -47,21 +47,42 @@ RINA_AVX2 void storeWireAvx2(const int32_t* in, size_t n, uint8_t* wire) {
   storeWireScalar(in + i, n - i, wire + 4 * i);
 }
 
+namespace {
+
+// a + x per lane, saturating toward a's sign; overflow |= -1 in the lanes
+// that saturated.
+RINA_AVX2 __m256i addSaturating(__m256i a, __m256i x, __m256i* overflow) {
+  const __m256i sum = _mm256_add_epi32(a, x);
+  const __m256i o =
+      _mm256_srai_epi32(_mm256_and_si256(_mm256_xor_si256(a, sum), _mm256_xor_si256(x, sum)), 31);
+  const __m256i saturated =
+      _mm256_xor_si256(_mm256_srai_epi32(a, 31), _mm256_set1_epi32(INT32_MAX));
+  *overflow = _mm256_or_si256(*overflow, o);
+  return _mm256_blendv_epi8(sum, saturated, o);
+}
+
+}  // namespace
+
 RINA_AVX2 bool addWireSaturatingAvx2(int32_t* acc, const uint8_t* wire, size_t n) {
-  const __m256i max = _mm256_set1_epi32(INT32_MAX);
   __m256i overflow = _mm256_setzero_si256();
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    const __m256i a = load(acc + i);
-    const __m256i x = byteSwap32(load(wire + 4 * i));
-    const __m256i sum = _mm256_add_epi32(a, x);
-    const __m256i o =
-        _mm256_srai_epi32(_mm256_and_si256(_mm256_xor_si256(a, sum), _mm256_xor_si256(x, sum)), 31);
-    const __m256i saturated = _mm256_xor_si256(_mm256_srai_epi32(a, 31), max);
-    store(acc + i, _mm256_blendv_epi8(sum, saturated, o));
-    overflow = _mm256_or_si256(overflow, o);
+    store(acc + i, addSaturating(load(acc + i), byteSwap32(load(wire + 4 * i)), &overflow));
   }
   const bool tail = addWireSaturatingScalar(acc + i, wire + 4 * i, n - i);
+  return tail || !_mm256_testz_si256(overflow, overflow);
+}
+
+RINA_AVX2 bool addWireSaturatingToWireAvx2(int32_t* acc, const uint8_t* wire, size_t n,
+                                           uint8_t* out) {
+  __m256i overflow = _mm256_setzero_si256();
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256i sum = addSaturating(load(acc + i), byteSwap32(load(wire + 4 * i)), &overflow);
+    store(acc + i, sum);
+    store(out + 4 * i, byteSwap32(sum));
+  }
+  const bool tail = addWireSaturatingToWireScalar(acc + i, wire + 4 * i, n - i, out + 4 * i);
   return tail || !_mm256_testz_si256(overflow, overflow);
 }
 
@@ -73,6 +94,7 @@ bool wireAvx2Supported() { return false; }
 void loadWireAvx2(const uint8_t*, size_t, int32_t*) {}
 void storeWireAvx2(const int32_t*, size_t, uint8_t*) {}
 bool addWireSaturatingAvx2(int32_t*, const uint8_t*, size_t) { return false; }
+bool addWireSaturatingToWireAvx2(int32_t*, const uint8_t*, size_t, uint8_t*) { return false; }
 
 #endif
 

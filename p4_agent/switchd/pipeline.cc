@@ -150,12 +150,23 @@ Verdict Pipeline::contribute(const Header& h, const uint8_t* datagram, const Job
   }
   const uint8_t* payload = datagram + ina::kHeaderBytes;
   uint32_t n = config_.payloadElems;
+  const bool completes = s.count + 1 >= job.fanIn;
+  uint32_t fullOffset = kNotWritten;
+  bool saturated = false;
   if (ina::isPortMarker(h)) {
     // A port marker: its bit, its exponent and TO_PORT, values all zero.
     if (s.count == 0) std::fill(values, values + n, 0);
   } else if (s.count == 0) {
     ina::loadWire(payload, n, values);
-  } else if (ina::addWireSaturating(values, payload, n) && !s.overflow) {
+  } else if (completes) {
+    // The last contribution: its sum goes straight into the result's
+    // payload in the same pass (emitResult adds the header).
+    std::span<uint8_t> result = out->reserve(ina::kHeaderBytes + 4 * size_t{n}, &fullOffset);
+    saturated = ina::addWireSaturatingToWire(values, payload, n, result.data() + ina::kHeaderBytes);
+  } else {
+    saturated = ina::addWireSaturating(values, payload, n);
+  }
+  if (saturated && !s.overflow) {
     // Saturated, not wrapped: a wrapped sum would look like a valid result.
     s.overflow = true;
     stats_.overflows.add();
@@ -169,9 +180,9 @@ Verdict Pipeline::contribute(const Header& h, const uint8_t* datagram, const Job
     s.toPort = true;
     s.portWorker = h.worker;
   }
-  if (s.count < job.fanIn) return s.count == 1 ? Verdict::kFirst : Verdict::kAdded;
+  if (!completes) return s.count == 1 ? Verdict::kFirst : Verdict::kAdded;
   s.complete = true;
-  emitResult(h, job, s, values, nullptr, out);
+  emitResult(h, job, s, values, nullptr, out, fullOffset);
   return Verdict::kCompleted;
 }
 
@@ -205,9 +216,8 @@ Verdict Pipeline::broadcast(const Header& h, const uint8_t* datagram, const JobE
   return Verdict::kBcast;
 }
 
-uint32_t Pipeline::encodeResult(const Header& h, const JobEntry& job, const SlotSet& s,
-                                const int32_t* values, bool withPayload, uint8_t extraFlags,
-                                Output* out, uint32_t* length) {
+Header Pipeline::resultHeader(const Header& h, const JobEntry& job, const SlotSet& s,
+                              bool withPayload, uint8_t extraFlags) const {
   Header r;
   r.type = Type::kResult;
   r.flags = static_cast<uint8_t>((s.overflow ? ina::kFlagOverflow : 0) | extraFlags);
@@ -220,6 +230,13 @@ uint32_t Pipeline::encodeResult(const Header& h, const JobEntry& job, const Slot
   r.exponent = s.exponent;
   r.elems = withPayload ? static_cast<uint16_t>(config_.payloadElems) : 0;
   r.token = job.token;
+  return r;
+}
+
+uint32_t Pipeline::encodeResult(const Header& h, const JobEntry& job, const SlotSet& s,
+                                const int32_t* values, bool withPayload, uint8_t extraFlags,
+                                Output* out, uint32_t* length) {
+  const Header r = resultHeader(h, job, s, withPayload, extraFlags);
   uint32_t offset;
   *length = static_cast<uint32_t>(ina::kHeaderBytes + 4 * size_t{r.elems});
   std::span<uint8_t> buf = out->reserve(*length, &offset);
@@ -229,7 +246,8 @@ uint32_t Pipeline::encodeResult(const Header& h, const JobEntry& job, const Slot
 }
 
 void Pipeline::emitResult(const Header& h, const JobEntry& job, const SlotSet& s,
-                          const int32_t* values, const Endpoint* onlyTo, Output* out) {
+                          const int32_t* values, const Endpoint* onlyTo, Output* out,
+                          uint32_t fullOffset) {
   uint8_t resend = onlyTo ? ina::kFlagResend : 0;
   uint32_t fullLen = 0, ackLen = 0;
   if (onlyTo) {
@@ -245,7 +263,14 @@ void Pipeline::emitResult(const Header& h, const JobEntry& job, const SlotSet& s
   // A set of port markers alone sums to zero: every member gets the
   // acknowledgement (with the exponent), nobody a payload of zeros.
   const bool bcast = h.type == Type::kBcast;
-  uint32_t full = s.payload ? encodeResult(h, job, s, values, true, resend, out, &fullLen) : 0;
+  uint32_t full = 0;
+  if (fullOffset != kNotWritten) {
+    fullLen = static_cast<uint32_t>(ina::kHeaderBytes + 4 * size_t{config_.payloadElems});
+    ina::encodeHeader(resultHeader(h, job, s, true, resend), out->at(fullOffset, fullLen));
+    full = fullOffset;
+  } else if (s.payload) {
+    full = encodeResult(h, job, s, values, true, resend, out, &fullLen);
+  }
   uint32_t ack = s.toPort || bcast || !s.payload
                      ? encodeResult(h, job, s, values, false, resend, out, &ackLen)
                      : 0;

@@ -125,6 +125,10 @@ class Output {
   }
   const std::vector<OutMessage>& messages() const { return messages_; }
   const uint8_t* bytes(const OutMessage& m) const { return arena_.get() + m.offset; }
+  // The bytes reserve() returned at offset (valid until the next reserve()).
+  std::span<uint8_t> at(uint32_t offset, uint32_t length) {
+    return {arena_.get() + offset, length};
+  }
 
  private:
   std::unique_ptr<uint8_t[]> arena_;  // not zeroed: every byte is written before it is sent
@@ -188,12 +192,20 @@ class Pipeline {
                      const Endpoint& from, Output* out);
   Verdict broadcast(const ina::Header& h, const uint8_t* datagram, const JobEntry& job,
                     Output* out);
+  // The header of the set's result (payloadElems values when withPayload).
+  ina::Header resultHeader(const ina::Header& h, const JobEntry& job, const SlotSet& s,
+                           bool withPayload, uint8_t extraFlags) const;
   // Encodes the set's result (or a header-only ack) and returns its offset.
   uint32_t encodeResult(const ina::Header& h, const JobEntry& job, const SlotSet& s,
                         const int32_t* values, bool withPayload, uint8_t extraFlags, Output* out,
                         uint32_t* length);
+  // fullOffset: where the full result's payload is already written (by the
+  // contribution that completed the set, kNotWritten if not): only its
+  // header is added.
+  static constexpr uint32_t kNotWritten = UINT32_MAX;
   void emitResult(const ina::Header& h, const JobEntry& job, const SlotSet& s,
-                  const int32_t* values, const Endpoint* onlyTo, Output* out);
+                  const int32_t* values, const Endpoint* onlyTo, Output* out,
+                  uint32_t fullOffset = kNotWritten);
   void emitNack(const ina::Header& h, const Endpoint& to, Output* out);
   uint32_t local(uint32_t slot) const { return slot / config_.shards; }
 

@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <climits>
+#include <random>
 #include <vector>
 
 namespace rina::switchd {
@@ -472,6 +474,67 @@ TEST(PipelineShards, ShardServesOnlyItsSlots) {
   EXPECT_EQ(p.process(bytes({.slot = 3, .fanIn = 1}), member(0), 1, &out), Verdict::kCompleted);
   EXPECT_EQ(p.owner(3), kJob);
   EXPECT_EQ(p.lastActivityMs(kJob), 1u);
+}
+
+// A full-size payload (vector body and tail) through a slot of fan-in 3, the
+// completing contribution summed straight into the result: every member gets
+// the element-wise sum saturated after each addition (computed here in 64
+// bits), the overflow flag exactly when some element clamped, and a resend
+// afterwards gets the same sum from the slot.
+TEST(PipelineFullPayload, CompletionSendsTheSaturatedSumToEveryMember) {
+  constexpr uint32_t kBig = 1027;
+  std::mt19937 rng(5);
+  for (const bool clampLast : {false, true}) {
+    Pipeline p(PipelineConfig{4, kBig, 0, 1});
+    p.installJob(JobEntry{kJob, kToken, 3, {member(0), member(1), member(2)}});
+    p.assignSlots(0, 4, kJob);
+    std::vector<std::vector<int32_t>> contributions(3, std::vector<int32_t>(kBig));
+    for (auto& c : contributions) {
+      for (int32_t& x : c) x = static_cast<int32_t>(rng()) / 4;  // no clamping on their own
+    }
+    // Near the limits in one element: only the last addition clamps it.
+    contributions[0][kBig - 1] = INT32_MAX - 10;
+    contributions[1][kBig - 1] = 5;
+    contributions[2][kBig - 1] = clampLast ? 6 : 5;
+    contributions[0][100] = INT32_MIN + 10;
+    contributions[1][100] = -5;
+    contributions[2][100] = clampLast ? -6 : -5;
+    std::vector<int32_t> want(kBig);
+    bool wantOverflow = false;
+    for (size_t i = 0; i < kBig; ++i) {
+      int64_t sum = 0;
+      for (const auto& c : contributions) {
+        const int64_t next = std::clamp<int64_t>(sum + c[i], INT32_MIN, INT32_MAX);
+        wantOverflow |= next != sum + c[i];
+        sum = next;
+      }
+      want[i] = static_cast<int32_t>(sum);
+    }
+    Output out;
+    for (uint8_t w = 0; w < 3; ++w) {
+      out.clear();
+      const Verdict v =
+          p.process(bytes({.worker = w, .values = contributions[w]}), member(w), 1, &out);
+      EXPECT_EQ(v, w < 2 ? (w == 0 ? Verdict::kFirst : Verdict::kAdded) : Verdict::kCompleted);
+    }
+    auto check = [&](const OutMessage& m, const char* what) {
+      Header h;
+      ASSERT_EQ(ina::decode({out.bytes(m), m.length}, &h), ina::DecodeError::kOk) << what;
+      ASSERT_EQ(h.elems, kBig) << what;
+      EXPECT_EQ((h.flags & ina::kFlagOverflow) != 0, wantOverflow) << what;
+      for (size_t i = 0; i < kBig; ++i) {
+        ASSERT_EQ(ina::payloadAt(out.bytes(m), i), want[i]) << what << " element " << i;
+      }
+    };
+    ASSERT_EQ(out.messages().size(), 3u);
+    for (const OutMessage& m : out.messages()) check(m, "result");
+    out.clear();
+    EXPECT_EQ(p.process(bytes({.worker = 2, .values = contributions[2], .flags = ina::kFlagResend}),
+                        member(2), 2, &out),
+              Verdict::kDuplicateResent);
+    ASSERT_EQ(out.messages().size(), 1u);
+    check(out.messages()[0], "resent result");
+  }
 }
 
 }  // namespace
