@@ -42,7 +42,13 @@ Pipeline::Pipeline(const PipelineConfig& config)
   uint32_t localSlots = (config_.totalSlots + config_.shards - 1 - config_.shard) / config_.shards;
   owner_.assign(localSlots, 0);
   sets_.assign(2 * static_cast<size_t>(localSlots), SlotSet{});
-  values_ = std::make_unique_for_overwrite<int32_t[]>(sets_.size() * config_.payloadElems);
+  // Each set's values start on a cache line (when payloadElems is a
+  // multiple of 16, as the default sizes are): the payload kernels' 32-byte
+  // stores then never straddle two lines.
+  values_ =
+      std::make_unique_for_overwrite<int32_t[]>(sets_.size() * config_.payloadElems + kLineElems);
+  const auto base = reinterpret_cast<uintptr_t>(values_.get());
+  alignedValues_ = values_.get() + (kLineBytes - base % kLineBytes) % kLineBytes / 4;
   for (size_t i = 0; i < 0x10000; ++i) activity_[i].store(0, std::memory_order_relaxed);
 }
 
@@ -121,7 +127,7 @@ bool Pipeline::fromMember(const JobEntry& job, uint8_t worker, const Endpoint& s
 Pipeline::SlotSet* Pipeline::claimSet(const Header& h, int32_t** values) {
   size_t setIndex = 2 * static_cast<size_t>(local(h.slot)) + (h.shadow ? 1 : 0);
   SlotSet& s = sets_[setIndex];
-  *values = values_.get() + setIndex * config_.payloadElems;
+  *values = alignedValues_ + setIndex * config_.payloadElems;
   if (s.used && s.seq != h.seq) {
     if (static_cast<int32_t>(h.seq - s.seq) < 0) return nullptr;
     s = SlotSet{};

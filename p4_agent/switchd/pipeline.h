@@ -217,7 +217,9 @@ class Pipeline {
   // slots get used (8192 slots of 2048 elements are 128 MiB: zeroing them
   // made every start cost ~0.7 CPU-seconds, which a loaded host stretched
   // past the agent's start-up timeout).
+  static constexpr size_t kLineBytes = 64, kLineElems = kLineBytes / 4;
   std::unique_ptr<int32_t[]> values_;
+  int32_t* alignedValues_ = nullptr;  // values_, from its first cache line boundary
   std::unordered_map<uint16_t, JobEntry> jobs_;
   std::unique_ptr<std::atomic<uint64_t>[]> activity_;  // per job id
   PipelineStats stats_;
