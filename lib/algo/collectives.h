@@ -4,11 +4,25 @@
 #ifndef RINA_LIB_ALGO_COLLECTIVES_H_
 #define RINA_LIB_ALGO_COLLECTIVES_H_
 
+#include <cstring>
+
 #include "algo/context.h"
 #include "algo/engine.h"
 #include "algo/rack_inputs.h"
 
 namespace rina::algo {
+
+// The one-rank shortcut of the collectives below (all-to-all aside: its one
+// block moves by its displacements, as on any number of ranks). On one rank
+// the result is the input (the root, where there is one, is this rank), so
+// when ctx has one rank this copies `bytes` from send to recv (nothing when
+// they are the same buffer; memmove, as one may sit inside the other) and
+// returns true: the caller is done, apart from its own bookkeeping.
+inline bool finishedOnOneRank(const Context& ctx, const void* send, void* recv, size_t bytes) {
+  if (ctx.size() != 1) return false;
+  if (send != recv && bytes > 0) std::memmove(recv, send, bytes);
+  return true;
+}
 
 // Reduce-scatter then all-gather around the ring, sliced and pipelined.
 // Every element is reduced once (by the rank that finishes its chunk) and

@@ -1,6 +1,5 @@
 #include "algo/dispatch.h"
 
-#include <cstring>
 #include <string>
 
 #include "algo/auto_select.h"
@@ -73,10 +72,8 @@ bool followsPlan(const Context& ctx, Algorithm configured) {
 
 Status allReduce(Context& ctx, Algorithm configured, const RackInputs& in, const void* send,
                  void* recv, size_t count, rinaDataType_t type, rinaRedOp_t op) {
-  if (ctx.size() == 1) {
-    if (send != recv) std::memcpy(recv, send, count * reduce::dataTypeSize(type));
-    return {};  // avg over one rank is the value itself
-  }
+  // avg over one rank is the value itself
+  if (finishedOnOneRank(ctx, send, recv, count * reduce::dataTypeSize(type))) return {};
   const Algorithm a = resolveAllReduce(ctx, configured, count * reduce::dataTypeSize(type));
   ctx.stats().calls[static_cast<int>(a)]++;
   // Every header of the call says which algorithm runs it (engine.h), and

@@ -98,13 +98,14 @@ Status ringAllReduce(Context& ctx, const void* sendv, void* recvv, size_t count,
 
 Status ringReduceScatter(Context& ctx, const void* sendv, void* recvv, size_t recvCount,
                          rinaDataType_t type, rinaRedOp_t op) {
-  const auto [n, r, next, prev] = ringOf(ctx);
   const size_t es = reduce::dataTypeSize(type);
+  const size_t blockBytes = recvCount * es;
+  if (finishedOnOneRank(ctx, sendv, recvv, blockBytes)) return {};
+  const auto [n, r, next, prev] = ringOf(ctx);
   const char* send = static_cast<const char*>(sendv);
   char* recv = static_cast<char*>(recvv);
   const uint64_t seq = ctx.nextSeq();
   const reduce::ReduceFn fn = reduce::reduceFunction(type, op);
-  const size_t blockBytes = recvCount * es;
   // Partial sums of other ranks' blocks pass through two staging blocks:
   // step s lands in tmp[s % 2] and leaves from it at step s + 1.
   char* tmp = ctx.scratch(2 * blockBytes);
@@ -153,8 +154,8 @@ Status ringAllGather(Context& ctx, const void* sendv, void* recvv, size_t sendCo
   const char* send = static_cast<const char*>(sendv);
   char* recv = static_cast<char*>(recvv);
   const size_t blockBytes = sendCount * es;
+  if (finishedOnOneRank(ctx, send, recv, blockBytes)) return {};
   if (send != recv + r * blockBytes) std::memcpy(recv + r * blockBytes, send, blockBytes);
-  if (n == 1) return {};
   const uint64_t seq = ctx.nextSeq();
   const RingView ring = ringOf(ctx);
   transport::Connection* next = ring.next;
@@ -192,8 +193,8 @@ Status chainBroadcast(Context& ctx, const void* sendv, void* recvv, size_t count
   const size_t es = reduce::dataTypeSize(type);
   const size_t bytes = count * es;
   char* recv = static_cast<char*>(recvv);
+  if (finishedOnOneRank(ctx, sendv, recvv, bytes)) return {};
   if (r == root && sendv != recvv) std::memcpy(recv, sendv, bytes);
-  if (n == 1) return {};
   const uint64_t seq = ctx.nextSeq();
   const int pos = mod(r - root, n);
   transport::Connection* next = pos < n - 1 ? ctx.peer(mod(r + 1, n)) : nullptr;

@@ -17,9 +17,9 @@ Status chainReduce(Context& ctx, const void* sendv, void* recvv, size_t count, r
   const size_t bytes = count * es;
   const char* send = static_cast<const char*>(sendv);
   ++ctx.stats().reduces;
-  if (n == 1) {
-    if (sendv != recvv) std::memcpy(recvv, sendv, bytes);
-    if (op == rinaAvg) reduce::finishAverage(static_cast<char*>(recvv), count, type, 1);
+  if (finishedOnOneRank(ctx, sendv, recvv, bytes)) {
+    // Division by one: only NaNs change, to the canonical NaN (reduce.h).
+    if (op == rinaAvg) reduce::finishAverage(recvv, count, type, 1);
     return {};
   }
   const uint64_t seq = ctx.nextSeq();
@@ -75,8 +75,8 @@ Status starGather(Context& ctx, const void* sendv, void* recvv, size_t count, ri
   const char* send = static_cast<const char*>(sendv);
   char* recv = static_cast<char*>(recvv);
   ++ctx.stats().gathers;
+  if (finishedOnOneRank(ctx, send, recv, bytes)) return {};
   if (r == root && send != recv + r * bytes) std::memmove(recv + r * bytes, send, bytes);
-  if (n == 1) return {};
   const uint64_t seq = ctx.nextSeq();
   std::vector<BlockPair> pairs;
   if (r == root) {
@@ -97,8 +97,8 @@ Status starScatter(Context& ctx, const void* sendv, void* recvv, size_t count, r
   const char* send = static_cast<const char*>(sendv);
   char* recv = static_cast<char*>(recvv);
   ++ctx.stats().scatters;
+  if (finishedOnOneRank(ctx, send, recv, bytes)) return {};
   if (r == root && recv != send + r * bytes) std::memmove(recv, send + r * bytes, bytes);
-  if (n == 1) return {};
   const uint64_t seq = ctx.nextSeq();
   std::vector<BlockPair> pairs;
   if (r == root) {

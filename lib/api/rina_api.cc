@@ -1,21 +1,16 @@
 // The C ABI: argument checks, error bookkeeping, and the hand-off to
-// lib/comm and lib/algo. Every function returns a rinaResult_t; the message behind a
+// lib/comm. Every function returns a rinaResult_t; the message behind a
 // failure is kept for rinaCommGetLastError.
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <deque>
-#include <functional>
-#include <limits>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "algo/algorithm.h"
-#include "algo/collectives.h"
-#include "algo/weighted_allreduce.h"
 #include "api/call.h"
 #include "api/handle.h"
 #include "bootstrap/bootstrap.h"
@@ -23,9 +18,7 @@
 #include "comm/link_stats.h"
 #include "comm/plan_sync.h"
 #include "core/log.h"
-#include "cuda/cuda_support.h"
 #include "plan/ingo.h"
-#include "reduce/reduce.h"
 #include "rina/rina.h"
 
 using rina::errorf;
@@ -371,11 +364,7 @@ rinaResult_t rinaAllReduceWeighted(const void* sendbuff, void* recvbuff, size_t 
   Collective call("rinaAllReduceWeighted", sendbuff, recvbuff, count, datatype);
   call.staging = Staging::kNone;  // the weights are scaled in on the host
   return runCollective(comm, call, [=](Communicator& c, const void* send, void* recv, size_t n) {
-    Status s = rina::algo::weightedAllReduce(
-        [&c](const void* hs, void* hr, size_t m, rinaDataType_t type, rinaRedOp_t o) {
-          return c.allReduce(hs, hr, m, type, o);
-        },
-        send, recv, n, datatype, weight);
+    Status s = c.weightedAllReduce(send, recv, n, datatype, weight);
     if (!s.ok()) s.prepend("rinaAllReduceWeighted: ");
     return s;
   });
@@ -406,16 +395,9 @@ rinaResult_t rinaReduceScatter(const void* sendbuff, void* recvbuff, size_t recv
   Collective call("rinaReduceScatter", sendbuff, recvbuff, recvcount, datatype);
   call.op = op;
   call.sendParts = live(comm) ? static_cast<size_t>(comm->impl->size()) : 1;
-  return runCollective(comm, call,
-                       [=](Communicator& c, const void* send, void* recv, size_t n) -> Status {
-                         if (c.size() > 1) {
-                           return rina::algo::ringReduceScatter(c, send, recv, n, datatype, op);
-                         }
-                         if (send != recv) {
-                           std::memcpy(recv, send, n * rina::reduce::dataTypeSize(datatype));
-                         }
-                         return {};
-                       });
+  return runCollective(comm, call, [=](Communicator& c, const void* send, void* recv, size_t n) {
+    return c.reduceScatter(send, recv, n, datatype, op);
+  });
 }
 
 rinaResult_t rinaAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
@@ -423,7 +405,7 @@ rinaResult_t rinaAllGather(const void* sendbuff, void* recvbuff, size_t sendcoun
   Collective call("rinaAllGather", sendbuff, recvbuff, sendcount, datatype);
   call.recvParts = live(comm) ? static_cast<size_t>(comm->impl->size()) : 1;
   return runCollective(comm, call, [=](Communicator& c, const void* send, void* recv, size_t n) {
-    return rina::algo::ringAllGather(c, send, recv, n, datatype);
+    return c.allGather(send, recv, n, datatype);
   });
 }
 
@@ -434,7 +416,7 @@ rinaResult_t rinaBroadcast(const void* sendbuff, void* recvbuff, size_t count,
   Collective call("rinaBroadcast", send, recvbuff, count, datatype);
   call.root = root;
   return runCollective(comm, call, [=](Communicator& c, const void* hs, void* hr, size_t n) {
-    return rina::algo::chainBroadcast(c, hs, hr, n, datatype, root);
+    return c.broadcast(hs, hr, n, datatype, root);
   });
 }
 

@@ -2,6 +2,7 @@
 
 #include "algo/collectives.h"
 #include "algo/dispatch.h"
+#include "algo/weighted_allreduce.h"
 #include "comm/setup.h"
 #include "core/config.h"
 #include "core/log.h"
@@ -39,6 +40,28 @@ Status Communicator::allReduce(const void* send, void* recv, size_t count, rinaD
                                rinaRedOp_t op) {
   return algo::allReduce(*this, algorithm_, algo::RackInputs{plans_.get(), rackIna_.get()}, send,
                          recv, count, type, op);
+}
+
+Status Communicator::weightedAllReduce(const void* send, void* recv, size_t count,
+                                       rinaDataType_t type, double weight) {
+  return algo::weightedAllReduce([this](const void* s, void* r, size_t n, rinaDataType_t t,
+                                        rinaRedOp_t op) { return allReduce(s, r, n, t, op); },
+                                 send, recv, count, type, weight);
+}
+
+Status Communicator::reduceScatter(const void* send, void* recv, size_t recvCount,
+                                   rinaDataType_t type, rinaRedOp_t op) {
+  return algo::ringReduceScatter(*this, send, recv, recvCount, type, op);
+}
+
+Status Communicator::allGather(const void* send, void* recv, size_t sendCount,
+                               rinaDataType_t type) {
+  return algo::ringAllGather(*this, send, recv, sendCount, type);
+}
+
+Status Communicator::broadcast(const void* send, void* recv, size_t count, rinaDataType_t type,
+                               int root) {
+  return algo::chainBroadcast(*this, send, recv, count, type, root);
 }
 
 Status Communicator::updatePeers(const std::set<int>& wanted) {

@@ -44,9 +44,22 @@ class Communicator : public algo::Context {
   algo::Algorithm algorithm() const { return algorithm_; }
   void setAlgorithm(algo::Algorithm a) { algorithm_ = a; }
 
+  // Every collective of the C API enters here; counts are in elements, the
+  // arguments checked by lib/api. On one rank each copies its input to its
+  // output (algo::finishedOnOneRank; all-to-all by its displacements).
+
   // The allreduce of the configured algorithm (algo/dispatch.h), with this
   // communicator's plan and INA rack.
   Status allReduce(const void* send, void* recv, size_t count, rinaDataType_t type, rinaRedOp_t op);
+  // sum_r w_r x_r / sum_r w_r over allReduce (algo/weighted_allreduce.h).
+  Status weightedAllReduce(const void* send, void* recv, size_t count, rinaDataType_t type,
+                           double weight);
+  // Around the ring, which every rank is connected to (algo/collectives.h):
+  // recvCount elements per rank; sendCount elements from each rank.
+  Status reduceScatter(const void* send, void* recv, size_t recvCount, rinaDataType_t type,
+                       rinaRedOp_t op);
+  Status allGather(const void* send, void* recv, size_t sendCount, rinaDataType_t type);
+  Status broadcast(const void* send, void* recv, size_t count, rinaDataType_t type, int root);
 
   // Point-to-point messages (algo/point_to_point.h) on this communicator's
   // channels: each peer's in batch order, all peers at once.

@@ -4,9 +4,12 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "algo/algorithm.h"
 #include "core/config.h"
 #include "rank_harness.h"
 #include "reference.h"
@@ -250,6 +253,80 @@ INSTANTIATE_TEST_SUITE_P(Ranks, Collectives,
                                            Setup{2, true}, Setup{3, true}, Setup{4, true},
                                            Setup{7, true}, Setup{3, true, 3}, Setup{4, true, 2}),
                          setupName);
+
+// Random bits of count elements of type t, none of them NaN or infinite (a
+// NaN's payload is the one thing an average over one rank may change).
+std::vector<char> finiteRandomBits(rinaDataType_t t, size_t count, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<char> out(count * sizeOf(t));
+  for (char& c : out) c = static_cast<char>(rng());
+  if (!isFloat(t)) return out;
+  for (size_t i = 0; i < count; ++i) {
+    char* e = out.data() + i * sizeOf(t);
+    // The exponent's top bit, in the element's most significant byte (little
+    // endian), cleared when the exponent is all ones.
+    char* top = e + sizeOf(t) - 1;
+    uint64_t bits = 0;
+    std::memcpy(&bits, e, sizeOf(t));
+    const uint64_t exponent = t == rinaFloat16    ? 0x7C00
+                              : t == rinaBfloat16 ? 0x7F80
+                              : t == rinaFloat32  ? 0x7F800000
+                                                  : 0x7FF0000000000000;
+    if ((bits & exponent) == exponent) *top = static_cast<char>(*top & 0xBF);
+  }
+  return out;
+}
+
+// On one rank every collective's result is its input: each one, out of place
+// (recv starts as other bytes) and in place, leaves exactly the input's bytes
+// in recv, for every allreduce algorithm and reduction.
+TEST(CollectivesOneRank, EveryCollectiveCopiesItsInput) {
+  runThreads(1, [&](int, rinaComm_t comm) {
+    const size_t count = 1031;
+    for (rinaDataType_t t :
+         {rinaInt8, rinaUint32, rinaFloat16, rinaBfloat16, rinaFloat32, rinaFloat64}) {
+      const size_t bytes = count * sizeOf(t);
+      const std::vector<char> input = finiteRandomBits(t, count, 7 + t);
+      // call(send, recv) on a copy of the input into other bytes, then in place.
+      auto check = [&](const std::string& what,
+                       const std::function<rinaResult_t(void*, void*)>& call) {
+        std::vector<char> send = input, recv(bytes, static_cast<char>(0x5A));
+        ASSERT_EQ(call(send.data(), recv.data()), rinaSuccess)
+            << what << ": " << rinaCommGetLastError(comm);
+        EXPECT_EQ(recv, input) << what << " type " << t << ", out of place";
+        EXPECT_EQ(send, input) << what << " type " << t << " wrote its send buffer";
+        std::vector<char> buf = input;
+        ASSERT_EQ(call(buf.data(), buf.data()), rinaSuccess)
+            << what << ": " << rinaCommGetLastError(comm);
+        EXPECT_EQ(buf, input) << what << " type " << t << ", in place";
+      };
+      for (const algo::AlgorithmEntry& a : algo::kAlgorithmTable) {
+        ASSERT_EQ(rinaCommSetAlgorithm(comm, a.name), rinaSuccess);
+        for (rinaRedOp_t op : kOps) {
+          check(std::string("allreduce ") + a.name,
+                [&](void* s, void* r) { return rinaAllReduce(s, r, count, t, op, comm); });
+        }
+      }
+      for (rinaRedOp_t op : kOps) {
+        check("reduce-scatter",
+              [&](void* s, void* r) { return rinaReduceScatter(s, r, count, t, op, comm); });
+        check("reduce", [&](void* s, void* r) { return rinaReduce(s, r, count, t, op, 0, comm); });
+      }
+      if (isFloat(t)) {
+        check("weighted allreduce",
+              [&](void* s, void* r) { return rinaAllReduceWeighted(s, r, count, t, 3.0, comm); });
+      }
+      check("allgather", [&](void* s, void* r) { return rinaAllGather(s, r, count, t, comm); });
+      check("broadcast", [&](void* s, void* r) { return rinaBroadcast(s, r, count, t, 0, comm); });
+      check("gather", [&](void* s, void* r) { return rinaGather(s, r, count, t, 0, comm); });
+      check("scatter", [&](void* s, void* r) { return rinaScatter(s, r, count, t, 0, comm); });
+      // All-to-all's buffers must not overlap: out of place only.
+      std::vector<char> recv(bytes, static_cast<char>(0x5A));
+      ASSERT_EQ(rinaAllToAll(input.data(), recv.data(), count, t, comm), rinaSuccess);
+      EXPECT_EQ(recv, input) << "all-to-all type " << t;
+    }
+  });
+}
 
 // Processes: 64 MiB float32 through shared memory, in place and not.
 TEST(CollectivesProcesses, AllReduce64MiB) {
