@@ -64,7 +64,7 @@ Algorithm resolveAuto(const topo::RackMap& map, size_t bytes, size_t smallMsgByt
   const bool rina = m.rina < m.ring;
   if (why) {
     std::snprintf(buf, sizeof buf, "link model, busiest host link: rina %.2f S, ring %.2f S: %s",
-                  m.rina, m.ring, rina ? "rina" : "ring");
+                  m.rina, m.ring, algorithmName(rina ? Algorithm::kRina : Algorithm::kRing));
     *why = buf;
   }
   return rina ? Algorithm::kRina : Algorithm::kRing;

@@ -34,7 +34,10 @@ TEST(Options, BadLinesNameTheFlag) {
       {{"--fat-tree", "5"}, "bad value for --fat-tree: '5'"},
       {{"--fat-tree", "4", "--ina-fraction", "1.5"}, "bad value for --ina-fraction"},
       {{"--fat-tree", "4", "--oversub", "0.5"}, "bad value for --oversub"},
-      {{"--fat-tree", "4", "-a", "ring,bogus"}, "bad value for -a: 'ring,bogus'"},
+      {{"--fat-tree", "4", "-a", "ring,bogus"},
+       "bad value for -a: 'ring,bogus' (ring, hier, rina, ps-ina)"},
+      // A library algorithm the simulator does not model.
+      {{"--fat-tree", "4", "-a", "rd"}, "bad value for -a: 'rd' (ring, hier, rina, ps-ina)"},
       {{"--fat-tree", "4", "-s", "0"}, "bad value for -s"},
       {{"--fat-tree", "4", "-s", "12Q"}, "bad value for -s"},
       {{"--fat-tree", "4", "--slow", "0.5"}, "bad value for --slow"},

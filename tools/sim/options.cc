@@ -181,7 +181,7 @@ bool parseSimOptions(int argc, const char* const* argv, SimOptions* out, std::st
       out->algorithms.clear();
       for (const std::string& name : split(value)) {
         Algorithm a;
-        if (!parseAlgorithm(name, &a)) return bad("ring, hier, rina, ps-ina");
+        if (!parseSimulatedAlgorithm(name, &a)) return bad(simulatedAlgorithmNames());
         out->algorithms.push_back(a);
       }
     } else if (flag == "-s" || flag == "--size") {

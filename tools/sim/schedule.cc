@@ -1,6 +1,8 @@
 #include "sim/schedule.h"
 
 #include <algorithm>
+#include <iterator>
+#include <string>
 #include <unordered_map>
 
 namespace rina::sim {
@@ -235,33 +237,28 @@ Collective psIna(const SimTopology& topo, const std::vector<int>& hosts, const I
 
 }  // namespace
 
-bool parseAlgorithm(std::string_view name, Algorithm* out) {
-  if (name == "ring") {
-    *out = Algorithm::kRing;
-  } else if (name == "hier") {
-    *out = Algorithm::kHier;
-  } else if (name == "rina") {
-    *out = Algorithm::kRina;
-  } else if (name == "ps-ina") {
-    *out = Algorithm::kPsIna;
-  } else {
+bool parseSimulatedAlgorithm(std::string_view name, Algorithm* out) {
+  Algorithm a;
+  if (!algo::parseAlgorithm(std::string(name), &a).ok()) return false;
+  if (std::find(std::begin(kSimulatedAlgorithms), std::end(kSimulatedAlgorithms), a) ==
+      std::end(kSimulatedAlgorithms)) {
     return false;
   }
+  *out = a;
   return true;
 }
 
-const char* algorithmName(Algorithm a) {
-  switch (a) {
-    case Algorithm::kRing:
-      return "ring";
-    case Algorithm::kHier:
-      return "hier";
-    case Algorithm::kRina:
-      return "rina";
-    case Algorithm::kPsIna:
-      return "ps-ina";
+std::string simulatedAlgorithmNames() {
+  std::string names;
+  for (const algo::AlgorithmEntry& e : algo::kAlgorithmTable) {
+    if (std::find(std::begin(kSimulatedAlgorithms), std::end(kSimulatedAlgorithms), e.algorithm) ==
+        std::end(kSimulatedAlgorithms)) {
+      continue;
+    }
+    if (!names.empty()) names += ", ";
+    names += e.name;
   }
-  return "?";
+  return names;
 }
 
 Collective planAllreduce(Algorithm algo, const SimTopology& topo, const std::vector<int>& hosts,
@@ -275,6 +272,10 @@ Collective planAllreduce(Algorithm algo, const SimTopology& topo, const std::vec
       return ringOfMembers(topo, hosts, ina, planner, true);
     case Algorithm::kPsIna:
       return psIna(topo, hosts, ina, planner);
+    case Algorithm::kAuto:
+    case Algorithm::kRecursiveDoubling:
+    case Algorithm::kOneShot:
+      break;  // not simulated: parseSimulatedAlgorithm refuses them
   }
   return {};
 }

@@ -8,15 +8,23 @@
 #include <string_view>
 #include <vector>
 
+#include "algo/algorithm.h"
 #include "sim/flow_engine.h"
 #include "sim/planner.h"
 #include "sim/topology.h"
 
 namespace rina::sim {
 
-enum class Algorithm { kRing, kHier, kRina, kPsIna };
-bool parseAlgorithm(std::string_view name, Algorithm* out);
-const char* algorithmName(Algorithm a);
+// The library's allreduce algorithms and their names (lib/algo/algorithm.h:
+// one table); the simulator models four of them.
+using algo::Algorithm;
+using algo::algorithmName;
+inline constexpr Algorithm kSimulatedAlgorithms[] = {Algorithm::kRing, Algorithm::kHier,
+                                                     Algorithm::kRina, Algorithm::kPsIna};
+// name: the table's name of a simulated algorithm; false for any other.
+bool parseSimulatedAlgorithm(std::string_view name, Algorithm* out);
+// The simulated algorithms' names in the table's order, joined by ", ".
+std::string simulatedAlgorithmNames();
 
 // What a job may use in each rack's switch: the engine link that models its
 // slot throughput there (SwitchParams::slotThroughput of its grant), or -1
