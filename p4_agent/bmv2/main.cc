@@ -11,7 +11,6 @@
 #include <sys/socket.h>
 
 #include <cerrno>
-#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,6 +23,7 @@
 #include "inanet/net.h"
 #include "switchd/control.h"
 #include "switchd/ctrl_server.h"
+#include "switchd/flag_parser.h"
 
 namespace rina::bmv2 {
 namespace {
@@ -82,72 +82,39 @@ void usage() {
           "  not program.\n");
 }
 
-template <typename T>
-bool parseNumber(std::string_view text, T* out) {
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
-  return ec == std::errc() && end == text.data() + text.size();
-}
-
+// False at --help, or after printing what is wrong.
 bool parseFlags(int argc, char** argv, Flags* f) {
-  for (int i = 1; i < argc; ++i) {
-    std::string_view name = argv[i];
-    if (name == "--help" || name == "-h") return false;
-    if (i + 1 >= argc) {
-      fprintf(stderr, "rina-bmv2ctl: %s needs a value\n", argv[i]);
-      return false;
+  switchd::FlagParser p("rina-bmv2ctl");
+  p.addValue("--control", [f](std::string_view v) { return ina::parseEndpoint(v, &f->control); });
+  p.addValue("--data", [f](std::string_view v) {
+    f->dataGiven = true;
+    if (v == "off") {
+      f->holdData = false;
+      return true;
     }
-    std::string_view v = argv[++i];
-    bool ok = true;
-    if (name == "--control") {
-      ok = ina::parseEndpoint(v, &f->control);
-    } else if (name == "--data") {
-      f->dataGiven = true;
-      if (v == "off") {
-        f->holdData = false;
-      } else {
-        ok = ina::parseEndpoint(v, &f->data) && f->data.port == kProgramDataPort;
-        if (!ok) {
-          fprintf(stderr, "rina-bmv2ctl: the program serves UDP port %u only\n", kProgramDataPort);
-        }
-      }
-    } else if (name == "--thrift") {
-      ok = ina::parseEndpoint(v, &f->thrift) && f->thrift.port != 0;
-    } else if (name == "--cli") {
-      f->cli = std::string(v);
-      ok = !f->cli.empty();
-    } else if (name == "--cli-timeout-ms") {
-      ok = parseNumber(v, &f->cliTimeoutMs) && f->cliTimeoutMs >= 1;
-    } else if (name == "--start-timeout-ms") {
-      ok = parseNumber(v, &f->startTimeoutMs) && f->startTimeoutMs >= 0;
-    } else if (name == "--switch-port") {
-      ok = parseNumber(v, &f->switchPort) && f->switchPort < 511;
-    } else if (name == "--slots") {
-      ok = parseNumber(v, &f->slots) && f->slots >= 1 && f->slots <= kProgramSlots;
-    } else if (name == "--neighbors") {
-      f->neighborsFile = std::string(v);
-      ok = !f->neighborsFile.empty();
-    } else if (name == "--idle-ms") {
-      ok = parseNumber(v, &f->idleMs);
-    } else if (name == "--stats-interval") {
-      ok = parseNumber(v, &f->statsInterval) && f->statsInterval >= 0;
-    } else if (name == "--ctrl-max-connections") {
-      ok = parseNumber(v, &f->ctrl.maxConnections) && f->ctrl.maxConnections >= 1;
-    } else if (name == "--ctrl-idle-ms") {
-      ok = parseNumber(v, &f->ctrl.idleMs) && f->ctrl.idleMs >= 1;
-    } else if (name == "--auth-file") {
-      f->authFile = std::string(v);
-      ok = !f->authFile.empty();
-    } else if (name == "--priority-cap") {
-      ok = parseNumber(v, &f->priorityCap) && f->priorityCap <= 255;
-    } else {
-      fprintf(stderr, "rina-bmv2ctl: unknown flag %s\n", argv[i - 1]);
-      return false;
-    }
-    if (!ok) {
-      fprintf(stderr, "rina-bmv2ctl: bad value for %s: %s\n", argv[i - 1], argv[i]);
-      return false;
-    }
-  }
+    if (ina::parseEndpoint(v, &f->data) && f->data.port == kProgramDataPort) return true;
+    fprintf(stderr, "rina-bmv2ctl: the program serves UDP port %u only\n", kProgramDataPort);
+    return false;
+  });
+  p.addValue("--thrift", [f](std::string_view v) {
+    return ina::parseEndpoint(v, &f->thrift) && f->thrift.port != 0;
+  });
+  p.addText("--cli", &f->cli);
+  p.addNumber("--cli-timeout-ms", &f->cliTimeoutMs, 1);
+  p.addNumber("--start-timeout-ms", &f->startTimeoutMs, 0);
+  p.addNumber("--switch-port", &f->switchPort, 0u, 510u);
+  p.addNumber("--slots", &f->slots, 1u, kProgramSlots);
+  p.addText("--neighbors", &f->neighborsFile);
+  p.addNumber("--idle-ms", &f->idleMs, uint64_t{0});
+  p.addNumber("--stats-interval", &f->statsInterval, 0.0);
+  p.addNumber("--ctrl-max-connections", &f->ctrl.maxConnections, size_t{1});
+  p.addNumber("--ctrl-idle-ms", &f->ctrl.idleMs, uint64_t{1});
+  p.addText("--auth-file", &f->authFile);
+  p.addNumber("--priority-cap", &f->priorityCap, 0u, 255u);
+  std::string error;
+  const switchd::FlagParser::Outcome outcome = p.parse(argc, argv, &error);
+  if (outcome == switchd::FlagParser::Outcome::kError) fprintf(stderr, "%s\n", error.c_str());
+  if (outcome != switchd::FlagParser::Outcome::kParsed) return false;
   if (!f->dataGiven) f->data.addr = f->control.addr;
   return true;
 }

@@ -9,7 +9,6 @@
 #include <sys/socket.h>
 
 #include <cerrno>
-#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,6 +22,7 @@
 #include "switchd/control.h"
 #include "switchd/ctrl_server.h"
 #include "switchd/data_thread.h"
+#include "switchd/flag_parser.h"
 
 namespace rina::switchd {
 namespace {
@@ -91,86 +91,55 @@ void usage() {
           "                  get their answers written into it by RDMA WRITE\n");
 }
 
-template <typename T>
-bool parseNumber(std::string_view text, T* out) {
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
-  return ec == std::errc() && end == text.data() + text.size();
-}
-
+// False at --help, or after printing what is wrong.
 bool parseFlags(int argc, char** argv, Flags* f) {
-  for (int i = 1; i < argc; ++i) {
-    std::string_view name = argv[i];
-    if (name == "--help" || name == "-h") return false;
-    if (name == "--roce-raw") {
-      f->roceRaw = true;
-      continue;
+  FlagParser p("rina-switchd");
+  p.addSwitch("--roce-raw", [f] { f->roceRaw = true; });
+  p.addValue("--listen", [f](std::string_view v) { return ina::parseEndpoint(v, &f->listen); });
+  p.addValue("--control", [f](std::string_view v) { return ina::parseEndpoint(v, &f->control); });
+  p.addNumber("--slots", &f->slots, 1u, ina::kMaxSlots);
+  p.addNumber("--payload", &f->payload, 1u, ina::kMaxPayloadElems);
+  p.addNumber("--capacity-pps", &f->capacityPps, 0.0);
+  p.addValue("--drop-rate", [f](std::string_view v) {
+    return parseNumber(v, &f->dropRate) && f->dropRate >= 0 && f->dropRate < 1;
+  });
+  p.addValue("--send-drop-rate", [f](std::string_view v) {
+    return parseNumber(v, &f->sendDropRate) && f->sendDropRate >= 0 && f->sendDropRate < 1;
+  });
+  p.addNumber("--seed", &f->seed, uint64_t{0});
+  p.addNumber("--stats-interval", &f->statsInterval, 0.0);
+  p.addNumber("--threads", &f->threads, 1u, 64u);
+  p.addValue("--roce-port", [f](std::string_view v) {
+    f->rocePortGiven = true;
+    if (v == "off") {
+      f->rocePort = -1;
+      return true;
     }
-    if (i + 1 >= argc) {
-      fprintf(stderr, "rina-switchd: %s needs a value\n", argv[i]);
-      return false;
-    }
-    std::string_view v = argv[++i];
+    return parseNumber(v, &f->rocePort) && f->rocePort >= 0 && f->rocePort <= 65535;
+  });
+  p.addText("--auth-file", &f->authFile);
+  p.addNumber("--priority-cap", &f->priorityCap, 0u, 255u);
+  p.addNumber("--ctrl-max-connections", &f->ctrl.maxConnections, size_t{1});
+  p.addNumber("--ctrl-idle-ms", &f->ctrl.idleMs, uint64_t{1});
+  p.addNumber("--idle-ms", &f->idleMs, uint64_t{0});
+  p.addValue("--cores", [f](std::string_view v) {
+    f->cores.clear();
     bool ok = true;
-    if (name == "--listen") {
-      ok = ina::parseEndpoint(v, &f->listen);
-    } else if (name == "--control") {
-      ok = ina::parseEndpoint(v, &f->control);
-    } else if (name == "--slots") {
-      ok = parseNumber(v, &f->slots) && f->slots >= 1 && f->slots <= ina::kMaxSlots;
-    } else if (name == "--payload") {
-      ok = parseNumber(v, &f->payload) && f->payload >= 1 && f->payload <= ina::kMaxPayloadElems;
-    } else if (name == "--capacity-pps") {
-      ok = parseNumber(v, &f->capacityPps) && f->capacityPps >= 0;
-    } else if (name == "--drop-rate") {
-      ok = parseNumber(v, &f->dropRate) && f->dropRate >= 0 && f->dropRate < 1;
-    } else if (name == "--send-drop-rate") {
-      ok = parseNumber(v, &f->sendDropRate) && f->sendDropRate >= 0 && f->sendDropRate < 1;
-    } else if (name == "--seed") {
-      ok = parseNumber(v, &f->seed);
-    } else if (name == "--stats-interval") {
-      ok = parseNumber(v, &f->statsInterval) && f->statsInterval >= 0;
-    } else if (name == "--threads") {
-      ok = parseNumber(v, &f->threads) && f->threads >= 1 && f->threads <= 64;
-    } else if (name == "--roce-port") {
-      f->rocePortGiven = true;
-      if (v == "off") {
-        f->rocePort = -1;
-      } else {
-        ok = parseNumber(v, &f->rocePort) && f->rocePort >= 0 && f->rocePort <= 65535;
-      }
-    } else if (name == "--auth-file") {
-      f->authFile = std::string(v);
-      ok = !f->authFile.empty();
-    } else if (name == "--priority-cap") {
-      ok = parseNumber(v, &f->priorityCap) && f->priorityCap <= 255;
-    } else if (name == "--ctrl-max-connections") {
-      ok = parseNumber(v, &f->ctrl.maxConnections) && f->ctrl.maxConnections >= 1;
-    } else if (name == "--ctrl-idle-ms") {
-      ok = parseNumber(v, &f->ctrl.idleMs) && f->ctrl.idleMs >= 1;
-    } else if (name == "--idle-ms") {
-      ok = parseNumber(v, &f->idleMs);
-    } else if (name == "--cores") {
-      f->cores.clear();
-      size_t pos = 0;
-      while (ok && pos <= v.size()) {
-        size_t end = std::min(v.find(',', pos), v.size());
-        int core = -1;
-        ok = parseNumber(v.substr(pos, end - pos), &core) && core >= 0;
-        f->cores.push_back(core);
-        pos = end + 1;
-      }
-      ok = ok && !f->cores.empty() && f->cores.size() <= 64;
-      f->threads = static_cast<uint32_t>(f->cores.size());
-    } else {
-      fprintf(stderr, "rina-switchd: unknown flag %s\n", argv[i - 1]);
-      return false;
+    size_t pos = 0;
+    while (ok && pos <= v.size()) {
+      size_t end = std::min(v.find(',', pos), v.size());
+      int core = -1;
+      ok = parseNumber(v.substr(pos, end - pos), &core) && core >= 0;
+      f->cores.push_back(core);
+      pos = end + 1;
     }
-    if (!ok) {
-      fprintf(stderr, "rina-switchd: bad value for %s: %s\n", argv[i - 1], argv[i]);
-      return false;
-    }
-  }
-  return true;
+    f->threads = static_cast<uint32_t>(f->cores.size());
+    return ok && !f->cores.empty() && f->cores.size() <= 64;
+  });
+  std::string error;
+  const FlagParser::Outcome outcome = p.parse(argc, argv, &error);
+  if (outcome == FlagParser::Outcome::kError) fprintf(stderr, "%s\n", error.c_str());
+  return outcome == FlagParser::Outcome::kParsed;
 }
 
 // Every aggregation thread's pipeline, seen as one data plane.
