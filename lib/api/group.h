@@ -11,7 +11,7 @@
 
 #include <functional>
 
-#include "algo/point_to_point.h"
+#include "algo/message.h"
 #include "api/call.h"
 #include "rina/rina.h"
 
