@@ -137,7 +137,15 @@ bool parseFlags(int argc, char** argv, Flags* f) {
     return ok && !f->cores.empty() && f->cores.size() <= 64;
   });
   std::string error;
-  const FlagParser::Outcome outcome = p.parse(argc, argv, &error);
+  FlagParser::Outcome outcome = p.parse(argc, argv, &error);
+  // --cores sets the thread count; a later --threads must not leave threads
+  // without a core.
+  if (outcome == FlagParser::Outcome::kParsed && !f->cores.empty() &&
+      f->threads != f->cores.size()) {
+    error = "rina-switchd: --threads " + std::to_string(f->threads) + " and --cores with " +
+            std::to_string(f->cores.size()) + " cores disagree: give one of them";
+    outcome = FlagParser::Outcome::kError;
+  }
   if (outcome == FlagParser::Outcome::kError) fprintf(stderr, "%s\n", error.c_str());
   return outcome == FlagParser::Outcome::kParsed;
 }
