@@ -39,6 +39,54 @@ size_t totalBytes(int ranks, size_t slotBytes) {
 
 }  // namespace
 
+namespace {
+
+// Creates the segment's name (*creator) or opens the one another rank
+// created; one that goes away in between is tried again until deadline.
+Status openOrCreate(const char* name, int rank, Deadline deadline, Fd* fd, bool* creator) {
+  for (;;) {
+    int f = shm_open(name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+    if (f >= 0) {
+      *creator = true;
+      *fd = Fd(f);
+      return {};
+    }
+    if (errno != EEXIST) return systemErrorf(errno, "rank %d: shm_open(%s)", rank, name);
+    f = shm_open(name, O_RDWR | O_CLOEXEC, 0600);
+    if (f >= 0) {
+      *fd = Fd(f);
+      return {};
+    }
+    if (errno != ENOENT) return systemErrorf(errno, "rank %d: shm_open(%s)", rank, name);
+    if (Clock::now() >= deadline) {
+      return errorf(rinaTimeout, "rank %d: the host segment %s came and went", rank, name);
+    }
+  }
+}
+
+// The creator sizes the segment right after creating it; the others wait
+// for that (set-up only, bounded by the communicator's set-up deadline).
+Status waitSized(const Fd& fd, const char* name, int rank, size_t size, Deadline deadline) {
+  for (;;) {
+    struct stat st {};
+    if (fstat(fd.get(), &st) != 0) return systemErrorf(errno, "rank %d: fstat(%s)", rank, name);
+    if (static_cast<size_t>(st.st_size) == size) return {};
+    if (st.st_size != 0) {
+      return errorf(rinaInvalidUsage,
+                    "rank %d: the host segment %s has %lld bytes, this rank expects %zu "
+                    "(RINA_SMALL_MSG_BYTES must be equal on every rank)",
+                    rank, name, static_cast<long long>(st.st_size), size);
+    }
+    if (Clock::now() >= deadline) {
+      return errorf(rinaTimeout, "rank %d: the host segment %s was never sized", rank, name);
+    }
+    timespec nap{0, 100000};
+    nanosleep(&nap, nullptr);
+  }
+}
+
+}  // namespace
+
 Status ShmGroup::join(uint64_t commId, int ownerPid, int rank, int ranks, size_t slotBytes,
                       Deadline deadline, std::unique_ptr<ShmGroup>* out) {
   if (ranks < 1 || rank < 0 || rank >= ranks) {
@@ -56,24 +104,7 @@ Status ShmGroup::join(uint64_t commId, int ownerPid, int rank, int ranks, size_t
   removeStaleSegments();
   bool creator = false;
   Fd fd;
-  for (;;) {
-    int f = shm_open(name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
-    if (f >= 0) {
-      creator = true;
-      fd = Fd(f);
-      break;
-    }
-    if (errno != EEXIST) return systemErrorf(errno, "rank %d: shm_open(%s)", rank, name);
-    f = shm_open(name, O_RDWR | O_CLOEXEC, 0600);
-    if (f >= 0) {
-      fd = Fd(f);
-      break;
-    }
-    if (errno != ENOENT) return systemErrorf(errno, "rank %d: shm_open(%s)", rank, name);
-    if (Clock::now() >= deadline) {
-      return errorf(rinaTimeout, "rank %d: the host segment %s came and went", rank, name);
-    }
-  }
+  RINA_TRY(openOrCreate(name, rank, deadline, &fd, &creator));
   // Until every rank has joined: a rank that leaves before (a failed
   // set-up) removes the name, so a crash of the others leaves nothing.
   g->linked_ = true;
@@ -83,69 +114,71 @@ Status ShmGroup::join(uint64_t commId, int ownerPid, int rank, int ranks, size_t
                           g->size_);
     }
   } else {
-    // The creator sizes it right after creating; wait for that (set-up only,
-    // bounded by the communicator's set-up deadline).
-    for (;;) {
-      struct stat st {};
-      if (fstat(fd.get(), &st) != 0) return systemErrorf(errno, "rank %d: fstat(%s)", rank, name);
-      if (static_cast<size_t>(st.st_size) == g->size_) break;
-      if (st.st_size != 0) {
-        return errorf(rinaInvalidUsage,
-                      "rank %d: the host segment %s has %lld bytes, this rank expects %zu "
-                      "(RINA_SMALL_MSG_BYTES must be equal on every rank)",
-                      rank, name, static_cast<long long>(st.st_size), g->size_);
-      }
-      if (Clock::now() >= deadline) {
-        return errorf(rinaTimeout, "rank %d: the host segment %s was never sized", rank, name);
-      }
-      timespec nap{0, 100000};
-      nanosleep(&nap, nullptr);
-    }
+    RINA_TRY(waitSized(fd, name, rank, g->size_, deadline));
   }
+  RINA_TRY(g->map(fd));
+  if (creator) {
+    g->initialise();
+  } else {
+    RINA_TRY(g->waitInitialised(deadline));
+  }
+  g->markJoined();
+  *out = std::move(g);
+  return {};
+}
+
+Status ShmGroup::map(const Fd& fd) {
   // MAP_POPULATE: every page of the segment (a few hundred KiB) is
   // allocated and mapped here, during set-up, instead of on first touch:
   // the two slots of a rank are first written by calls 1 and 2, and a page
   // fault there kept the faulting rank's peers waiting (asleep, by then) in
   // the first calls of a fresh communicator. prepare() does the rest.
-  g->base_ =
-      mmap(nullptr, g->size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd.get(), 0);
-  if (g->base_ == MAP_FAILED) {
-    g->base_ = nullptr;
-    return systemErrorf(errno, "rank %d: mmap(%s)", rank, name);
+  base_ = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd.get(), 0);
+  if (base_ == MAP_FAILED) {
+    base_ = nullptr;
+    return systemErrorf(errno, "rank %d: mmap(%s)", rank_, name_.c_str());
   }
-  auto* h = static_cast<GroupHeader*>(g->base_);
-  g->controls_ = reinterpret_cast<ShmGroupRank*>(static_cast<char*>(g->base_) + controlsOffset());
-  g->data_ = static_cast<char*>(g->base_) + dataOffset(ranks);
-  if (creator) {
-    // ftruncate gave zeroes: every posted / done word reads as call 0, and
-    // calls are numbered from 1.
-    h->ranks = static_cast<uint32_t>(ranks);
-    h->slotBytes = g->slotBytes_;
-    h->magic.store(kGroupMagic, std::memory_order_release);
-  } else {
-    while (h->magic.load(std::memory_order_acquire) != kGroupMagic) {
-      if (Clock::now() >= deadline) {
-        return errorf(rinaTimeout, "rank %d: the host segment %s was never initialised", rank,
-                      name);
-      }
-      timespec nap{0, 100000};
-      nanosleep(&nap, nullptr);
+  controls_ = reinterpret_cast<ShmGroupRank*>(static_cast<char*>(base_) + controlsOffset());
+  data_ = static_cast<char*>(base_) + dataOffset(ranks_);
+  return {};
+}
+
+void ShmGroup::initialise() {
+  // ftruncate gave zeroes: every posted / done word reads as call 0, and
+  // calls are numbered from 1.
+  auto* h = static_cast<GroupHeader*>(base_);
+  h->ranks = static_cast<uint32_t>(ranks_);
+  h->slotBytes = slotBytes_;
+  h->magic.store(kGroupMagic, std::memory_order_release);
+}
+
+Status ShmGroup::waitInitialised(Deadline deadline) {
+  auto* h = static_cast<GroupHeader*>(base_);
+  while (h->magic.load(std::memory_order_acquire) != kGroupMagic) {
+    if (Clock::now() >= deadline) {
+      return errorf(rinaTimeout, "rank %d: the host segment %s was never initialised", rank_,
+                    name_.c_str());
     }
-    if (h->ranks != static_cast<uint32_t>(ranks) || h->slotBytes != g->slotBytes_) {
-      return errorf(rinaInvalidUsage,
-                    "rank %d: the host segment %s is for %u ranks of %llu-byte slots, this rank "
-                    "expects %d of %zu",
-                    rank, name, h->ranks, static_cast<unsigned long long>(h->slotBytes), ranks,
-                    g->slotBytes_);
-    }
+    timespec nap{0, 100000};
+    nanosleep(&nap, nullptr);
   }
-  if (h->joined.fetch_add(1) + 1 == static_cast<uint32_t>(ranks)) {
-    shm_unlink(name);  // everyone has it mapped
-    g->linked_ = false;
+  if (h->ranks != static_cast<uint32_t>(ranks_) || h->slotBytes != slotBytes_) {
+    return errorf(rinaInvalidUsage,
+                  "rank %d: the host segment %s is for %u ranks of %llu-byte slots, this rank "
+                  "expects %d of %zu",
+                  rank_, name_.c_str(), h->ranks, static_cast<unsigned long long>(h->slotBytes),
+                  ranks_, slotBytes_);
+  }
+  return {};
+}
+
+void ShmGroup::markJoined() {
+  auto* h = static_cast<GroupHeader*>(base_);
+  if (h->joined.fetch_add(1) + 1 == static_cast<uint32_t>(ranks_)) {
+    shm_unlink(name_.c_str());  // everyone has it mapped
+    linked_ = false;
   }
   futexWake(&h->joined);
-  *out = std::move(g);
-  return {};
 }
 
 Status ShmGroup::waitJoined(Deadline deadline, const std::atomic<bool>* abort) {

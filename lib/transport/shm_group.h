@@ -87,6 +87,13 @@ class ShmGroup {
 
  private:
   ShmGroup() = default;
+  // The steps of join, on the segment's descriptor: map it, then its
+  // creator writes the header or the others wait for it and check it, then
+  // this rank counts itself in.
+  Status map(const Fd& fd);
+  void initialise();
+  Status waitInitialised(Deadline deadline);
+  void markJoined();
   void wakeSleepers(std::atomic<uint32_t>* word);
   void touchPages(size_t bytes);
 
