@@ -458,37 +458,42 @@ void serveRendezvous(int listenFd, uint64_t commId, int64_t firstWaitMs, int64_t
   RootLoop(listenFd, commId, firstWaitMs, waitMs, secret, stop).run();
 }
 
-}  // namespace
-
-Status rendezvous(const IdData& id, int rank, int nranks, const PeerInfo& mine,
-                  const std::string& schedule, const std::string& secret, Deadline deadline,
-                  std::vector<PeerInfo>* table, std::string* rankZeroSchedule, uint64_t* peerId) {
-  Hello hello{};
-  if (schedule.size() >= sizeof hello.schedule) {
+Status checkScheduleFits(int rank, const std::string& schedule) {
+  if (schedule.size() >= sizeof(Hello::schedule)) {
     return errorf(rinaInvalidArgument,
                   "rank %d: the knobs that shape the schedule take %zu bytes as text, more than "
                   "the bootstrap carries (%zu); a long RINA_RACKS can go in RINA_TOPO_FILE",
-                  rank, schedule.size(), sizeof hello.schedule - 1);
+                  rank, schedule.size(), sizeof(Hello::schedule) - 1);
   }
-  const std::string where = "bootstrap: rank " + std::to_string(rank) + ": root " + id.root.str();
-  Fd conn;
-  Status s = connectTo(id.root, deadline, &conn);
-  if (!s.ok()) return s.prepend("bootstrap: rank " + std::to_string(rank) + ": root: ");
-  Challenge challenge{};
-  s = recvAll(conn.get(), &challenge, sizeof challenge, deadline);
+  return {};
+}
+
+// The root's challenge: from a rina root of this version, which holds a
+// secret when this rank has one.
+Status readChallenge(const Fd& conn, const std::string& where, const std::string& secret,
+                     Deadline deadline, Challenge* challenge) {
+  Status s = recvAll(conn.get(), challenge, sizeof *challenge, deadline);
   if (!s.ok()) return s.prepend(where + ": challenge: ");
-  if (challenge.magic != kMagic || challenge.version != kVersion) {
+  if (challenge->magic != kMagic || challenge->version != kVersion) {
     return errorf(rinaRemoteError,
                   "%s is not a rina bootstrap root of this version (magic %08x, version %u; "
                   "this rank speaks %u)",
-                  where.c_str(), challenge.magic, challenge.version, kVersion);
+                  where.c_str(), challenge->magic, challenge->version, kVersion);
   }
-  if (!secret.empty() && challenge.secret == 0) {
+  if (!secret.empty() && challenge->secret == 0) {
     return errorf(rinaInvalidUsage,
                   "%s holds no secret, but RINA_COMM_SECRET_FILE is set on this rank: it does not "
                   "take this root's table",
                   where.c_str());
   }
+  return {};
+}
+
+// This rank's hello, signed over the challenge's nonce when there is a
+// secret.
+Hello helloFor(const IdData& id, int rank, int nranks, const PeerInfo& mine,
+               const std::string& schedule, const std::string& secret, const Challenge& challenge) {
+  Hello hello{};
   hello.magic = kMagic;
   hello.version = kVersion;
   hello.commId = id.commId;
@@ -501,48 +506,83 @@ Status rendezvous(const IdData& id, int rank, int nranks, const PeerInfo& mine,
     const std::string mac = helloMac(secret, challenge.nonce, hello);
     std::memcpy(hello.mac, mac.data(), kMacChars);
   }
-  s = sendAll(conn.get(), &hello, sizeof(hello), deadline);
+  return hello;
+}
+
+// The root's verdict on this rank: every rank arrived and this one is
+// taken, or why not.
+Status readVerdict(const Fd& conn, const std::string& where, int nranks, Deadline deadline,
+                   Reply* reply) {
   // The root gives up on missing ranks at its own deadline and says how many
   // came; a little longer here lets that verdict, not a bare timeout, arrive.
-  Reply reply{};
-  if (s.ok()) s = recvAll(conn.get(), &reply, sizeof(reply), deadline + kVerdictGrace);
+  Status s = recvAll(conn.get(), reply, sizeof(*reply), deadline + kVerdictGrace);
   if (!s.ok()) return s.prepend(where + ": ");
-  if (reply.magic != kMagic) {
+  if (reply->magic != kMagic) {
     return errorf(rinaRemoteError, "%s answered with a wrong magic", where.c_str());
   }
-  if (reply.code == kIncomplete) {
+  if (reply->code == kIncomplete) {
     return errorf(rinaTimeout,
                   "%s gave up waiting: %d of %d ranks arrived before its deadline "
                   "(RINA_TIMEOUT_MS after the first)",
-                  where.c_str(), reply.arrived, reply.nranks);
+                  where.c_str(), reply->arrived, reply->nranks);
   }
-  if (reply.code != kOk) {
+  if (reply->code != kOk) {
     return errorf(rinaInvalidUsage, "%s refused this rank: %s", where.c_str(),
-                  replyText(reply.code));
+                  replyText(reply->code));
   }
-  if (reply.nranks != nranks) {
+  if (reply->nranks != nranks) {
     return errorf(rinaRemoteError, "%s answered for %d ranks, this rank is one of %d",
-                  where.c_str(), reply.nranks, nranks);
+                  where.c_str(), reply->nranks, nranks);
   }
-  table->resize(nranks);
-  s = recvAll(conn.get(), table->data(), table->size() * sizeof(PeerInfo), deadline);
+  return {};
+}
+
+// After a verdict of ok: the address table, rank 0's schedule knobs and,
+// with a secret, the root's proof over them (a table without it is not
+// taken).
+Status readTable(const Fd& conn, const std::string& where, const std::string& secret,
+                 const Hello& hello, const Challenge& challenge, const Reply& reply,
+                 Deadline deadline, std::vector<PeerInfo>* table,
+                 char (&schedule)[kScheduleBytes]) {
+  table->resize(reply.nranks);
+  Status s = recvAll(conn.get(), table->data(), table->size() * sizeof(PeerInfo), deadline);
   if (!s.ok()) return s.prepend(where + ": address table: ");
-  char theirs[kScheduleBytes];
-  s = recvAll(conn.get(), theirs, sizeof theirs, deadline);
+  s = recvAll(conn.get(), schedule, sizeof schedule, deadline);
   if (!s.ok()) return s.prepend(where + ": schedule knobs: ");
-  if (!secret.empty()) {
-    char mac[kMacChars];
-    s = recvAll(conn.get(), mac, sizeof mac, deadline);
-    if (!s.ok()) return s.prepend(where + ": the root's proof of the secret: ");
-    const std::string want = replyMac(secret, hello.nonce, challenge.nonce, reply, *table, theirs);
-    if (!sameMac(want.c_str(), mac)) {
-      table->clear();
-      return errorf(rinaRemoteError,
-                    "%s did not prove it holds RINA_COMM_SECRET_FILE's secret; its table is not "
-                    "taken (an impostor, or a root with another secret)",
-                    where.c_str());
-    }
+  if (secret.empty()) return {};
+  char mac[kMacChars];
+  s = recvAll(conn.get(), mac, sizeof mac, deadline);
+  if (!s.ok()) return s.prepend(where + ": the root's proof of the secret: ");
+  const std::string want = replyMac(secret, hello.nonce, challenge.nonce, reply, *table, schedule);
+  if (!sameMac(want.c_str(), mac)) {
+    table->clear();
+    return errorf(rinaRemoteError,
+                  "%s did not prove it holds RINA_COMM_SECRET_FILE's secret; its table is not "
+                  "taken (an impostor, or a root with another secret)",
+                  where.c_str());
   }
+  return {};
+}
+
+}  // namespace
+
+Status rendezvous(const IdData& id, int rank, int nranks, const PeerInfo& mine,
+                  const std::string& schedule, const std::string& secret, Deadline deadline,
+                  std::vector<PeerInfo>* table, std::string* rankZeroSchedule, uint64_t* peerId) {
+  RINA_TRY(checkScheduleFits(rank, schedule));
+  const std::string where = "bootstrap: rank " + std::to_string(rank) + ": root " + id.root.str();
+  Fd conn;
+  Status s = connectTo(id.root, deadline, &conn);
+  if (!s.ok()) return s.prepend("bootstrap: rank " + std::to_string(rank) + ": root: ");
+  Challenge challenge{};
+  RINA_TRY(readChallenge(conn, where, secret, deadline, &challenge));
+  const Hello hello = helloFor(id, rank, nranks, mine, schedule, secret, challenge);
+  s = sendAll(conn.get(), &hello, sizeof(hello), deadline);
+  if (!s.ok()) return s.prepend(where + ": ");
+  Reply reply{};
+  RINA_TRY(readVerdict(conn, where, nranks, deadline, &reply));
+  char theirs[kScheduleBytes];
+  RINA_TRY(readTable(conn, where, secret, hello, challenge, reply, deadline, table, theirs));
   rankZeroSchedule->assign(theirs, strnlen(theirs, sizeof theirs));
   *peerId = reply.peerId;
   return {};
