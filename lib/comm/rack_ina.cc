@@ -200,162 +200,223 @@ Status parseSwitchList(const std::string& text, int inaRacks, std::vector<ina::E
   return {};
 }
 
-Status RackIna::setup(algo::Context& ctx, const config::Options& options,
-                      std::unique_ptr<RackIna>* out) {
-  const topo::RackMap& map = ctx.racks();
-  int inaRacks = 0, ordinal = -1;
-  const int rackIndex = map.rackOf[ctx.rank()];
+namespace {
+
+// How many racks of the map have a switch, and which of them (*ordinal)
+// rackIndex is.
+void countInaRacks(const topo::RackMap& map, int rackIndex, int* inaRacks, int* ordinal) {
   for (int i = 0; i < static_cast<int>(map.racks.size()); ++i) {
     if (!map.racks[i].ina) continue;
-    if (i == rackIndex) ordinal = inaRacks;
-    ++inaRacks;
+    if (i == rackIndex) *ordinal = *inaRacks;
+    ++*inaRacks;
   }
-  std::vector<ina::Endpoint> switches;
-  RINA_TRY(parseSwitchList(options.switches, inaRacks, &switches));
-  const topo::Rack& rack = map.racks[rackIndex];
-  if (!rack.ina || rack.ranks.size() < 2) return {};
+}
+
+Status checkRackSize(const topo::Rack& rack) {
   const int k = static_cast<int>(rack.ranks.size());
   if (k > static_cast<int>(ina::kMaxFanIn)) {
     return errorf(rinaInvalidUsage, "rack %s has %d ranks; an INA rack holds at most %u",
                   rack.name.c_str(), k, ina::kMaxFanIn);
   }
-  std::unique_ptr<RackIna> ri(new RackIna());
-  ri->rack_ = &rack;
-  for (int w = 0; w < k; ++w) {
-    if (rack.ranks[w] == ctx.rank()) ri->worker_ = w;
-  }
-  ri->timeoutMs_ = static_cast<int>(options.inaTimeoutMs);     // checked: 1 to INT32_MAX
-  ri->slotsWanted_ = static_cast<uint32_t>(options.inaSlots);  // checked: 1 to 16384
-  ri->switchdPath_ = options.switchdPath;
-  ri->switchdArgs_ = options.switchdArgs;
-  ri->switchAuth_ = options.switchAuth;
-  bool autoSwitch = false;
-  if (!rack.switchCtrl.empty()) {
-    if (!ina::parseEndpoint(rack.switchCtrl, &ri->controller_)) {
-      return errorf(rinaInvalidArgument, "rack %s: switch '%s' is not ipv4:port", rack.name.c_str(),
-                    rack.switchCtrl.c_str());
-    }
-  } else if (!switches.empty()) {
-    ri->controller_ = switches[ordinal];
-  } else {
-    autoSwitch = true;
-    ri->controller_ = ina::Endpoint{0x7F000001, 0};
-  }
-  // The job id and token are the agent's to draw (random: two communicators
-  // on one switch, even with one RINA_COMM_ID, hold different jobs); the
-  // workers learn them with the grant. The client starts without them.
-  ina::InaClientOptions o;
-  o.switchAddr = ri->controller_.addr;
-  o.local = ina::Endpoint{localAddressTowards(o.switchAddr), 0};
-  o.worker = static_cast<uint8_t>(ri->worker_);
-  o.fanIn = static_cast<uint8_t>(k);
-  o.switchTimeoutMs = ri->timeoutMs_;
-  RINA_TRY(ina::paceBytesPerSec(options.inaPace, rack.hostLinkMbit, &o.paceBytesPerSec)
-               .prepend("rank " + std::to_string(ctx.rank()) + ": "));
-  std::unique_ptr<ina::InaSender> sender;
-  bool required = false;
-  RINA_TRY(pickSender(ctx.rank(), options, rack.name, o.switchAddr, &sender, &required));
-  o.udpFallback = !required;
-  RINA_TRY(ina::InaClient::create(o, &ri->client_, std::move(sender))
-               .prepend("rank " + std::to_string(ctx.rank()) + ": "));
+  return {};
+}
 
-  const int agent = rack.ranks.front();
-  RackSetupMsg mine{};
-  mine.addr = ri->client_->localEndpoint().addr;
-  mine.port = ri->client_->localEndpoint().port;
-  if (ctx.rank() == agent) {
-    std::vector<RackSetupMsg> in(k);
-    in[0] = mine;
-    std::vector<RecvItem> recvs;
-    for (int w = 1; w < k; ++w) {
-      recvs.push_back(RecvItem{.conn = ctx.peer(rack.ranks[w]),
-                               .dst = reinterpret_cast<char*>(&in[w]),
-                               .len = sizeof(RackSetupMsg),
-                               .step = 1,
-                               .slice = w});
-    }
-    RINA_TRY(algo::runExchange(algo::contextFor(ctx, "INA setup", 0), {}, std::move(recvs)));
-    std::vector<ina::Endpoint> members;
-    for (int w = 0; w < k; ++w) {
-      RINA_TRY(checkSetup(in[w], ctx.rank(), rack.ranks[w]));
-      members.push_back(ina::Endpoint{in[w].addr, in[w].port});
-    }
-    ina::Grant grant;
-    std::string why;
-    Status s = ri->registerJob(ctx, members, autoSwitch, &grant, &why);
-    RackSetupMsg reply{};
-    if (s.ok() && why.empty()) {
-      reply.active = 1;
-      putGrant(grant, &reply);
-      reply.job = ri->job_;
-      reply.token = ri->token_;
-      RINA_TRY(ri->client_->setJob(ri->job_, ri->token_));
-      RINA_TRY(ri->client_->setGrant(grant));
-      ri->active_ = true;
-      RINA_INFO("rank %d: rack %s: INA job %u on switch %s: %u slots from %u, payload %u",
-                ctx.rank(), rack.name.c_str(), ri->job_, ri->controller_.toString().c_str(),
-                grant.length, grant.base, grant.payloadElems);
-    } else {
-      ri->active_ = true;  // so that fallBack logs and counts it
-      ri->fallBack(ctx, s.ok() ? why : s.message(), true);
-    }
-    std::vector<SendItem> sends;
-    for (int w = 1; w < k; ++w) {
-      sends.push_back(SendItem{.conn = ctx.peer(rack.ranks[w]),
-                               .data = reinterpret_cast<char*>(&reply),
-                               .len = sizeof reply,
-                               .step = 2,
-                               .slice = w});
-    }
-    RINA_TRY(algo::runExchange(algo::contextFor(ctx, "INA setup", 0), std::move(sends), {}));
+// A worker's first setup message: its UDP member address.
+RackSetupMsg memberMsg(const ina::Endpoint& local) {
+  RackSetupMsg m{};
+  m.addr = local.addr;
+  m.port = local.port;
+  return m;
+}
+
+// Agent: every worker's member address, this rank's (mine) first.
+Status gatherMembers(algo::Context& ctx, const topo::Rack& rack, const RackSetupMsg& mine,
+                     std::vector<ina::Endpoint>* members) {
+  const int k = static_cast<int>(rack.ranks.size());
+  std::vector<RackSetupMsg> in(k);
+  in[0] = mine;
+  std::vector<RecvItem> recvs;
+  for (int w = 1; w < k; ++w) {
+    recvs.push_back(RecvItem{.conn = ctx.peer(rack.ranks[w]),
+                             .dst = reinterpret_cast<char*>(&in[w]),
+                             .len = sizeof(RackSetupMsg),
+                             .step = 1,
+                             .slice = w});
+  }
+  RINA_TRY(algo::runExchange(algo::contextFor(ctx, "INA setup", 0), {}, std::move(recvs)));
+  for (int w = 0; w < k; ++w) {
+    RINA_TRY(checkSetup(in[w], ctx.rank(), rack.ranks[w]));
+    members->push_back(ina::Endpoint{in[w].addr, in[w].port});
+  }
+  return {};
+}
+
+// Agent: msg to every other worker of the rack.
+Status sendToWorkers(algo::Context& ctx, const topo::Rack& rack, const RackSetupMsg& msg,
+                     const char* what, uint64_t seq, int step) {
+  std::vector<SendItem> sends;
+  for (int w = 1; w < static_cast<int>(rack.ranks.size()); ++w) {
+    sends.push_back(SendItem{.conn = ctx.peer(rack.ranks[w]),
+                             .data = reinterpret_cast<const char*>(&msg),
+                             .len = sizeof msg,
+                             .step = step,
+                             .slice = w});
+  }
+  return algo::runExchange(algo::contextFor(ctx, what, seq), std::move(sends), {});
+}
+
+}  // namespace
+
+Status RackIna::setup(algo::Context& ctx, const config::Options& options,
+                      std::unique_ptr<RackIna>* out) {
+  const topo::RackMap& map = ctx.racks();
+  const int rackIndex = map.rackOf[ctx.rank()];
+  int inaRacks = 0, ordinal = -1;
+  countInaRacks(map, rackIndex, &inaRacks, &ordinal);
+  std::vector<ina::Endpoint> switches;
+  RINA_TRY(parseSwitchList(options.switches, inaRacks, &switches));
+  const topo::Rack& rack = map.racks[rackIndex];
+  if (!rack.ina || rack.ranks.size() < 2) return {};
+  RINA_TRY(checkRackSize(rack));
+  std::unique_ptr<RackIna> ri(new RackIna());
+  ri->takeOptions(ctx, rack, options);
+  bool autoSwitch = false;
+  RINA_TRY(ri->chooseController(switches, ordinal, &autoSwitch));
+  RINA_TRY(ri->openClient(ctx, options));
+  if (ctx.rank() == rack.ranks.front()) {
+    RINA_TRY(ri->setUpAsAgent(ctx, autoSwitch));
   } else {
-    RackSetupMsg reply{};
-    RINA_TRY(algo::runExchange(algo::contextFor(ctx, "INA setup", 0),
-                               {SendItem{.conn = ctx.peer(agent),
-                                         .data = reinterpret_cast<char*>(&mine),
-                                         .len = sizeof mine,
-                                         .step = 1}},
-                               {RecvItem{.conn = ctx.peer(agent),
-                                         .dst = reinterpret_cast<char*>(&reply),
-                                         .len = sizeof reply,
-                                         .step = 2}}));
-    RINA_TRY(checkSetup(reply, ctx.rank(), agent));
-    if (reply.active) {
-      ri->job_ = reply.job;
-      ri->token_ = reply.token;
-      RINA_TRY(ri->client_->setJob(reply.job, reply.token)
-                   .prepend("rank " + std::to_string(ctx.rank()) + ": from the agent: "));
-      RINA_TRY(ri->client_->setGrant(grantOf(reply)));
-      ri->active_ = true;
-    } else {
-      ri->active_ = true;
-      ri->fallBack(ctx, "the agent could not get switch slots", false);
-    }
+    RINA_TRY(ri->setUpAsWorker(ctx));
   }
   *out = std::move(ri);
   return {};
 }
 
+void RackIna::takeOptions(algo::Context& ctx, const topo::Rack& rack,
+                          const config::Options& options) {
+  rack_ = &rack;
+  for (int w = 0; w < static_cast<int>(rack.ranks.size()); ++w) {
+    if (rack.ranks[w] == ctx.rank()) worker_ = w;
+  }
+  timeoutMs_ = static_cast<int>(options.inaTimeoutMs);     // checked: 1 to INT32_MAX
+  slotsWanted_ = static_cast<uint32_t>(options.inaSlots);  // checked: 1 to 16384
+  switchdPath_ = options.switchdPath;
+  switchdArgs_ = options.switchdArgs;
+  switchAuth_ = options.switchAuth;
+}
+
+Status RackIna::chooseController(const std::vector<ina::Endpoint>& switches, int ordinal,
+                                 bool* autoSwitch) {
+  if (!rack_->switchCtrl.empty()) {
+    if (!ina::parseEndpoint(rack_->switchCtrl, &controller_)) {
+      return errorf(rinaInvalidArgument, "rack %s: switch '%s' is not ipv4:port",
+                    rack_->name.c_str(), rack_->switchCtrl.c_str());
+    }
+  } else if (!switches.empty()) {
+    controller_ = switches[ordinal];
+  } else {
+    *autoSwitch = true;
+    controller_ = ina::Endpoint{0x7F000001, 0};
+  }
+  return {};
+}
+
+Status RackIna::openClient(algo::Context& ctx, const config::Options& options) {
+  // The job id and token are the agent's to draw (random: two communicators
+  // on one switch, even with one RINA_COMM_ID, hold different jobs); the
+  // workers learn them with the grant. The client starts without them.
+  ina::InaClientOptions o;
+  o.switchAddr = controller_.addr;
+  o.local = ina::Endpoint{localAddressTowards(o.switchAddr), 0};
+  o.worker = static_cast<uint8_t>(worker_);
+  o.fanIn = static_cast<uint8_t>(rack_->ranks.size());
+  o.switchTimeoutMs = timeoutMs_;
+  RINA_TRY(ina::paceBytesPerSec(options.inaPace, rack_->hostLinkMbit, &o.paceBytesPerSec)
+               .prepend("rank " + std::to_string(ctx.rank()) + ": "));
+  std::unique_ptr<ina::InaSender> sender;
+  bool required = false;
+  RINA_TRY(pickSender(ctx.rank(), options, rack_->name, o.switchAddr, &sender, &required));
+  o.udpFallback = !required;
+  return ina::InaClient::create(o, &client_, std::move(sender))
+      .prepend("rank " + std::to_string(ctx.rank()) + ": ");
+}
+
+Status RackIna::setUpAsAgent(algo::Context& ctx, bool autoSwitch) {
+  std::vector<ina::Endpoint> members;
+  RINA_TRY(gatherMembers(ctx, *rack_, memberMsg(client_->localEndpoint()), &members));
+  ina::Grant grant;
+  std::string why;
+  Status s = registerJob(ctx, members, autoSwitch, &grant, &why);
+  RackSetupMsg reply{};
+  if (s.ok() && why.empty()) {
+    reply.active = 1;
+    putGrant(grant, &reply);
+    reply.job = job_;
+    reply.token = token_;
+    RINA_TRY(client_->setJob(job_, token_));
+    RINA_TRY(client_->setGrant(grant));
+    active_ = true;
+    RINA_INFO("rank %d: rack %s: INA job %u on switch %s: %u slots from %u, payload %u", ctx.rank(),
+              rack_->name.c_str(), job_, controller_.toString().c_str(), grant.length, grant.base,
+              grant.payloadElems);
+  } else {
+    active_ = true;  // so that fallBack logs and counts it
+    fallBack(ctx, s.ok() ? why : s.message(), true);
+  }
+  return sendToWorkers(ctx, *rack_, reply, "INA setup", 0, 2);
+}
+
+Status RackIna::setUpAsWorker(algo::Context& ctx) {
+  const int agent = rack_->ranks.front();
+  const RackSetupMsg mine = memberMsg(client_->localEndpoint());
+  RackSetupMsg reply{};
+  RINA_TRY(algo::runExchange(algo::contextFor(ctx, "INA setup", 0),
+                             {SendItem{.conn = ctx.peer(agent),
+                                       .data = reinterpret_cast<const char*>(&mine),
+                                       .len = sizeof mine,
+                                       .step = 1}},
+                             {RecvItem{.conn = ctx.peer(agent),
+                                       .dst = reinterpret_cast<char*>(&reply),
+                                       .len = sizeof reply,
+                                       .step = 2}}));
+  RINA_TRY(checkSetup(reply, ctx.rank(), agent));
+  if (!reply.active) {
+    active_ = true;
+    fallBack(ctx, "the agent could not get switch slots", false);
+    return {};
+  }
+  job_ = reply.job;
+  token_ = reply.token;
+  RINA_TRY(client_->setJob(reply.job, reply.token)
+               .prepend("rank " + std::to_string(ctx.rank()) + ": from the agent: "));
+  RINA_TRY(client_->setGrant(grantOf(reply)));
+  active_ = true;
+  return {};
+}
+
+Status RackIna::startLocalSwitchd(algo::Context& ctx) {
+  std::string path;
+  RINA_TRY(ina::findSwitchd(switchdPath_, &path));
+  // A process start on a busy host can take seconds: up to half the wait
+  // for a peer, so the workers still hear from the agent (a fallback at
+  // worst) before they give up on it.
+  const int64_t startMs = std::max<int64_t>(ctx.timeoutMs() / 2, timeoutMs_ + 5000);
+  // Sized for the job: the slots it asks for (8192 slots of 2048 elements
+  // took 139 MB and seconds to start; 128 take 9 MB); RINA_SWITCHD_ARGS
+  // comes after, so --slots there wins.
+  std::vector<std::string> args = {"--slots", std::to_string(slotsWanted_)};
+  for (std::string& a : ina::splitArgs(switchdArgs_)) args.push_back(std::move(a));
+  RINA_TRY(ina::LocalSwitchd::start(
+      path, args, static_cast<int>(std::min<int64_t>(startMs, INT32_MAX)), &switchd_));
+  controller_ = switchd_->control();
+  RINA_INFO("rank %d: rack %s: started %s (pid %d), control %s", ctx.rank(), rack_->name.c_str(),
+            path.c_str(), static_cast<int>(switchd_->pid()), controller_.toString().c_str());
+  return {};
+}
+
 Status RackIna::registerJob(algo::Context& ctx, const std::vector<ina::Endpoint>& members,
                             bool autoSwitch, ina::Grant* grant, std::string* why) {
-  if (autoSwitch) {
-    std::string path;
-    RINA_TRY(ina::findSwitchd(switchdPath_, &path));
-    // A process start on a busy host can take seconds: up to half the wait
-    // for a peer, so the workers still hear from the agent (a fallback at
-    // worst) before they give up on it.
-    const int64_t startMs = std::max<int64_t>(ctx.timeoutMs() / 2, timeoutMs_ + 5000);
-    // Sized for the job: the slots it asks for (8192 slots of 2048 elements
-    // took 139 MB and seconds to start; 128 take 9 MB); RINA_SWITCHD_ARGS
-    // comes after, so --slots there wins.
-    std::vector<std::string> args = {"--slots", std::to_string(slotsWanted_)};
-    for (std::string& a : ina::splitArgs(switchdArgs_)) args.push_back(std::move(a));
-    RINA_TRY(ina::LocalSwitchd::start(
-        path, args, static_cast<int>(std::min<int64_t>(startMs, INT32_MAX)), &switchd_));
-    controller_ = switchd_->control();
-    RINA_INFO("rank %d: rack %s: started %s (pid %d), control %s", ctx.rank(), rack_->name.c_str(),
-              path.c_str(), static_cast<int>(switchd_->pid()), controller_.toString().c_str());
-  }
+  if (autoSwitch) RINA_TRY(startLocalSwitchd(ctx));
   // A local switch's secret is the one it was started with (found by its
   // control address); a listed
   // switch's is the file these options name (not necessarily the
@@ -405,60 +466,16 @@ RackIna::~RackIna() {
 
 Status RackIna::beginCollective(algo::Context& ctx, uint64_t seq) {
   const int agent = rack_->ranks.front();
-  const int k = static_cast<int>(rack_->ranks.size());
   RackSetupMsg msg{};
   if (ctx.rank() == agent) {
-    bool preempted = false;
-    for (const ina::PreemptNotice& n : ctrl_->takeNotices()) preempted |= n.job == job_;
-    // NACKs prove a preemption too; the notice is best effort and may come
-    // after a collective that went fast (all slices on the hosts).
-    preempted |= client_->lostSlots();
-    std::string how;
-    if (active_ && switchd_ && switchd_->exited(&how)) {
-      fallBack(ctx, "the local rina-switchd (pid " + std::to_string(switchd_->pid()) + ") " + how,
-               true);
-    }
-    if (ctrl_->closed() && active_) {
-      fallBack(ctx, "the switch closed its CTRL connection (" + controller_.toString() + ")", true);
-    }
-    if (preempted && active_ && regranted_ && !client_->resultSinceGrant()) {
-      // Asking again brought slots that were NACKed too, with no result in
-      // between: a switch that NACKs whatever it grants (or a preemption
-      // that never ends) is no progress; REQUEST at every collective would
-      // not end it.
-      fallBack(ctx,
-               "the switch NACKed the slots of the grant it gave after a preemption, with no "
-               "result in between (" +
-                   controller_.toString() + ")",
-               true);
-    }
-    if (preempted && active_) {
-      ina::Grant g;
-      Status s = ctrl_->requestSlots(job_, token_, slotsWanted_, &g);
-      if (s.ok() && g.length == 0)
-        s = errorf(rinaTimeout, "REQUEST after a preemption granted no slots");
-      if (s.ok()) s = client_->setGrant(g);
-      if (s.ok()) {
-        regranted_ = true;
-        msg.regrant = 1;
-        putGrant(g, &msg);
-        ctx.stats().inaRegrants++;
-        RINA_INFO("rank %d: rack %s: slots preempted; new grant of %u slots from %u", ctx.rank(),
-                  rack_->name.c_str(), g.length, g.base);
-      } else {
-        fallBack(ctx, s.message(), true);
-      }
+    const bool preempted = checkSwitch(ctx);
+    ina::Grant g;
+    if (preempted && active_ && requestSlotsAgain(ctx, &g)) {
+      msg.regrant = 1;
+      putGrant(g, &msg);
     }
     msg.active = active_ ? 1 : 0;
-    std::vector<SendItem> sends;
-    for (int w = 1; w < k; ++w) {
-      sends.push_back(SendItem{.conn = ctx.peer(rack_->ranks[w]),
-                               .data = reinterpret_cast<char*>(&msg),
-                               .len = sizeof msg,
-                               .slice = w});
-    }
-    return algo::runExchange(algo::contextFor(ctx, "allreduce (INA rack start)", seq),
-                             std::move(sends), {});
+    return sendToWorkers(ctx, *rack_, msg, "allreduce (INA rack start)", seq, 0);
   }
   RINA_TRY(algo::runExchange(
       algo::contextFor(ctx, "allreduce (INA rack start)", seq), {},
@@ -472,6 +489,50 @@ Status RackIna::beginCollective(algo::Context& ctx, uint64_t seq) {
     ctx.stats().inaRegrants++;
   }
   return {};
+}
+
+bool RackIna::checkSwitch(algo::Context& ctx) {
+  bool preempted = false;
+  for (const ina::PreemptNotice& n : ctrl_->takeNotices()) preempted |= n.job == job_;
+  // NACKs prove a preemption too; the notice is best effort and may come
+  // after a collective that went fast (all slices on the hosts).
+  preempted |= client_->lostSlots();
+  std::string how;
+  if (active_ && switchd_ && switchd_->exited(&how)) {
+    fallBack(ctx, "the local rina-switchd (pid " + std::to_string(switchd_->pid()) + ") " + how,
+             true);
+  }
+  if (ctrl_->closed() && active_) {
+    fallBack(ctx, "the switch closed its CTRL connection (" + controller_.toString() + ")", true);
+  }
+  if (preempted && active_ && regranted_ && !client_->resultSinceGrant()) {
+    // Asking again brought slots that were NACKed too, with no result in
+    // between: a switch that NACKs whatever it grants (or a preemption
+    // that never ends) is no progress; REQUEST at every collective would
+    // not end it.
+    fallBack(ctx,
+             "the switch NACKed the slots of the grant it gave after a preemption, with no "
+             "result in between (" +
+                 controller_.toString() + ")",
+             true);
+  }
+  return preempted;
+}
+
+bool RackIna::requestSlotsAgain(algo::Context& ctx, ina::Grant* g) {
+  Status s = ctrl_->requestSlots(job_, token_, slotsWanted_, g);
+  if (s.ok() && g->length == 0)
+    s = errorf(rinaTimeout, "REQUEST after a preemption granted no slots");
+  if (s.ok()) s = client_->setGrant(*g);
+  if (!s.ok()) {
+    fallBack(ctx, s.message(), true);
+    return false;
+  }
+  regranted_ = true;
+  ctx.stats().inaRegrants++;
+  RINA_INFO("rank %d: rack %s: slots preempted; new grant of %u slots from %u", ctx.rank(),
+            rack_->name.c_str(), g->length, g->base);
+  return true;
 }
 
 void RackIna::fallBack(algo::Context& ctx, const std::string& why, bool seenHere) {

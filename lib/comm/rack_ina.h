@@ -64,10 +64,29 @@ class RackIna final : public algo::RackSwitch {
 
  private:
   RackIna() = default;
+  // The steps of setup: this worker's knobs and place in the rack, the
+  // switch's CTRL address (RINA_SWITCH, the rack map, or a local switch:
+  // *autoSwitch), its InaClient, then the agent's or a worker's part of the
+  // hand-over of the job and grant.
+  void takeOptions(algo::Context& ctx, const topo::Rack& rack, const config::Options& options);
+  Status chooseController(const std::vector<ina::Endpoint>& switches, int ordinal,
+                          bool* autoSwitch);
+  Status openClient(algo::Context& ctx, const config::Options& options);
+  Status setUpAsAgent(algo::Context& ctx, bool autoSwitch);
+  Status setUpAsWorker(algo::Context& ctx);
   // Agent: starts a local switch when autoSwitch, connects CTRL, REGISTERs.
   // A refused grant sets *why (the rack then falls back).
   Status registerJob(algo::Context& ctx, const std::vector<ina::Endpoint>& members, bool autoSwitch,
                      ina::Grant* grant, std::string* why);
+  Status startLocalSwitchd(algo::Context& ctx);
+  // Agent, at the start of a collective: whether the switch took the job's
+  // slots (a NOTICE, or NACKs); a local switch that died, a closed CTRL
+  // connection or a re-grant that brought no result make the rack fall
+  // back.
+  bool checkSwitch(algo::Context& ctx);
+  // Agent: REQUESTs slots again after a preemption and hands them to the
+  // client; false (the rack fell back) when none came.
+  bool requestSlotsAgain(algo::Context& ctx, ina::Grant* g);
 
   const topo::Rack* rack_ = nullptr;
   int worker_ = 0;
