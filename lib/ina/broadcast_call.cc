@@ -59,7 +59,7 @@ class BroadcastRoot : public PumpCall, private SliceWindow::Source {
   void build(uint32_t r, InFlight& e) override {
     Header h = pump_.header(Type::kBcast, e.slot, window_.shadowOf(e.seq), e.seq);
     h.flags = r + 1 == window_.total() ? kFlagLast : 0;
-    e.bytes.resize(kHeaderBytes + 4 * size_t{P_});
+    e.bytes.resize(kHeaderBytes + kWordBytes * P_);
     encodeHeader(h, e.bytes);
     storeWire(words_.data() + size_t{r} * P_, P_, e.bytes.data() + kHeaderBytes);
   }
@@ -122,8 +122,8 @@ class BroadcastReceiver : public PumpCall {
       return;
     }
     loadWire(payload, P_, words_.data());
-    const size_t first = size_t{i} * 4 * P_;
-    std::memcpy(buffer_ + first, words_.data(), std::min(4 * size_t{P_}, bytes_ - first));
+    const size_t first = size_t{i} * kWordBytes * P_;
+    std::memcpy(buffer_ + first, words_.data(), std::min(kWordBytes * P_, bytes_ - first));
     got_[i] = true;
     ++have_;
     stats_.results++;
@@ -154,7 +154,7 @@ Status broadcastThroughSwitch(DatagramPump& pump, void* buffer, size_t bytes, bo
   RINA_TRY(pump.needGrant("broadcast"));
   if (bytes == 0) return Status();
   if (!buffer) return errorf(rinaInvalidArgument, "ina: null buffer");
-  const size_t slices = sliceCount(bytes, 4 * size_t{pump.grant().payloadElems});
+  const size_t slices = sliceCount(bytes, kWordBytes * pump.grant().payloadElems);
   if (slices > (1u << 30)) return errorf(rinaInvalidArgument, "ina: buffer too large");
   uint32_t base = 0;
   RINA_TRY(pump.takeSeqs(slices, &base));

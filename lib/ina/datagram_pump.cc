@@ -19,6 +19,9 @@ namespace {
 constexpr int kRxBatch = 64;
 // Answers for calls not attached yet (switch broadcasts) kept meanwhile.
 constexpr size_t kMaxEarlyDatagrams = 4096;
+// The pacer's burst unless the options give one (paceBurstBytes): this many
+// full datagrams, or a millisecond at the pace when that is more.
+constexpr double kBurstDatagrams = 4;
 
 }  // namespace
 
@@ -110,10 +113,10 @@ Status DatagramPump::setGrant(const Grant& grant) {
   std::vector<uint32_t> slotsPerPort(grant.ports, 0);
   for (uint32_t w = 0; w < window_; ++w) slotsPerPort[portOf(w)]++;
   congestion_.reset(slotsPerPort, options_.congestionWindow);
-  const double datagram = kHeaderBytes + 4.0 * grant.payloadElems;
+  const double datagram = static_cast<double>(kHeaderBytes + kWordBytes * grant.payloadElems);
   const double burst = options_.paceBurstBytes > 0
                            ? options_.paceBurstBytes
-                           : std::max(4 * datagram, options_.paceBytesPerSec / 1000);
+                           : std::max(kBurstDatagrams * datagram, options_.paceBytesPerSec / 1000);
   pacer_.configure(options_.paceBytesPerSec, burst);
   early_.clear();
   // The sequence goes on across grants, so a datagram of an earlier grant

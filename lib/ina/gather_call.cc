@@ -28,7 +28,7 @@ Status GatherCall::create(DatagramPump& pump, void* buffer, const InaGatherOptio
                   slots, n)
         .prepend(pump.context());
   }
-  const size_t maxBytes = 4 * size_t{pump.grant().payloadElems};
+  const size_t maxBytes = kWordBytes * pump.grant().payloadElems;
   std::vector<std::vector<uint32_t>> byRoot(n);
   for (size_t i = 0; i < options.slices->size(); ++i) {
     const GatherSlice& s = (*options.slices)[i];
@@ -135,7 +135,7 @@ Status GatherCall::progress(bool* moved) {
 Status GatherCall::pass(bool* moved) {
   Clock::time_point now = Clock::now();
   CongestionWindow& cw = pump_.congestion();
-  const size_t fullBytes = kHeaderBytes + 4 * size_t{pump_.grant().payloadElems};
+  const size_t fullBytes = kHeaderBytes + kWordBytes * pump_.grant().payloadElems;
   // Send what the window, the pacer and the caller allow.
   batch_.clear();
   paced_ = false;
@@ -157,7 +157,7 @@ Status GatherCall::pass(bool* moved) {
     const Header h = pump_.header(Type::kBcast, w, (j / share_) % 2 == 1, base_ + j * n_ + me_);
     std::fill(words_.begin(), words_.end(), 0);
     std::memcpy(words_.data(), buffer_ + s.offset, s.bytes);
-    e.bytes.resize(kHeaderBytes + 4 * words_.size());
+    e.bytes.resize(kHeaderBytes + kWordBytes * words_.size());
     encodeHeader(h, e.bytes);
     storeWire(words_.data(), words_.size(), e.bytes.data() + kHeaderBytes);
     e.seq = h.seq;
@@ -232,7 +232,7 @@ int GatherCall::waitMs() const {
   for (uint32_t k = 0; k < share_; ++k) outstanding |= pump_.slot(slotOf(me_, k)).busy;
   if (outstanding) waitUs = std::clamp<int64_t>(microsBetween(now, nextLossScan_), 0, waitUs);
   if (paced_) {
-    const size_t fullBytes = kHeaderBytes + 4 * size_t{pump_.grant().payloadElems};
+    const size_t fullBytes = kHeaderBytes + kWordBytes * pump_.grant().payloadElems;
     waitUs = std::min(waitUs, pump_.pacer().waitUs(fullBytes, now));
   }
   return static_cast<int>(waitUs / 1000 + 1);

@@ -31,7 +31,7 @@ namespace rina::ina {
 // One slice of a rack all-gather.
 struct GatherSlice {
   size_t offset = 0;   // bytes into the buffer
-  uint32_t bytes = 0;  // 1 to 4 * sliceElems()
+  uint32_t bytes = 0;  // 1 to kWordBytes * sliceElems()
   uint8_t root = 0;    // the worker (index in the rack) whose bytes these are
 };
 struct InaGatherOptions {

@@ -16,7 +16,7 @@ void padPortMarker(InFlight& e, uint32_t payloadElems) {
   }
   h.elems = static_cast<uint16_t>(payloadElems);
   const std::vector<int32_t> zeros(payloadElems, 0);
-  e.bytes.assign(kHeaderBytes + 4 * size_t{payloadElems}, 0);
+  e.bytes.assign(kHeaderBytes + kWordBytes * payloadElems, 0);
   encode(h, zeros, e.bytes);
 }
 
@@ -46,7 +46,7 @@ InaCallStats SliceWindow::finalStats() {
 Status SliceWindow::pump(Source& source, bool* moved) {
   const uint32_t completedBefore = completed_;
   CongestionWindow& cw = pump_.congestion();
-  const size_t fullBytes = kHeaderBytes + 4 * size_t{pump_.grant().payloadElems};
+  const size_t fullBytes = kHeaderBytes + kWordBytes * pump_.grant().payloadElems;
   Clock::time_point now = Clock::now();
   batch_.clear();
   paced_ = false;
@@ -110,7 +110,7 @@ int SliceWindow::waitMs() const {
   const Clock::time_point now = Clock::now();
   int64_t waitUs = std::max<int64_t>(0, microsBetween(now, nextTimeoutScan_));
   if (paced_) {
-    const size_t fullBytes = kHeaderBytes + 4 * size_t{pump_.grant().payloadElems};
+    const size_t fullBytes = kHeaderBytes + kWordBytes * pump_.grant().payloadElems;
     waitUs = std::min(waitUs, pump_.pacer().waitUs(fullBytes, now));
   }
   return static_cast<int>(std::min<int64_t>(waitUs / 1000 + 1, 50));

@@ -30,7 +30,7 @@ bool ucWriteFor(std::span<const uint8_t> native, UcWriteRequest* out) {
   // The token's low word, then the payload: native bytes 20 .. end.
   static_assert(offsetof(WireHeader, tokenLow) + roce::kTokenLowBytes == kHeaderBytes);
   out->payload =
-      native.subspan(offsetof(WireHeader, tokenLow), roce::kTokenLowBytes + 4 * size_t{h.elems});
+      native.subspan(offsetof(WireHeader, tokenLow), roce::kTokenLowBytes + kWordBytes * h.elems);
   return true;
 }
 
@@ -84,7 +84,7 @@ Status UcSender::attach(const Grant& grant) {
   transport::verbs::UcReceiveRing ring;
   if (member_.job == 0 || member_.job != grant.job || !qp_->receiveRing(&ring)) return {};
   if (2 * uint64_t{grant.length} > ring.slots - 1 ||
-      kHeaderBytes + 4 * uint64_t{grant.payloadElems} > ring.slotBytes) {
+      kHeaderBytes + kWordBytes * grant.payloadElems > ring.slotBytes) {
     RINA_INFO(
         "ina: worker %u job %u: answers stay on UDP: a grant of %u slots of %u elements "
         "does not fit the receive ring (%u slots of %u bytes)",
@@ -100,7 +100,7 @@ Status UcSender::attach(const Grant& grant) {
   a.slotBytes = ring.slotBytes;
   int32_t words[roce::kAttachWords];
   roce::encodeAttach(a, words);
-  uint8_t bytes[kHeaderBytes + 4 * roce::kAttachWords];
+  uint8_t bytes[kHeaderBytes + kWordBytes * roce::kAttachWords];
   if (encode(member_, std::span<const int32_t>(words), bytes) == 0) {
     return errorf(rinaInternalError, "INA over RDMA UC: cannot encode the ring attachment");
   }
@@ -122,15 +122,16 @@ Status UcSender::setGrant(const Grant& grant) {
                   "4791): give the switch one data port (rina-switchd --threads 1)",
                   where.c_str(), grant.job, grant.ports);
   }
-  const uint64_t bytes = roce::kTokenLowBytes + 4 * uint64_t{grant.payloadElems};
+  const uint64_t bytes = roce::kTokenLowBytes + kWordBytes * grant.payloadElems;
   if (bytes > qp_->maxWriteBytes()) {
-    return errorf(rinaInvalidUsage,
-                  "%s: a slice of %u elements is %llu bytes, more than the path MTU (%u bytes), "
-                  "so a write would leave as several packets; run the switch with --payload %u "
-                  "or less",
-                  where.c_str(), grant.payloadElems, static_cast<unsigned long long>(bytes),
-                  qp_->maxWriteBytes(),
-                  static_cast<unsigned>((qp_->maxWriteBytes() - roce::kTokenLowBytes) / 4));
+    return errorf(
+        rinaInvalidUsage,
+        "%s: a slice of %u elements is %llu bytes, more than the path MTU (%u bytes), "
+        "so a write would leave as several packets; run the switch with --payload %u "
+        "or less",
+        where.c_str(), grant.payloadElems, static_cast<unsigned long long>(bytes),
+        qp_->maxWriteBytes(),
+        static_cast<unsigned>((qp_->maxWriteBytes() - roce::kTokenLowBytes) / kWordBytes));
   }
   RINA_TRY(qp_->connect(switchAddr_, grant.job));
   return attach(grant);
