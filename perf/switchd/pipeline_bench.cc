@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_common.h"
 #include "inanet/wire_kernels.h"
 #include "rina/ina_wire.h"
 #include "switchd/pipeline.h"
@@ -35,6 +36,7 @@ using rina::switchd::JobEntry;
 using rina::switchd::Output;
 using rina::switchd::Pipeline;
 using rina::switchd::PipelineConfig;
+using rina::switchd::threadCpuSeconds;
 
 struct Args {
   int workers = 4;
@@ -45,45 +47,21 @@ struct Args {
   int repeats = 5;
 };
 
-bool parse(int argc, char** argv, Args* a) {
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string k = argv[i];
-    const long v = std::atol(argv[i + 1]);
-    if (v <= 0) return false;
-    if (k == "--workers")
-      a->workers = static_cast<int>(v);
-    else if (k == "--payload")
-      a->payload = static_cast<int>(v);
-    else if (k == "--window")
-      a->window = static_cast<int>(v);
-    else if (k == "--burst")
-      a->burst = static_cast<int>(v);
-    else if (k == "--slices")
-      a->slices = v;
-    else if (k == "--repeats")
-      a->repeats = static_cast<int>(v);
-    else
-      return false;
-  }
-  return argc % 2 == 1 && a->workers >= 1 && a->workers <= 32 &&
-         a->payload <= static_cast<int>(rina::ina::kMaxPayloadElems);
-}
-
-double threadCpuSeconds() {
-  rusage u{};
-  getrusage(RUSAGE_THREAD, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   Args a;
-  if (!parse(argc, argv, &a)) {
-    std::fprintf(stderr,
-                 "usage: rina-pipeline-bench [--workers 4] [--payload 1024] [--window 64] "
-                 "[--burst 16] [--slices 200000] [--repeats 5]\n");
+  rina::switchd::FlagParser p("rina-pipeline-bench");
+  p.addNumber("--workers", &a.workers, 1, 32);
+  p.addNumber("--payload", &a.payload, 1, static_cast<int>(rina::ina::kMaxPayloadElems));
+  p.addNumber("--window", &a.window, 1, 4096);
+  p.addNumber("--burst", &a.burst, 1, 1024);
+  p.addNumber("--slices", &a.slices, 1L);
+  p.addNumber("--repeats", &a.repeats, 1, 1000);
+  if (!rina::switchd::parseBenchFlags(
+          p, argc, argv,
+          "usage: rina-pipeline-bench [--workers 4] [--payload 1024] "
+          "[--window 64] [--burst 16] [--slices 200000] [--repeats 5]")) {
     return 2;
   }
   constexpr uint16_t kJob = 1;

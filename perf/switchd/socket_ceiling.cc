@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_common.h"
 #include "inanet/net.h"
 #include "inanet/udp_batch.h"
 #include "rina/ina_wire.h"
@@ -39,6 +40,7 @@ using rina::ina::Endpoint;
 using rina::ina::UdpBatchReceiver;
 using rina::ina::UdpBatchSender;
 using rina::ina::UdpOut;
+using rina::switchd::threadCpuSeconds;
 
 struct Args {
   int workers = 4;
@@ -46,33 +48,6 @@ struct Args {
   int window = 64;
   long datagrams = 400000;
 };
-
-bool parse(int argc, char** argv, Args* a) {
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string k = argv[i];
-    const long v = std::atol(argv[i + 1]);
-    if (k == "--workers")
-      a->workers = static_cast<int>(v);
-    else if (k == "--payload")
-      a->payload = static_cast<int>(v);
-    else if (k == "--window")
-      a->window = static_cast<int>(v);
-    else if (k == "--datagrams")
-      a->datagrams = v;
-    else
-      return false;
-  }
-  return argc % 2 == 1 && a->workers >= 1 && a->workers <= 64 && a->payload >= 1 &&
-         a->payload <= static_cast<int>(rina::ina::kMaxPayloadElems) && a->window >= 1 &&
-         a->datagrams >= 1;
-}
-
-double threadCpuSeconds() {
-  rusage ru{};
-  getrusage(RUSAGE_THREAD, &ru);
-  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
 
 Fd openSocket(Endpoint* at) {
   Fd fd;
@@ -88,8 +63,14 @@ Fd openSocket(Endpoint* at) {
 
 int main(int argc, char** argv) {
   Args a;
-  if (!parse(argc, argv, &a)) {
-    std::fprintf(stderr, "usage: see the comment at the top of perf/switchd/socket_ceiling.cc\n");
+  rina::switchd::FlagParser flags("rina-socket-ceiling");
+  flags.addNumber("--workers", &a.workers, 1, 64);
+  flags.addNumber("--payload", &a.payload, 1, static_cast<int>(rina::ina::kMaxPayloadElems));
+  flags.addNumber("--window", &a.window, 1);
+  flags.addNumber("--datagrams", &a.datagrams, 1L);
+  if (!rina::switchd::parseBenchFlags(flags, argc, argv,
+                                      "usage: rina-socket-ceiling [--workers 4] [--payload 1024] "
+                                      "[--window 64] [--datagrams 400000]")) {
     return 2;
   }
   const uint32_t bytes = static_cast<uint32_t>(rina::ina::kHeaderBytes + 4 * a.payload);
