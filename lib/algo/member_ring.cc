@@ -70,7 +70,11 @@ using Range = std::pair<size_t, size_t>;
 // (t = 0 first), segment k.
 class MemberRing {
  public:
-  MemberRing(RackCall& call, const std::vector<Member>& members, char* recv, size_t count)
+  // input: this rank's input when it is not in recv (out of place), read
+  // where it is by the rack's switch reduce or, at a member of one rank, by
+  // the ring; else null.
+  MemberRing(RackCall& call, const std::vector<Member>& members, char* recv, const char* input,
+             size_t count)
       : call_(call),
         ctx_(call.ctx),
         members_(members),
@@ -79,6 +83,7 @@ class MemberRing {
         me_(members[m_]),
         es_(reduce::dataTypeSize(call.type)),
         recv_(recv),
+        input_(input),
         K_(subRingCount(members)),
         segments_{count, K_},
         steps_(2 * (R_ - 1)),
@@ -136,6 +141,7 @@ class MemberRing {
   const Member& me_;
   const size_t es_;
   char* recv_;
+  const char* input_;
   const int K_;  // sub-rings
   const Chunks segments_;
   const int steps_;          // ring steps: R - 1 reduce-scatter, R - 1 all-gather
@@ -174,9 +180,9 @@ Status MemberRing::startRackTask() {
       }
     }
   }
-  rack_ =
-      std::make_unique<RackTask>(call_, me_, recv_, std::move(reduceOrder), std::move(gatherOrder),
-                                 [this](size_t i, size_t end) { return gatherFinal(i, end); });
+  rack_ = std::make_unique<RackTask>(
+      call_, me_, recv_, std::move(reduceOrder), std::move(gatherOrder),
+      [this](size_t i, size_t end) { return gatherFinal(i, end); }, input_);
   RINA_TRY(rack_->start());
   e_.addTask(rack_.get());
   return {};
@@ -198,6 +204,10 @@ void MemberRing::addRingItems() {
   const Member& prev = members_[mod(m_ - 1, R_)];
   const Member& next = members_[mod(m_ + 1, R_)];
   const reduce::ReduceFn fn = reduce::reduceFunction(call_.type, call_.op);
+  // What this rank adds in the reduce-scatter and sends first: its rack's
+  // sums (in recv_), or its own input (a member of one rank, as the flat
+  // ring reads it).
+  const char* own = rack_ || !input_ ? recv_ : input_;
   // Items go by diagonals d = s + j (step s of slice j only needs step
   // s - 1 of slice j), so a slice runs through every step while later
   // slices are still in the switch. Every rank lists them in the same (d,
@@ -215,7 +225,7 @@ void MemberRing::addRingItems() {
         const auto [outAt, on] = grainOf(k, sc, j);
         const auto [inAt, in] = grainOf(k, rc, j);
         SendItem out{.conn = ctx_.hopTo(next.portFor(k), me_.spineToNext),
-                     .data = recv_ + outAt * es_,
+                     .data = (s == 0 ? own : recv_) + outAt * es_,
                      .len = on * es_,
                      .afterRecv = s == 0 ? -1 : recvAt_[recvPlace(s - 1, i, j)],
                      .step = 2 + s,
@@ -232,7 +242,7 @@ void MemberRing::addRingItems() {
                       .step = 2 + s,
                       .slice = j};
         if (!gather) {
-          item.reduce = transport::RecvReduce{fn, recv_ + inAt * es_, es_};
+          item.reduce = transport::RecvReduce{fn, own + inAt * es_, es_};
           if (rack_) {
             item.ready = [this, g = grainIndex(j, t + 1, k), in] {
               return rack_->reduced(g, 0, in);
@@ -254,17 +264,29 @@ Status memberRingAllReduce(Context& ctx, RackSwitch* rackSwitch, const std::vect
                            rinaRedOp_t op, uint64_t seq) {
   const int R = static_cast<int>(members.size());
   char* recv = static_cast<char*>(recvv);
-  if (sendv != recvv) std::memcpy(recv, sendv, count * reduce::dataTypeSize(type));
   RackCall call{ctx, rackSwitch, seq, type, op, 2 * R, ctx.portMarkers()};
   RINA_TRY(beginMemberCall(call, members, count));
   const Member& me = members[memberIndexOf(members, ctx.rank())];
-  if (R == 1 && sumsOnSwitch(call, me)) {
+  const bool onSwitch = sumsOnSwitch(call, me);
+  // Out of place, the input stays where it is when the switch reads it (an
+  // INA rack) or the ring does (a member of one rank), as the flat ring
+  // reads it: no copy of the whole buffer before the first byte moves.
+  // Host sums inside a rack start from a copy in recv.
+  const char* input = nullptr;
+  if (sendv != recvv) {
+    if (me.ranks.size() > 1 ? onSwitch : R > 1) {
+      input = static_cast<const char*>(sendv);
+    } else {
+      std::memcpy(recv, sendv, count * reduce::dataTypeSize(type));
+    }
+  }
+  if (R == 1 && onSwitch) {
     // One INA rack is the whole ring: the switch returns the sum to every
     // worker, S up and S down each.
-    const char* input = sendv != recvv ? static_cast<const char*>(sendv) : nullptr;
-    RINA_TRY(rackAllReduce(call, me, recv, count, input));
+    RINA_TRY(rackAllReduce(call, me, recv, count, sendv != recvv ? static_cast<const char*>(sendv)
+                                                                 : nullptr));
   } else {
-    MemberRing ring(call, members, recv, count);
+    MemberRing ring(call, members, recv, input, count);
     RINA_TRY(ring.run());
   }
   // Every rank holds the same sums bit for bit, so each divides alike.

@@ -139,6 +139,7 @@ Status RackTask::startSwitchReduce() {
   }
   o.markerPrologue = call_.portMarkers;  // a switch that knows markers (RINA_INA_PORT_MARKERS)
   o.spans = &spans_;
+  o.input = input_;
   o.slots = W - gatherSlots;
   Status st = client.start(data_, count, call_.type, o);
   // A gather that cannot start now is tried again after the reduce-scatter.
@@ -295,6 +296,14 @@ Status RackTask::afterFixLists() {
   for (uint32_t s : mine_) {
     if (roles_[s] == ina::kSliceAll) everyHost_.push_back(s);
   }
+  // Out of place the switch left these slices of data_ as they were: the
+  // port's sum starts from its input, and rack-mates send theirs.
+  const char* in = input_ ? input_ : data_;
+  for (uint32_t s : mine_) {
+    if (roles_[s] == ina::kSlicePort && in != data_) {
+      std::memcpy(data_ + spans_[s].first * es_, in + spans_[s].first * es_, spans_[s].len * es_);
+    }
+  }
   for (size_t i = 0; i < others_.size(); ++i) {
     transport::Connection* c = call_.ctx.peer(others_[i]);
     for (uint32_t s : wantIn_[i]) {
@@ -309,7 +318,7 @@ Status RackTask::afterFixLists() {
             call_.ctx.rank(), static_cast<unsigned long long>(call_.seq), others_[i], s);
       }
       e.sends().push_back(SendItem{.conn = c,
-                                   .data = data_ + spans_[s].first * es_,
+                                   .data = in + spans_[s].first * es_,
                                    .len = spans_[s].len * es_,
                                    .step = 1,
                                    .slice = static_cast<int>(s)});

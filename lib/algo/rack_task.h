@@ -60,9 +60,10 @@ class RackTask final : public EngineTask {
   // pieces in the order they become final at their ports, where
   // isFinal(i, end) says whether piece gatherOrder[i]'s first `end`
   // elements are final at this rank (asked only of the pieces it ports).
-  // Either list may be empty. input (pieces of kEveryWorker only): this
-  // worker's input when it is not data (out of place), else null (a copy
-  // is kept).
+  // Either list may be empty. input: this worker's input when it is not
+  // data (out of place; the switch reads it there and data gets the
+  // results), else null (a copy is kept where pieces of kEveryWorker need
+  // one). Without the switch the input must be in data.
   RackTask(RackCall& call, const Member& m, char* data, std::vector<RackPiece> reduceOrder,
            std::vector<RackPiece> gatherOrder, std::function<bool(size_t, size_t)> isFinal,
            const char* input = nullptr);

@@ -248,6 +248,7 @@ void DatagramPump::route(const uint8_t* data, size_t len) {
   uint32_t end = calls_.front()->seqEnd();
   for (PumpCall* c : calls_) {
     if (h.seq - c->seqBegin() < c->seqEnd() - c->seqBegin()) {
+      ++routed_;
       c->onAnswer(h, data + kHeaderBytes);
       return;
     }

@@ -221,6 +221,10 @@ class DatagramPump {
   // Reads every answer waiting on the socket and in the sender and hands
   // each on. Never blocks.
   void receive();
+  // Answers handed on to a call so far: a call's progress() that reads the
+  // socket may take another call's answers, so a caller driving several
+  // looks at this to know whether anything came.
+  uint64_t answersRouted() const { return routed_; }
   // When the answers being handed on were read (one clock reading per
   // batch, not per answer).
   Clock::time_point answerTime() const { return answerTime_; }
@@ -248,6 +252,7 @@ class DatagramPump {
   uint64_t socketDrops_ = 0;
   Clock::time_point answerTime_{};
   uint64_t reportedDrops_ = 0, reportedHolds_ = 0;  // given to calls by endCall()
+  uint64_t routed_ = 0;  // answersRouted()
   std::unique_ptr<UdpBatchReceiver> rx_;  // answers, segmented receives where the kernel has them
   std::vector<uint8_t> rxScratch_;        // a RoCEv2 answer on its way to the native layout
   std::vector<OutDatagram> out_;

@@ -31,6 +31,7 @@ Status InaClient::start(void* buffer, size_t count, rinaDataType_t type,
 
 Status InaClient::progress(bool* moved) {
   *moved = false;
+  const uint64_t routed = pump_->answersRouted();
   const bool reducing = !done();
   if (reducing) (void)reduce_->progress(moved);
   if (gather_) {
@@ -38,6 +39,9 @@ Status InaClient::progress(bool* moved) {
     (void)gather_->progress(&gathered);
     *moved |= gathered;
   }
+  // The gather's pass may have read the reduce's answers, and the other way
+  // round: either call's slices may have moved.
+  *moved |= pump_->answersRouted() != routed;
   // The status of the call still running: the reduce call's first.
   if (reducing || !gather_) return reduce_ ? reduce_->status() : Status();
   return gather_->status();

@@ -47,6 +47,10 @@ Status ReduceCall::create(DatagramPump& pump, void* buffer, size_t count, rinaDa
   }
   if (count == 0) return Status();
   if (!buffer) return errorf(rinaInvalidArgument, "ina: null buffer");
+  if (call.input && call.upstreamPartial) {
+    return errorf(rinaInvalidArgument, "ina: an input apart from the buffer and an upstream partial")
+        .prepend(pump.context());
+  }
   const uint32_t P = pump.grant().payloadElems;
   const size_t slices = call.spans ? call.spans->size() : sliceCount(count, P);
   if (slices > (1u << 30)) return errorf(rinaInvalidArgument, "ina: buffer too large");
@@ -79,6 +83,7 @@ Status ReduceCall::create(DatagramPump& pump, void* buffer, size_t count, rinaDa
 
   std::unique_ptr<ReduceCall> c(new ReduceCall(pump, base, total, call.firstSlot, slots));
   c->buffer_ = buffer;
+  c->input_ = call.input ? call.input : buffer;
   c->upstream_ = call.upstreamPartial;
   c->count_ = count;
   c->type_ = type;
@@ -169,8 +174,8 @@ size_t ReduceCall::sliceLen(uint32_t i) const {
 
 const float* ReduceCall::floatsOf(uint32_t i) {
   const size_t first = sliceFirst(i), n = sliceLen(i);
-  if (type_ == rinaFloat32 && !upstream_) return static_cast<const float*>(buffer_) + first;
-  loadAsFloat(buffer_, type_, first, n, scratch_.data());
+  if (type_ == rinaFloat32 && !upstream_) return static_cast<const float*>(input_) + first;
+  loadAsFloat(input_, type_, first, n, scratch_.data());
   if (upstream_) {
     float* up = scratch_.data() + P_;  // the second half holds the upstream slice
     loadAsFloat(upstream_, type_, first, n, up);
@@ -202,7 +207,7 @@ void ReduceCall::build(uint32_t r, InFlight& e) {
     const size_t first = sliceFirst(i), n = sliceLen(i);
     filled = n;
     if (!quantized_) {
-      const int32_t* in = static_cast<const int32_t*>(buffer_) + first;
+      const int32_t* in = static_cast<const int32_t*>(input_) + first;
       const int32_t* up = upstream_ ? static_cast<const int32_t*>(upstream_) + first : nullptr;
       if (!up) {
         std::memcpy(ints_.data(), in, n * sizeof(int32_t));
@@ -272,7 +277,8 @@ void ReduceCall::store(uint32_t i, const Header& h, const uint8_t* payload) {
       return;
     }
     loadWire(payload, n, ints_.data());
-    for (size_t k = 0; k < n; ++k) out[k] = wrappingAdd(out[k], ints_[k]);
+    const int32_t* in = static_cast<const int32_t*>(input_) + first;
+    for (size_t k = 0; k < n; ++k) out[k] = wrappingAdd(in[k], ints_[k]);
     return;
   }
   loadWire(payload, n, ints_.data());

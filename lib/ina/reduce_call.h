@@ -44,6 +44,12 @@ struct InaCallOptions {
   // The port worker's extra upstream partial (same type and count as the
   // buffer), added to its contribution before it is sent.
   const void* upstreamPartial = nullptr;
+  // This worker's input, when it is not in the buffer (out of place: same
+  // type and count): values and exponents are read from here and sums
+  // written to the buffer, whose slices that get no sum here (acknowledged,
+  // or left to the host) are then left as they were. Not with
+  // upstreamPartial.
+  const void* input = nullptr;
   // Reduce to the port only (TO_PORT): the switch sends the sum to the
   // worker that set isPort and a bare acknowledgement to the others, whose
   // buffers keep their input. Every worker of the call passes the same
@@ -143,6 +149,7 @@ class ReduceCall : public PumpCall, private SliceWindow::Source {
   SliceWindow window_;  // datagram r is seq base + r; data slice i is r = prologue_ + i
   Status status_;
   void* buffer_ = nullptr;
+  const void* input_ = nullptr;  // InaCallOptions::input, else the buffer
   const void* upstream_ = nullptr;
   size_t count_ = 0;
   rinaDataType_t type_ = rinaInt32;

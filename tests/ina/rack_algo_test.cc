@@ -534,32 +534,43 @@ TEST(RackAuto, RunsWhatTheLinkModelPicks) {
 TEST(RackHostSlices, Int32OverflowIsSummedOnTheHosts) {
   ScopedEnv switchd("RINA_SWITCHD_PATH", RINA_SWITCHD_PATH);
   ScopedEnv sw("RINA_SWITCH", "auto");
-  for (const char* layout : {"3:ina", "3:ina,2:ina,1"}) {
-    ScopedEnv racks("RINA_RACKS", layout);
-    const int n = ranksOf(layout);
-    std::atomic<uint64_t> hostSlices{0};
-    runThreads(n, [&](int rank, rinaComm_t comm) {
-      ASSERT_EQ(rinaCommSetAlgorithm(comm, "rina"), rinaSuccess);
-      std::vector<int32_t> buf(30000);
-      // Elements 10000..19999 overflow in a switch (2 or 3 x 2^30), the rest do not.
-      for (size_t i = 0; i < buf.size(); ++i)
-        buf[i] = (i / 10000 == 1) ? (1 << 30) : intInput(rank, i);
-      ASSERT_EQ(rinaAllReduce(buf.data(), buf.data(), buf.size(), rinaInt32, rinaSum, comm),
-                rinaSuccess)
-          << rinaCommGetLastError(comm);
-      for (size_t i = 0; i < buf.size(); ++i) {
-        uint32_t want = 0;  // wraps
-        for (int r = 0; r < n; ++r) {
-          want += static_cast<uint32_t>((i / 10000 == 1) ? (1 << 30) : intInput(r, i));
+  // Out of place the switch reads the input from the send buffer and leaves
+  // the result's host slices unwritten: the hosts start from the input.
+  for (const bool inPlace : {true, false}) {
+    for (const char* layout : {"3:ina", "3:ina,2:ina,1"}) {
+      ScopedEnv racks("RINA_RACKS", layout);
+      const int n = ranksOf(layout);
+      std::atomic<uint64_t> hostSlices{0};
+      runThreads(n, [&](int rank, rinaComm_t comm) {
+        ASSERT_EQ(rinaCommSetAlgorithm(comm, "rina"), rinaSuccess);
+        std::vector<int32_t> buf(30000);
+        // Elements 10000..19999 overflow in a switch (2 or 3 x 2^30), the rest do not.
+        for (size_t i = 0; i < buf.size(); ++i)
+          buf[i] = (i / 10000 == 1) ? (1 << 30) : intInput(rank, i);
+        const std::vector<int32_t> input = buf;
+        std::vector<int32_t> out(buf.size(), 0x5A5A5A5A);
+        int32_t* result = inPlace ? buf.data() : out.data();
+        ASSERT_EQ(rinaAllReduce(buf.data(), result, buf.size(), rinaInt32, rinaSum, comm),
+                  rinaSuccess)
+            << rinaCommGetLastError(comm);
+        for (size_t i = 0; i < buf.size(); ++i) {
+          uint32_t want = 0;  // wraps
+          for (int r = 0; r < n; ++r) {
+            want += static_cast<uint32_t>((i / 10000 == 1) ? (1 << 30) : intInput(r, i));
+          }
+          ASSERT_EQ(result[i], static_cast<int32_t>(want))
+              << layout << (inPlace ? " in place" : " out of place") << ": rank " << rank
+              << " elem " << i;
         }
-        ASSERT_EQ(buf[i], static_cast<int32_t>(want))
-            << layout << ": rank " << rank << " elem " << i;
-      }
-      rinaCommStats_t s = statsOf(comm);
-      hostSlices += s.inaHostSlices;
-      EXPECT_EQ(s.inaFallbacks, 0u);
-    });
-    EXPECT_GT(hostSlices.load(), 0u) << layout;
+        if (!inPlace) {
+          ASSERT_EQ(buf, input) << layout << ": rank " << rank << "'s send buffer";
+        }
+        rinaCommStats_t s = statsOf(comm);
+        hostSlices += s.inaHostSlices;
+        EXPECT_EQ(s.inaFallbacks, 0u);
+      });
+      EXPECT_GT(hostSlices.load(), 0u) << layout << (inPlace ? " in place" : " out of place");
+    }
   }
 }
 
