@@ -193,7 +193,7 @@ Status Engine::run() {
   closeBusy(end, true);
   RINA_TRACE(
       "rank %d: %s #%llu: %lld us, %llu passes, %llu yields (%lld us), %llu sleeps "
-      "(%lld us)",
+      "(%lld us; longest %lld us, %s)",
       ctx_.rank, ctx_.collective, static_cast<unsigned long long>(ctx_.seq),
       static_cast<long long>(
           std::chrono::duration_cast<std::chrono::microseconds>(end - start).count()),
@@ -201,7 +201,9 @@ Status Engine::run() {
       static_cast<unsigned long long>(trace_.yields),
       static_cast<long long>(trace_.yieldedNs / 1000),
       static_cast<unsigned long long>(trace_.sleeps),
-      static_cast<long long>(trace_.sleptNs / 1000));
+      static_cast<long long>(trace_.sleptNs / 1000),
+      static_cast<long long>(trace_.longestNs / 1000),
+      trace_.longestWhat.empty() ? "-" : trace_.longestWhat.c_str());
   return st;
 }
 
@@ -379,8 +381,13 @@ Status Engine::runLoop() {
     const auto asleep = Clock::now();
     ws.wait(timeoutMs);
     ++trace_.sleeps;
-    trace_.sleptNs +=
+    const int64_t slept =
         std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - asleep).count();
+    trace_.sleptNs += slept;
+    if (slept > trace_.longestNs && logLevel() >= LogLevel::kTrace) {
+      trace_.longestNs = slept;
+      trace_.longestWhat = waitingFor();
+    }
     if (ctx_.watch && *ctx_.watch) RINA_TRY((*ctx_.watch)());
     // Liveness: a peer that died never wakes us; look after every quiet wait.
     Status alive = checkAlive();

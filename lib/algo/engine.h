@@ -135,10 +135,13 @@ class Engine {
 
   // Where a collective's time went, logged at RINA_DEBUG=TRACE when it
   // ends: loop passes, yields while spinning and sleeps in futex / poll,
-  // and the time spent in each (a yield's time is other processes' turn).
+  // and the time spent in each (a yield's time is other processes' turn),
+  // and the longest sleep with what it waited for.
   struct WaitTrace {
     uint64_t passes = 0, yields = 0, sleeps = 0;
     int64_t yieldedNs = 0, sleptNs = 0;
+    int64_t longestNs = 0;
+    std::string longestWhat;
   };
   EngineContext ctx_;
   int64_t spinUs_;

@@ -185,6 +185,7 @@ class RackTask final : public EngineTask {
   // For the TRACE line at the end: when start() ran and each phase ended.
   Clock::time_point started_;
   std::vector<std::pair<const char*, Clock::time_point>> marks_;
+  std::string reduceStats_;  // the switch reduce's numbers, for the same line
   void mark(const char* what) { marks_.emplace_back(what, Clock::now()); }
   // gather
   std::vector<ina::GatherSlice> gatherSlices_;
