@@ -200,8 +200,7 @@ Status Engine::run() {
       static_cast<unsigned long long>(trace_.passes),
       static_cast<unsigned long long>(trace_.yields),
       static_cast<long long>(trace_.yieldedNs / 1000),
-      static_cast<unsigned long long>(trace_.sleeps),
-      static_cast<long long>(trace_.sleptNs / 1000),
+      static_cast<unsigned long long>(trace_.sleeps), static_cast<long long>(trace_.sleptNs / 1000),
       static_cast<long long>(trace_.longestNs / 1000),
       trace_.longestWhat.empty() ? "-" : trace_.longestWhat.c_str());
   return st;

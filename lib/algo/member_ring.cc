@@ -283,8 +283,8 @@ Status memberRingAllReduce(Context& ctx, RackSwitch* rackSwitch, const std::vect
   if (R == 1 && onSwitch) {
     // One INA rack is the whole ring: the switch returns the sum to every
     // worker, S up and S down each.
-    RINA_TRY(rackAllReduce(call, me, recv, count, sendv != recvv ? static_cast<const char*>(sendv)
-                                                                 : nullptr));
+    RINA_TRY(rackAllReduce(call, me, recv, count,
+                           sendv != recvv ? static_cast<const char*>(sendv) : nullptr));
   } else {
     MemberRing ring(call, members, recv, input, count);
     RINA_TRY(ring.run());

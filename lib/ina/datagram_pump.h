@@ -252,7 +252,7 @@ class DatagramPump {
   uint64_t socketDrops_ = 0;
   Clock::time_point answerTime_{};
   uint64_t reportedDrops_ = 0, reportedHolds_ = 0;  // given to calls by endCall()
-  uint64_t routed_ = 0;  // answersRouted()
+  uint64_t routed_ = 0;                             // answersRouted()
   std::unique_ptr<UdpBatchReceiver> rx_;  // answers, segmented receives where the kernel has them
   std::vector<uint8_t> rxScratch_;        // a RoCEv2 answer on its way to the native layout
   std::vector<OutDatagram> out_;

@@ -48,7 +48,8 @@ Status ReduceCall::create(DatagramPump& pump, void* buffer, size_t count, rinaDa
   if (count == 0) return Status();
   if (!buffer) return errorf(rinaInvalidArgument, "ina: null buffer");
   if (call.input && call.upstreamPartial) {
-    return errorf(rinaInvalidArgument, "ina: an input apart from the buffer and an upstream partial")
+    return errorf(rinaInvalidArgument,
+                  "ina: an input apart from the buffer and an upstream partial")
         .prepend(pump.context());
   }
   const uint32_t P = pump.grant().payloadElems;

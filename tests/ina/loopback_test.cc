@@ -392,6 +392,16 @@ TEST(InaLoopback, ReduceScatterRejectsRolesThatDoNotFit) {
   s = c->allreduce(buf.data(), buf.size(), rinaInt32, call, &res);
   EXPECT_EQ(s.code(), rinaInvalidArgument);
   EXPECT_NE(s.message().find("upstream"), std::string::npos) << s.message();
+  // An input apart from the buffer cannot go with an upstream partial either.
+  call.sliceRoles = nullptr;
+  call.resultToPortOnly = false;
+  const std::vector<int32_t> input(2 * P, 1);
+  call.input = input.data();
+  s = c->allreduce(buf.data(), buf.size(), rinaInt32, call, &res);
+  EXPECT_EQ(s.code(), rinaInvalidArgument);
+  EXPECT_NE(s.message().find("an input apart from the buffer and an upstream partial"),
+            std::string::npos)
+      << s.message();
 }
 
 TEST(InaLoopback, Int32OverflowIsReportedAsHostSlice) {
