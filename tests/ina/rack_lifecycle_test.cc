@@ -47,16 +47,21 @@ int32_t input(int rank, int call, size_t i) {
 }
 
 // One allreduce of `count` int32 on this rank, checked against the serial
-// sum of every rank's input.
-void exactAllreduce(rinaComm_t comm, int rank, int n, int call, size_t count) {
-  std::vector<int32_t> buf(count);
+// sum of every rank's input; out of place the send buffer must come back
+// untouched.
+void exactAllreduce(rinaComm_t comm, int rank, int n, int call, size_t count, bool inPlace = true) {
+  std::vector<int32_t> buf(count), out(count, 0x5A5A5A5A);
   for (size_t i = 0; i < count; ++i) buf[i] = input(rank, call, i);
-  ASSERT_EQ(rinaAllReduce(buf.data(), buf.data(), count, rinaInt32, rinaSum, comm), rinaSuccess)
+  int32_t* result = inPlace ? buf.data() : out.data();
+  ASSERT_EQ(rinaAllReduce(buf.data(), result, count, rinaInt32, rinaSum, comm), rinaSuccess)
       << "rank " << rank << " call " << call << ": " << rinaCommGetLastError(comm);
   for (size_t i = 0; i < count; ++i) {
     int32_t want = 0;
     for (int r = 0; r < n; ++r) want += input(r, call, i);
-    ASSERT_EQ(buf[i], want) << "rank " << rank << " call " << call << " element " << i;
+    ASSERT_EQ(result[i], want) << "rank " << rank << " call " << call << " element " << i;
+    if (!inPlace) {
+      ASSERT_EQ(buf[i], input(rank, call, i)) << "rank " << rank << "'s send buffer";
+    }
   }
 }
 
@@ -449,19 +454,28 @@ TEST(InaNoProgress, NackedSlotsEndTheCallWithEverySliceOnTheHosts) {
 // answers: after RINA_INA_TIMEOUT_MS; NACKs: when the grant it asked for
 // after the first NACKs brings nothing but NACKs again) and every allreduce
 // is exact.
+// The rack alone (one switch call per allreduce) and the rack as a member of
+// the ring beside an autonomous rank, in and out of place (the first call,
+// the one that falls back, out of place: its slices start from the send
+// buffer on the hosts).
 TEST(InaNoProgress, RackFallsBackAndStaysExact) {
-  for (Answers mode : {Answers::kStale, Answers::kNack}) {
-    FakeSwitch sw(mode);
-    ASSERT_TRUE(sw.ok());
-    config::Options o = optionsFor(2, sw.control().toString(), "");
-    o.inaTimeoutMs = kInaTimeoutMs;
-    std::vector<rinaCommStats_t> after(2);
-    runThreads(2, o, [&](int rank, rinaComm_t comm) {
-      for (int k = 0; k < 4; ++k) exactAllreduce(comm, rank, 2, k, 20000);
-      after[rank] = statsOf(comm);
-    });
-    for (int r = 0; r < 2; ++r) {
-      EXPECT_EQ(after[r].inaFallbacks, 1u) << "mode " << static_cast<int>(mode) << " rank " << r;
+  for (const char* racks : {"2:ina", "2:ina,1"}) {
+    for (Answers mode : {Answers::kStale, Answers::kNack}) {
+      FakeSwitch sw(mode);
+      ASSERT_TRUE(sw.ok());
+      config::Options o = optionsFor(2, sw.control().toString(), "");
+      o.racks = racks;
+      o.inaTimeoutMs = kInaTimeoutMs;
+      const int n = racks == std::string("2:ina") ? 2 : 3;
+      std::vector<rinaCommStats_t> after(n);
+      runThreads(n, o, [&](int rank, rinaComm_t comm) {
+        for (int k = 0; k < 4; ++k) exactAllreduce(comm, rank, n, k, 20000, k % 2 == 1);
+        after[rank] = statsOf(comm);
+      });
+      for (int r = 0; r < 2; ++r) {
+        EXPECT_EQ(after[r].inaFallbacks, 1u)
+            << racks << " mode " << static_cast<int>(mode) << " rank " << r;
+      }
     }
   }
 }
