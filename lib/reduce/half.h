@@ -11,6 +11,7 @@
 // The same conversions serve the CUDA kernels (lib/cuda), so host and
 // device agree bit for bit by construction.
 #if defined(__CUDACC__)
+#include <cuda_fp16.h>
 #define RINA_HOST_DEVICE __host__ __device__
 #else
 #define RINA_HOST_DEVICE
@@ -19,6 +20,11 @@
 namespace rina::reduce::detail {
 
 RINA_HOST_DEVICE inline float halfBitsToFloat(uint16_t h) {
+#if defined(__CUDA_ARCH__)
+  // On the GPU the hardware conversion (exact for every number and
+  // infinity, as below); a NaN takes the integer path, for its payload.
+  if ((h & 0x7fffu) <= 0x7c00u) return __half2float(__ushort_as_half(h));
+#endif
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   const uint32_t exponent = (h >> 10) & 0x1fu;
   const uint32_t mantissa = h & 0x3ffu;
@@ -40,6 +46,11 @@ RINA_HOST_DEVICE inline uint16_t floatToHalfBits(float value) {
   if (magnitude > 0x7f800000u) {  // NaN: quiet, top payload bits kept
     return static_cast<uint16_t>(sign | 0x7e00u | ((magnitude >> 13) & 0x3ffu));
   }
+#if defined(__CUDA_ARCH__)
+  // On the GPU the hardware's round-to-nearest-even conversion: the same
+  // bits as below for every number (overflow to infinity, subnormals).
+  return __half_as_ushort(__float2half_rn(value));
+#else
   // 65520 (0x477ff000) is the tie between 65504 (odd mantissa) and 2^16: to inf.
   if (magnitude >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);
   if (magnitude >= 0x38800000u) {  // a normal half: rebias, round on 13 bits
@@ -58,6 +69,7 @@ RINA_HOST_DEVICE inline uint16_t floatToHalfBits(float value) {
   const uint32_t halfway = 1u << (shift - 1u);
   if (remainder > halfway || (remainder == halfway && (units & 1u) != 0)) ++units;
   return static_cast<uint16_t>(sign | units);  // 0x400 (2^-14) encodes itself
+#endif
 }
 
 RINA_HOST_DEVICE inline float bf16BitsToFloat(uint16_t h) {

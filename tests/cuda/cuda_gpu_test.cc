@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cstring>
 #include <random>
 #include <string>
@@ -139,6 +140,33 @@ TEST(CudaKernels, Float16) {
   SKIP_WITHOUT_GPU();
   checkKernels<rinaFloat16>();
 }
+// The device converts float16 with the hardware's instructions (NaNs aside):
+// every one of the 65536 bit patterns (subnormals, the largest numbers,
+// infinities, NaNs) against a partner that walks them all in another order,
+// each op, against the reference bit for bit.
+TEST(CudaKernels, Float16EveryBitPattern) {
+  SKIP_WITHOUT_GPU();
+  using Ref = reduce::reference::RefFor<rinaFloat16>;
+  using T = Ref::Storage;
+  const size_t n = 65536;
+  std::vector<T> a(n), b(n);
+  for (size_t i = 0; i < n; ++i) {
+    a[i] = std::bit_cast<T>(static_cast<uint16_t>(i));
+    b[i] = std::bit_cast<T>(static_cast<uint16_t>(i * 40503u));  // odd: a permutation
+  }
+  DeviceBuffer<T> da(n), db(n), dd(n);
+  da.upload(a);
+  db.upload(b);
+  for (rinaRedOp_t op : {rinaSum, rinaProd, rinaMin, rinaMax}) {
+    ASSERT_TRUE(cuda::reduceOnDevice(dd.ptr, da.ptr, db.ptr, n, rinaFloat16, op, nullptr).ok());
+    CUDA_OK(cudaDeviceSynchronize());
+    std::vector<T> got = dd.download(n);
+    for (size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(Ref::bits(got[i]), Ref::bits(Ref::apply(kernelOp(op), a[i], b[i])))
+          << reduce::opName(op) << " of bits " << i << " and " << ((i * 40503u) & 0xffffu);
+    }
+  }
+}
 TEST(CudaKernels, Bfloat16) {
   SKIP_WITHOUT_GPU();
   checkKernels<rinaBfloat16>();
@@ -208,9 +236,19 @@ void deviceAllReduce(Mode mode) {
         break;
     }
     ASSERT_EQ(r, rinaSuccess) << rinaCommGetLastError(comm);
+    DeviceBuffer<float> after(n);
     if (stream) {
+      // Work queued after the call sees its result: a copy of recv on the
+      // same stream.
+      ASSERT_EQ(
+          cudaMemcpyAsync(after.ptr, recv.ptr, n * sizeof(float), cudaMemcpyDeviceToDevice, stream),
+          cudaSuccess);
       ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
       cudaStreamDestroy(stream);
+      std::vector<float> copied = after.download(n);
+      for (size_t i = 0; i < n; ++i) {
+        ASSERT_EQ(copied[i], expectedSum(nranks, i)) << "queued after the call: element " << i;
+      }
     }
     std::vector<float> out = (mode == Mode::kInPlace ? send : recv).download(n);
     for (size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], expectedSum(nranks, i)) << "element " << i;
