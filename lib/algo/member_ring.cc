@@ -274,7 +274,7 @@ Status memberRingAllReduce(Context& ctx, RackSwitch* rackSwitch, const std::vect
   // Host sums inside a rack start from a copy in recv.
   const char* input = nullptr;
   if (sendv != recvv) {
-    if (me.ranks.size() > 1 ? onSwitch : R > 1) {
+    if (onSwitch || (me.ranks.size() == 1 && R > 1)) {
       input = static_cast<const char*>(sendv);
     } else {
       std::memcpy(recv, sendv, count * reduce::dataTypeSize(type));
@@ -283,8 +283,7 @@ Status memberRingAllReduce(Context& ctx, RackSwitch* rackSwitch, const std::vect
   if (R == 1 && onSwitch) {
     // One INA rack is the whole ring: the switch returns the sum to every
     // worker, S up and S down each.
-    RINA_TRY(rackAllReduce(call, me, recv, count,
-                           sendv != recvv ? static_cast<const char*>(sendv) : nullptr));
+    RINA_TRY(rackAllReduce(call, me, recv, count, input));
   } else {
     MemberRing ring(call, members, recv, input, count);
     RINA_TRY(ring.run());

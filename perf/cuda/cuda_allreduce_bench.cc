@@ -24,18 +24,10 @@
 #include <thread>
 #include <vector>
 
+#include "cuda_check.h"
 #include "rina/rina.h"
 
 namespace {
-
-#define CHECK(call)                                                    \
-  do {                                                                 \
-    cudaError_t e_ = (call);                                           \
-    if (e_ != cudaSuccess) {                                           \
-      std::fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e_)); \
-      std::exit(1);                                                    \
-    }                                                                  \
-  } while (0)
 
 float inputOf(int rank, size_t i) { return static_cast<float>((rank * 131 + i * 7) % 97); }
 
@@ -75,7 +67,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   cudaDeviceProp prop{};
-  CHECK(cudaGetDeviceProperties(&prop, 0));
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("# device %s, %d ranks as threads, float32 sum, out of place, %d iterations\n",
               prop.name, ranks, iters);
   std::printf("# %12s %12s %12s %10s %s\n", "bytes", "device ms", "host ms", "dev/host", "check");
@@ -89,7 +81,7 @@ int main(int argc, char** argv) {
   std::vector<std::thread> threads;
   for (int r = 0; r < ranks; ++r) {
     threads.emplace_back([&, r] {
-      CHECK(cudaSetDevice(0));
+      CUDA_CHECK(cudaSetDevice(0));
       rinaComm_t comm = nullptr;
       if (rinaCommInitRank(&comm, ranks, id, r) != rinaSuccess) {
         std::fprintf(stderr, "rank %d: rinaCommInitRank failed\n", r);
@@ -100,9 +92,9 @@ int main(int argc, char** argv) {
         std::vector<float> host(n), hostOut(n);
         for (size_t i = 0; i < n; ++i) host[i] = inputOf(r, i);
         float *dev = nullptr, *devOut = nullptr;
-        CHECK(cudaMalloc(&dev, bytes));
-        CHECK(cudaMalloc(&devOut, bytes));
-        CHECK(cudaMemcpy(dev, host.data(), bytes, cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMalloc(&dev, bytes));
+        CUDA_CHECK(cudaMalloc(&devOut, bytes));
+        CUDA_CHECK(cudaMemcpy(dev, host.data(), bytes, cudaMemcpyHostToDevice));
         auto timed = [&](const float* in, float* out) {
           double total = 0;
           for (int k = 0; k <= iters; ++k) {
@@ -123,7 +115,7 @@ int main(int argc, char** argv) {
         t.deviceMs = timed(dev, devOut);
         t.hostMs = timed(host.data(), hostOut.data());
         std::vector<float> got(n);
-        CHECK(cudaMemcpy(got.data(), devOut, bytes, cudaMemcpyDeviceToHost));
+        CUDA_CHECK(cudaMemcpy(got.data(), devOut, bytes, cudaMemcpyDeviceToHost));
         for (size_t i = 0; i < n; ++i) {
           float want = 0;
           for (int q = 0; q < ranks; ++q) want += inputOf(q, i);
@@ -135,8 +127,8 @@ int main(int argc, char** argv) {
           }
         }
         times[r].push_back(t);
-        CHECK(cudaFree(dev));
-        CHECK(cudaFree(devOut));
+        CUDA_CHECK(cudaFree(dev));
+        CUDA_CHECK(cudaFree(devOut));
       }
       rinaCommDestroy(comm);
     });

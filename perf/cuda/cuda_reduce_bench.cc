@@ -14,34 +14,26 @@
 #include <string>
 
 #include "cuda/cuda_support.h"
+#include "cuda_check.h"
 #include "reduce/reduce.h"
 
 namespace {
 
-#define CHECK(call)                                                    \
-  do {                                                                 \
-    cudaError_t e_ = (call);                                           \
-    if (e_ != cudaSuccess) {                                           \
-      std::fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e_)); \
-      std::exit(1);                                                    \
-    }                                                                  \
-  } while (0)
-
 template <class Fn>
 double bestMs(int iters, Fn&& fn) {
   cudaEvent_t start, stop;
-  CHECK(cudaEventCreate(&start));
-  CHECK(cudaEventCreate(&stop));
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
   fn();  // warm up
-  CHECK(cudaDeviceSynchronize());
+  CUDA_CHECK(cudaDeviceSynchronize());
   double best = 1e30;
   for (int i = 0; i < iters; ++i) {
-    CHECK(cudaEventRecord(start));
+    CUDA_CHECK(cudaEventRecord(start));
     fn();
-    CHECK(cudaEventRecord(stop));
-    CHECK(cudaEventSynchronize(stop));
+    CUDA_CHECK(cudaEventRecord(stop));
+    CUDA_CHECK(cudaEventSynchronize(stop));
     float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, start, stop));
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
     if (ms < best) best = ms;
   }
   cudaEventDestroy(start);
@@ -74,17 +66,17 @@ int main(int argc, char** argv) {
   }
   cudaDeviceProp prop;
   int dev = 0;
-  CHECK(cudaGetDevice(&dev));
-  CHECK(cudaGetDeviceProperties(&prop, dev));
+  CUDA_CHECK(cudaGetDevice(&dev));
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
   const size_t bytes = mib << 20;
   void *a, *b, *d;
-  CHECK(cudaMalloc(&a, bytes));
-  CHECK(cudaMalloc(&b, bytes));
-  CHECK(cudaMalloc(&d, bytes));
-  CHECK(cudaMemset(a, 0, bytes));
-  CHECK(cudaMemset(b, 0, bytes));
+  CUDA_CHECK(cudaMalloc(&a, bytes));
+  CUDA_CHECK(cudaMalloc(&b, bytes));
+  CUDA_CHECK(cudaMalloc(&d, bytes));
+  CUDA_CHECK(cudaMemset(a, 0, bytes));
+  CUDA_CHECK(cudaMemset(b, 0, bytes));
   const double copyMs =
-      bestMs(iters, [&] { CHECK(cudaMemcpy(d, a, bytes, cudaMemcpyDeviceToDevice)); });
+      bestMs(iters, [&] { CUDA_CHECK(cudaMemcpy(d, a, bytes, cudaMemcpyDeviceToDevice)); });
   const double copyGBs = 2.0 * bytes / (copyMs * 1e6);
   std::printf("device %s, %zu MiB per buffer, best of %d\n", prop.name, mib, iters);
   std::printf("%-10s %-5s %10s %10s %8s\n", "type", "op", "time(ms)", "GB/s", "of copy");
