@@ -45,8 +45,11 @@ int memberIndexOf(const std::vector<Member>& members, int rank) {
 
 namespace {
 
-// beginMemberCall's check.
-Status checkCallsMatch(RackCall& call, const std::vector<Member>& members, size_t count) {
+// beginMemberCall's check, with the rack start riding on it: an INA rack's
+// agent sends its workers the header and then the RackStart, each worker
+// takes both.
+Status checkCallsMatch(RackCall& call, const std::vector<Member>& members, size_t count,
+                       bool rackStart) {
   Context& ctx = call.ctx;
   const int r = ctx.rank();
   const int R = static_cast<int>(members.size());
@@ -54,22 +57,33 @@ Status checkCallsMatch(RackCall& call, const std::vector<Member>& members, size_
   const Member& me = members[m];
   const CollHeader mine = collHeader(ctx, kAllReduce, call.seq, count, call.type, call.op, -1);
   std::vector<CollHeader> theirs(me.ranks.size() + 1);
+  RackStart start;
   Engine e(contextFor(ctx, kAllReduce, call.seq, call.steps));
   const int agent = me.ranks.front();
   if (r == agent) {
+    if (rackStart) RINA_TRY(call.rack->startAsAgent(ctx, &start));
     for (size_t w = 1; w < me.ranks.size(); ++w) {
       transport::Connection* c = ctx.peer(me.ranks[w]);
       addHeaderExchange(e, mine, &theirs[w], c, c, r);
+      if (rackStart) {
+        e.sends().push_back(SendItem{
+            .conn = c, .data = reinterpret_cast<const char*>(&start), .len = sizeof start});
+      }
     }
     if (R > 1) {
       addHeaderExchange(e, mine, &theirs[0], ctx.peer(members[(m + 1) % R].ranks.front()),
                         ctx.peer(members[(m + R - 1) % R].ranks.front()), r);
     }
-  } else {
-    transport::Connection* c = ctx.peer(agent);
-    addHeaderExchange(e, mine, &theirs[0], c, c, r);
+    return e.run();
   }
-  return e.run();
+  transport::Connection* c = ctx.peer(agent);
+  addHeaderExchange(e, mine, &theirs[0], c, c, r);
+  if (rackStart) {
+    e.recvs().push_back(
+        RecvItem{.conn = c, .dst = reinterpret_cast<char*>(&start), .len = sizeof start});
+  }
+  RINA_TRY(e.run());
+  return rackStart ? call.rack->takeStart(ctx, start, agent) : Status();
 }
 
 // Sub-rings: enough that every member's workers hold equal shares (the lcm
@@ -99,12 +113,8 @@ bool sumsOnSwitch(const RackCall& call, const Member& m) {
 }
 
 Status beginMemberCall(RackCall& call, const std::vector<Member>& members, size_t count) {
-  RINA_TRY(checkCallsMatch(call, members, count));
   const Member& me = members[memberIndexOf(members, call.ctx.rank())];
-  if (me.inaRack && call.rack && call.rack->active()) {
-    RINA_TRY(call.rack->beginCollective(call.ctx, call.seq));
-  }
-  return {};
+  return checkCallsMatch(call, members, count, me.inaRack && call.rack && call.rack->active());
 }
 
 Status runStep(RackCall& call, std::vector<SendItem> sends, std::vector<RecvItem> recvs) {

@@ -63,8 +63,9 @@ bool sumsOnSwitch(const RackCall& call, const Member& m);
 // collective headers (engine.h) of this call across members: every worker
 // with its member's agent, and each agent with the agents of the members
 // before and after it, so calls that differ anywhere are rinaInvalidUsage
-// naming both sides. Then, in an INA rack whose switch is in use, it opens
-// the switch's collective for call.seq.
+// naming both sides. In an INA rack whose switch is in use the agent's
+// RackStart (the rack's mode, new slots after a preemption) goes to its
+// workers in the same exchange, right after its header.
 Status beginMemberCall(RackCall& call, const std::vector<Member>& members, size_t count);
 
 // Counts one switch call of this rank in the communicator's stats.

@@ -27,6 +27,14 @@ class PlanSource {
   ~PlanSource() = default;
 };
 
+// What an INA rack's agent tells each worker at the start of a collective
+// that uses the switch (its mode; new slots after a preemption). The
+// algorithms carry it beside the call check, so it costs no round of its
+// own; only RackSwitch reads it.
+struct RackStart {
+  uint64_t words[5] = {};
+};
+
 // The INA side of this rank's rack: its switch client and its mode (switch
 // or host aggregation), which every worker of the rack agrees on.
 class RackSwitch {
@@ -34,10 +42,12 @@ class RackSwitch {
   // The rack still aggregates through its switch.
   virtual bool active() const = 0;
   virtual ina::InaClient& client() = 0;
-  // At the start of a collective that uses the switch (every worker of the
-  // rack calls it): the agent applies what the switch told it (a
-  // preemption: new slots) and tells every worker the mode.
-  virtual Status beginCollective(Context& ctx, uint64_t seq) = 0;
+  // At the start of a collective that uses the switch, the agent applies
+  // what the switch told it (a preemption: new slots) and writes what every
+  // worker is to be told; each worker then takes it from the agent (rank
+  // agent) with takeStart.
+  virtual Status startAsAgent(Context& ctx, RackStart* out) = 0;
+  virtual Status takeStart(Context& ctx, const RackStart& in, int agent) = 0;
   // This rack stops using the switch for this and every later collective.
   // The rank that saw the failure logs it at WARN; every worker counts it.
   virtual void fallBack(Context& ctx, const std::string& why, bool seenHere) = 0;

@@ -464,23 +464,24 @@ RackIna::~RackIna() {
   if (ctrl_ && registered_ && !released_) (void)ctrl_->release(job_, token_);
 }
 
-Status RackIna::beginCollective(algo::Context& ctx, uint64_t seq) {
-  const int agent = rack_->ranks.front();
+static_assert(sizeof(algo::RackStart) == sizeof(RackSetupMsg));
+
+Status RackIna::startAsAgent(algo::Context& ctx, algo::RackStart* out) {
   RackSetupMsg msg{};
-  if (ctx.rank() == agent) {
-    const bool preempted = checkSwitch(ctx);
-    ina::Grant g;
-    if (preempted && active_ && requestSlotsAgain(ctx, &g)) {
-      msg.regrant = 1;
-      putGrant(g, &msg);
-    }
-    msg.active = active_ ? 1 : 0;
-    return sendToWorkers(ctx, *rack_, msg, "allreduce (INA rack start)", seq, 0);
+  const bool preempted = checkSwitch(ctx);
+  ina::Grant g;
+  if (preempted && active_ && requestSlotsAgain(ctx, &g)) {
+    msg.regrant = 1;
+    putGrant(g, &msg);
   }
-  RINA_TRY(algo::runExchange(
-      algo::contextFor(ctx, "allreduce (INA rack start)", seq), {},
-      {RecvItem{
-          .conn = ctx.peer(agent), .dst = reinterpret_cast<char*>(&msg), .len = sizeof msg}}));
+  msg.active = active_ ? 1 : 0;
+  std::memcpy(out->words, &msg, sizeof msg);
+  return {};
+}
+
+Status RackIna::takeStart(algo::Context& ctx, const algo::RackStart& in, int agent) {
+  RackSetupMsg msg;
+  std::memcpy(static_cast<void*>(&msg), in.words, sizeof msg);
   RINA_TRY(checkSetup(msg, ctx.rank(), agent));
   if (!msg.active) {
     fallBack(ctx, "the agent lost the switch", false);

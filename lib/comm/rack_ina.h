@@ -57,7 +57,8 @@ class RackIna final : public algo::RackSwitch {
   // At the start of a collective that uses the switch (every worker of the
   // rack calls it): the agent applies pushed notices and tells every worker
   // the mode and, after a re-grant, the new grant.
-  Status beginCollective(algo::Context& ctx, uint64_t seq) override;
+  Status startAsAgent(algo::Context& ctx, algo::RackStart* out) override;
+  Status takeStart(algo::Context& ctx, const algo::RackStart& in, int agent) override;
   // This rack stops using the switch. The rank that saw the failure logs it
   // at WARN; every worker counts it.
   void fallBack(algo::Context& ctx, const std::string& why, bool seenHere) override;

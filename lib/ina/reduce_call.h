@@ -142,6 +142,9 @@ class ReduceCall : public PumpCall, private SliceWindow::Source {
   // Data slice i as float (plus the upstream partial): float32 without one
   // is read where it lies, anything else is converted into scratch_[0, n).
   const float* floatsOf(uint32_t i);
+  // Data slice i's own exponent (sliceExponent), read from the input the
+  // first time it is asked for, with every slice before it.
+  int8_t localExponent(uint32_t i);
   // The sum for data slice i arrived: into the buffer.
   void store(uint32_t i, const Header& h, const uint8_t* payload);
 
@@ -163,7 +166,8 @@ class ReduceCall : public PumpCall, private SliceWindow::Source {
   uint32_t P_ = 0;  // elements per slice
   uint32_t slices_ = 0;
   uint32_t prologue_ = 0;
-  std::vector<int8_t> localExp_;   // per data slice
+  std::vector<int8_t> localExp_;  // per data slice, [0, expKnown_) read
+  uint32_t expKnown_ = 0;
   std::vector<int8_t> sharedExp_;  // per data slice, from the switch
   std::vector<bool> host_;         // per data slice
   std::vector<bool> final_;        // per data slice: result, ack or host
