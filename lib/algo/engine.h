@@ -110,6 +110,8 @@ class Engine {
   bool finished() const { return si_ == sends_.size() && ri_ == recvs_.size(); }
   // Receives completed so far (they complete in list order).
   size_t recvsDone() const { return ri_; }
+  // Sends completed so far (in list order too).
+  size_t sendsDone() const { return si_; }
   void arm(transport::WaitSet& ws) const;
   Status checkAlive() const;
   // "sending to rank 3 (step 2 of 6, ...)" for whatever it waits on.

@@ -12,6 +12,7 @@
 #include "algo/member_ring.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <utility>
@@ -65,6 +66,13 @@ using Range = std::pair<size_t, size_t>;
 // over shm/TCP (RackTask): reduce to the ports, (n-1)/n S, and send the
 // final pieces back.
 //
+// How far the rack's switch reduce may run ahead of the ring, in diagonals
+// beyond those the ring reads next (each about R K slices per worker). Without a
+// bound, the reduce's datagrams fill the shared host link's queue while the
+// ring's TCP waits behind them: in lab (b) about one call in six ended its
+// switch reduce a quarter early and then took 20% longer.
+constexpr size_t kReduceLeadDiagonals = 1;
+
 // Names: chunk c of segment k is a *piece*; slice j of a piece is a
 // *grain*; grain (j, t, k) is slice j of the t-th chunk in the rack's order
 // (t = 0 first), segment k.
@@ -130,6 +138,10 @@ class MemberRing {
   // Whether grain gatherOrder[i] is final at this rank (its first `end`
   // elements): the ring's last receive of it is in.
   bool gatherFinal(size_t i, size_t end) const;
+  // How many pieces of the rack's reduce order its switch reduce may have
+  // sent by now (RackTask::limitSwitchReduce): those of the diagonals the
+  // ring's wavefront reads next, and kReduceLeadDiagonals more.
+  size_t reduceAhead() const;
   // The member ring, as a wavefront of sends and receives.
   void addRingItems();
 
@@ -156,6 +168,9 @@ class MemberRing {
     int slice, chunk, ring;  // j, t, k
   };
   std::vector<GatherGrain> gatherGrains_;  // by place in gatherOrder
+  std::vector<size_t> diagEnd_;            // reduce order's pieces up to each diagonal
+  std::vector<int> sendDiag_, recvDiag_;   // each ring item's diagonal, by engine index
+  bool ringless_ = false;                  // a port of no sub-ring
 };
 
 Status MemberRing::startRackTask() {
@@ -167,6 +182,7 @@ Status MemberRing::startRackTask() {
   // reaches them.
   grainAt_.assign(static_cast<size_t>(nslices_) * R_ * K_, 0);
   std::vector<RackPiece> reduceOrder, gatherOrder;
+  diagEnd_.clear();
   for (int d = 0; d < nslices_ + R_ - 1; ++d) {
     for (int t = std::max(0, d - nslices_ + 1); t < R_ && t <= d; ++t) {
       const int j = d - t;
@@ -179,13 +195,35 @@ Status MemberRing::startRackTask() {
         gatherGrains_.push_back(GatherGrain{.slice = j, .chunk = t, .ring = k});
       }
     }
+    diagEnd_.push_back(reduceOrder.size());
   }
   rack_ = std::make_unique<RackTask>(
       call_, me_, recv_, std::move(reduceOrder), std::move(gatherOrder),
       [this](size_t i, size_t end) { return gatherFinal(i, end); }, input_);
+  ringless_ = mine_.empty() || steps_ == 0;
+  rack_->limitSwitchReduce([this] { return reduceAhead(); });
   RINA_TRY(rack_->start());
   e_.addTask(rack_.get());
   return {};
+}
+
+size_t MemberRing::reduceAhead() const {
+  // The ring's wavefront: the diagonal of its next receive or send,
+  // whichever is further (a send is at most one diagonal past the receives
+  // it follows). Its items there read rack sums of diagonals up to d + 1.
+  // A worker that is no sub-ring's port has no wavefront to follow (and
+  // the ports' rings need its contributions): no bound.
+  // Before the ring's items are listed it is at diagonal 0.
+  if (ringless_) return SIZE_MAX;
+  const size_t ri = e_.recvsDone(), si = e_.sendsDone();
+  int d = 0;
+  if (!recvDiag_.empty()) {
+    if (ri >= recvDiag_.size()) return SIZE_MAX;
+    d = recvDiag_[ri];
+  }
+  if (si < sendDiag_.size()) d = std::max(d, sendDiag_[si]);
+  const size_t upTo = static_cast<size_t>(d) + 1 + kReduceLeadDiagonals;
+  return upTo < diagEnd_.size() ? diagEnd_[upTo] : SIZE_MAX;
 }
 
 bool MemberRing::gatherFinal(size_t i, size_t end) const {
@@ -236,6 +274,7 @@ void MemberRing::addRingItems() {
           out.ready = [this, g = grainIndex(j, 0, k), on] { return rack_->reduced(g, 0, on); };
         }
         e_.sends().push_back(std::move(out));
+        sendDiag_.push_back(d);
         RecvItem item{.conn = ctx_.hopFrom(prev.portFor(k), prev.spineToNext),
                       .dst = recv_ + inAt * es_,
                       .len = in * es_,
@@ -251,6 +290,7 @@ void MemberRing::addRingItems() {
         }
         recvAt_[recvPlace(s, i, j)] = static_cast<int>(e_.recvs().size());
         e_.recvs().push_back(std::move(item));
+        recvDiag_.push_back(d);
       }
     }
   }

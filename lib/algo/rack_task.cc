@@ -142,6 +142,7 @@ Status RackTask::startSwitchReduce() {
   o.input = input_;
   o.slots = W - gatherSlots;
   Status st = client.start(data_, count, call_.type, o);
+  if (st.ok()) limitToRing();
   // A gather that cannot start now is tried again after the reduce-scatter.
   if (st.ok() && gatherSlots) (void)beginSwitchGather(W - gatherSlots, gatherSlots);
   phase_ = Phase::kSwitchReduce;
@@ -399,8 +400,15 @@ void RackTask::addEveryWorkerFix(Engine& e) {
 
 // ---------------------------------------------------------------- driving
 
+void RackTask::limitToRing() {
+  if (!ahead_) return;
+  const size_t pieces = std::min(ahead_(), reduceOrder_.size());
+  ina_->client().limitReduce(static_cast<uint32_t>(firstSpan_[pieces]));
+}
+
 bool RackTask::pollSwitchReduce(bool* moved) {
   ina::InaClient& client = ina_->client();
+  limitToRing();
   bool progressed = false;
   (void)client.progress(&progressed);  // a failure shows in finish()
   *moved |= progressed;

@@ -70,6 +70,11 @@ class RackTask final : public EngineTask {
   ~RackTask() override;
 
   Status start();
+  // Before start(): the switch reduce sends only the first ahead() pieces
+  // of reduceOrder, asked again at every pass, so the rack's datagrams stay
+  // near the ring that consumes the sums instead of crowding its TCP out of
+  // the host links.
+  void limitSwitchReduce(std::function<size_t()> ahead) { ahead_ = std::move(ahead); }
   // Elements [b, e) of reduceOrder[p] (relative to the piece) hold the
   // rack's sum at the piece's port.
   bool reduced(size_t p, size_t b, size_t e) const;
@@ -116,6 +121,8 @@ class RackTask final : public EngineTask {
   Engine& newEngine();
   // Phase starts.
   Status startSwitchReduce();
+  // limitSwitchReduce's limit, as it stands, to the client.
+  void limitToRing();
   void beginFix();  // the fix phase's first exchange, from mine_
   // A message of `kind` to every rack-mate and one from each (counts[i]:
   // what follows to rack-mate i; empty: none), on a fresh sub-engine.
@@ -164,6 +171,7 @@ class RackTask final : public EngineTask {
   std::vector<ina::SliceSpan> spans_;
   std::vector<uint8_t> roles_;
   std::vector<size_t> firstSpan_;  // per reduce piece
+  std::function<size_t()> ahead_;  // limitSwitchReduce
   enum SpanState : uint8_t { kPending, kClean, kOnHost };
   std::vector<uint8_t> state_;
   size_t scanFrom_ = 0;

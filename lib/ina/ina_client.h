@@ -78,6 +78,12 @@ class InaClient {
   // call is then over: finish() says which slices never completed).
   Status progress(bool* moved);
   bool done() const { return !reduce_ || reduce_->done(); }
+  // The running reduce sends data slices [0, n) only, until a larger n: a
+  // caller that consumes the sums in slice order keeps the switch's
+  // datagrams from running far ahead of it on a shared host link.
+  void limitReduce(uint32_t n) {
+    if (reduce_) reduce_->setSendLimit(n);
+  }
   // ReduceCall::sliceFinal and sliceOnHost for the call in progress.
   bool sliceFinal(uint32_t i) const { return reduce_ && reduce_->sliceFinal(i); }
   bool sliceOnHost(uint32_t i) const { return reduce_ && reduce_->sliceOnHost(i); }

@@ -107,6 +107,9 @@ class ReduceCall : public PumpCall, private SliceWindow::Source {
   // progress() until done, sleeping on the socket between passes.
   Status run();
   bool done() const { return !status_.ok() || window_.done(); }
+  // Data slices [0, n) may go to the switch; later ones wait for a larger
+  // n (InaClient::limitReduce).
+  void setSendLimit(uint32_t n) { window_.setSendLimit(prologue_ + n); }
   const Status& status() const { return status_; }
   int waitMs() const { return window_.waitMs(); }
   // Data slice i is final here: the sum arrived, an acknowledgement did (a

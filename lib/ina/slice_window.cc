@@ -24,7 +24,16 @@ void padPortMarker(InFlight& e, uint32_t payloadElems) {
 
 SliceWindow::SliceWindow(DatagramPump& pump, uint32_t base, uint32_t total, uint32_t firstSlot,
                          uint32_t slots)
-    : pump_(pump), base_(base), total_(total), first_(firstSlot), count_(slots), loss_(pump) {}
+    : pump_(pump), base_(base), total_(total), first_(firstSlot), count_(slots), loss_(pump) {
+  limit_ = total;
+}
+
+void SliceWindow::setSendLimit(uint32_t r) {
+  if (limitDropped_) return;
+  r = std::min(r, total_);
+  if (r > limit_) heldSince_ = {};
+  limit_ = r;
+}
 
 void SliceWindow::begin() {
   pump_.freeSlots(first_, count_);
@@ -50,7 +59,10 @@ Status SliceWindow::pump(Source& source, bool* moved) {
   Clock::time_point now = Clock::now();
   batch_.clear();
   paced_ = false;
-  while (nextToSend_ < total_) {
+  // Nothing in flight (a send limit held the window): the switch's clock
+  // starts again with the next datagram.
+  const bool idle = nextToSend_ == completed_;
+  while (nextToSend_ < limit_) {
     const uint32_t r = nextToSend_;
     const uint32_t w = slotOf(base_ + r);
     InFlight& e = pump_.slot(w);
@@ -78,12 +90,21 @@ Status SliceWindow::pump(Source& source, bool* moved) {
     cw.sent(port);
     batch_.push_back(&e);
   }
+  if (nextToSend_ == limit_ && limit_ < total_ && !paced_) {
+    if (heldSince_ == Clock::time_point{}) {
+      heldSince_ = now;
+    } else if (now - heldSince_ > std::chrono::milliseconds(pump_.options().switchTimeoutMs / 4)) {
+      limitDropped_ = true;
+      limit_ = total_;
+    }
+  }
   if (!batch_.empty()) {
     stats_.datagramsSent += batch_.size();
     for (const InFlight* e : batch_) stats_.bytesSent += e->bytes.size();
     RINA_TRY(pump_.send(batch_));
     for (InFlight* e : batch_) e->firstSentAt = e->sentAt;
     now = Clock::now();
+    if (idle) lastProgress_ = now;
     nextTimeoutScan_ =
         std::min(nextTimeoutScan_, now + std::chrono::microseconds(pump_.rto().rtoUs()));
   }

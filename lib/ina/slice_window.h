@@ -18,6 +18,7 @@
 #ifndef RINA_LIB_INA_SLICE_WINDOW_H_
 #define RINA_LIB_INA_SLICE_WINDOW_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -60,6 +61,14 @@ class SliceWindow {
   // of a datagram this worker resent (DatagramPump::lateCopy).
   void noteLateCopy(const Header& h);
 
+  // Datagrams [0, r) may go first; later ones wait for a larger limit
+  // (resends are not held). The limit starts at total(). Rack-mates that
+  // sent those slices wait for this worker's share, and a wait of
+  // switchTimeoutMs is a lost switch to them: a limit that held the window
+  // back for a quarter of that without rising is dropped for the rest of
+  // the call.
+  void setSendLimit(uint32_t r);
+
   // One pass that never blocks: sends what the window allows, takes what
   // arrived, resends what is late; *moved when anything went or came.
   Status pump(Source& source, bool* moved);
@@ -80,6 +89,9 @@ class SliceWindow {
   DatagramPump& pump_;
   uint32_t base_, total_, first_, count_;
   uint32_t nextToSend_ = 0;  // relative index
+  uint32_t limit_ = 0;       // setSendLimit
+  bool limitDropped_ = false;
+  Clock::time_point heldSince_{};  // the limit last held a send back; {} if not
   uint32_t completed_ = 0;
   LossRecovery loss_;
   bool answered_ = false;  // since the last scan for lost datagrams

@@ -2,13 +2,18 @@
 // with serial sums computed here.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
+#include <functional>
+#include <mutex>
 #include <random>
+#include <thread>
 
 #include "float_reference.h"
 #include "ina/quantize.h"
@@ -616,6 +621,134 @@ TEST(InaLoopback, RegisterOfALiveJobUnderAnotherTokenIsReportedAsTaken) {
   EXPECT_FALSE(s.ok());
   EXPECT_FALSE(taken) << s.message();
   EXPECT_TRUE(owner->release(77, reg.token).ok());
+}
+
+namespace limit {
+
+constexpr uint32_t kSlices = 40, kLimit = 10;  // every slice fits in the window
+
+// Passes of c until cond() or an error; an error after 20 s.
+Status pumpUntil(InaClient& c, const std::function<bool()>& cond) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!cond()) {
+    bool moved = false;
+    RINA_TRY(c.progress(&moved));
+    if (std::chrono::steady_clock::now() > deadline)
+      return errorf(rinaTimeout, "test: no progress in 20 s");
+    if (!moved) {
+      pollfd p{c.fd(), POLLIN, 0};
+      (void)::poll(&p, 1, std::max(1, c.waitMs()));
+    }
+  }
+  return Status();
+}
+
+bool firstFinal(const InaClient& c) {
+  for (uint32_t i = 0; i < kLimit; ++i)
+    if (!c.sliceFinal(i)) return false;
+  return true;
+}
+
+}  // namespace limit
+
+// A send limit (InaClient::limitReduce) holds a worker's later slices back:
+// while worker 0 may send only the first kLimit slices, worker 1 (no limit)
+// gets their sums and none of the later ones; once the limit rises every
+// sum is exact.
+TEST(InaLoopback, SendLimitHoldsLaterSlices) {
+  using namespace limit;
+  auto sw = std::make_unique<SwitchdProcess>(std::vector<std::string>{"--slots", "64"});
+  ASSERT_TRUE(sw->ready());
+  RackOptions ro;
+  ro.slots = 64;
+  ro.client.switchTimeoutMs = 8000;  // the limit would be dropped after 2 s
+  std::unique_ptr<Rack> rack;
+  ASSERT_TRUE(Rack::create(*sw, 2, ro, &rack).ok());
+  const size_t count = size_t{rack->client(0).sliceElems()} * kSlices;
+  auto in = int32Inputs(2, count, 91);
+  auto out = in;
+  std::mutex mu;
+  std::condition_variable cv;
+  int settled = 0;  // workers that hold the sums of the first kLimit slices
+  bool checked = false;
+  std::vector<Status> st(2);
+  uint32_t laterFinal = 0;
+  auto worker = [&](int w) {
+    InaClient& c = rack->client(w);
+    st[w] = c.start(out[w].data(), count, rinaInt32, InaCallOptions{});
+    if (!st[w].ok()) return;
+    if (w == 0) c.limitReduce(kLimit);
+    st[w] = pumpUntil(c, [&] { return firstFinal(c); });
+    std::unique_lock<std::mutex> lock(mu);
+    ++settled;
+    cv.notify_all();
+    cv.wait(lock, [&] { return settled == 2; });
+    lock.unlock();
+    if (w == 1) {
+      // Anything worker 0 sent past its limit would be summed well within
+      // this (loopback round trips are microseconds).
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+      while (st[w].ok() && std::chrono::steady_clock::now() < until) {
+        bool moved = false;
+        st[w] = c.progress(&moved);
+        pollfd p{c.fd(), POLLIN, 0};
+        (void)::poll(&p, 1, 5);
+      }
+      for (uint32_t i = kLimit; i < kSlices; ++i) laterFinal += c.sliceFinal(i) ? 1 : 0;
+      lock.lock();
+      checked = true;
+      cv.notify_all();
+      lock.unlock();
+    } else {
+      lock.lock();
+      cv.wait(lock, [&] { return checked; });
+      lock.unlock();
+      c.limitReduce(kSlices);
+    }
+    if (st[w].ok()) st[w] = pumpUntil(c, [&] { return c.done(); });
+    InaCallResult res;
+    Status fin = c.finish(&res);
+    if (st[w].ok()) st[w] = fin;
+  };
+  std::thread t0(worker, 0), t1(worker, 1);
+  t0.join();
+  t1.join();
+  for (int w = 0; w < 2; ++w) ASSERT_TRUE(st[w].ok()) << "worker " << w << ": " << st[w].message();
+  EXPECT_EQ(laterFinal, 0u) << "slices past the limit were summed while it held";
+  expectInt32Sum(in, out, count, "after the limit rose");
+}
+
+// A limit that never rises is dropped a quarter of the switch timeout
+// after it last held a send back: worker 1, which sent every slice, gets
+// every sum instead of taking the wait for worker 0's share as a lost switch.
+TEST(InaLoopback, SendLimitThatNeverRisesIsDroppedBeforeRackMatesTimeOut) {
+  using namespace limit;
+  auto sw = std::make_unique<SwitchdProcess>(std::vector<std::string>{"--slots", "64"});
+  ASSERT_TRUE(sw->ready());
+  RackOptions ro;
+  ro.slots = 64;
+  ro.client.switchTimeoutMs = 2000;
+  std::unique_ptr<Rack> rack;
+  ASSERT_TRUE(Rack::create(*sw, 2, ro, &rack).ok());
+  const size_t count = size_t{rack->client(0).sliceElems()} * kSlices;
+  auto in = int32Inputs(2, count, 92);
+  auto out = in;
+  std::vector<Status> st(2);
+  auto worker = [&](int w) {
+    InaClient& c = rack->client(w);
+    st[w] = c.start(out[w].data(), count, rinaInt32, InaCallOptions{});
+    if (!st[w].ok()) return;
+    if (w == 0) c.limitReduce(kLimit);
+    st[w] = pumpUntil(c, [&] { return c.done(); });
+    InaCallResult res;
+    Status fin = c.finish(&res);
+    if (st[w].ok()) st[w] = fin;
+  };
+  std::thread t0(worker, 0), t1(worker, 1);
+  t0.join();
+  t1.join();
+  for (int w = 0; w < 2; ++w) ASSERT_TRUE(st[w].ok()) << "worker " << w << ": " << st[w].message();
+  expectInt32Sum(in, out, count, "after the limit was dropped");
 }
 
 TEST(InaLoopback, LostSwitchGivesTimeoutNamingWorkerAndJob) {
