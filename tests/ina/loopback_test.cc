@@ -643,6 +643,21 @@ Status pumpUntil(InaClient& c, const std::function<bool()>& cond) {
   return Status();
 }
 
+// The rest of c's call: passes until it is done, then finish().
+Status finishCall(InaClient& c) {
+  Status st = pumpUntil(c, [&] { return c.done(); });
+  InaCallResult res;
+  Status fin = c.finish(&res);
+  return st.ok() ? fin : st;
+}
+
+// worker(0) and worker(1), each on a thread of its own.
+void onTwoThreads(const std::function<void(int)>& worker) {
+  std::thread t0(worker, 0), t1(worker, 1);
+  t0.join();
+  t1.join();
+}
+
 bool firstFinal(const InaClient& c) {
   for (uint32_t i = 0; i < kLimit; ++i)
     if (!c.sliceFinal(i)) return false;
@@ -705,14 +720,10 @@ TEST(InaLoopback, SendLimitHoldsLaterSlices) {
       lock.unlock();
       c.limitReduce(kSlices);
     }
-    if (st[w].ok()) st[w] = pumpUntil(c, [&] { return c.done(); });
-    InaCallResult res;
-    Status fin = c.finish(&res);
+    const Status fin = finishCall(c);
     if (st[w].ok()) st[w] = fin;
   };
-  std::thread t0(worker, 0), t1(worker, 1);
-  t0.join();
-  t1.join();
+  onTwoThreads(worker);
   for (int w = 0; w < 2; ++w) ASSERT_TRUE(st[w].ok()) << "worker " << w << ": " << st[w].message();
   EXPECT_EQ(laterFinal, 0u) << "slices past the limit were summed while it held";
   expectInt32Sum(in, out, count, "after the limit rose");
@@ -739,14 +750,9 @@ TEST(InaLoopback, SendLimitThatNeverRisesIsDroppedBeforeRackMatesTimeOut) {
     st[w] = c.start(out[w].data(), count, rinaInt32, InaCallOptions{});
     if (!st[w].ok()) return;
     if (w == 0) c.limitReduce(kLimit);
-    st[w] = pumpUntil(c, [&] { return c.done(); });
-    InaCallResult res;
-    Status fin = c.finish(&res);
-    if (st[w].ok()) st[w] = fin;
+    st[w] = finishCall(c);
   };
-  std::thread t0(worker, 0), t1(worker, 1);
-  t0.join();
-  t1.join();
+  onTwoThreads(worker);
   for (int w = 0; w < 2; ++w) ASSERT_TRUE(st[w].ok()) << "worker " << w << ": " << st[w].message();
   expectInt32Sum(in, out, count, "after the limit was dropped");
 }
