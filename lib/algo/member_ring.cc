@@ -68,9 +68,9 @@ using Range = std::pair<size_t, size_t>;
 //
 // How far the rack's switch reduce may run ahead of the ring, in diagonals
 // beyond those the ring reads next (each about R K slices per worker). Without a
-// bound, the reduce's datagrams fill the shared host link's queue while the
-// ring's TCP waits behind them: in lab (b) about one call in six ended its
-// switch reduce a quarter early and then took 20% longer.
+// bound, the reduce's datagrams can fill the shared host link's queue while
+// the ring's TCP waits behind them: in a lab (b) trace one call of six ended
+// its switch reduce a quarter early and then took 20% longer.
 constexpr size_t kReduceLeadDiagonals = 1;
 
 // Names: chunk c of segment k is a *piece*; slice j of a piece is a
@@ -212,8 +212,8 @@ size_t MemberRing::reduceAhead() const {
   // whichever is further (a send is at most one diagonal past the receives
   // it follows). Its items there read rack sums of diagonals up to d + 1.
   // A worker that is no sub-ring's port has no wavefront to follow (and
-  // the ports' rings need its contributions): no bound.
-  // Before the ring's items are listed it is at diagonal 0.
+  // the ports' rings need its contributions): no bound. Before the ring's
+  // items are listed it is at diagonal 0.
   if (ringless_) return SIZE_MAX;
   const size_t ri = e_.recvsDone(), si = e_.sendsDone();
   int d = 0;

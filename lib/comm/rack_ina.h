@@ -54,9 +54,9 @@ class RackIna final : public algo::RackSwitch {
   bool active() const override { return active_; }
   ina::InaClient& client() override { return *client_; }
 
-  // At the start of a collective that uses the switch (every worker of the
-  // rack calls it): the agent applies pushed notices and tells every worker
-  // the mode and, after a re-grant, the new grant.
+  // At the start of a collective that uses the switch: the agent applies
+  // pushed notices and writes the mode and, after a re-grant, the new grant
+  // (startAsAgent); each worker takes them (takeStart).
   Status startAsAgent(algo::Context& ctx, algo::RackStart* out) override;
   Status takeStart(algo::Context& ctx, const algo::RackStart& in, int agent) override;
   // This rack stops using the switch. The rank that saw the failure logs it
