@@ -86,7 +86,22 @@ void RackTask::finishTask() {
     last = at;
   }
   RINA_TRACE("rank %d: allreduce #%llu: rack phases: %s%s", call_.ctx.rank(),
-             static_cast<unsigned long long>(call_.seq), line.c_str(), reduceStats_.c_str());
+             static_cast<unsigned long long>(call_.seq), line.c_str(), inaStats_.c_str());
+}
+
+void RackTask::noteInaStats(const char* what, const ina::InaCallStats& t) {
+  if (logLevel() < LogLevel::kTrace) return;
+  char buf[240];
+  std::snprintf(buf, sizeof buf,
+                "; %s: %llu first sends, %llu resent (%llu fast), %llu late answers, %llu window "
+                "cuts, smallest window %u, srtt %lld us, rto %lld us",
+                what, static_cast<unsigned long long>(t.datagramsSent),
+                static_cast<unsigned long long>(t.retransmissions),
+                static_cast<unsigned long long>(t.fastRetransmissions),
+                static_cast<unsigned long long>(t.lateAnswers),
+                static_cast<unsigned long long>(t.windowCuts), t.smallestWindow,
+                static_cast<long long>(t.srttUs), static_cast<long long>(t.rtoUs));
+  inaStats_ += buf;
 }
 
 // ---------------------------------------------------------------- reduce
@@ -431,19 +446,7 @@ bool RackTask::pollSwitchReduce(bool* moved) {
     if (roles_[s] != ina::kSliceAll) ++hostSlices;
   }
   countInaCall(call_.ctx, res.stats, hostSlices);
-  if (logLevel() >= LogLevel::kTrace) {
-    const ina::InaCallStats& t = res.stats;
-    char buf[200];
-    std::snprintf(buf, sizeof buf,
-                  "; switch reduce: %llu first sends, %llu resent (%llu fast), %llu window cuts, "
-                  "smallest window %u, srtt %lld us, rto %lld us",
-                  static_cast<unsigned long long>(t.datagramsSent),
-                  static_cast<unsigned long long>(t.retransmissions),
-                  static_cast<unsigned long long>(t.fastRetransmissions),
-                  static_cast<unsigned long long>(t.windowCuts), t.smallestWindow,
-                  static_cast<long long>(t.srttUs), static_cast<long long>(t.rtoUs));
-    reduceStats_ = buf;
-  }
+  noteInaStats("switch reduce", res.stats);
   beginFix();
   *moved = true;
   return true;

@@ -155,6 +155,8 @@ class RackTask final : public EngineTask {
   Status next(bool* moved);  // runs phase ends until one is in progress
   void fallBack(const std::string& why);
   void finishTask();  // kDone, and the TRACE line of the phase times
+  // Appends a switch call's numbers to that line (TRACE only).
+  void noteInaStats(const char* what, const ina::InaCallStats& t);
 
   RackCall& call_;
   const Member& m_;
@@ -193,7 +195,7 @@ class RackTask final : public EngineTask {
   // For the TRACE line at the end: when start() ran and each phase ended.
   Clock::time_point started_;
   std::vector<std::pair<const char*, Clock::time_point>> marks_;
-  std::string reduceStats_;  // the switch reduce's numbers, for the same line
+  std::string inaStats_;  // the switch calls' numbers, for the same line
   void mark(const char* what) { marks_.emplace_back(what, Clock::now()); }
   // gather
   std::vector<ina::GatherSlice> gatherSlices_;

@@ -114,6 +114,7 @@ Status RackTask::afterGatherDone() {
     why_ = st.message();
   }
   countInaCall(call_.ctx, res.stats, res.missingSlices.size());
+  noteInaStats("all-gather", res.stats);
   rackFallBack_ |= lostSwitch_;
   std::vector<uint32_t> counts(others_.size());
   for (size_t i = 0; i < others_.size(); ++i) {

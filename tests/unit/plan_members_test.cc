@@ -185,24 +185,25 @@ TEST(PlanMembers, BasePeersKeepRingRdRackAndStar) {
   for (int agent : {2, 4, 6, 8}) EXPECT_EQ(zero.count(agent), 1u);
 }
 
-// The member ring's slice (member_ring.h), by hand: chunk / (8 x steps),
+// The member ring's slice (member_ring.h), by hand: chunk / (32 x steps),
 // rounded to whole 2048-element datagrams, within [16 KiB, RINA_SLICE_BYTES].
 TEST(MemberSlice, FollowsTheChunkWithinBounds) {
-  // Lab (b), 16 MiB float32: K = 3 sub-rings, R = 4 members, chunk 349526
-  // elements, 6 steps: 349526 / 48 = 7281 -> 8192 (32 KiB).
-  EXPECT_EQ(memberSliceElems(349526, 6, 4, 128 * 1024), 8192u);
-  // 64 MiB: 1398102 / 48 = 29127 -> 14 x 2048 = 28672.
-  EXPECT_EQ(memberSliceElems(1398102, 6, 4, 128 * 1024), 28672u);
-  // 256 MiB: capped by RINA_SLICE_BYTES (128 KiB = 32768 floats).
-  EXPECT_EQ(memberSliceElems(5592406, 6, 4, 128 * 1024), 32768u);
-  // 4 MiB: 87382 / 48 = 1820 -> 2048, raised to 16 KiB = 4096 floats.
-  EXPECT_EQ(memberSliceElems(87382, 6, 4, 128 * 1024), 4096u);
+  // Lab (b), 64 MiB float32: K = 3 sub-rings, R = 4 members, chunk 1398102
+  // elements, 6 steps: 1398102 / 192 = 7281 -> 4 x 2048 = 8192 (32 KiB).
+  EXPECT_EQ(memberSliceElems(1398102, 6, 4, 128 * 1024), 8192u);
+  // 256 MiB: 5592406 / 192 = 29127 -> 14 x 2048 = 28672.
+  EXPECT_EQ(memberSliceElems(5592406, 6, 4, 128 * 1024), 28672u);
+  // 1 GiB: 22369622 / 192 = 116508 -> 116736, capped by RINA_SLICE_BYTES
+  // (128 KiB = 32768 floats).
+  EXPECT_EQ(memberSliceElems(22369622, 6, 4, 128 * 1024), 32768u);
+  // 16 MiB: 349526 / 192 = 1820 -> 2048, raised to 16 KiB = 4096 floats.
+  EXPECT_EQ(memberSliceElems(349526, 6, 4, 128 * 1024), 4096u);
   // fp16: 16 KiB is 8192 elements.
   EXPECT_EQ(memberSliceElems(87382, 6, 2, 128 * 1024), 8192u);
   // A RINA_SLICE_BYTES under the floor wins (and need not be whole datagrams).
   EXPECT_EQ(memberSliceElems(349526, 6, 4, 4000), 1000u);
-  // Two members (2 steps): 349526 / 16 = 21845 -> 22528.
-  EXPECT_EQ(memberSliceElems(349526, 2, 4, 128 * 1024), 22528u);
+  // Two members (2 steps): 1398102 / 64 = 21845 -> 11 x 2048 = 22528.
+  EXPECT_EQ(memberSliceElems(1398102, 2, 4, 128 * 1024), 22528u);
   // Degenerate inputs stay at least one element.
   EXPECT_EQ(memberSliceElems(0, 0, 8, 1), 1u);
 }
