@@ -21,8 +21,7 @@ namespace rina::algo {
 // left each rack's last port multicasting for 40-115 ms after everyone else
 // was done; 32 per step (32 KiB) took 1-5% off the call, and 64 (16 KiB)
 // gained under 1% more on a quiet machine and lost 2-5% with both cores
-// loaded.
-// Every rank computes the same value.
+// loaded. Every rank computes the same value.
 inline constexpr size_t kMemberSlicesPerStep = 32;
 inline constexpr size_t kMinMemberSliceBytes = 16 * 1024;
 inline constexpr size_t kMemberSliceAlignElems = 2048;  // ina::kMaxPayloadElems

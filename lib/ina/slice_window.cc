@@ -24,9 +24,13 @@ void padPortMarker(InFlight& e, uint32_t payloadElems) {
 
 SliceWindow::SliceWindow(DatagramPump& pump, uint32_t base, uint32_t total, uint32_t firstSlot,
                          uint32_t slots)
-    : pump_(pump), base_(base), total_(total), first_(firstSlot), count_(slots), loss_(pump) {
-  limit_ = total;
-}
+    : pump_(pump),
+      base_(base),
+      total_(total),
+      first_(firstSlot),
+      count_(slots),
+      limit_(total),
+      loss_(pump) {}
 
 void SliceWindow::setSendLimit(uint32_t r) {
   if (limitDropped_) return;

@@ -18,7 +18,6 @@
 #ifndef RINA_LIB_INA_SLICE_WINDOW_H_
 #define RINA_LIB_INA_SLICE_WINDOW_H_
 
-#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -89,7 +88,7 @@ class SliceWindow {
   DatagramPump& pump_;
   uint32_t base_, total_, first_, count_;
   uint32_t nextToSend_ = 0;  // relative index
-  uint32_t limit_ = 0;       // setSendLimit
+  uint32_t limit_;           // setSendLimit; total_ at first
   bool limitDropped_ = false;
   Clock::time_point heldSince_{};  // the limit last held a send back; {} if not
   uint32_t completed_ = 0;

@@ -651,6 +651,15 @@ Status finishCall(InaClient& c) {
   return st.ok() ? fin : st;
 }
 
+// Two workers on sw with its 64 slots, which take the switch for lost after
+// switchTimeoutMs without an answer.
+Status twoWorkers(SwitchdProcess& sw, int switchTimeoutMs, std::unique_ptr<Rack>* rack) {
+  RackOptions ro;
+  ro.slots = 64;
+  ro.client.switchTimeoutMs = switchTimeoutMs;
+  return Rack::create(sw, 2, ro, rack);
+}
+
 // worker(0) and worker(1), each on a thread of its own.
 void onTwoThreads(const std::function<void(int)>& worker) {
   std::thread t0(worker, 0), t1(worker, 1);
@@ -672,13 +681,10 @@ bool firstFinal(const InaClient& c) {
 // sum is exact.
 TEST(InaLoopback, SendLimitHoldsLaterSlices) {
   using namespace limit;
-  auto sw = std::make_unique<SwitchdProcess>(std::vector<std::string>{"--slots", "64"});
-  ASSERT_TRUE(sw->ready());
-  RackOptions ro;
-  ro.slots = 64;
-  ro.client.switchTimeoutMs = 8000;  // the limit would be dropped after 2 s
+  SwitchdProcess sw({"--slots", "64"});
+  ASSERT_TRUE(sw.ready());
   std::unique_ptr<Rack> rack;
-  ASSERT_TRUE(Rack::create(*sw, 2, ro, &rack).ok());
+  ASSERT_TRUE(twoWorkers(sw, 8000, &rack).ok());  // the limit would be dropped after 2 s
   const size_t count = size_t{rack->client(0).sliceElems()} * kSlices;
   auto in = int32Inputs(2, count, 91);
   auto out = in;
@@ -734,13 +740,10 @@ TEST(InaLoopback, SendLimitHoldsLaterSlices) {
 // every sum instead of taking the wait for worker 0's share as a lost switch.
 TEST(InaLoopback, SendLimitThatNeverRisesIsDroppedBeforeRackMatesTimeOut) {
   using namespace limit;
-  auto sw = std::make_unique<SwitchdProcess>(std::vector<std::string>{"--slots", "64"});
-  ASSERT_TRUE(sw->ready());
-  RackOptions ro;
-  ro.slots = 64;
-  ro.client.switchTimeoutMs = 2000;
+  SwitchdProcess sw({"--slots", "64"});
+  ASSERT_TRUE(sw.ready());
   std::unique_ptr<Rack> rack;
-  ASSERT_TRUE(Rack::create(*sw, 2, ro, &rack).ok());
+  ASSERT_TRUE(twoWorkers(sw, 2000, &rack).ok());
   const size_t count = size_t{rack->client(0).sliceElems()} * kSlices;
   auto in = int32Inputs(2, count, 92);
   auto out = in;
