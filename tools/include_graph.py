@@ -7,7 +7,7 @@ of FOLDER is an edge FOLDER -> OTHER between folders, and FOLDER/NAME ->
 OTHER/x between modules.
 
   include_graph.py [--folder F] [--dot] LIB
-  include_graph.py --check [--layers DESIGN.md] [--modules F ...] LIB
+  include_graph.py --check [--layers DESIGN.md] [--modules F ...] [--rooms F ...] LIB
 
 The first form prints the module graph of folder F (default: the folders'
 graph), as text lines "a -> b, c" or as Graphviz (--dot). --check exits 1
@@ -15,7 +15,10 @@ if the folders include each other in a cycle; with --layers, if a folder
 includes one the "| layer | includes |" table of that Markdown file does
 not allow; with --modules, if modules of folder F include each other in a
 cycle (an include that runs back up: a.cc includes b.h, whose headers
-include a.h). Each problem names the files whose includes close it.
+include a.h); with --rooms F, if a subfolder (a room) of folder F includes
+another room that the "| room of `F` | includes |" table of the --layers
+file does not allow, or rooms include each other in a cycle. Each problem
+names the files whose includes close it.
 """
 import argparse
 import os
@@ -94,15 +97,23 @@ def find_cycle(graph):
     return None
 
 
-def read_layers(design):
-    """{folder: allowed folders} from the '| layer | includes |' table."""
+def room_of(rel, folder):
+    """The room (first subfolder) of folder that rel lies in, or None."""
+    parts = rel.split(os.sep)
+    return parts[1] if len(parts) > 2 and parts[0] == folder else None
+
+
+def read_layers(design, head=r"layer", what="| layer | includes |"):
+    """{folder: allowed folders} from the '| layer | includes |' table (or
+    another table whose first header cell matches head)."""
     allowed = {}
     with open(design, encoding="utf-8") as f:
         lines = f.read().splitlines()
     try:
-        start = next(i for i, l in enumerate(lines) if re.match(r"\|\s*layer\s*\|\s*includes\s*\|", l))
+        start = next(i for i, l in enumerate(lines)
+                     if re.match(r"\|\s*" + head + r"\s*\|\s*includes\s*\|", l))
     except StopIteration:
-        raise SystemExit(f"include_graph: {design} has no '| layer | includes |' table")
+        raise SystemExit(f"include_graph: {design} has no '{what}' table")
     for line in lines[start + 2:]:
         if not line.startswith("|"):
             break
@@ -110,8 +121,8 @@ def read_layers(design):
         if len(cells) != 2:
             raise SystemExit(f"include_graph: {design}: a layer row needs two cells: {line}")
         what = re.sub(r"\([^)]*\)", "", cells[1])  # "(not `algo`)" names what is not allowed
-        targets = set(re.findall(r"`([a-z_]+)`", what))
-        for layer in re.findall(r"`([a-z_]+)`", cells[0]):
+        targets = set(re.findall(r"`([a-z0-9_]+)`", what))
+        for layer in re.findall(r"`([a-z0-9_]+)`", cells[0]):
             allowed[layer] = targets
     return allowed
 
@@ -122,6 +133,37 @@ def cycle_text(cycle, witness):
         src, inc = witness[(a, b)]
         hops.append(f'{src} includes "{inc}"')
     return " -> ".join(cycle) + " (" + "; ".join(hops) + ")"
+
+
+def check_rooms(files, folder, allowed):
+    """Problems of the rooms of folder: an include the rooms table does not
+    allow, a room missing from it, a cycle between rooms."""
+    rooms, witness = {}, {}
+    for rel, incs in sorted(files.items()):
+        room = room_of(rel, folder)
+        if room is None:
+            continue
+        rooms.setdefault(room, set())
+        for inc in incs:
+            other = room_of(inc, folder)
+            if other is not None and other != room:
+                rooms[room].add(other)
+                witness.setdefault((room, other), (rel, inc))
+    if not rooms:
+        return [f"{folder}: no rooms"]
+    problems = []
+    cycle = find_cycle(rooms)
+    if cycle:
+        problems.append(f"rooms of {folder} include each other: " + cycle_text(cycle, witness))
+    for room in sorted(rooms):
+        if room not in allowed:
+            problems.append(f"{folder}/{room}: not in the rooms table of {folder}")
+            continue
+        for target in sorted(rooms[room] - allowed[room]):
+            src, inc = witness[(room, target)]
+            problems.append(f"{folder}/{room} includes {folder}/{target}, which the rooms table "
+                            f'does not allow ({src} includes "{inc}")')
+    return problems
 
 
 def check(folders, modules, witness, layers, strict):
@@ -159,6 +201,7 @@ def main():
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--layers")
     ap.add_argument("--modules", action="append", default=[])
+    ap.add_argument("--rooms", action="append", default=[])
     ap.add_argument("--folder")
     ap.add_argument("--dot", action="store_true")
     a = ap.parse_args()
@@ -170,6 +213,13 @@ def main():
     if a.check:
         layers = read_layers(a.layers) if a.layers else None
         problems = check(folders, modules, witness, layers, a.modules)
+        for folder in a.rooms:
+            if not a.layers:
+                print("include_graph: --rooms needs --layers (its rooms table)", file=sys.stderr)
+                return 2
+            rooms = read_layers(a.layers, head=rf"room\s+of\s+`{folder}`",
+                                what=f"| room of `{folder}` | includes |")
+            problems += check_rooms(files, folder, rooms)
         for p in problems:
             print("include_graph: " + p, file=sys.stderr)
         if problems:
@@ -177,6 +227,7 @@ def main():
         print(f"include_graph: {len(files)} files, {len(modules)} modules in "
               f"{len(folders)} folders: no cycle"
               + (f" (modules of {', '.join(a.modules)} too)" if a.modules else "")
+              + (f", rooms of {', '.join(a.rooms)} as their table says" if a.rooms else "")
               + (", layers as the table says" if layers else ""))
         return 0
     if a.folder:

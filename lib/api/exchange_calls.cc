@@ -5,7 +5,7 @@
 #include <limits>
 #include <string>
 
-#include "algo/message.h"
+#include "algo/p2p/message.h"
 #include "api/call.h"
 #include "api/group.h"
 #include "cuda/cuda_support.h"

@@ -2,7 +2,7 @@
 // thread, nesting counted) calls only post: point-to-point messages and
 // collectives are checked and kept, nothing moves. At the outermost
 // rinaGroupEnd the messages of each communicator run together, all peers at
-// once (algo/point_to_point.h: a ring of sends and receives, or two ranks
+// once (algo/p2p/point_to_point.h: a ring of sends and receives, or two ranks
 // that both send first, cannot deadlock), communicators in the order of
 // their ids (the same on every rank); then the group's collectives run, in
 // the order they were posted.
@@ -11,7 +11,7 @@
 
 #include <functional>
 
-#include "algo/message.h"
+#include "algo/p2p/message.h"
 #include "api/call.h"
 #include "rina/rina.h"
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "algo/algorithm.h"
+#include "algo/engine/algorithm.h"
 #include "api/call.h"
 #include "api/handle.h"
 #include "bootstrap/bootstrap.h"
@@ -18,7 +18,7 @@
 #include "comm/link_stats.h"
 #include "comm/plan_sync.h"
 #include "core/log.h"
-#include "plan/ingo.h"
+#include "plan/batch_sizes.h"
 #include "rina/rina.h"
 
 using rina::errorf;

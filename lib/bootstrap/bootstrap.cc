@@ -12,7 +12,7 @@
 #include <random>
 
 #include "core/log.h"
-#include "inanet/ctrl_auth.h"
+#include "wire/ctrl_auth.h"
 
 namespace rina::bootstrap {
 namespace {

@@ -106,7 +106,7 @@ struct Reply {
 };
 
 // Reads RINA_COMM_SECRET_FILE's file (empty path: no secret): the rules of
-// switch secrets (inanet/ctrl_auth.h readSecretFile: mode 0600, 16 bytes to
+// switch secrets (wire/ctrl_auth.h readSecretFile: mode 0600, 16 bytes to
 // 4 KiB).
 Status readCommSecret(const std::string& path, std::string* secret);
 

@@ -1,8 +1,8 @@
 #include "comm/communicator.h"
 
-#include "algo/collectives.h"
-#include "algo/dispatch.h"
-#include "algo/weighted_allreduce.h"
+#include "algo/dispatch/dispatch.h"
+#include "algo/flat/flat.h"
+#include "algo/flat/weighted_allreduce.h"
 #include "comm/setup.h"
 #include "core/config.h"
 #include "core/log.h"
@@ -33,12 +33,12 @@ Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
 }
 
 Communicator::~Communicator() {
-  rackIna_.reset();  // stops a local rina-switchd
+  rackAgent_.reset();  // stops a local rina-switchd
 }
 
 Status Communicator::allReduce(const void* send, void* recv, size_t count, rinaDataType_t type,
                                rinaRedOp_t op) {
-  return algo::allReduce(*this, algorithm_, algo::RackInputs{plans_.get(), rackIna_.get()}, send,
+  return algo::allReduce(*this, algorithm_, algo::RackInputs{plans_.get(), rackAgent_.get()}, send,
                          recv, count, type, op);
 }
 

@@ -1,7 +1,7 @@
 // A communicator: an algo::Context (the connections algorithms run on)
 // made by set-up (bootstrap, listening sockets, rack map, connections,
 // link probe), plus what it owns beside them: the agreement on the plan
-// (PlanSync), this rank's INA rack agent (RackIna), the configured
+// (PlanSync), this rank's INA rack agent (RackAgent), the configured
 // algorithm, and what new connections need after creation. The C API
 // (lib/api) owns it.
 #ifndef RINA_LIB_COMM_COMMUNICATOR_H_
@@ -12,12 +12,12 @@
 #include <span>
 #include <string>
 
-#include "algo/algorithm.h"
-#include "algo/context.h"
-#include "algo/point_to_point.h"
+#include "algo/engine/algorithm.h"
+#include "algo/engine/context.h"
+#include "algo/p2p/point_to_point.h"
 #include "comm/peer_channels.h"
 #include "comm/plan_sync.h"
-#include "comm/rack_ina.h"
+#include "comm/rack_agent.h"
 #include "core/config.h"
 #include "core/socket.h"
 #include "core/status.h"
@@ -48,23 +48,23 @@ class Communicator : public algo::Context {
   // arguments checked by lib/api. On one rank each copies its input to its
   // output (algo::finishedOnOneRank; all-to-all by its displacements).
 
-  // The allreduce of the configured algorithm (algo/dispatch.h), with this
+  // The allreduce of the configured algorithm (algo/dispatch/dispatch.h), with this
   // communicator's plan and INA rack.
   Status allReduce(const void* send, void* recv, size_t count, rinaDataType_t type, rinaRedOp_t op);
-  // sum_r w_r x_r / sum_r w_r over allReduce (algo/weighted_allreduce.h).
+  // sum_r w_r x_r / sum_r w_r over allReduce (algo/flat/weighted_allreduce.h).
   Status weightedAllReduce(const void* send, void* recv, size_t count, rinaDataType_t type,
                            double weight);
-  // Around the ring, which every rank is connected to (algo/collectives.h):
+  // Around the ring, which every rank is connected to (algo/flat/flat.h):
   // recvCount elements per rank; sendCount elements from each rank.
   Status reduceScatter(const void* send, void* recv, size_t recvCount, rinaDataType_t type,
                        rinaRedOp_t op);
   Status allGather(const void* send, void* recv, size_t sendCount, rinaDataType_t type);
   Status broadcast(const void* send, void* recv, size_t count, rinaDataType_t type, int root);
 
-  // Point-to-point messages (algo/point_to_point.h) on this communicator's
+  // Point-to-point messages (algo/p2p/point_to_point.h) on this communicator's
   // channels: each peer's in batch order, all peers at once.
   Status runMessages(std::span<algo::Message> batch);
-  // The calls that move blocks or reduce to a root (algo/collectives.h);
+  // The calls that move blocks or reduce to a root (algo/flat/flat.h);
   // collective: they first connect the pairs they need that have no
   // connection (all-to-all: every pair; gather, scatter: the root with
   // every rank), which stay connected.
@@ -118,7 +118,7 @@ class Communicator : public algo::Context {
   void logReady(const Setup& s) const;
 
   topo::TopologySpec topology_;
-  std::unique_ptr<RackIna> rackIna_;
+  std::unique_ptr<RackAgent> rackAgent_;
   std::unique_ptr<PlanSync> plans_;
   algo::Algorithm algorithm_ = algo::Algorithm::kAuto;
   // For connections made after creation (updatePeers).

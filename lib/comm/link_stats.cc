@@ -9,8 +9,8 @@
 #include <string>
 #include <tuple>
 
-#include "algo/context.h"
-#include "algo/engine.h"
+#include "algo/engine/context.h"
+#include "algo/engine/engine.h"
 #include "bootstrap/bootstrap.h"
 #include "core/log.h"
 

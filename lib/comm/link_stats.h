@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "algo/context.h"
+#include "algo/engine/context.h"
 #include "core/status.h"
 #include "plan/network.h"
 

@@ -12,7 +12,7 @@
 #include <memory>
 #include <vector>
 
-#include "algo/point_to_point.h"
+#include "algo/p2p/point_to_point.h"
 #include "transport/mesh.h"
 
 namespace rina::comm {

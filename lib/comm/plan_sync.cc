@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <string>
 
-#include "algo/engine.h"
-#include "algo/plan_members.h"
+#include "algo/engine/engine.h"
+#include "algo/rack/plan_members.h"
 #include "core/log.h"
 #include "topo/ring_members.h"
 

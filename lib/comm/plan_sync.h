@@ -37,8 +37,8 @@
 #include <utility>
 #include <vector>
 
-#include "algo/context.h"
-#include "algo/rack_inputs.h"
+#include "algo/engine/context.h"
+#include "algo/rack/rack_inputs.h"
 #include "comm/link_stats.h"
 #include "plan/network.h"
 #include "plan/plan.h"

@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "algo/dispatch.h"
-#include "algo/peers.h"
+#include "algo/dispatch/dispatch.h"
+#include "algo/dispatch/peers.h"
 #include "comm/link_stats.h"
 #include "comm/spine_addresses.h"
 #include "core/config.h"
@@ -185,7 +185,7 @@ Status Communicator::connectPeers(Setup* s) {
   mesh.arrivals = &arrivals_;
   RINA_TRY(transport::buildMesh(mesh, &conns_, &spineConns_));
   // Every rank on this host: small allreduces run one-shot through one
-  // segment of the host (algo/one_shot.cc), slots up to 1 MiB.
+  // segment of the host (algo/flat/one_shot.cc), slots up to 1 MiB.
   const std::vector<std::string> hostIds = hostIdsOf(s->table);
   const bool oneHost = std::all_of(hostIds.begin(), hostIds.end(),
                                    [&](const std::string& h) { return h == hostIds[0]; });
@@ -209,7 +209,7 @@ Status Communicator::probe() {
   return probeLinks(*this, static_cast<size_t>(options_.probeBytes), options_.probeTimeoutMs);
 }
 
-Status Communicator::setUpRack() { return RackIna::setup(*this, options_, &rackIna_); }
+Status Communicator::setUpRack() { return RackAgent::setup(*this, options_, &rackAgent_); }
 
 Status Communicator::startPlans(const Setup& s) {
   RINA_TRY(PlanSync::create(

@@ -23,7 +23,7 @@
 
 namespace rina::config {
 
-// RINA_ALGO's choices. lib/algo's table of algorithms (algo/algorithm.h)
+// RINA_ALGO's choices. lib/algo's table of algorithms (algo/engine/algorithm.h)
 // checks at compile time that these are its names in its order; this
 // layer sits below algo and cannot read the table itself.
 constexpr char kAlgorithmChoices[] = "auto|ring|rd|oneshot|hier|rina|ps-ina";

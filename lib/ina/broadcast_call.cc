@@ -6,8 +6,8 @@
 
 #include "core/log.h"
 #include "ina/slice_window.h"
-#include "inanet/wire_kernels.h"
 #include "rina/ina_wire.h"
+#include "wire/wire_kernels.h"
 
 namespace rina::ina {
 namespace {

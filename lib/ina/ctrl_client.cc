@@ -5,7 +5,7 @@
 
 #include "core/config.h"
 #include "ina/local_switchd.h"
-#include "inanet/ctrl_auth.h"
+#include "wire/ctrl_auth.h"
 
 namespace rina::ina {
 namespace {

@@ -2,7 +2,7 @@
 // requests, release, and raw queries (STATS, ENTRIES). Preemption notices
 // the controller pushes on this connection are kept for takeNotices().
 // With the switch's admin secret, every request is signed
-// (lib/inanet/ctrl_auth.h): one CHALLENGE per connection, then each request
+// (lib/wire/ctrl_auth.h): one CHALLENGE per connection, then each request
 // with a growing counter and its HMAC; the secret never goes on the wire.
 #ifndef RINA_LIB_INA_CTRL_CLIENT_H_
 #define RINA_LIB_INA_CTRL_CLIENT_H_
@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "core/status.h"
-#include "inanet/ctrl_protocol.h"
-#include "inanet/net.h"
+#include "wire/ctrl_protocol.h"
+#include "wire/net.h"
 
 namespace rina::ina {
 

@@ -10,8 +10,8 @@
 #include <span>
 
 #include "core/log.h"
-#include "inanet/net.h"
 #include "rina/ina_roce.h"
+#include "wire/net.h"
 
 namespace rina::ina {
 namespace {

@@ -30,10 +30,10 @@
 #include "ina/congestion.h"
 #include "ina/ina_sender.h"
 #include "ina/rto.h"
-#include "inanet/ctrl_protocol.h"
-#include "inanet/endpoint.h"
-#include "inanet/udp_batch.h"
 #include "rina/ina_wire.h"
+#include "wire/ctrl_protocol.h"
+#include "wire/endpoint.h"
+#include "wire/udp_batch.h"
 
 namespace rina::ina {
 

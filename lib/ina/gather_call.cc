@@ -4,8 +4,8 @@
 #include <cstring>
 
 #include "core/log.h"
-#include "inanet/wire_kernels.h"
 #include "rina/ina_wire.h"
+#include "wire/wire_kernels.h"
 
 namespace rina::ina {
 GatherCall::~GatherCall() { pump_.detach(*this); }

@@ -24,9 +24,9 @@
 #include "ina/gather_call.h"
 #include "ina/ina_sender.h"
 #include "ina/reduce_call.h"
-#include "inanet/ctrl_protocol.h"
-#include "inanet/endpoint.h"
 #include "rina/rina.h"
+#include "wire/ctrl_protocol.h"
+#include "wire/endpoint.h"
 
 namespace rina::ina {
 

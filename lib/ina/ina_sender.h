@@ -18,7 +18,7 @@
 #include <span>
 
 #include "core/status.h"
-#include "inanet/ctrl_protocol.h"
+#include "wire/ctrl_protocol.h"
 
 namespace rina::ina {
 

@@ -19,8 +19,8 @@
 #include <sstream>
 
 #include "core/log.h"
-#include "inanet/ctrl_auth.h"
-#include "inanet/net.h"
+#include "wire/ctrl_auth.h"
+#include "wire/net.h"
 
 namespace rina::ina {
 namespace {

@@ -33,7 +33,7 @@
 
 #include "core/socket.h"
 #include "core/status.h"
-#include "inanet/endpoint.h"
+#include "wire/endpoint.h"
 
 namespace rina::ina {
 

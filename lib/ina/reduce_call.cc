@@ -5,8 +5,8 @@
 
 #include "core/log.h"
 #include "ina/quantize.h"
-#include "inanet/wire_kernels.h"
 #include "rina/ina_wire.h"
+#include "wire/wire_kernels.h"
 
 namespace rina::ina {
 namespace {

@@ -3,8 +3,8 @@
 #include <vector>
 
 #include "ina/ina_sender.h"
-#include "inanet/endpoint.h"
-#include "inanet/udp_batch.h"
+#include "wire/endpoint.h"
+#include "wire/udp_batch.h"
 
 namespace rina::ina {
 namespace {

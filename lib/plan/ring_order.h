@@ -10,7 +10,7 @@
 // bottleneck over the distinct hop rates, each threshold t tested by
 // Warnsdorff-rule construction plus local search on the number of hops < t.
 // Its gap to the exact answer on random instances is measured in
-// tests/unit/plan_ring_test.cc (docs/planning.md); ringUpperBound() bounds
+// tests/plan/plan_ring_test.cc (docs/planning.md); ringUpperBound() bounds
 // it above.
 #ifndef RINA_LIB_PLAN_RING_ORDER_H_
 #define RINA_LIB_PLAN_RING_ORDER_H_

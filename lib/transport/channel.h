@@ -8,7 +8,7 @@
 // peer's current call, and the peer's collectives keep their own
 // connections (the default ones), whose byte streams point-to-point
 // messages never enter. The reverse direction of a channel carries only the
-// receiver's short answers to rendezvous messages (algo/point_to_point.h).
+// receiver's short answers to rendezvous messages (algo/p2p/point_to_point.h).
 #ifndef RINA_LIB_TRANSPORT_CHANNEL_H_
 #define RINA_LIB_TRANSPORT_CHANNEL_H_
 

@@ -27,7 +27,7 @@ struct RecvReduce {
 enum class Direction { kSend, kRecv };
 
 // What moved on a connection, per Direction (index 0 = send, 1 = receive).
-// The step engine (lib/algo/engine.h) is the only mover and keeps these; a
+// The step engine (lib/algo/engine/engine.h) is the only mover and keeps these; a
 // transport does not. bytes: payload bytes moved by trySend / tryRecv
 // (alignment padding excluded). busyNs: the engine's busy time, from the
 // first to the last byte of each transfer (see engine.h). smoothBytes /

@@ -1,7 +1,7 @@
 // One shared-memory segment for all ranks of a communicator that live on one
 // host, for small collectives that need no pairwise stream: every rank posts
 // its whole buffer into a slot of its own, then reads everybody's (a
-// one-shot allreduce, lib/algo/one_shot.cc). Each rank has two slots, used
+// one-shot allreduce, lib/algo/flat/one_shot.cc). Each rank has two slots, used
 // by alternate calls, so a rank may post call s+1 while a slower peer still
 // reads call s. A slot's `posted` word is stored (release) after its bytes
 // and is the futex a reader sleeps on; `done` says which call a rank last

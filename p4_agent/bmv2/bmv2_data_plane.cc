@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "inanet/endpoint.h"
 #include "rina/ina_wire.h"
 #include "switchd/pipeline.h"
+#include "wire/endpoint.h"
 
 namespace rina::bmv2 {
 namespace {

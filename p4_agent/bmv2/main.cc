@@ -19,11 +19,11 @@
 
 #include "bmv2/bmv2_data_plane.h"
 #include "bmv2/runtime_cli.h"
-#include "inanet/ctrl_auth.h"
-#include "inanet/net.h"
 #include "switchd/control.h"
 #include "switchd/ctrl_server.h"
 #include "switchd/flag_parser.h"
+#include "wire/ctrl_auth.h"
+#include "wire/net.h"
 
 namespace rina::bmv2 {
 namespace {

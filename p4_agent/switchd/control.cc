@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "inanet/ctrl_auth.h"
+#include "wire/ctrl_auth.h"
 
 namespace rina::switchd {
 

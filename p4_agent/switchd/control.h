@@ -1,6 +1,6 @@
 // The switch controller: job registration, slot grants with ESA preemption,
 // release, stats and P4 table entries. Speaks the CTRL protocol
-// (lib/inanet/ctrl_protocol.h) one line at a time and changes the data plane
+// (lib/wire/ctrl_protocol.h) one line at a time and changes the data plane
 // through the small DataPlane interface, so it is tested without sockets.
 //
 // ESA policy: a request is served from free slots first; when they are short,
@@ -18,9 +18,9 @@
 #include <string_view>
 #include <vector>
 
-#include "inanet/ctrl_protocol.h"
 #include "switchd/pipeline.h"
 #include "switchd/slot_allocator.h"
+#include "wire/ctrl_protocol.h"
 
 namespace rina::switchd {
 
@@ -42,7 +42,7 @@ struct ControllerOptions {
   uint16_t dataPorts = 1;
   uint64_t idleThresholdMs = 2000;
   // The switch has an admin secret (--auth-file): REGISTER, RELEASE and
-  // ENTRIES must be authenticated (lib/inanet/ctrl_auth.h).
+  // ENTRIES must be authenticated (lib/wire/ctrl_auth.h).
   bool authRequired = false;
   // A REGISTER above this priority must be authenticated (without a secret:
   // is refused), so no unauthenticated job can preempt by priority.

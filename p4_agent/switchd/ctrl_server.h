@@ -16,9 +16,9 @@
 #include <memory>
 #include <string>
 
-#include "inanet/ctrl_auth.h"
-#include "inanet/net.h"
 #include "switchd/control.h"
+#include "wire/ctrl_auth.h"
+#include "wire/net.h"
 
 namespace rina::switchd {
 

@@ -20,10 +20,10 @@
 #include <unordered_set>
 #include <vector>
 
-#include "inanet/net.h"
-#include "inanet/udp_batch.h"
 #include "rina/ina_roce.h"
 #include "switchd/pipeline.h"
+#include "wire/net.h"
+#include "wire/udp_batch.h"
 
 namespace rina::switchd {
 

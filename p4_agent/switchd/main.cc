@@ -17,12 +17,12 @@
 #include <string_view>
 #include <vector>
 
-#include "inanet/ctrl_auth.h"
 #include "rina/ina_roce.h"
 #include "switchd/control.h"
 #include "switchd/ctrl_server.h"
 #include "switchd/data_thread.h"
 #include "switchd/flag_parser.h"
+#include "wire/ctrl_auth.h"
 
 namespace rina::switchd {
 namespace {

@@ -4,7 +4,7 @@
 #include <climits>
 #include <cstring>
 
-#include "inanet/wire_kernels.h"
+#include "wire/wire_kernels.h"
 
 namespace rina::switchd {
 

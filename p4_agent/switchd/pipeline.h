@@ -40,8 +40,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "inanet/endpoint.h"
 #include "rina/ina_wire.h"
+#include "wire/endpoint.h"
 
 namespace rina::switchd {
 

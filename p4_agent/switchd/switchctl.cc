@@ -1,14 +1,14 @@
 // rina-switchctl: sends one CTRL request to a switch controller and prints
 // the reply. "rina-switchctl 127.0.0.1:9101 ENTRIES job=7" prints the P4
 // table entries and multicast group of job 7 as JSON. With --auth-file it
-// signs the request with the switch's admin secret (lib/inanet/ctrl_auth.h).
+// signs the request with the switch's admin secret (lib/wire/ctrl_auth.h).
 #include <cstdio>
 #include <cstring>
 #include <string>
 
-#include "inanet/ctrl_auth.h"
-#include "inanet/net.h"
 #include "rina/rina.h"
+#include "wire/ctrl_auth.h"
+#include "wire/net.h"
 
 int main(int argc, char** argv) {
   using namespace rina::ina;

@@ -1,4 +1,4 @@
-// GRID on a k-ary fat tree with heterogeneous rates (plan/grid_topology.h's
+// GRID on a k-ary fat tree with heterogeneous rates (plan/ps_routes_topology.h's
 // randomFatTree): LP solve time, and the minimum worker sending rate of GRID
 // (LP + randomized rounding + repair) against nearest-switch aggregation
 // (ATP) and no INA. One CSV line per (INA fraction, seed).
@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "plan/grid.h"
-#include "plan/grid_topology.h"
-#include "plan/inart.h"
+#include "plan/ps_routes.h"
+#include "plan/ps_routes_topology.h"
+#include "plan/ps_split.h"
 
 int main(int argc, char** argv) {
   int k = 8, seeds = 10, samples = 64, servers = 1;

@@ -24,9 +24,9 @@
 #include <vector>
 
 #include "bench_common.h"
-#include "inanet/wire_kernels.h"
 #include "rina/ina_wire.h"
 #include "switchd/pipeline.h"
+#include "wire/wire_kernels.h"
 
 namespace {
 

@@ -3,7 +3,7 @@
 // rina-switchd is. A reflector thread does rina-switchd's I/O and nothing
 // else: batched receives with UDP_GRO, and for every datagram one reply of
 // the same size to its sender, sent from the receive buffer in segmented
-// runs per destination (lib/inanet/udp_batch.h, the switch's own code),
+// runs per destination (lib/wire/udp_batch.h, the switch's own code),
 // no decoding, no summing, no copy of its own. W worker threads keep a
 // window of datagrams in flight to it, as rina-switchd-bench's workers do.
 // The reflector's CPU time (getrusage RUSAGE_THREAD) over the run gives
@@ -29,9 +29,9 @@
 #include <vector>
 
 #include "bench_common.h"
-#include "inanet/net.h"
-#include "inanet/udp_batch.h"
 #include "rina/ina_wire.h"
+#include "wire/net.h"
+#include "wire/udp_batch.h"
 
 namespace {
 

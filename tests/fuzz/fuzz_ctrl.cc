@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "inanet/ctrl_protocol.h"
 #include "null_data_plane.h"
 #include "switchd/control.h"
+#include "wire/ctrl_protocol.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string line(reinterpret_cast<const char*>(data), size);

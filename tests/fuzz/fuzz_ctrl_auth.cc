@@ -1,4 +1,4 @@
-// libFuzzer target: authenticated CTRL requests (lib/inanet/ctrl_auth.h)
+// libFuzzer target: authenticated CTRL requests (lib/wire/ctrl_auth.h)
 // through the switch's per-connection check and the controller with a
 // secret. The input is lines; a line whose first byte is odd is signed by
 // the harness (the next counter, this connection's nonce) before it goes
@@ -15,10 +15,10 @@
 #include <string>
 #include <string_view>
 
-#include "inanet/ctrl_auth.h"
-#include "inanet/ctrl_protocol.h"
 #include "null_data_plane.h"
 #include "switchd/control.h"
+#include "wire/ctrl_auth.h"
+#include "wire/ctrl_protocol.h"
 
 namespace {
 

@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "ina/ina_client.h"
-#include "inanet/net.h"
 #include "rina/ina_wire.h"
+#include "wire/net.h"
 
 namespace rina::ina {
 namespace {

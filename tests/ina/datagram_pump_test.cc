@@ -14,9 +14,9 @@
 #include <utility>
 #include <vector>
 
-#include "inanet/net.h"
 #include "rina/ina_roce.h"
 #include "rina/ina_wire.h"
+#include "wire/net.h"
 
 namespace rina::ina {
 namespace {

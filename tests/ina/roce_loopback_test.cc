@@ -11,8 +11,8 @@
 
 #include "ina/ctrl_client.h"
 #include "ina_harness.h"
-#include "inanet/net.h"
 #include "rina/ina_roce.h"
+#include "wire/net.h"
 
 namespace rina::ina::testing {
 namespace {

@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "ina/ina_client.h"
-#include "ina/ina_transport.h"
+#include "ina/sender_choice.h"
 #include "ina/uc_sender.h"
-#include "inanet/net.h"
 #include "rina/ina_roce.h"
 #include "soft_uc_nic.h"
+#include "wire/net.h"
 
 namespace rina::ina::testing {
 namespace {

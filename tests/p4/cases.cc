@@ -2,7 +2,7 @@
 
 #include <climits>
 
-#include "inanet/ctrl_protocol.h"
+#include "wire/ctrl_protocol.h"
 
 namespace rina::p4test {
 namespace {

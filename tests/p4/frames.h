@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "bmv2/neighbors.h"
-#include "inanet/endpoint.h"
+#include "wire/endpoint.h"
 
 namespace rina::p4test {
 

@@ -18,8 +18,8 @@
 #include <string>
 
 #include "core/status.h"
-#include "plan/grid_topology.h"
 #include "plan/network.h"
+#include "plan/ps_routes_topology.h"
 
 namespace rina::tools {
 

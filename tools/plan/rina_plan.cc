@@ -9,8 +9,8 @@
 #include <sstream>
 #include <string>
 
-#include "plan/grid.h"
 #include "plan/plan.h"
+#include "plan/ps_routes.h"
 #include "plan_file.h"
 
 namespace {

@@ -8,14 +8,14 @@
 #include <string_view>
 #include <vector>
 
-#include "algo/algorithm.h"
+#include "algo/engine/algorithm.h"
 #include "sim/flow_engine.h"
 #include "sim/planner.h"
 #include "sim/topology.h"
 
 namespace rina::sim {
 
-// The library's allreduce algorithms and their names (lib/algo/algorithm.h:
+// The library's allreduce algorithms and their names (lib/algo/engine/algorithm.h:
 // one table); the simulator models four of them.
 using algo::Algorithm;
 using algo::algorithmName;

@@ -1,0 +1,104 @@
+#include "algo/engine/context.h"
+
+#include <cstdlib>
+#include <utility>
+
+namespace rina::algo {
+
+Context::~Context() { std::free(scratch_); }
+
+transport::Connection* Context::peer(int r) const {
+  auto it = conns_.find(r);
+  return it == conns_.end() ? nullptr : it->second.get();
+}
+
+transport::Connection* Context::connectionFor(int r, int spine) const {
+  if (spine >= 0) {
+    auto it = spineConns_.find({r, spine});
+    if (it != spineConns_.end()) return it->second.get();
+  }
+  return peer(r);
+}
+
+int Context::defaultSpine(int r) const {
+  if (r < 0 || r >= static_cast<int>(defaultSpines_.size())) return -1;
+  return defaultSpines_[r];
+}
+
+char* Context::scratch(size_t bytes) {
+  if (bytes > scratchBytes_) {
+    std::free(scratch_);
+    scratchBytes_ = (bytes + 63) & ~size_t{63};
+    scratch_ = static_cast<char*>(std::aligned_alloc(64, scratchBytes_));
+    if (!scratch_) scratchBytes_ = 0;
+  }
+  return scratch_;
+}
+
+void Context::beginCallAlgorithm(Algorithm a) {
+  callAlgorithm_ = a;
+  transport::ShmGroup* g = hostGroup_.get();
+  if (!g || a == Algorithm::kAuto) return;
+  const uint64_t seq = peekSeq();
+  g->control(g->rank()).announced.store(seq << 8 | static_cast<uint64_t>(a),
+                                        std::memory_order_release);
+  if (!callWatch_) {
+    // Made once, at the first allreduce: the call's algorithm and seq are
+    // read when it runs; outside an allreduce it has nothing to compare.
+    callWatch_ = [this]() -> Status {
+      if (callAlgorithm_ == Algorithm::kAuto) return {};
+      transport::ShmGroup& grp = *hostGroup_;
+      const uint64_t mine = grp.control(grp.rank()).announced.load(std::memory_order_relaxed);
+      for (int r = 0; r < grp.ranks(); ++r) {
+        if (r == grp.rank()) continue;
+        const uint64_t theirs = grp.control(r).announced.load(std::memory_order_acquire);
+        if ((theirs >> 8) != (mine >> 8) || theirs == mine) continue;
+        return errorf(rinaInvalidUsage,
+                      "rank %d: schedules do not match in allreduce #%llu: rank %d runs it with "
+                      "%s while this rank runs %s; set the same algorithm "
+                      "(rinaCommSetAlgorithm, RINA_ALGO) and knobs on every rank",
+                      rank_, static_cast<unsigned long long>(mine >> 8), r,
+                      algorithmName(static_cast<Algorithm>(theirs & 0xFF)),
+                      algorithmName(static_cast<Algorithm>(mine & 0xFF)));
+      }
+      return {};
+    };
+  }
+}
+
+CollHeader collHeader(const Context& ctx, uint8_t kind, uint64_t seq, size_t count,
+                      rinaDataType_t type, rinaRedOp_t op, int root) {
+  CollHeader h{};
+  h.magic = kCollHeaderMagic;
+  h.collective = kind;
+  h.datatype = static_cast<uint8_t>(type);
+  h.op = static_cast<uint8_t>(op);
+  h.algorithm = kind == kAllReduce ? static_cast<uint8_t>(ctx.callAlgorithm()) : 0;
+  h.seq = seq;
+  h.count = count;
+  h.root = root;
+  h.sliceBytes = ctx.sliceBytes();
+  h.smallMsgBytes = ctx.smallMsgBytes();
+  return h;
+}
+
+EngineContext contextFor(const Context& ctx, uint8_t kind, uint64_t seq, int steps) {
+  EngineContext e{ctx.rank(),      collectiveName(kind), seq,         steps,
+                  ctx.timeoutMs(), ctx.abortFlag(),      ctx.spinUs()};
+  e.watch = ctx.callWatch();
+  return e;
+}
+
+EngineContext contextFor(const Context& ctx, const char* what, uint64_t seq) {
+  return EngineContext{ctx.rank(), what, seq, 1, ctx.timeoutMs(), ctx.abortFlag(), ctx.spinUs()};
+}
+
+Status runExchange(const EngineContext& ectx, std::vector<SendItem> sends,
+                   std::vector<RecvItem> recvs) {
+  Engine e(ectx);
+  e.sends() = std::move(sends);
+  e.recvs() = std::move(recvs);
+  return e.run();
+}
+
+}  // namespace rina::algo

@@ -1,0 +1,43 @@
+// Moving whole blocks between this rank and some peers over the default
+// connections, each block once: all-to-all, gather and scatter are lists of
+// such pairs. Every pair first exchanges an 80-byte header (the collective
+// header with the pair's counts both ways, and where this rank's block
+// lies), so a call, type or count that differs is reported on both sides.
+// Then:
+//   - over shared memory the receiver copies the block straight out of the
+//     sender's buffer (process_vm_readv: one copy, no FIFO), and each side
+//     tells the other (a 16-byte token) that it took the block, or that it
+//     could not and wants it streamed through the FIFO;
+//   - over any other connection the sender streams the block.
+// Sends go in step order (to rank + 1, rank + 2, ...) and receives in the
+// mirrored order (from rank - 1, rank - 2, ...), the pairwise exchange's
+// order, so the lists of all ranks always meet.
+#ifndef RINA_LIB_ALGO_FLAT_BLOCK_EXCHANGE_H_
+#define RINA_LIB_ALGO_FLAT_BLOCK_EXCHANGE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "algo/engine/context.h"
+#include "core/status.h"
+#include "rina/rina.h"
+
+namespace rina::algo {
+
+// What moves between this rank and one peer (either side may be empty).
+struct BlockPair {
+  int peer = 0;
+  const char* send = nullptr;  // this rank's block for peer
+  uint64_t sendCount = 0;      // elements
+  char* recv = nullptr;        // where peer's block lands
+  uint64_t recvCount = 0;
+};
+
+// The pairs of one call (kind: engine.h's CollKind, seq its number); each
+// peer at most once, never this rank. Both ends list each other.
+Status exchangeBlocks(Context& ctx, uint8_t kind, uint64_t seq, rinaDataType_t type, int root,
+                      const std::vector<BlockPair>& pairs);
+
+}  // namespace rina::algo
+
+#endif  // RINA_LIB_ALGO_FLAT_BLOCK_EXCHANGE_H_

@@ -1,0 +1,77 @@
+// The flat collectives: on a ring, chain or star of ranks over a Context,
+// with no notion of racks. Arguments are already validated by the C API;
+// counts are in elements. The dispatcher (algo/dispatch/dispatch.h) picks
+// among the allreduce algorithms; the rack algorithms are algo/rack/rack.h.
+#ifndef RINA_LIB_ALGO_FLAT_FLAT_H_
+#define RINA_LIB_ALGO_FLAT_FLAT_H_
+
+#include <cstring>
+
+#include "algo/engine/context.h"
+#include "algo/engine/engine.h"
+
+namespace rina::algo {
+
+// The one-rank shortcut of the collectives below (all-to-all aside: its one
+// block moves by its displacements, as on any number of ranks). On one rank
+// the result is the input (the root, where there is one, is this rank), so
+// when ctx has one rank this copies `bytes` from send to recv (nothing when
+// they are the same buffer; memmove, as one may sit inside the other) and
+// returns true: the caller is done, apart from its own bookkeeping.
+inline bool finishedOnOneRank(const Context& ctx, const void* send, void* recv, size_t bytes) {
+  if (ctx.size() != 1) return false;
+  if (send != recv && bytes > 0) std::memmove(recv, send, bytes);
+  return true;
+}
+
+// Reduce-scatter then all-gather around the ring, sliced and pipelined.
+// Every element is reduced once (by the rank that finishes its chunk) and
+// then copied, so all ranks hold bitwise identical results.
+Status ringAllReduce(Context& ctx, const void* send, void* recv, size_t count, rinaDataType_t type,
+                     rinaRedOp_t op);
+
+// Latency algorithm: log2(n) exchanges of the whole buffer.
+Status recursiveDoublingAllReduce(Context& ctx, const void* send, void* recv, size_t count,
+                                  rinaDataType_t type, rinaRedOp_t op);
+
+// Latency algorithm when every rank is on this host: each rank posts its
+// buffer in the host segment and reduces all of them (one_shot.cc).
+// oneShotFits: the segment exists, covers every rank and holds `bytes`.
+bool oneShotFits(const Context& ctx, size_t bytes);
+Status oneShotAllReduce(Context& ctx, const void* send, void* recv, size_t count,
+                        rinaDataType_t type, rinaRedOp_t op);
+
+Status ringReduceScatter(Context& ctx, const void* send, void* recv, size_t recvCount,
+                         rinaDataType_t type, rinaRedOp_t op);
+Status ringAllGather(Context& ctx, const void* send, void* recv, size_t sendCount,
+                     rinaDataType_t type);
+// A pipelined chain root -> root+1 -> ... -> root-1.
+Status chainBroadcast(Context& ctx, const void* send, void* recv, size_t count, rinaDataType_t type,
+                      int root);
+
+// The calls that move blocks (block_exchange.h) or reduce to one rank
+// (rooted.cc). Their peers must be connected (lib/comm does it: every peer
+// for all-to-all, the root with every rank for gather and scatter).
+
+// Rank r's block for rank p (sendCounts[p] elements at sendDispls[p]) lands
+// in rank p's recv at recvDispls[r]; each block moves once, pairwise.
+// recvCounts[p] must equal rank p's sendCounts[r] (checked on both sides).
+// send and recv must not overlap.
+Status allToAllv(Context& ctx, const void* send, const size_t* sendCounts, const size_t* sendDispls,
+                 void* recv, const size_t* recvCounts, const size_t* recvDispls,
+                 rinaDataType_t type);
+// A pipelined chain root+n-1 -> ... -> root+1 -> root, each rank adding its
+// input on the way: every link carries the buffer once, the root receives
+// it once. recv: the root's result (other ranks: unused).
+Status chainReduce(Context& ctx, const void* send, void* recv, size_t count, rinaDataType_t type,
+                   rinaRedOp_t op, int root);
+// Every rank's count elements straight to the root's recv (block r at r * count).
+Status starGather(Context& ctx, const void* send, void* recv, size_t count, rinaDataType_t type,
+                  int root);
+// The root's block r (send + r * count) straight to rank r's recv.
+Status starScatter(Context& ctx, const void* send, void* recv, size_t count, rinaDataType_t type,
+                   int root);
+
+}  // namespace rina::algo
+
+#endif  // RINA_LIB_ALGO_FLAT_FLAT_H_

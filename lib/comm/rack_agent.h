@@ -1,0 +1,114 @@
+// The INA side of one rack, as each of its workers holds it: the worker's
+// InaClient (its UDP member address), the rack's mode (switch or host
+// aggregation), and on the rack's agent (its lowest rank) the CTRL
+// connection, the job's grant and, under RINA_SWITCH=auto, a local
+// rina-switchd it started.
+//
+// The agent registers the job, hands the grant to the workers over the
+// communicator's connections, reads the CTRL connection at the start of
+// every collective that uses the switch (a NOTICE PREEMPT makes it REQUEST
+// slots again and hand the new grant to every worker), and on a lost switch
+// or refused slots the rack falls back to host aggregation (hier) for the
+// rest of that collective and every later one; the agent then releases the
+// job's slots (without waiting: a stopped switch takes the RELEASE when it
+// resumes). A local switch (RINA_SWITCH=auto) that dies is reaped at once
+// and makes the rack fall back at its next collective. Each worker learns a fallback
+// from the rank that saw it (rack_task.cc), so the rack's workers always
+// agree on the mode.
+#ifndef RINA_LIB_COMM_RACK_AGENT_H_
+#define RINA_LIB_COMM_RACK_AGENT_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "algo/engine/context.h"
+#include "algo/rack/rack_inputs.h"
+#include "core/config.h"
+#include "ina/ctrl_client.h"
+#include "ina/ina_client.h"
+#include "ina/local_switchd.h"
+
+namespace rina::comm {
+
+// RINA_SWITCH: "auto" (empty list) or one ipv4:port per INA rack in rack
+// order. rinaInvalidArgument naming the bad entry or the count mismatch.
+Status parseSwitchList(const std::string& text, int inaRacks, std::vector<ina::Endpoint>* out);
+
+// Where an agent's INA job ids come from: getrandom, or for tests that make
+// ids collide, source (null: getrandom again). Not thread-safe against
+// communicators being created.
+void setJobIdSourceForTesting(std::function<uint16_t()> source);
+
+class RackAgent final : public algo::RackSwitch {
+ public:
+  // Collective over the communicator, after its connections exist: every
+  // rank calls it; *out stays null outside an INA rack of two or more.
+  // options: RINA_SWITCH, RINA_INA_*, RINA_SWITCHD_*, RINA_IB_* (checked).
+  // The agent draws the rack's job id and token (random) and hands them to
+  // the workers with the grant.
+  static Status setup(algo::Context& ctx, const config::Options& options,
+                      std::unique_ptr<RackAgent>* out);
+  ~RackAgent();
+
+  bool active() const override { return active_; }
+  ina::InaClient& client() override { return *client_; }
+
+  // At the start of a collective that uses the switch: the agent applies
+  // pushed notices and writes the mode and, after a re-grant, the new grant
+  // (startAsAgent); each worker takes them (takeStart).
+  Status startAsAgent(algo::Context& ctx, algo::RackStart* out) override;
+  Status takeStart(algo::Context& ctx, const algo::RackStart& in, int agent) override;
+  // This rack stops using the switch. The rank that saw the failure logs it
+  // at WARN; every worker counts it.
+  void fallBack(algo::Context& ctx, const std::string& why, bool seenHere) override;
+
+ private:
+  RackAgent() = default;
+  // The steps of setup: this worker's knobs and place in the rack, the
+  // switch's CTRL address (RINA_SWITCH, the rack map, or a local switch:
+  // *autoSwitch), its InaClient, then the agent's or a worker's part of the
+  // hand-over of the job and grant.
+  void takeOptions(algo::Context& ctx, const topo::Rack& rack, const config::Options& options);
+  Status chooseController(const std::vector<ina::Endpoint>& switches, int ordinal,
+                          bool* autoSwitch);
+  Status openClient(algo::Context& ctx, const config::Options& options);
+  Status setUpAsAgent(algo::Context& ctx, bool autoSwitch);
+  Status setUpAsWorker(algo::Context& ctx);
+  // Agent: starts a local switch when autoSwitch, connects CTRL, REGISTERs.
+  // A refused grant sets *why (the rack then falls back).
+  Status registerJob(algo::Context& ctx, const std::vector<ina::Endpoint>& members, bool autoSwitch,
+                     ina::Grant* grant, std::string* why);
+  Status startLocalSwitchd(algo::Context& ctx);
+  // Agent, at the start of a collective: whether the switch took the job's
+  // slots (a NOTICE, or NACKs); a local switch that died, a closed CTRL
+  // connection or a re-grant that brought no result make the rack fall
+  // back.
+  bool checkSwitch(algo::Context& ctx);
+  // Agent: REQUESTs slots again after a preemption and hands them to the
+  // client; false (the rack fell back) when none came.
+  bool requestSlotsAgain(algo::Context& ctx, ina::Grant* g);
+
+  const topo::Rack* rack_ = nullptr;
+  int worker_ = 0;
+  bool active_ = false;
+  int timeoutMs_ = 2000;
+  uint32_t slotsWanted_ = 64;  // RINA_INA_SLOTS
+  std::string switchdPath_;    // RINA_SWITCHD_PATH (RINA_SWITCH=auto)
+  std::string switchdArgs_;    // RINA_SWITCHD_ARGS
+  std::string switchAuth_;     // RINA_SWITCH_AUTH_FILE (switches in RINA_SWITCH)
+  uint16_t job_ = 0;
+  uint64_t token_ = 0;
+  ina::Endpoint controller_;
+  std::unique_ptr<ina::InaClient> client_;
+  // Agent only.
+  std::unique_ptr<ina::LocalSwitchd> switchd_;
+  std::unique_ptr<ina::CtrlClient> ctrl_;
+  bool registered_ = false;  // the switch holds the job (REGISTER answered OK)
+  bool released_ = false;    // RELEASE sent (at the fallback)
+  bool regranted_ = false;   // the grant in use came from a REQUEST after lost slots
+};
+
+}  // namespace rina::comm
+
+#endif  // RINA_LIB_COMM_RACK_AGENT_H_

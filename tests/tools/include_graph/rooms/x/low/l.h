@@ -1,0 +1,2 @@
+// low reaches up to top
+#include "x/top/t.h"
