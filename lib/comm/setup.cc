@@ -214,7 +214,13 @@ Status Communicator::setUpRack() { return RackAgent::setup(*this, options_, &rac
 Status Communicator::startPlans(const Setup& s) {
   RINA_TRY(PlanSync::create(
       *this, topology_, s.policy,
-      [this](const std::set<int>& wanted) { return updatePeers(wanted); }, &plans_));
+      [this](const std::set<int>& wanted) { return updatePeers(wanted); },
+      [this] {
+        std::vector<LinkRate> rows;
+        if (rackAgent_) rows.push_back(switchRateRow(rank_, rackAgent_->client().switchCounters()));
+        return rows;
+      },
+      &plans_));
   // The initial plan now when the configured algorithm follows plans (its
   // connections are made before the first collective), else at the first
   // hier / rina collective (rinaCommSetAlgorithm), so a communicator that

@@ -14,18 +14,20 @@
 
 namespace rina::algo {
 
-// Port choices the planner makes per INA rack: one per rina sub-ring
-// (subRingCount of the map's rina members).
-int planChunks(const topo::RackMap& map);
+// Whether a plan received from rank 0 fits this communicator: every INA
+// rack of two or more has a mode; its ring visits every member those modes
+// make (a rack on its switch or its hosts is one, by its agent; every other
+// rank is one) once; one spine (>= -1) per hop; each rack that aggregates
+// has one port per sub-ring (plan::subRings of the members' sizes), all
+// ranks of that rack, and an autonomous one none. rinaInternalError naming
+// what does not fit.
+Status checkPlanFits(const plan::Plan& plan, const topo::RackMap& map);
 
-// Whether a plan received from rank 0 fits this communicator: its ring
-// visits every ring member (topo::ringMembers) once, by the member's agent;
-// one spine (>= -1) per hop; each INA rack of two or more has `chunks`
-// ports, all ranks of that rack. rinaInternalError naming what does not fit.
-Status checkPlanFits(const plan::Plan& plan, const topo::RackMap& map, int chunks);
-
-// rina: the map's members (rinaMembers(map)) in the plan's ring order, with
-// the plan's ports and hop spines. plan null: rinaMembers(map).
+// rina: the members the plan's rack modes make, in its ring order, with
+// its ports and hop spines: a rack on its switch is an INA member, one on
+// its hosts a member that sums on its hosts (as after a lost switch), the
+// ranks of an autonomous rack members of their own. plan null:
+// rinaMembers(map).
 std::vector<Member> rinaMembers(const topo::RackMap& map, const plan::Plan* plan);
 // hier: every rack one member, in the order the plan's ring first visits
 // its ranks; INA racks take the plan's ports, others rotate; a rack's
