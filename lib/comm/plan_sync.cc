@@ -84,10 +84,11 @@ void setPlanRatesHookForTesting(std::function<void(uint64_t, std::vector<LinkRat
 void setPlanExchangeHookForTesting(std::function<void(int)> fn) { exchangeHook() = std::move(fn); }
 
 Status PlanSync::create(const algo::Context& ctx, const topo::TopologySpec& topology,
-                        const plan::ReplanPolicy& policy, Connect connect, SwitchRows switchRows,
-                        std::unique_ptr<PlanSync>* out) {
+                        const plan::ReplanPolicy& policy, bool forceIna, Connect connect,
+                        SwitchRows switchRows, std::unique_ptr<PlanSync>* out) {
   std::unique_ptr<PlanSync> s(new PlanSync());
   s->policy_ = policy;
+  s->forceIna_ = forceIna;
   s->connect_ = std::move(connect);
   s->switchRows_ = std::move(switchRows);
   RINA_TRY(plan::networkFromTopology(topology, ctx.racks(), &s->network_)
@@ -110,7 +111,7 @@ Status PlanSync::create(const algo::Context& ctx, const topo::TopologySpec& topo
 plan::PlanOptions PlanSync::planOptions(const algo::Context& ctx) const {
   plan::PlanOptions o;
   o.model.portMarkers = ctx.portMarkers();
-  o.forceIna = ctx.options().planIna == "on";
+  o.forceIna = forceIna_;
   return o;
 }
 

@@ -63,10 +63,10 @@ class PlanSync final : public algo::PlanSource {
   static constexpr size_t kMaxPlannedMembers = 128;
 
   // The planner's network from the topology and ctx's rack map (rates as
-  // configured); no messages.
+  // configured); no messages. forceIna: RINA_PLAN_INA=on.
   static Status create(const algo::Context& ctx, const topo::TopologySpec& topology,
-                       const plan::ReplanPolicy& policy, Connect connect, SwitchRows switchRows,
-                       std::unique_ptr<PlanSync>* out);
+                       const plan::ReplanPolicy& policy, bool forceIna, Connect connect,
+                       SwitchRows switchRows, std::unique_ptr<PlanSync>* out);
 
   // Collective: the initial plan, from the configured rates plus whatever
   // the links measured so far (the creation probe).
@@ -108,6 +108,7 @@ class PlanSync final : public algo::PlanSource {
   plan::ReplanPolicy policy_;
   Connect connect_;
   SwitchRows switchRows_;
+  bool forceIna_ = false;
   plan::Network network_;  // as configured; rank 0 adds measured rates to a copy
   bool active_ = false;    // two or more ranks, at most kMaxPlannedMembers members
   // Rank 0: each rack's switch rate as last measured (0: never), and as the

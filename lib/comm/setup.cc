@@ -236,11 +236,13 @@ Status Communicator::setUpRack() { return RackAgent::setup(*this, options_, &rac
 
 Status Communicator::startPlans(const Setup& s) {
   RINA_TRY(PlanSync::create(
-      *this, topology_, s.policy,
+      *this, topology_, s.policy, options_.planIna == "on",
       [this](const std::set<int>& wanted) { return updatePeers(wanted); },
       [this] {
         std::vector<LinkRate> rows;
-        if (rackAgent_) rows.push_back(switchRateRow(rank_, rackAgent_->client().switchCounters()));
+        if (rackAgent_) {
+          rows.push_back(switchRateRow(rank(), rackAgent_->client().switchCounters()));
+        }
         return rows;
       },
       &plans_));
