@@ -14,11 +14,13 @@ always brought down, also on failure.
 
 What the simulator is told: the file's rates (host links, per-spine uplinks)
 times the TCP goodput of a shaped link (0.956: 1448 payload bytes per 1514
-on the wire, docs/testing.md), since rina-sim moves payload at the raw rate. The
-path rules map to rina-sim's planner: RINA_PATHS=planned <-> --planner plan;
-fixed (every hop on spine 0) is simulated by the same planner on a topology
-whose other spines are removed (spines: 1 keeps spine 0's rates), hash is not
-simulated. A lab host with an address per spine (the resolved file's
+on the wire, docs/testing.md), since rina-sim moves payload at the raw rate.
+The lab's hier and rina follow rank 0's plan (each INA rack's mode, ring
+order, ports), so rina-sim runs lib/plan's planner (--planner plan) for
+every rule: RINA_PATHS unset (the default, planned) and planned as they
+are; fixed (every hop on spine 0) on a topology whose other spines are
+removed (spines: 1 keeps spine 0's rates); hash is not simulated.
+RINA_PLAN_INA=on in --env is simulated as --plan-ina on. A lab host with an address per spine (the resolved file's
 spine_addrs) has a NIC per plane, and so does its simulated host (traffic
 over spine s on NIC s, switch and in-rack traffic on NIC 0). --env passes
 RINA_* settings to the lab's ranks (e.g. RINA_INA_SLOTS); RINA_INA_PORT_MARKERS
@@ -100,10 +102,10 @@ def sim_topology(resolved, spines_kept, work):
     return path
 
 
-def sim_time(build, topo, algo, size, planner, step_latency_us, markers="1"):
+def sim_time(build, topo, algo, size, step_latency_us, markers="1", plan_ina="choose"):
     cmd = [os.path.join(build, "tools/sim/rina-sim"), "--topo", topo, "-a", algo, "-s",
-           str(size), "--planner", planner, "--step-latency-us", str(step_latency_us),
-           "--port-markers", markers]
+           str(size), "--planner", "plan", "--plan-ina", plan_ina,
+           "--step-latency-us", str(step_latency_us), "--port-markers", markers]
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     if run.returncode != 0:
         raise Failure(f"{' '.join(cmd)}: exit {run.returncode}: {run.stderr}")
@@ -124,7 +126,8 @@ def main():
     parser.add_argument("--algorithms", default="ring,rina")
     parser.add_argument("--sizes", default="4M,16M")
     parser.add_argument("--paths", default="",
-                        help="RINA_PATHS rules to run (planned,fixed); default: none set")
+                        help="RINA_PATHS rules to run (planned,fixed); default: none set "
+                             "(the library's default, planned)")
     parser.add_argument("-n", "--iters", type=int, default=3)
     parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                         help="a RINA_* setting for the lab's ranks (repeatable)")
@@ -149,8 +152,14 @@ def main():
             markers = e.split("=", 1)[1]
     if markers not in ("0", "1"):
         parser.error("--env RINA_INA_PORT_MARKERS: 0 or 1")
+    plan_ina = "choose"
+    for e in args.env:
+        if e.startswith("RINA_PLAN_INA="):
+            plan_ina = e.split("=", 1)[1]
+    if plan_ina not in ("choose", "on"):
+        parser.error("--env RINA_PLAN_INA: choose or on")
     for p in paths:
-        if p not in ("planned", "fixed"):
+        if p not in ("", "planned", "fixed"):
             parser.error(f"--paths: planned or fixed, got '{p}'")
     if os.geteuid() != 0:
         print("sim_vs_lab.py: needs root (network namespaces)", file=sys.stderr)
@@ -168,13 +177,12 @@ def main():
                                        rule, args.env)
             commands.append(command)
             topo = sim_topology(resolved, 1 if rule == "fixed" else 0, work)
-            planner = "plan" if rule == "planned" else "default"
             for algo in algorithms:
                 for size in sizes:
                     if (algo, size) not in times:
                         raise Failure(f"no lab time for {algo} at {size} bytes")
-                    sim, sim_cmd = sim_time(args.build, topo, algo, size, planner,
-                                            args.step_latency_us, markers)
+                    sim, sim_cmd = sim_time(args.build, topo, algo, size, args.step_latency_us,
+                                            markers, plan_ina)
                     lab = times[(algo, size)]
                     rows.append((rule or "-", algo, size, lab, sim, sim / lab - 1))
                     if sim_cmd not in commands:

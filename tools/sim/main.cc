@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
   }
   for (const auto& [plannerName, algo] : runs) {
     DefaultPlanner defaultPlanner;
-    LibPlanner libPlanner(rina::plan::ModelOptions{o.stepLatencySec, o.portMarkers});
+    LibPlanner libPlanner(rina::plan::ModelOptions{o.stepLatencySec, o.portMarkers}, o.forceIna);
     Planner& planner = plannerName == "plan" ? static_cast<Planner&>(libPlanner) : defaultPlanner;
     const std::string label =
         std::string(algorithmName(algo)) + (plannerName == "plan" ? "/plan" : "");

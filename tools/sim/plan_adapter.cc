@@ -64,6 +64,7 @@ std::vector<plan::RackMode> LibPlanner::rackModes(const SimTopology& topo,
   plan::ChoiceOptions o;
   o.model = model_;
   o.bytes = bytes;
+  o.forceIna = forceIna_;
   plan::RackChoice choice;
   if (!plan::chooseRackModes(net, o, &choice).ok()) return Planner::rackModes(topo, racks, bytes);
   shares_.clear();

@@ -26,8 +26,10 @@ plan::Network planNetworkOf(const SimTopology& topo);
 
 class LibPlanner : public Planner {
  public:
-  // The link model's step latency and port markers (rina-sim's own).
-  explicit LibPlanner(plan::ModelOptions model = {}) : model_(model) {}
+  // The link model's step latency and port markers (rina-sim's own);
+  // forceIna: every INA rack on its switch (--plan-ina on).
+  explicit LibPlanner(plan::ModelOptions model = {}, bool forceIna = false)
+      : model_(model), forceIna_(forceIna) {}
   // The job's hosts as a network of their own: a rack's switch usable as
   // JobRack says, its rate the ToR's aggregation capacity or the job's
   // slot throughput with the switch's default window of slots, whichever is
@@ -50,6 +52,7 @@ class LibPlanner : public Planner {
 
  private:
   plan::ModelOptions model_;
+  bool forceIna_ = false;
   std::map<int, std::vector<double>> shares_;  // rack -> port share per job host there
   std::string lastChoice_;
   DefaultPlanner fallback_;
