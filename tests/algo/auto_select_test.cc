@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <random>
+
 #include "plan/network.h"
 #include "plan/plan.h"
 #include "rack_maps.h"
@@ -127,6 +131,59 @@ TEST(AutoSelect, SlowUplinksMakeHier) {
   EXPECT_NEAR(p.plan.predicted.rina.perByte * 100 * kMbit, 1.6, 1e-12);
   EXPECT_NEAR(p.plan.predicted.hier.perByte * 100 * kMbit, 1.0, 1e-12);
   EXPECT_EQ(autoFor(p, 64 << 20), Algorithm::kHier);
+}
+
+// The seeded family of the plan's tests (1-8 racks of 1-6 hosts, INA on a
+// random subset, host and uplink rates from small sets): at every size,
+// what auto runs is never predicted slower than the ring, and with an INA
+// rack it is the fastest of ring, hier and rina, rina with the plan's modes.
+TEST(AutoSelect, NeverSlowerThanTheRingOnARandomFamily) {
+  std::mt19937 rng(7);
+  const double hostRates[] = {250, 500, 1000, 10000};
+  const double uplinks[] = {0, 400, 2000, 20000};
+  int rinaPicks = 0, hierPicks = 0, total = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    topo::TopologySpec spec;
+    spec.spines = 1;
+    int n = 0;
+    const int racks = 1 + static_cast<int>(rng() % 8);
+    for (int r = 0; r < racks; ++r) {
+      topo::RackSpec rack;
+      rack.name = "r" + std::to_string(r);
+      rack.ina = rng() % 2 == 0;
+      rack.rankCount = 1 + static_cast<int>(rng() % 6);
+      rack.hostLinkMbit = hostRates[rng() % 4];
+      rack.uplinkMbit = uplinks[rng() % 4];
+      n += rack.rankCount;
+      spec.racks.push_back(rack);
+    }
+    Planned p;
+    ASSERT_TRUE(topo::resolveRackMap(spec, std::vector<std::string>(n, "h"), &p.map).ok());
+    plan::Network net;
+    ASSERT_TRUE(plan::networkFromTopology(spec, p.map, &net).ok());
+    ASSERT_TRUE(plan::makePlan(net, plan::PlanOptions{}, &p.plan).ok());
+    const plan::Plan::Predicted& c = p.plan.predicted;
+    for (size_t bytes : {size_t{1} << 20, size_t{16} << 20, size_t{256} << 20}) {
+      const double S = static_cast<double>(bytes), L = c.stepLatencySec;
+      const Algorithm a = autoFor(p, bytes);
+      const double ring = c.ring.seconds(S, L), hier = c.hier.seconds(S, L),
+                   rina = c.rina.seconds(S, L);
+      const double picked = a == Algorithm::kRina ? rina : a == Algorithm::kHier ? hier : ring;
+      ++total;
+      EXPECT_LE(picked, ring) << "trial " << trial << " bytes " << bytes;
+      // Without an INA rack auto runs the ring and plans nothing.
+      const double best = p.map.anyIna() ? std::min({ring, hier, rina}) : ring;
+      EXPECT_LE(picked, best * (1 + 1e-12))
+          << "trial " << trial << " " << algorithmName(a) << " ring " << ring << " hier " << hier
+          << " rina " << rina;
+      rinaPicks += a == Algorithm::kRina;
+      hierPicks += a == Algorithm::kHier;
+    }
+  }
+  std::printf("auto on %d cases: rina %d, hier %d, ring %d\n", total, rinaPicks, hierPicks,
+              total - rinaPicks - hierPicks);
+  EXPECT_GT(rinaPicks, 0);
+  EXPECT_GT(hierPicks, 0);
 }
 
 }  // namespace
