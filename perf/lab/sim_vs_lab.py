@@ -144,20 +144,19 @@ def main():
     for e in args.env:
         if not re.fullmatch(r"RINA_[A-Z0-9_]+=\S*", e):
             parser.error(f"--env: NAME=VALUE with a RINA_* name, got '{e}'")
-    # The simulator counts what the ranks send: with RINA_INA_PORT_MARKERS
-    # given, it simulates the same.
-    markers = "1"
-    for e in args.env:
-        if e.startswith("RINA_INA_PORT_MARKERS="):
-            markers = e.split("=", 1)[1]
-    if markers not in ("0", "1"):
-        parser.error("--env RINA_INA_PORT_MARKERS: 0 or 1")
-    plan_ina = "choose"
-    for e in args.env:
-        if e.startswith("RINA_PLAN_INA="):
-            plan_ina = e.split("=", 1)[1]
-    if plan_ina not in ("choose", "on"):
-        parser.error("--env RINA_PLAN_INA: choose or on")
+    # The simulator counts what the ranks send and runs the plan they run:
+    # with RINA_INA_PORT_MARKERS or RINA_PLAN_INA given, it simulates the same.
+    def env_value(name, default, allowed):
+        value = default
+        for e in args.env:
+            if e.startswith(name + "="):
+                value = e.split("=", 1)[1]
+        if value not in allowed:
+            parser.error(f"--env {name}: {' or '.join(allowed)}")
+        return value
+
+    markers = env_value("RINA_INA_PORT_MARKERS", "1", ("0", "1"))
+    plan_ina = env_value("RINA_PLAN_INA", "choose", ("choose", "on"))
     for p in paths:
         if p not in ("", "planned", "fixed"):
             parser.error(f"--paths: planned or fixed, got '{p}'")
