@@ -41,6 +41,8 @@ class Communicator : public algo::Context {
   const config::Options& options() const { return options_; }
   // The topology the rack map came from (the planner's configured rates).
   const topo::TopologySpec& topology() const { return topology_; }
+  // This rank's INA counters (zero outside an INA rack of two or more).
+  InaCounters inaCounters() const { return rackAgent_ ? rackAgent_->counters() : InaCounters{}; }
   // The plan the rack algorithms follow and the agreement on it.
   PlanSync& plans() { return *plans_; }
 

@@ -13,7 +13,6 @@
 #include "algo/engine/context.h"
 #include "algo/engine/engine.h"
 #include "algo/rack/rack_inputs.h"
-#include "ina/ina_client.h"
 
 namespace rina::algo {
 
@@ -67,9 +66,6 @@ bool sumsOnSwitch(const RackCall& call, const Member& m);
 // RackStart (the rack's mode, new slots after a preemption) goes to its
 // workers in the same exchange, right after its header.
 Status beginMemberCall(RackCall& call, const std::vector<Member>& members, size_t count);
-
-// Counts one switch call of this rank in the communicator's stats.
-void countInaCall(Context& ctx, const ina::InaCallStats& s, size_t hostSlices);
 
 // Runs one engine over the items (step names the phase in errors).
 Status runStep(RackCall& call, std::vector<SendItem> sends, std::vector<RecvItem> recvs);
