@@ -23,7 +23,7 @@
 #include <string>
 
 #include "algo/engine/context.h"
-#include "algo/rack/rack_inputs.h"
+#include "algo/rack/rack.h"
 #include "core/config.h"
 #include "ina/ctrl_client.h"
 #include "ina/ina_client.h"

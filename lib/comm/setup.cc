@@ -9,7 +9,6 @@
 #include <cstring>
 
 #include "algo/dispatch/dispatch.h"
-#include "algo/dispatch/peers.h"
 #include "comm/link_stats.h"
 #include "comm/spine_addresses.h"
 #include "core/config.h"

@@ -10,9 +10,10 @@
 #include <numeric>
 #include <random>
 
-#include "algo/dispatch/peers.h"
+#include "algo/dispatch/dispatch.h"
 #include "algo/rack/member.h"
 #include "algo/rack/member_ring.h"
+#include "algo/rack/rack.h"
 #include "comm/link_stats.h"
 #include "plan/network.h"
 #include "rack_maps.h"

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "algo/engine/partition.h"
+#include "algo/rack/rack.h"
 #include "topo/ring_members.h"
 
 namespace rina::algo {
