@@ -13,7 +13,7 @@ std::vector<Member> hierMembers(const topo::RackMap& map) {
   return out;
 }
 
-std::vector<Member> rinaMembers(const topo::RackMap& map) {
+std::vector<Member> inaMembers(const topo::RackMap& map) {
   std::vector<Member> out;
   for (const topo::RingMember& rm : topo::ringMembers(map)) {
     // An INA rack of one has nothing for its switch to sum: it runs as an

@@ -33,7 +33,7 @@ std::vector<Member> hierMembers(const topo::RackMap& map);
 // rina / ps-ina: topo::ringMembers: an INA rack is one member (switch
 // aggregation when it has two or more ranks); every rank of a rack without
 // INA is an autonomous member.
-std::vector<Member> rinaMembers(const topo::RackMap& map);
+std::vector<Member> inaMembers(const topo::RackMap& map);
 int memberIndexOf(const std::vector<Member>& members, int rank);
 // rina's sub-rings over several members (member_ring.cc): the number of
 // segments a buffer is cut into, so one port per segment and member; the

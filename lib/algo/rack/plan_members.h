@@ -13,9 +13,9 @@
 
 namespace rina::algo {
 
-// rina: the map's members (rinaMembers(map)) in the plan's ring order, with
-// the plan's ports and hop spines. plan null: rinaMembers(map).
-std::vector<Member> rinaMembers(const topo::RackMap& map, const plan::Plan* plan);
+// rina: the map's members (inaMembers(map)) in the plan's ring order, with
+// the plan's ports and hop spines. plan null: inaMembers(map).
+std::vector<Member> inaMembers(const topo::RackMap& map, const plan::Plan* plan);
 // hier: every rack one member, in the order the plan's ring first visits
 // its ranks; INA racks take the plan's ports, others rotate; a rack's
 // spineToNext is that of a plan hop into the next rack, if there is one.

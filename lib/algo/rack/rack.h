@@ -25,8 +25,8 @@ Status hierAllReduce(Context& ctx, PlanSource* plans, const void* send, void* re
 // rina: INA racks are one ring member each, reducing through their switch
 // (the port adds the upstream partial) and broadcasting by switch
 // multicast; other ranks are autonomous ring members.
-Status inaRingAllReduce(Context& ctx, PlanSource* plans, RackSwitch* rack, const void* send,
-                        void* recv, size_t count, rinaDataType_t type, rinaRedOp_t op);
+Status inaMemberRingAllReduce(Context& ctx, PlanSource* plans, RackSwitch* rack, const void* send,
+                              void* recv, size_t count, rinaDataType_t type, rinaRedOp_t op);
 // ps-ina (ATP/SwitchML-style baseline): every member reduces to its agent
 // (through the switch in INA racks), the agents' sums meet at rank 0 (the
 // parameter server), which sends the result back to be broadcast.
