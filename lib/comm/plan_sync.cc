@@ -6,7 +6,7 @@
 #include <string>
 
 #include "algo/engine/engine.h"
-#include "algo/rack/plan_members.h"
+#include "algo/rack/rack.h"
 #include "core/log.h"
 
 namespace rina::comm {

@@ -38,7 +38,7 @@
 #include <vector>
 
 #include "algo/engine/context.h"
-#include "algo/rack/rack_inputs.h"
+#include "algo/rack/rack.h"
 #include "comm/link_stats.h"
 #include "plan/network.h"
 #include "plan/plan.h"

@@ -9,7 +9,6 @@
 #include <cstring>
 
 #include "algo/dispatch/dispatch.h"
-#include "algo/dispatch/peers.h"
 #include "comm/link_stats.h"
 #include "comm/spine_addresses.h"
 #include "core/config.h"
@@ -241,7 +240,7 @@ Status Communicator::startPlans(const Setup& s) {
       [this] {
         std::vector<LinkRate> rows;
         if (rackAgent_) {
-          rows.push_back(switchRateRow(rank(), rackAgent_->client().switchCounters()));
+          rows.push_back(switchRateRow(rank(), rackAgent_->switchCounters()));
         }
         return rows;
       },

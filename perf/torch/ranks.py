@@ -18,6 +18,16 @@ class Failure(Exception):
     pass
 
 
+def shown(cmd):
+    """cmd as a result file gives it, for anyone to run from the repository
+    root: paths inside the repository relative to it, a temporary folder as
+    a fresh one."""
+    temp = (tempfile.gettempdir() + os.sep, "/dev/shm/")
+    args = [os.path.relpath(a, REPO) if a.startswith(REPO + os.sep)
+            else "TEMPDIR" if a.startswith(temp) else a for a in cmd]
+    return shlex.join(args).replace("TEMPDIR", '"$(mktemp -d)"')
+
+
 def env_with_package(build, extra=None):
     env = dict(os.environ)
     pkg = os.path.join(os.path.abspath(build), "python")

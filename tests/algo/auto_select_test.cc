@@ -84,12 +84,12 @@ TEST(AutoSelect, PredictionsMatchHandCounts) {
 TEST(AutoSelect, ChoosesByModelAndSize) {
   std::string why;
   const Planned one = planned("4:ina", 500);
-  EXPECT_EQ(autoFor(one, 16 << 20, &why), Algorithm::kRina);
+  EXPECT_EQ(autoFor(one, 16 << 20, &why), Algorithm::kInaMemberRing);
   EXPECT_NE(why.find("link model of plan #0 at 16777216 bytes: rina"), std::string::npos) << why;
-  EXPECT_EQ(autoFor(planned("3:ina,3:ina,1,1", 500), 16 << 20), Algorithm::kRina);
+  EXPECT_EQ(autoFor(planned("3:ina,3:ina,1,1", 500), 16 << 20), Algorithm::kInaMemberRing);
   // The plan makes both racks autonomous: the ring's bytes, and no faster.
   EXPECT_EQ(autoFor(planned("3:ina,3:ina,1,1", 500, 0, false), 16 << 20), Algorithm::kRing);
-  EXPECT_EQ(autoFor(planned("16:ina,16:ina", 500), 16 << 20), Algorithm::kRina);
+  EXPECT_EQ(autoFor(planned("16:ina,16:ina", 500), 16 << 20), Algorithm::kInaMemberRing);
   EXPECT_EQ(autoFor(planned("4,4", 500), 16 << 20, &why), Algorithm::kRing);
   EXPECT_EQ(why, "no INA rack: ring");
   EXPECT_EQ(resolveAuto(one.map, nullptr, 16 << 20, 128 << 10, &why), Algorithm::kRing);
@@ -98,9 +98,9 @@ TEST(AutoSelect, ChoosesByModelAndSize) {
   EXPECT_NE(why.find("4096 bytes"), std::string::npos) << why;
   // Below the small-message size nothing else; at 4 KiB the switch's one
   // step beats the ring's six.
-  EXPECT_EQ(autoFor(one, 4096, &why, 0), Algorithm::kRina);
+  EXPECT_EQ(autoFor(one, 4096, &why, 0), Algorithm::kInaMemberRing);
   // Without a reason asked for (every call), the same choices.
-  EXPECT_EQ(autoFor(one, 16 << 20), Algorithm::kRina);
+  EXPECT_EQ(autoFor(one, 16 << 20), Algorithm::kInaMemberRing);
   EXPECT_EQ(autoFor(one, 4096), Algorithm::kRecursiveDoubling);
 }
 
@@ -118,7 +118,7 @@ TEST(AutoSelect, FollowsThePlansChoiceOfRacks) {
   EXPECT_EQ(chosen.plan.modeOf(0), plan::RackMode::kSwitch);
   EXPECT_EQ(chosen.plan.modeOf(3), plan::RackMode::kAutonomous);
   EXPECT_NEAR(chosen.plan.predicted.rina.perByte * 500 * kMbit, 5.0 / 3.0, 1e-12);
-  EXPECT_EQ(autoFor(chosen, 16 << 20), Algorithm::kRina);
+  EXPECT_EQ(autoFor(chosen, 16 << 20), Algorithm::kInaMemberRing);
 }
 
 TEST(AutoSelect, SlowUplinksMakeHier) {
@@ -168,7 +168,9 @@ TEST(AutoSelect, NeverSlowerThanTheRingOnARandomFamily) {
       const Algorithm a = autoFor(p, bytes);
       const double ring = c.ring.seconds(S, L), hier = c.hier.seconds(S, L),
                    rina = c.rina.seconds(S, L);
-      const double picked = a == Algorithm::kRina ? rina : a == Algorithm::kHier ? hier : ring;
+      const double picked = a == Algorithm::kInaMemberRing ? rina
+                            : a == Algorithm::kHier        ? hier
+                                                           : ring;
       ++total;
       EXPECT_LE(picked, ring) << "trial " << trial << " bytes " << bytes;
       // Without an INA rack auto runs the ring and plans nothing.
@@ -176,7 +178,7 @@ TEST(AutoSelect, NeverSlowerThanTheRingOnARandomFamily) {
       EXPECT_LE(picked, best * (1 + 1e-12))
           << "trial " << trial << " " << algorithmName(a) << " ring " << ring << " hier " << hier
           << " rina " << rina;
-      rinaPicks += a == Algorithm::kRina;
+      rinaPicks += a == Algorithm::kInaMemberRing;
       hierPicks += a == Algorithm::kHier;
     }
   }

@@ -27,7 +27,7 @@ Algorithm resolveAuto(const topo::RackMap& map, const plan::Plan* plan, size_t b
   const double S = static_cast<double>(bytes), L = p.stepLatencySec;
   const double ring = p.ring.seconds(S, L), hier = p.hier.seconds(S, L),
                rina = p.rina.seconds(S, L);
-  Algorithm a = rina < ring ? Algorithm::kRina : Algorithm::kRing;
+  Algorithm a = rina < ring ? Algorithm::kInaMemberRing : Algorithm::kRing;
   if (hier < ring && hier < rina) a = Algorithm::kHier;
   if (why) {
     std::snprintf(buf, sizeof buf,

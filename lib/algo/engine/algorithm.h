@@ -14,7 +14,9 @@
 
 namespace rina::algo {
 
-enum class Algorithm { kAuto, kRing, kRecursiveDoubling, kHier, kRina, kPsIna, kOneShot };
+// Users name them as the table below says: kInaMemberRing (INA racks and
+// autonomous workers as the members of one ring) is "rina", kPsIna "ps-ina".
+enum class Algorithm { kAuto, kRing, kRecursiveDoubling, kHier, kInaMemberRing, kPsIna, kOneShot };
 inline constexpr int kAlgorithms = 7;
 
 struct AlgorithmEntry {
@@ -30,7 +32,7 @@ inline constexpr AlgorithmEntry kAlgorithmTable[] = {
     {Algorithm::kRecursiveDoubling, "rd", &rinaCommStats_t::callsRd},
     {Algorithm::kOneShot, "oneshot", &rinaCommStats_t::callsOneShot},
     {Algorithm::kHier, "hier", &rinaCommStats_t::callsHier},
-    {Algorithm::kRina, "rina", &rinaCommStats_t::callsRina},
+    {Algorithm::kInaMemberRing, "rina", &rinaCommStats_t::callsRina},
     {Algorithm::kPsIna, "ps-ina", &rinaCommStats_t::callsPsIna},
 };
 

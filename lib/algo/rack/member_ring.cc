@@ -354,9 +354,9 @@ Status hierAllReduce(Context& ctx, PlanSource* plans, const void* send, void* re
   return planMembersAndRun(ctx, plans, nullptr, hierMembers, send, recv, count, type, op);
 }
 
-Status inaRingAllReduce(Context& ctx, PlanSource* plans, RackSwitch* rack, const void* send,
-                        void* recv, size_t count, rinaDataType_t type, rinaRedOp_t op) {
-  return planMembersAndRun(ctx, plans, rack, rinaMembers, send, recv, count, type, op);
+Status inaMemberRingAllReduce(Context& ctx, PlanSource* plans, RackSwitch* rack, const void* send,
+                              void* recv, size_t count, rinaDataType_t type, rinaRedOp_t op) {
+  return planMembersAndRun(ctx, plans, rack, inaMembers, send, recv, count, type, op);
 }
 
 }  // namespace rina::algo

@@ -1,5 +1,5 @@
 // The member ring under rina and hier (member_ring.cc; the entry points are
-// hierAllReduce and inaRingAllReduce in rack.h). What is exported
+// hierAllReduce and inaMemberRingAllReduce in rack.h). What is exported
 // here is its slicing rule, which the planner's tests check by hand.
 #ifndef RINA_LIB_ALGO_RACK_MEMBER_RING_H_
 #define RINA_LIB_ALGO_RACK_MEMBER_RING_H_

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "algo/engine/partition.h"
+#include "algo/rack/rack.h"
 
 namespace rina::algo {
 namespace {
@@ -94,8 +95,8 @@ Status checkPlanFits(const plan::Plan& plan, const topo::RackMap& map) {
   return {};
 }
 
-std::vector<Member> rinaMembers(const topo::RackMap& map, const plan::Plan* plan) {
-  if (!plan) return rinaMembers(map);
+std::vector<Member> inaMembers(const topo::RackMap& map, const plan::Plan* plan) {
+  if (!plan) return inaMembers(map);
   std::vector<Member> out;
   for (size_t k = 0; k < plan->ring.size(); ++k) {
     const int agent = plan->ring[k];

@@ -39,7 +39,7 @@
 
 #include "algo/engine/engine.h"
 #include "algo/rack/member.h"
-#include "ina/ina_client.h"
+#include "ina/switch_calls.h"
 
 namespace rina::algo {
 
