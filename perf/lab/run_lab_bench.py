@@ -404,12 +404,14 @@ def main():
             out += ["rina theory: S / B, every worker's contribution up and the sum down "
                     "(tools/demo.sh's)."]
         out += [""]
-        out += ["Targets on the median table:"] + targets(topology, name, times, sizes) + [""]
+        median_targets = targets(topology, name, times, sizes)
+        if median_targets:
+            out += ["Targets on the median table:"] + median_targets + [""]
 
         out += ["## Every run", "",
                 "Times in ms; the targets each run met (all must hold in every run to be "
                 "claimed)" + (f"; rina / ring theory {RINA_RING_THEORY_B:.3f}"
-                              if not one_rack(topology) else "") + ".", ""]
+                              if "two-racks" in name else "") + ".", ""]
         out += ["| run | load (1, 5, 15 min) | " + " | ".join(
             f"{human(s)} {a}" for s in sizes for a in algos) + " | targets |",
             "|" + "---|" * (3 + len(sizes) * len(algos))]
