@@ -45,6 +45,24 @@ struct InaCallStats {
   int64_t srttUs = 0;  // smoothed round trip at the end of the call (-1: no sample yet)
 };
 
+// Adds s's counts to *total (not its gauges: the smallest window, rto and
+// srtt, which do not add up).
+inline void addCounts(const InaCallStats& s, InaCallStats* total) {
+  total->slices += s.slices;
+  total->datagramsSent += s.datagramsSent;
+  total->bytesSent += s.bytesSent;
+  total->retransmissions += s.retransmissions;
+  total->fastRetransmissions += s.fastRetransmissions;
+  total->results += s.results;
+  total->staleResults += s.staleResults;
+  total->lateAnswers += s.lateAnswers;
+  total->nacks += s.nacks;
+  total->socketDrops += s.socketDrops;
+  total->windowCuts += s.windowCuts;
+  total->windowUndos += s.windowUndos;
+  total->pacedHolds += s.pacedHolds;
+}
+
 // The types the switch sums (int32, float32, float16, bfloat16): the size
 // of one element on the wire, 0 for any other type.
 size_t switchElementSize(rinaDataType_t type);
