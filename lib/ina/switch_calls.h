@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <vector>
 
 #include "core/status.h"
@@ -48,19 +49,13 @@ struct InaCallStats {
 // Adds s's counts to *total (not its gauges: the smallest window, rto and
 // srtt, which do not add up).
 inline void addCounts(const InaCallStats& s, InaCallStats* total) {
-  total->slices += s.slices;
-  total->datagramsSent += s.datagramsSent;
-  total->bytesSent += s.bytesSent;
-  total->retransmissions += s.retransmissions;
-  total->fastRetransmissions += s.fastRetransmissions;
-  total->results += s.results;
-  total->staleResults += s.staleResults;
-  total->lateAnswers += s.lateAnswers;
-  total->nacks += s.nacks;
-  total->socketDrops += s.socketDrops;
-  total->windowCuts += s.windowCuts;
-  total->windowUndos += s.windowUndos;
-  total->pacedHolds += s.pacedHolds;
+  using S = InaCallStats;
+  for (uint64_t S::*count :
+       {&S::slices, &S::datagramsSent, &S::bytesSent, &S::retransmissions, &S::fastRetransmissions,
+        &S::results, &S::staleResults, &S::lateAnswers, &S::nacks, &S::socketDrops, &S::windowCuts,
+        &S::windowUndos, &S::pacedHolds}) {
+    total->*count += s.*count;
+  }
 }
 
 // The types the switch sums (int32, float32, float16, bfloat16): the size
