@@ -171,7 +171,13 @@ c10::intrusive_ptr<c10d::Work> RinaBackend::allreduce_coalesced(
   const char* call = "allreduce_coalesced";
   TORCH_CHECK(!tensors.empty(), "rina_torch ", call, ": argument tensors is empty");
   for (size_t i = 0; i < tensors.size(); ++i) {
-    checkSameAs(tensors[i], tensors[0], call, "tensors[" + std::to_string(i) + "]", "tensors[0]");
+    const std::string arg = "tensors[" + std::to_string(i) + "]";
+    checkTensor(tensors[i], call, arg);
+    TORCH_CHECK(tensors[i].scalar_type() == tensors[0].scalar_type() &&
+                    tensors[i].device() == tensors[0].device(),
+                "rina_torch ", call, ": argument ", arg, " is ", tensors[i].scalar_type(), " on ",
+                tensors[i].device(), ", tensors[0] ", tensors[0].scalar_type(), " on ",
+                tensors[0].device(), " (one dtype and device per call)");
   }
   const Reduction red = reductionOf(tensors[0], opts.reduceOp, call);
   return post(
@@ -269,8 +275,11 @@ c10::intrusive_ptr<c10d::Work> RinaBackend::reduceScatterTensorCoalesced(
   for (size_t i = 0; i < outputs.size(); ++i) {
     const std::string o = "outputs[" + std::to_string(i) + "]";
     const std::string in = "inputs[" + std::to_string(i) + "]";
-    checkSameAs(outputs[i], outputs[0], call, o, "outputs[0]");
+    checkTensor(outputs[i], call, o);
     checkTensor(inputs[i], call, in);
+    TORCH_CHECK(outputs[i].scalar_type() == outputs[0].scalar_type(), "rina_torch ", call,
+                ": argument ", o, " has dtype ", outputs[i].scalar_type(), ", outputs[0] has ",
+                outputs[0].scalar_type(), " (one dtype per call)");
     TORCH_CHECK(inputs[i].scalar_type() == outputs[i].scalar_type() &&
                     inputs[i].numel() == size_ * outputs[i].numel(),
                 "rina_torch ", call, ": argument ", in, " must have ", o, "'s dtype and ", size_,
