@@ -12,15 +12,21 @@ import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PYTHON = "/usr/bin/python3"
+# The torch 2.x venv tools/deps.sh makes.
+TORCH2_PYTHON = os.environ.get("RINA_TORCH2_PYTHON") or os.path.expanduser(
+    "~/.cache/rina/torch2-venv/bin/python")
 
 
 class Failure(Exception):
     pass
 
 
-def env_with_package(build, extra=None):
+def env_with_package(build, extra=None, package="python"):
+    """The environment of a rank: the build's package folder (python/ for
+    RINA_PYTHON's torch, python-torch2/ for the torch 2.x venv's) first on
+    PYTHONPATH, one OpenMP thread."""
     env = dict(os.environ)
-    pkg = os.path.join(os.path.abspath(build), "python")
+    pkg = os.path.join(os.path.abspath(build), package)
     env["PYTHONPATH"] = pkg + (":" + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["OMP_NUM_THREADS"] = "1"
     env.update(extra or {})
