@@ -32,7 +32,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ranks import (REPO, TORCH2_PYTHON, add_worker_arguments, env_with_package,  # noqa: E402
-                   human, machine_note, parse_size, run_ranks)
+                   human, machine_note, parse_size, run_ranks, save_results, torch_version)
 
 CALLS = ("all_reduce", "reduce_scatter_tensor", "all_gather_into_tensor")
 DTYPES = ("float32", "bfloat16")
@@ -164,12 +164,7 @@ def write_results(args, rows, command, started, version):
                      f"per block): {cells}")
     lines += ["", "## Command", "", "```", " ".join(shlex.quote(a) for a in sys.argv),
               "# runs, per rank R:", command, "```", ""]
-    md = "\n".join(lines)
-    with open(args.out, "w") as f:
-        f.write(md)
-    with open(os.path.splitext(args.out)[0] + ".json", "w") as f:
-        json.dump({"torch": version, "rows": rows}, f, indent=1)
-    print(md)
+    save_results(args.out, "\n".join(lines), {"torch": version, "rows": rows})
 
 
 def main():
@@ -186,9 +181,7 @@ def main():
     if args.worker:
         return worker(args)
     started = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
-    import subprocess
-    version = subprocess.run([args.python, "-c", "import torch; print(torch.__version__)"],
-                             capture_output=True, text=True, check=True).stdout.strip()
+    version = torch_version(args.python)
     with tempfile.TemporaryDirectory(prefix="rina-coll-", dir="/dev/shm") as store:
         def cmd(r):
             return [args.python, os.path.abspath(__file__), "--worker", "--rank", str(r),

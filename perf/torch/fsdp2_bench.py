@@ -31,7 +31,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ranks import (REPO, TORCH2_PYTHON, add_worker_arguments, env_with_package,  # noqa: E402
-                   machine_note, run_ranks)
+                   machine_note, run_ranks, save_results, torch_version)
 
 EXAMPLE = os.path.join(REPO, "python/examples/fsdp2_train.py")
 
@@ -129,12 +129,7 @@ def write_results(args, result, command, started, version):
         "",
         "## Command", "", "```", " ".join(shlex.quote(a) for a in sys.argv),
         "# runs, per rank R:", command, "```", ""]
-    md = "\n".join(lines)
-    with open(args.out, "w") as f:
-        f.write(md)
-    with open(os.path.splitext(args.out)[0] + ".json", "w") as f:
-        json.dump({"torch": version, **result}, f, indent=1)
-    print(md)
+    save_results(args.out, "\n".join(lines), {"torch": version, **result})
 
 
 def main():
@@ -157,9 +152,7 @@ def main():
     if args.worker:
         return worker(args)
     started = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
-    import subprocess
-    version = subprocess.run([args.python, "-c", "import torch; print(torch.__version__)"],
-                             capture_output=True, text=True, check=True).stdout.strip()
+    version = torch_version(args.python)
     with tempfile.TemporaryDirectory(prefix="rina-fsdp2-", dir="/dev/shm") as store:
         def cmd(r):
             return [args.python, os.path.abspath(__file__), "--worker", "--rank", str(r),

@@ -3,6 +3,7 @@ package folder, running N ranks of a worker as separate processes, and
 rina's C API through ctypes."""
 
 import argparse
+import json
 import os
 import re
 import shlex
@@ -120,6 +121,21 @@ class CApi:
 
     def close(self):
         self.lib.rinaCommDestroy(self.comm)
+
+
+def torch_version(python):
+    """The version of the torch that python imports."""
+    return subprocess.run([python, "-c", "import torch; print(torch.__version__)"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+def save_results(out, markdown, data):
+    """Writes a driver's table to out (markdown) and its data beside it (.json)."""
+    with open(out, "w") as f:
+        f.write(markdown)
+    with open(os.path.splitext(out)[0] + ".json", "w") as f:
+        json.dump(data, f, indent=1)
+    print(markdown)
 
 
 def human(size):

@@ -269,22 +269,7 @@ c10::intrusive_ptr<c10d::Work> RinaBackend::reduceScatterTensorCoalesced(
     std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
     const c10d::ReduceScatterOptions& opts) {
   const char* call = "reduce_scatter_tensor_coalesced";
-  TORCH_CHECK(!outputs.empty() && outputs.size() == inputs.size(), "rina_torch ", call,
-              ": arguments outputs and inputs must hold as many tensors, got ", outputs.size(),
-              " and ", inputs.size());
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const std::string o = "outputs[" + std::to_string(i) + "]";
-    const std::string in = "inputs[" + std::to_string(i) + "]";
-    checkTensor(outputs[i], call, o);
-    checkTensor(inputs[i], call, in);
-    TORCH_CHECK(outputs[i].scalar_type() == outputs[0].scalar_type(), "rina_torch ", call,
-                ": argument ", o, " has dtype ", outputs[i].scalar_type(), ", outputs[0] has ",
-                outputs[0].scalar_type(), " (one dtype per call)");
-    TORCH_CHECK(inputs[i].scalar_type() == outputs[i].scalar_type() &&
-                    inputs[i].numel() == size_ * outputs[i].numel(),
-                "rina_torch ", call, ": argument ", in, " must have ", o, "'s dtype and ", size_,
-                " x its elements");
-  }
+  checkCoalesced(outputs, inputs, size_, /*outputsPerRank=*/false, call);
   const Reduction red = reductionOf(outputs[0], opts.reduceOp, call);
   return post(
       kReduceScatterCoalescedOp, "rina:reduce_scatter_tensor_coalesced", outputs, inputs,

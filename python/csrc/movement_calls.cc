@@ -68,19 +68,7 @@ c10::intrusive_ptr<c10d::Work> RinaBackend::allgatherIntoTensorCoalesced(
     std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
     const c10d::AllgatherOptions& opts) {
   const char* call = "allgather_into_tensor_coalesced";
-  TORCH_CHECK(!outputs.empty() && outputs.size() == inputs.size(), "rina_torch ", call,
-              ": arguments outputs and inputs must hold as many tensors, got ", outputs.size(),
-              " and ", inputs.size());
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const std::string o = "outputs[" + std::to_string(i) + "]";
-    const std::string in = "inputs[" + std::to_string(i) + "]";
-    checkTensor(inputs[i], call, in);
-    checkTensor(outputs[i], call, o);
-    TORCH_CHECK(inputs[i].scalar_type() == outputs[i].scalar_type() &&
-                    outputs[i].numel() == size_ * inputs[i].numel(),
-                "rina_torch ", call, ": argument ", o, " must have ", in, "'s dtype and ", size_,
-                " x its elements");
-  }
+  checkCoalesced(outputs, inputs, size_, /*outputsPerRank=*/true, call);
   return post(
       kAllgatherCoalescedOp, "rina:allgather_into_tensor_coalesced", outputs, inputs, opts.timeout,
       [this, outputs, inputs]() mutable {

@@ -225,4 +225,28 @@ void checkSameAs(const at::Tensor& t, const at::Tensor& like, const char* call,
               t.numel(), " elements, ", likeArg, " has ", like.numel());
 }
 
+void checkCoalesced(const std::vector<at::Tensor>& outputs, const std::vector<at::Tensor>& inputs,
+                    int size, bool outputsPerRank, const char* call) {
+  TORCH_CHECK(!outputs.empty() && outputs.size() == inputs.size(), "rina_torch ", call,
+              ": arguments outputs and inputs must hold as many tensors, got ", outputs.size(),
+              " and ", inputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string o = "outputs[" + std::to_string(i) + "]";
+    const std::string in = "inputs[" + std::to_string(i) + "]";
+    checkTensor(outputs[i], call, o);
+    checkTensor(inputs[i], call, in);
+    for (const auto& [t, arg] : {std::pair{outputs[i], o}, std::pair{inputs[i], in}}) {
+      TORCH_CHECK(t.scalar_type() == outputs[0].scalar_type() && t.device() == outputs[0].device(),
+                  "rina_torch ", call, ": argument ", arg, " is ", t.scalar_type(), " on ",
+                  t.device(), ", outputs[0] ", outputs[0].scalar_type(), " on ",
+                  outputs[0].device(), " (one dtype and device per call)");
+    }
+    const at::Tensor& big = outputsPerRank ? outputs[i] : inputs[i];
+    const at::Tensor& small = outputsPerRank ? inputs[i] : outputs[i];
+    TORCH_CHECK(big.numel() == size * small.numel(), "rina_torch ", call, ": argument ",
+                outputsPerRank ? o : in, " has ", big.numel(), " elements, expected ", size, " x ",
+                outputsPerRank ? in : o, "'s ", small.numel());
+  }
+}
+
 }  // namespace rina::torch_backend

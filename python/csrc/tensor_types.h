@@ -60,6 +60,13 @@ const at::Tensor& onlyTensor(const std::vector<at::Tensor>& tensors, const char*
 void checkSameAs(const at::Tensor& t, const at::Tensor& like, const char* call,
                  const std::string& arg, const std::string& likeArg);
 
+// The tensors of a coalesced call (reduce_scatter_tensor_coalesced,
+// allgather_into_tensor_coalesced): as many outputs as inputs, all of one
+// dtype and device, and in each pair the bigger one has size x the other's
+// elements (the outputs when outputsPerRank, else the inputs).
+void checkCoalesced(const std::vector<at::Tensor>& outputs, const std::vector<at::Tensor>& inputs,
+                    int size, bool outputsPerRank, const char* call);
+
 // How a call that only moves data puts t on the wire: as rina's type when
 // it has t's dtype (so a receive checks it), else as bytes.
 struct WireType {

@@ -14,7 +14,6 @@ that never come, which must return at once and fail the call. Exits 0 when
 every rank passed.
 """
 
-import argparse
 import datetime
 import os
 import sys
@@ -26,7 +25,8 @@ sys.path.insert(0, HERE)
 GROUP_TIMEOUT = 30  # seconds: a mismatch must fail well before it
 
 
-def launch(n):
+def launch(args):
+    n = args.ranks
     import ranks
     result = ranks.spawn(os.path.abspath(__file__), n, timeout=300)
     ok = ranks.report(result)
@@ -161,17 +161,6 @@ def worker(args):
     return 1 if failures else 0
 
 
-def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--ranks", type=int, default=3)
-    p.add_argument("--rank", type=int)
-    p.add_argument("--world", type=int)
-    p.add_argument("--store")
-    args = p.parse_args()
-    if args.rank is None:
-        return launch(args.ranks)
-    return worker(args)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    import ranks
+    sys.exit(ranks.main(launch, worker, default_ranks=3))

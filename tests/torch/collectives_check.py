@@ -20,7 +20,6 @@ does not do must raise RuntimeError naming it; and destroying a group fails
 its call in progress and its queued calls promptly.
 """
 
-import argparse
 import datetime
 import os
 import sys
@@ -45,7 +44,8 @@ def ops_for(name):
     return [op for op in OPS if op != "PREMUL_SUM"]
 
 
-def launch(n):
+def launch(args):
+    n = args.ranks
     import ranks
     result = ranks.spawn(os.path.abspath(__file__), n, timeout=600)
     ok = ranks.report(result)
@@ -534,17 +534,6 @@ def worker(args):
     return 1 if c.failures else 0
 
 
-def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--ranks", type=int, help="launch this many ranks")
-    p.add_argument("--rank", type=int)
-    p.add_argument("--world", type=int)
-    p.add_argument("--store")
-    args = p.parse_args()
-    if args.rank is None:
-        return launch(args.ranks)
-    return worker(args)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    import ranks
+    sys.exit(ranks.main(launch, worker, default_ranks=None))

@@ -13,7 +13,6 @@ all_reduce issued on a side stream right after a kernel that writes its
 input (the call must see the kernel's result).
 """
 
-import argparse
 import datetime
 import os
 import sys
@@ -22,7 +21,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 
-def launch(n):
+def launch(args):
+    n = args.ranks
     import torch
     if not torch.cuda.is_available():
         print(f"cuda_check: skipped: no CUDA device (torch {torch.__version__}: "
@@ -117,17 +117,6 @@ def worker(args):
     return 1 if failures else 0
 
 
-def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--ranks", type=int, default=2)
-    p.add_argument("--rank", type=int)
-    p.add_argument("--world", type=int)
-    p.add_argument("--store")
-    args = p.parse_args()
-    if args.rank is None:
-        return launch(args.ranks)
-    return worker(args)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    import ranks
+    sys.exit(ranks.main(launch, worker, default_ranks=2))
