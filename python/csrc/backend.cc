@@ -88,6 +88,10 @@ std::vector<at::Tensor> RinaBackend::rootList(const std::vector<std::vector<at::
 
 c10::intrusive_ptr<RinaWork> RinaBackend::newWork(c10d::OpType type, const char* title,
                                                   std::vector<at::Tensor> outputs) {
+  if (type != c10d::OpType::SEND && type != c10d::OpType::RECV &&
+      type != c10d::OpType::RECVANYSOURCE && type != kCoalescedOp) {
+    ++sequence_;
+  }
   auto work =
       c10::make_intrusive<RinaWork>(rank_, type, title, std::move(outputs), thread_.queue());
   std::lock_guard<std::mutex> lock(coalesceMu_);

@@ -105,6 +105,11 @@ class RinaBackend : public BackendBase {
                                       int tag) override;
   c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors, int tag) override;
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
+  // Collectives issued on this group (point-to-point calls are not
+  // counted: ranks issue different ones); every rank starts at 0 when the
+  // group is made, so there is nothing to agree on.
+  void setSequenceNumberForGroup() override {}
+  uint64_t getSequenceNumberForGroup() override { return sequence_.load(); }
 
   // Both torches have these; torch 1.13 never calls them itself.
   c10::intrusive_ptr<c10d::Work> allgatherIntoTensorCoalesced(std::vector<at::Tensor>& outputs,
@@ -176,6 +181,7 @@ class RinaBackend : public BackendBase {
 
   std::unique_ptr<Communicator> comm_;  // the one owner of the rina communicator
   std::atomic<int> error_{kNoError};
+  std::atomic<uint64_t> sequence_{0};
   std::mutex coalesceMu_;
   bool coalescing_ = false;
   std::vector<c10::intrusive_ptr<c10::ivalue::Future>> coalesced_;
