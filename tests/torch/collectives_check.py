@@ -15,7 +15,10 @@ and out of place), broadcast, all_gather, all_gather_into_tensor (in place
 and out), all_gather_coalesced, gather, scatter, all_to_all_single (even and
 uneven splits), all_to_all (list form), a ring of batch_isend_irecv (small
 and large), send / recv with tags into a non-contiguous tensor, recv from
-any source, barrier, asynchronous calls completing in order; then what rina
+any source, barrier, asynchronous calls completing in order, DDP with the
+allreduce and bf16 (1.13: fp16) compression communication hooks (on the
+Work's Future);
+on torch 2.x the coalescing manager and a "cpu:rina,cuda:gloo" group; then what rina
 does not do must raise RuntimeError naming it; and destroying a group fails
 its call in progress and its queued calls promptly.
 """
@@ -420,6 +423,23 @@ class Checker:
                     torch.full((4,), float(self.world * (self.world + 1) // 2)))
         dist.destroy_process_group(g)
 
+    def ddp_comm_hooks(self):
+        """DDP communication hooks run on the Work's Future: the allreduce
+        hook and a compression hook (bf16; fp16 on torch 1.13) average every
+        rank's gradient."""
+        torch, dist = self.torch, self.torch.distributed
+        from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+        from torch.nn.parallel import DistributedDataParallel
+        n, me = self.world, self.rank
+        # (torch 1.13 takes its bf16 hook only with NCCL: fp16 there.)
+        for name in ("allreduce_hook", "bf16_compress_hook" if TORCH2 else "fp16_compress_hook"):
+            model = DistributedDataParallel(torch.nn.Linear(8, 4, bias=False))
+            model.register_comm_hook(None, getattr(default_hooks, name))
+            model(torch.full((2, 8), float(me + 1))).sum().backward()
+            # d(sum(W x))/dW = 2 (rank + 1) on every rank; their mean is n + 1.
+            self.expect(f"DDP with {name}", model.module.weight.grad,
+                        torch.full((4, 8), float(n + 1)))
+
     def refusals(self):
         """What rina does not do raises RuntimeError naming the call, dtype or op."""
         torch, dist = self.torch, self.torch.distributed
@@ -522,6 +542,7 @@ def worker(args):
         c.coalescing()
         c.device_map()
     c.asynchronous()
+    c.ddp_comm_hooks()
     c.point_to_point()
     c.refusals()
     if args.world > 1:
