@@ -92,7 +92,7 @@ def worker(args):
             dist.all_reduce(took, op=dist.ReduceOp.MAX, group=rina)
             if i >= 2:
                 times[b].append(took.item() * 1e3)
-    params = sum(p.numel() for p in models["rina"].parameters()) * n  # sharded: local x n
+    params = sum(p.numel() for p in models["rina"].parameters())  # DTensors: the full sizes
     dist.barrier()
     dist.destroy_process_group()
     if me == 0:
