@@ -28,12 +28,11 @@ import os
 import shlex
 import statistics
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ranks import (REPO, TORCH2_PYTHON, add_worker_arguments, env_with_package,  # noqa: E402
-                   human, machine_note, parse_size, run_ranks, save_results, torch_version)
+from ranks import (REPO, TORCH2_PYTHON, add_worker_arguments,  # noqa: E402
+                   human, machine_note, parse_size, run_torch2_job, save_results)
 
 CALLS = ("all_reduce", "reduce_scatter_tensor", "all_gather_into_tensor")
 DTYPES = ("float32", "bfloat16")
@@ -198,19 +197,8 @@ def main():
     args = p.parse_args()
     if args.worker:
         return worker(args)
-    started = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
-    version = torch_version(args.python)
-    with tempfile.TemporaryDirectory(prefix="rina-coll-", dir="/dev/shm") as store:
-        def cmd(r):
-            return [args.python, os.path.abspath(__file__), "--worker", "--rank", str(r),
-                    "--world", str(args.ranks), "--store", store, "--build",
-                    os.path.abspath(args.build), "--sizes", args.sizes, "--rounds",
-                    str(args.rounds), "--calls", args.calls]
-        out = run_ranks(cmd, args.ranks, env_with_package(args.build, package="python-torch2"),
-                        timeout=3600)
-    line = next(l for l in out.splitlines() if l.startswith("RESULT "))
-    write_results(args, json.loads(line[len("RESULT "):]), shlex.join(cmd("R")), started,
-                  version)
+    result, command, started, version = run_torch2_job(__file__, args, ["--sizes", args.sizes, "--rounds", str(args.rounds), "--calls", args.calls])
+    write_results(args, result, command, started, version)
     return 0
 
 

@@ -26,12 +26,11 @@ import os
 import shlex
 import statistics
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ranks import (REPO, TORCH2_PYTHON, add_worker_arguments, env_with_package,  # noqa: E402
-                   machine_note, run_ranks, save_results, torch_version)
+from ranks import (REPO, TORCH2_PYTHON, add_worker_arguments,  # noqa: E402
+                   machine_note, run_torch2_job, save_results)
 
 EXAMPLE = os.path.join(REPO, "python/examples/fsdp2_train.py")
 
@@ -151,21 +150,8 @@ def main():
     args = p.parse_args()
     if args.worker:
         return worker(args)
-    started = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
-    version = torch_version(args.python)
-    with tempfile.TemporaryDirectory(prefix="rina-fsdp2-", dir="/dev/shm") as store:
-        def cmd(r):
-            return [args.python, os.path.abspath(__file__), "--worker", "--rank", str(r),
-                    "--world", str(args.ranks), "--store", store, "--build",
-                    os.path.abspath(args.build), "--steps", str(args.steps), "--reduce-dtype",
-                    args.reduce_dtype, "--batch", str(args.batch), "--seq", str(args.seq),
-                    "--vocab", str(args.vocab), "--dim", str(args.dim), "--heads",
-                    str(args.heads), "--layers", str(args.layers)]
-        out = run_ranks(cmd, args.ranks, env_with_package(args.build, package="python-torch2"),
-                        timeout=3600)
-    line = next(l for l in out.splitlines() if l.startswith("RESULT "))
-    write_results(args, json.loads(line[len("RESULT "):]), shlex.join(cmd("R")), started,
-                  version)
+    result, command, started, version = run_torch2_job(__file__, args, ["--steps", str(args.steps), "--reduce-dtype", args.reduce_dtype, "--batch", str(args.batch), "--seq", str(args.seq), "--vocab", str(args.vocab), "--dim", str(args.dim), "--heads", str(args.heads), "--layers", str(args.layers)])
+    write_results(args, result, command, started, version)
     return 0
 
 

@@ -123,6 +123,25 @@ class CApi:
         self.lib.rinaCommDestroy(self.comm)
 
 
+def run_torch2_job(script, args, extra):
+    """Runs script's worker (`--worker --rank R ...` plus extra) on args.ranks
+    ranks of args.python with the build's python-torch2 package; returns
+    rank 0's RESULT data, the command of rank R, when it started and torch's
+    version."""
+    import datetime
+    started = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+    version = torch_version(args.python)
+    with tempfile.TemporaryDirectory(prefix="rina-torch2-", dir="/dev/shm") as store:
+        def cmd(r):
+            return [args.python, os.path.abspath(script), "--worker", "--rank", str(r),
+                    "--world", str(args.ranks), "--store", store, "--build",
+                    os.path.abspath(args.build), *extra]
+        out = run_ranks(cmd, args.ranks, env_with_package(args.build, package="python-torch2"),
+                        timeout=3600)
+    line = next(l for l in out.splitlines() if l.startswith("RESULT "))
+    return json.loads(line[len("RESULT "):]), shlex.join(cmd("R")), started, version
+
+
 def torch_version(python):
     """The version of the torch that python imports."""
     return subprocess.run([python, "-c", "import torch; print(torch.__version__)"],
