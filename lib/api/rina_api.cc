@@ -224,14 +224,14 @@ rinaResult_t rinaCommGetStats(const rinaComm_t comm, rinaCommStats_t* stats) {
   const rina::comm::InaCounters ina = comm->impl->inaCounters();
   full.inaFallbacks = ina.fallbacks;
   full.inaCalls = ina.calls;
-  full.inaRetransmissions = ina.retransmissions;
+  full.inaRetransmissions = ina.wire.retransmissions;
   full.inaHostSlices = ina.hostSlices;
   full.inaRegrants = ina.regrants;
-  full.inaDatagrams = ina.datagrams;
-  full.inaFastRetransmissions = ina.fastRetransmissions;
-  full.inaLateAnswers = ina.lateAnswers;
-  full.inaSocketDrops = ina.socketDrops;
-  full.inaWindowCuts = ina.windowCuts;
+  full.inaDatagrams = ina.wire.datagramsSent;
+  full.inaFastRetransmissions = ina.wire.fastRetransmissions;
+  full.inaLateAnswers = ina.wire.lateAnswers;
+  full.inaSocketDrops = ina.wire.socketDrops;
+  full.inaWindowCuts = ina.wire.windowCuts;
   full.bytesSent = c.closedBytesSent;
   full.bytesReceived = c.closedBytesReceived;
   for (const rina::comm::LinkRate& l : rina::comm::localLinkRates(*comm->impl)) {

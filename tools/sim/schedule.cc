@@ -82,9 +82,10 @@ std::vector<std::pair<int, std::vector<int>>> hostsByRack(const SimTopology& top
 // chunks: (1 - f_w) S up with port markers, else S (its contributions to
 // the switch's reduce-scatter), S down (its share's sums and the others'
 // final pieces), and f_w S up (every final piece of its share goes to the
-// switch's multicast, the rack's own chunk included: lib/algo's member
-// ring, per INA worker S (1 + 2(R-1)/(Rn)) up, without markers S (1 + 1/n
-// + 2(R-1)/(Rn)); one INA rack alone: S up, one switch call). A rack summed
+// switch's multicast, the rack's own chunk included:
+// lib/algo/rack/member_ring.cc, per INA worker S (1 + 2(R-1)/(Rn)) up,
+// without markers S (1 + 1/n + 2(R-1)/(Rn)); one INA rack alone: S up, one
+// switch call). A rack summed
 // on its hosts sends each worker's (1 - f_w) S to the ports and the ports'
 // final pieces back, (n - 1) f_w S each way at a port. The hop traffic
 // enters and leaves at the ports, over the NIC of the hop's spine on

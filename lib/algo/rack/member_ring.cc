@@ -70,8 +70,7 @@ using Range = std::pair<size_t, size_t>;
 // How far the rack's switch reduce may run ahead of the ring, in diagonals
 // beyond those the ring reads next (each about R K slices per worker). Without a
 // bound, the reduce's datagrams can fill the shared host link's queue while
-// the ring's TCP waits behind them: in a lab (b) trace one call of six ended
-// its switch reduce a quarter early and then took 20% longer.
+// the ring's TCP waits behind them (perf/results/lab-b-two-racks-ab-reduce-lead.md).
 constexpr size_t kReduceLeadDiagonals = 1;
 
 // Names: chunk c of segment k is a *piece*; slice j of a piece is a
