@@ -25,8 +25,13 @@ int usableCpus() {
 }  // namespace
 
 PeerChannels::PeerChannels(const transport::MeshOptions& mesh, int listenFd,
-                           transport::Arrivals* arrivals, int64_t timeoutMs, int64_t spinUs)
-    : mesh_(mesh), listenFd_(listenFd), arrivals_(arrivals), timeoutMs_(timeoutMs) {
+                           transport::Arrivals* arrivals, int64_t timeoutMs, int64_t spinUs,
+                           const algo::MessageLimits& limits)
+    : mesh_(mesh),
+      listenFd_(listenFd),
+      arrivals_(arrivals),
+      timeoutMs_(timeoutMs),
+      limits_(limits) {
   int onHost = 0;
   for (size_t r = 0; r < mesh.table.size(); ++r) {
     onHost += transport::sameHost(mesh, static_cast<int>(r)) ? 1 : 0;

@@ -22,9 +22,9 @@ class PeerChannels final : public algo::ChannelSource {
   // mesh: the communicator's connection settings (table, id, shared memory),
   // listenFd its listening socket, arrivals the queue it shares with
   // buildMesh; timeoutMs bounds opening a channel and reading a hello;
-  // spinUs is RINA_SPIN_US (see pollUs).
+  // spinUs is RINA_SPIN_US (see pollUs); limits: the RINA_P2P_* knobs.
   PeerChannels(const transport::MeshOptions& mesh, int listenFd, transport::Arrivals* arrivals,
-               int64_t timeoutMs, int64_t spinUs);
+               int64_t timeoutMs, int64_t spinUs, const algo::MessageLimits& limits);
 
   Status sendChannel(int peer, transport::Connection** out) override;
   transport::Connection* recvChannel(int peer) override;
@@ -38,6 +38,7 @@ class PeerChannels final : public algo::ChannelSource {
   // then costs no peer its turn, as with Open MPI's busy polling), else a
   // short 20 us: more ranks than cores need the yields of the engine's loop.
   int64_t pollUs() const override { return pollUs_; }
+  const algo::MessageLimits& limits() const override { return limits_; }
 
   // Payload bytes moved over every channel, per transport::Direction.
   uint64_t bytes(transport::Direction d) const;
@@ -51,6 +52,7 @@ class PeerChannels final : public algo::ChannelSource {
   std::map<int, uint64_t> sendSeq_, recvSeq_;
   uint64_t batches_ = 0;
   int64_t pollUs_;
+  algo::MessageLimits limits_;
 };
 
 }  // namespace rina::comm

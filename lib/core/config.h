@@ -64,6 +64,10 @@ struct Options {
   int64_t smallMsgBytes;   // RINA_SMALL_MSG_BYTES
   int64_t sliceBytes;      // RINA_SLICE_BYTES
   int64_t cudaStageBytes;  // RINA_CUDA_STAGE_BYTES
+  // Point-to-point.
+  int64_t p2pPullBytes;        // RINA_P2P_PULL_BYTES
+  int64_t p2pSharedCopyBytes;  // RINA_P2P_SHARED_COPY_BYTES
+  int64_t p2pRendezvousBytes;  // RINA_P2P_RENDEZVOUS_BYTES
   // Racks and INA.
   std::string racks;         // RINA_RACKS
   std::string topoFile;      // RINA_TOPO_FILE

@@ -144,6 +144,8 @@ ShmConnection::ShmConnection(int peer, bool lowerSide, ShmSegment segment, Fd li
   int outIdx = lowerSide ? 0 : 1;
   out_ = &h->fifo[outIdx];
   in_ = &h->fifo[1 - outIdx];
+  outCopy_ = &h->copy[outIdx];
+  inCopy_ = &h->copy[1 - outIdx];
   outData_ = segment_.data(outIdx);
   inData_ = segment_.data(1 - outIdx);
   mask_ = h->fifoBytes - 1;

@@ -215,9 +215,9 @@ TEST_P(PointToPoint, TypesTagsAndStatistics) {
     ASSERT_EQ(rinaCommGetStats(comm, &st), rinaSuccess);
     EXPECT_EQ(st.sends, 10u);
     EXPECT_EQ(st.recvs, 10u);
-    // Payload plus a 64-byte header per message (these are all eager).
-    EXPECT_EQ(st.p2pBytesSent, bytesOut + 10 * 64);
-    EXPECT_EQ(st.p2pBytesReceived, bytesOut + 10 * 64);
+    // Payload plus a 48-byte header per message (these are all eager).
+    EXPECT_EQ(st.p2pBytesSent, bytesOut + 10 * 48);
+    EXPECT_EQ(st.p2pBytesReceived, bytesOut + 10 * 48);
   });
 }
 
