@@ -8,7 +8,6 @@
 #define RINA_LIB_COMM_PEER_CHANNELS_H_
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <vector>
 
@@ -48,8 +47,11 @@ class PeerChannels final : public algo::ChannelSource {
   int listenFd_;
   transport::Arrivals* arrivals_;
   int64_t timeoutMs_;
-  std::map<int, std::unique_ptr<transport::Connection>> out_, in_;
-  std::map<int, uint64_t> sendSeq_, recvSeq_;
+  // By peer rank (every rank has a slot: a send looks its channel up
+  // without a search); recvOrder_ lists the channels taken, in order.
+  std::vector<std::unique_ptr<transport::Connection>> out_, in_;
+  std::vector<transport::Connection*> recvOrder_;
+  std::vector<uint64_t> sendSeq_, recvSeq_;
   uint64_t batches_ = 0;
   int64_t pollUs_;
   algo::MessageLimits limits_;

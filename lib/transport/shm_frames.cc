@@ -100,10 +100,14 @@ Status ShmFrameConnection::tryRecv(void* dst, size_t len, const RecvReduce& r, s
     frameLeft_ -= static_cast<uint32_t>(take);
     if (frameLeft_ == 0) frameAt_ = roundUp(readAt_ - frameAt_) + frameAt_;
   }
-  if (got == 0) return {};
-  in_->tail.store(frameLeft_ == 0 ? frameAt_ : readAt_);  // seq_cst: pairs with the sleeping flag
-  if (in_->producerSleeping.load()) futexWake(&in_->tail);
   *moved = got;
+  // The space comes back a frame at a time (a header read alone leaves its
+  // payload's frame unfinished: one store per message, not two). A sender
+  // waiting for space waits at most for the rest of one frame, which is
+  // all written.
+  if (got == 0 || frameLeft_ != 0) return {};
+  in_->tail.store(frameAt_);  // seq_cst: pairs with the sleeping flag
+  if (in_->producerSleeping.load()) futexWake(&in_->tail);
   return {};
 }
 
