@@ -36,6 +36,9 @@ class Communicator : public algo::Context {
                        std::unique_ptr<Communicator>* out);
   ~Communicator();
 
+  // The knobs this communicator was made with, checked (core/config.h), with
+  // rank 0's schedule knobs adopted.
+  const config::Options& options() const { return options_; }
   // The topology the rack map came from (the planner's configured rates).
   const topo::TopologySpec& topology() const { return topology_; }
   // The plan the rack algorithms follow and the agreement on it.
@@ -97,7 +100,7 @@ class Communicator : public algo::Context {
   std::string& lastError() { return lastError_; }
 
  private:
-  Communicator() = default;
+  Communicator(int rank, int nranks) : Context(rank, nranks) {}
   // Connects to every rank of peers (this one aside) not connected yet: the
   // collective part of updatePeers and connectForCall.
   Status connectMissing(const std::set<int>& peers);
@@ -106,6 +109,8 @@ class Communicator : public algo::Context {
   // hands on to later ones and lives until create returns.
   struct Setup;
   Status readKnobs(const config::Options& options, Setup* s);
+  // The algorithms' knobs (algo::CallKnobs) from options_, at each change.
+  void handKnobsToContext();
   Status joinBootstrap(const rinaUniqueId& id, Setup* s);
   Status openListeners(Setup* s);
   Status meet(Setup* s);
@@ -117,6 +122,7 @@ class Communicator : public algo::Context {
   Status startPlans(const Setup& s);
   void logReady(const Setup& s) const;
 
+  config::Options options_;
   topo::TopologySpec topology_;
   std::unique_ptr<RackAgent> rackAgent_;
   std::unique_ptr<PlanSync> plans_;

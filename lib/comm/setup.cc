@@ -14,8 +14,10 @@
 #include "comm/spine_addresses.h"
 #include "core/config.h"
 #include "core/log.h"
+#include "plan/path_choice.h"
 #include "topo/topology_json.h"
 #include "transport/mesh.h"
+#include "transport/shm_group.h"
 
 namespace rina::comm {
 namespace {
@@ -71,22 +73,31 @@ Status Communicator::readKnobs(const config::Options& options, Setup* s) {
   // Checked once here (a value set in code passes the table's checks as an
   // environment variable would), then handed down.
   options_ = options;
-  const std::string where = "rank " + std::to_string(rank_) + ": ";
+  const std::string where = "rank " + std::to_string(rank()) + ": ";
   RINA_TRY(config::check(&options_).prepend(where));
   config::printConfig(options_);
+  handKnobsToContext();
   RINA_TRY(algo::parseAlgorithm(options_.algo, &algorithm_).prepend("RINA_ALGO: "));
   s->policy = plan::ReplanPolicy::fromOptions(options_);
   s->socketsPerPeer = static_cast<int>(options_.socketNsocks);
   return plan::parsePathPolicy(options_.paths, &s->pathPolicy);
 }
 
+void Communicator::handKnobsToContext() {
+  setKnobs(algo::CallKnobs{.timeoutMs = options_.timeoutMs,
+                           .sliceBytes = static_cast<size_t>(options_.sliceBytes),
+                           .smallMsgBytes = static_cast<size_t>(options_.smallMsgBytes),
+                           .portMarkers = options_.inaPortMarkers,
+                           .spinUs = options_.spinUs});
+}
+
 Status Communicator::joinBootstrap(const rinaUniqueId& id, Setup* s) {
   bool fromEnv = false;
   RINA_TRY(bootstrap::resolveId(id, options_.commId, &s->id, &fromEnv));
   RINA_TRY(bootstrap::readCommSecret(options_.commSecret, &s->secret)
-               .prepend("rank " + std::to_string(rank_) + ": "));
+               .prepend("rank " + std::to_string(rank()) + ": "));
   // Under RINA_COMM_ID rank 0 is the root.
-  if (fromEnv && rank_ == 0) {
+  if (fromEnv && rank() == 0) {
     RINA_TRY(
         bootstrap::RootService::start(s->id.root, s->id.commId, timeoutMs(), s->secret, &s->root));
   }
@@ -98,33 +109,33 @@ Status Communicator::openListeners(Setup* s) {
   RINA_TRY(chooseListenAddress(options_.socketIfname, &listenAddr, &s->ifname));
   // Setup runs near the NIC in use (RINA_CPU_AFFINITY, topo/thread_placement.h);
   // under `setup` the thread gets its mask back when create returns.
-  RINA_TRY(topo::placeSetupThread(rank_, s->ifname, options_.cpuAffinity, &s->placement));
+  RINA_TRY(topo::placeSetupThread(rank(), s->ifname, options_.cpuAffinity, &s->placement));
   RINA_TRY(listenOn(listenAddr, false, &s->listen, &s->mine.listen));
   s->mine.pid = getpid();
   const std::string host = hostIdentity();
   std::strncpy(s->mine.host, host.c_str(), sizeof(s->mine.host) - 1);
-  return listenOnSpines(rank_, options_, s->mine.listen, &s->mine, &s->spineListen);
+  return listenOnSpines(rank(), options_, s->mine.listen, &s->mine, &s->spineListen);
 }
 
 Status Communicator::meet(Setup* s) {
   s->listening = Clock::now();
   std::string schedule, rankZero;
   RINA_TRY(
-      config::scheduleText(options_, &schedule).prepend("rank " + std::to_string(rank_) + ": "));
+      config::scheduleText(options_, &schedule).prepend("rank " + std::to_string(rank()) + ": "));
   // From here on the communicator's id (peer hellos, shared-memory names)
   // is the one the root drew for it, fresh per communicator.
-  RINA_TRY(bootstrap::rendezvous(s->id, rank_, nranks_, s->mine, schedule, s->secret,
+  RINA_TRY(bootstrap::rendezvous(s->id, rank(), size(), s->mine, schedule, s->secret,
                                  deadlineAfterMs(timeoutMs()), &s->table, &rankZero,
                                  &s->id.commId));
   s->met = Clock::now();
-  if (rank_ != 0) RINA_TRY(takeRankZeroSchedule(rankZero, s));
+  if (rank() != 0) RINA_TRY(takeRankZeroSchedule(rankZero, s));
   return {};
 }
 
 Status Communicator::takeRankZeroSchedule(const std::string& text, Setup* s) {
   std::vector<config::Adopted> adopted;
   RINA_TRY(config::adoptSchedule(&options_, text, &adopted)
-               .prepend("rank " + std::to_string(rank_) + ": rank 0's schedule knobs: "));
+               .prepend("rank " + std::to_string(rank()) + ": rank 0's schedule knobs: "));
   if (adopted.empty()) return {};
   std::string list;
   for (const config::Adopted& a : adopted) {
@@ -132,44 +143,51 @@ Status Communicator::takeRankZeroSchedule(const std::string& text, Setup* s) {
     list += std::string(a.knob->name) + "=" + a.mine + " here, " + a.theirs + " on rank 0";
   }
   RINA_WARN("rank %d: %s; every rank takes rank 0's values of the knobs that shape the schedule",
-            rank_, list.c_str());
+            rank(), list.c_str());
   // What readKnobs derived from them.
+  handKnobsToContext();
   RINA_TRY(algo::parseAlgorithm(options_.algo, &algorithm_).prepend("RINA_ALGO: "));
   s->policy = plan::ReplanPolicy::fromOptions(options_);
   return plan::parsePathPolicy(options_.paths, &s->pathPolicy);
 }
 
 Status Communicator::mapRacks(const Setup& s) {
+  topo::RackMap racks;
   RINA_TRY(
-      topo::rackMapFrom(options_.topoFile, options_.racks, hostIdsOf(s.table), &racks_, &topology_)
-          .prepend("rank " + std::to_string(rank_) + ": "));
-  basePeers_ = algo::basePeerRanks(rank_, racks_);
+      topo::rackMapFrom(options_.topoFile, options_.racks, hostIdsOf(s.table), &racks, &topology_)
+          .prepend("rank " + std::to_string(rank()) + ": "));
+  setRacks(std::move(racks));
+  basePeers_ = algo::basePeerRanks(rank(), this->racks());
   // Every rank reaches a peer in another rack over each spine both have an
   // address on; hops pick among them (RINA_PATHS).
   int spines = bootstrap::kMaxSpineAddrs;
   for (const bootstrap::PeerInfo& p : s.table) spines = std::min<int>(spines, p.spineCount);
-  spines_ = spines;
-  defaultSpines_.assign(nranks_, -1);
-  for (int r = 0; r < nranks_ && spines >= 2; ++r) {
-    if (r != rank_ && racks_.rackOf[r] != racks_.rackOf[rank_])
-      defaultSpines_[r] = transport::defaultSpineOf(s.table[std::max(r, rank_)], spines);
+  const topo::RackMap& map = this->racks();
+  std::vector<int> defaultSpines(size(), -1);
+  for (int r = 0; r < size() && spines >= 2; ++r) {
+    if (r != rank() && map.rackOf[r] != map.rackOf[rank()])
+      defaultSpines[r] = transport::defaultSpineOf(s.table[std::max(r, rank())], spines);
   }
   topo::TopologySpec spec;
   const std::string& file = options_.topoFile;
   const bool haveSpec = !file.empty() && topo::loadTopologyFile(file, &spec).ok();
-  return plan::PathChoice::make(s.pathPolicy, spines, racks_, haveSpec ? &spec : nullptr, &paths_);
+  auto paths = std::make_unique<plan::PathChoice>();
+  RINA_TRY(
+      plan::PathChoice::make(s.pathPolicy, spines, map, haveSpec ? &spec : nullptr, paths.get()));
+  setPaths(std::move(paths), spines, std::move(defaultSpines));
+  return {};
 }
 
 Status Communicator::connectPeers(Setup* s) {
   transport::MeshOptions mesh;
-  mesh.rank = rank_;
+  mesh.rank = rank();
   mesh.commId = s->id.commId;
   mesh.table = s->table;
-  mesh.peers = algo::neighbourRanks(rank_, nranks_);
-  for (int p : algo::rackPeerRanks(rank_, racks_)) mesh.peers.insert(p);
+  mesh.peers = algo::neighbourRanks(rank(), size());
+  for (int p : algo::rackPeerRanks(rank(), racks())) mesh.peers.insert(p);
   mesh.listenFd = s->listen.get();
   for (int p : mesh.peers) {
-    if (spines_ >= 2 && racks_.rackOf[p] != racks_.rackOf[rank_]) mesh.spinePeers.insert(p);
+    if (spines() >= 2 && racks().rackOf[p] != racks().rackOf[rank()]) mesh.spinePeers.insert(p);
   }
   for (const Fd& fd : s->spineListen) mesh.spineListenFds.push_back(fd.get());
   mesh.shmEnabled = !options_.shmDisable;
@@ -181,19 +199,24 @@ Status Communicator::connectPeers(Setup* s) {
   mesh.socketsPerPeer = s->socketsPerPeer;
   mesh.knobs = options_;
   mesh.deadline = deadlineAfterMs(timeoutMs());
-  mesh.abort = &aborted_;
+  mesh.abort = abortFlag();
   mesh.arrivals = &arrivals_;
-  RINA_TRY(transport::buildMesh(mesh, &conns_, &spineConns_));
+  algo::ConnectionMap conns;
+  algo::SpineConnectionMap spineConns;
+  RINA_TRY(transport::buildMesh(mesh, &conns, &spineConns));
+  addConnections(std::move(conns), std::move(spineConns));
   // Every rank on this host: small allreduces run one-shot through one
   // segment of the host (algo/flat/one_shot.cc), slots up to 1 MiB.
   const std::vector<std::string> hostIds = hostIdsOf(s->table);
   const bool oneHost = std::all_of(hostIds.begin(), hostIds.end(),
                                    [&](const std::string& h) { return h == hostIds[0]; });
-  if (mesh.shmEnabled && oneHost && nranks_ > 1 && smallMsgBytes() > 0) {
-    RINA_TRY(transport::ShmGroup::join(s->id.commId, s->table[0].pid, rank_, nranks_,
+  if (mesh.shmEnabled && oneHost && size() > 1 && smallMsgBytes() > 0) {
+    std::unique_ptr<transport::ShmGroup> group;
+    RINA_TRY(transport::ShmGroup::join(s->id.commId, s->table[0].pid, rank(), size(),
                                        std::min<size_t>(smallMsgBytes(), 1 << 20), mesh.deadline,
-                                       &hostGroup_));
-    RINA_TRY(hostGroup_->waitJoined(mesh.deadline, &aborted_));
+                                       &group));
+    RINA_TRY(group->waitJoined(mesh.deadline, abortFlag()));
+    setHostGroup(std::move(group));
   }
   s->connected = Clock::now();
   listen_ = std::move(s->listen);
@@ -227,19 +250,19 @@ void Communicator::logReady(const Setup& s) const {
   // Appends, not " " + ...: gcc 12 at -O3 misreads the prepend as an
   // overlapping copy (-Wrestrict).
   std::string summary;
-  for (auto& [peer, conn] : conns_) {
+  for (auto& [peer, conn] : connections()) {
     summary.append(" ").append(std::to_string(peer)).append(":").append(conn->kind());
   }
-  for (auto& [key, conn] : spineConns_) {
+  for (auto& [key, conn] : spineConnections()) {
     summary.append(" ").append(std::to_string(key.first)).append("/s");
     summary.append(std::to_string(key.second)).append(":").append(conn->kind());
   }
   RINA_INFO(
       "rank %d of %d ready on %s (%s); algorithm %s; timeout %lld ms; racks %s; paths %s; "
       "peers%s",
-      rank_, nranks_, s.mine.listen.str().c_str(), s.ifname.c_str(),
+      rank(), size(), s.mine.listen.str().c_str(), s.ifname.c_str(),
       algo::algorithmName(algorithm_), static_cast<long long>(timeoutMs()),
-      racks_.describe().c_str(), paths_.describe().c_str(),
+      racks().describe().c_str(), paths().describe().c_str(),
       summary.empty() ? " none" : summary.c_str());
   auto ms = [](Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
@@ -252,7 +275,7 @@ void Communicator::logReady(const Setup& s) const {
   RINA_INFO(
       "rank %d: set-up took %.1f ms (config and listening %.1f, rendezvous %.1f, "
       "connections %.1f, the rest %.1f)",
-      rank_, ms(s.started, done), ms(s.started, s.listening), ms(s.listening, s.met),
+      rank(), ms(s.started, done), ms(s.started, s.listening), ms(s.listening, s.met),
       ms(s.met, s.connected), ms(s.connected, done));
 }
 

@@ -10,27 +10,6 @@
 
 namespace rina::algo {
 
-Status parseAlgorithm(const std::string& name, Algorithm* out) {
-  std::string known;
-  for (const AlgorithmEntry& a : kAlgorithmTable) {
-    if (name == a.name) {
-      *out = a.algorithm;
-      return {};
-    }
-    known += known.empty() ? "" : ", ";
-    known += a.name;
-  }
-  return errorf(rinaInvalidArgument, "unknown algorithm '%s' (known: %s)", name.c_str(),
-                known.c_str());
-}
-
-const char* algorithmName(Algorithm a) {
-  for (const AlgorithmEntry& e : kAlgorithmTable) {
-    if (e.algorithm == a) return e.name;
-  }
-  return "auto";
-}
-
 namespace {
 
 // The latency algorithm for `bytes`: one-shot over the host segment when

@@ -8,9 +8,7 @@
 #include <cstdint>
 #include <iterator>
 #include <string>
-#include <string_view>
 
-#include "core/config.h"
 #include "core/status.h"
 #include "rina/rina.h"
 
@@ -47,24 +45,6 @@ constexpr bool algorithmTableComplete() {
   return true;
 }
 static_assert(algorithmTableComplete(), "kAlgorithmTable needs one row per Algorithm");
-
-// The table's names joined as "auto|ring|...".
-constexpr bool choicesAreTableNames(std::string_view choices) {
-  for (const AlgorithmEntry& e : kAlgorithmTable) {
-    const std::string_view name = e.name;
-    if (choices.substr(0, name.size()) != name) return false;
-    choices.remove_prefix(name.size());
-    if (&e != std::end(kAlgorithmTable) - 1) {
-      if (choices.empty() || choices.front() != '|') return false;
-      choices.remove_prefix(1);
-    }
-  }
-  return choices.empty();
-}
-// The knob table (core, which sits below algo and cannot read this one)
-// lists RINA_ALGO's choices; they must be this table's names in its order.
-static_assert(choicesAreTableNames(config::kAlgorithmChoices),
-              "config::kAlgorithmChoices must list kAlgorithmTable's names in its order");
 
 Status parseAlgorithm(const std::string& name, Algorithm* out);
 // "auto" for a value outside the table (a peer's header).
