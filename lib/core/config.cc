@@ -205,6 +205,17 @@ constexpr Knob kKnobs[] = {
      .clamp = true,
      .lenient = true,
      .schedule = true},
+    {.name = "RINA_TWO_SHOT_BYTES",
+     .defaultValue = "4M",
+     .doc = "with every rank on one host, allreduce from RINA_SMALL_MSG_BYTES up to this size "
+            "runs two-shot through the host segment (chunks of up to 1 MiB) instead of the ring; "
+            "0 = never",
+     .type = Type::kInt,
+     .field = &Options::twoShotBytes,
+     .min = 0,
+     .clamp = true,
+     .lenient = true,
+     .schedule = true},
     {.name = "RINA_SLICE_BYTES",
      .defaultValue = "128K",
      .doc = "ring pipeline slice size",

@@ -26,7 +26,7 @@ namespace rina::config {
 // RINA_ALGO's choices. lib/algo's table of algorithms (algo/engine/algorithm.h)
 // checks at compile time that these are its names in its order; this
 // layer sits below algo and cannot read the table itself.
-constexpr char kAlgorithmChoices[] = "auto|ring|rd|oneshot|hier|rina|ps-ina";
+constexpr char kAlgorithmChoices[] = "auto|ring|rd|oneshot|twoshot|hier|rina|ps-ina";
 
 // "N" collectives or "Ns" seconds (RINA_PLAN_INTERVAL, RINA_PLAN_CHECK_EVERY).
 struct Every {
@@ -62,6 +62,7 @@ struct Options {
   // Algorithms.
   std::string algo;        // RINA_ALGO
   int64_t smallMsgBytes;   // RINA_SMALL_MSG_BYTES
+  int64_t twoShotBytes;    // RINA_TWO_SHOT_BYTES
   int64_t sliceBytes;      // RINA_SLICE_BYTES
   int64_t cudaStageBytes;  // RINA_CUDA_STAGE_BYTES
   // Point-to-point.

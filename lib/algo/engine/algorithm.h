@@ -14,8 +14,8 @@
 
 namespace rina::algo {
 
-enum class Algorithm { kAuto, kRing, kRecursiveDoubling, kHier, kRina, kPsIna, kOneShot };
-inline constexpr int kAlgorithms = 7;
+enum class Algorithm { kAuto, kRing, kRecursiveDoubling, kHier, kRina, kPsIna, kOneShot, kTwoShot };
+inline constexpr int kAlgorithms = 8;
 
 struct AlgorithmEntry {
   Algorithm algorithm;
@@ -29,6 +29,7 @@ inline constexpr AlgorithmEntry kAlgorithmTable[] = {
     {Algorithm::kRing, "ring", &rinaCommStats_t::callsRing},
     {Algorithm::kRecursiveDoubling, "rd", &rinaCommStats_t::callsRd},
     {Algorithm::kOneShot, "oneshot", &rinaCommStats_t::callsOneShot},
+    {Algorithm::kTwoShot, "twoshot", &rinaCommStats_t::callsTwoShot},
     {Algorithm::kHier, "hier", &rinaCommStats_t::callsHier},
     {Algorithm::kRina, "rina", &rinaCommStats_t::callsRina},
     {Algorithm::kPsIna, "ps-ina", &rinaCommStats_t::callsPsIna},
