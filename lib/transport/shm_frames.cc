@@ -64,8 +64,8 @@ Status ShmFrameConnection::trySendGather(const void* first, size_t firstLen, con
   wordAt(outData_, (off + span) & mask_).store(0, std::memory_order_relaxed);
   char* at = outData_ + off + kPrefix;
   const size_t a = std::min(n, firstLen);
-  if (a > 0) std::memcpy(at, first, a);
-  if (n > a) std::memcpy(at + a, second, n - a);
+  if (a > 0) reduce::copyBytes(at, first, a);
+  if (n > a) reduce::copyBytes(at + a, second, n - a);
   wordAt(outData_, off).store(static_cast<uint32_t>(n), std::memory_order_release);
   head_ += span;
   out_->head.store(head_);  // seq_cst: pairs with the receiver's sleeping flag
@@ -94,7 +94,7 @@ Status ShmFrameConnection::tryRecv(void* dst, size_t len, const RecvReduce& r, s
       readAt_ = frameAt_ + kPrefix;
     }
     const size_t take = std::min<size_t>(len - got, frameLeft_);
-    std::memcpy(out + got, inData_ + (readAt_ & mask_), take);
+    reduce::copyBytes(out + got, inData_ + (readAt_ & mask_), take);
     got += take;
     readAt_ += static_cast<uint32_t>(take);
     frameLeft_ -= static_cast<uint32_t>(take);

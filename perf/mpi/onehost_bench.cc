@@ -27,6 +27,8 @@
 // one's share of the copy's bandwidth (copy time / its time: 1.0 = as fast
 // as the bare copy) and rina's time over Open MPI's. Every backend's result
 // is checked once per size; -o times one backend only (for profiling).
+// Buffers start on a page (the copy's send buffers, in the window, always),
+// or -a bytes past one (16: where malloc puts a large block).
 #include <mpi.h>
 #include <sched.h>
 
@@ -86,7 +88,8 @@ struct Args {
   size_t minBytes = 0, maxBytes = 0, factor = 4;
   int rounds = 7;
   bool inPlace = false;
-  std::string only;  // -o: time one backend only
+  size_t offset = 0;  // -a: buffers this many bytes past a page
+  std::string only;   // -o: time one backend only
 };
 
 // Every rank's part of one shared-memory window: a flag line, then bytes.
@@ -155,6 +158,34 @@ void printRow(size_t bytes, double copy, double rina, double mpi) {
 
 using Backends = std::vector<std::pair<std::string, std::function<void()>>>;
 
+// count elements starting `offset` bytes past the start of a page (-a;
+// 0: page-aligned, as the benchmarks of MPI libraries allocate; 16: where
+// malloc puts a large block), zeroed.
+template <typename T>
+class Buffer {
+ public:
+  Buffer(size_t count, size_t offset)
+      : base_(static_cast<char*>(
+            std::aligned_alloc(4096, (count * sizeof(T) + offset + 4095) / 4096 * 4096))),
+        data_(reinterpret_cast<T*>(base_ + offset)),
+        count_(count) {
+    if (!base_) die("out of memory");
+    std::memset(data_, 0, count * sizeof(T));
+  }
+  ~Buffer() { std::free(base_); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  T* data() { return data_; }
+  T* begin() { return data_; }
+  T* end() { return data_ + count_; }
+  T& operator[](size_t i) { return data_[i]; }
+
+ private:
+  char* base_;
+  T* data_;
+  size_t count_;
+};
+
 // The median time per call of each backend over a.rounds rounds, the
 // order rotating; -o keeps one of them.
 std::map<std::string, double> timeRounds(const Args& a, int iters, const Backends& backends) {
@@ -179,7 +210,8 @@ void pingpong(const Args& a, rinaComm_t comm) {
   if (nranks != 2) die("pingpong takes 2 ranks");
   const int peer = 1 - rank;
   SharedWindow shared(a.maxBytes);
-  std::vector<char> out(a.maxBytes, static_cast<char>(rank + 1)), in(a.maxBytes);
+  Buffer<char> out(a.maxBytes, a.offset), in(a.maxBytes, a.offset);
+  std::memset(out.data(), rank + 1, a.maxBytes);
   uint64_t copies = 0;
   printHeader("rina-onehost-bench pingpong: 2 ranks; one-way time = round trip / 2");
   for (size_t bytes = a.minBytes; bytes <= a.maxBytes; bytes *= a.factor) {
@@ -233,7 +265,7 @@ float valueOf(int from, size_t i) { return static_cast<float>((from * 131 + i) %
 void alltoall(const Args& a, rinaComm_t comm) {
   SharedWindow shared(a.maxBytes);
   float* send = reinterpret_cast<float*>(shared.buffer(rank));  // the copy reads it in place
-  std::vector<float> recv(a.maxBytes / sizeof(float));
+  Buffer<float> recv(a.maxBytes / sizeof(float), a.offset);
   printHeader(("rina-onehost-bench alltoall: " + std::to_string(nranks) +
                " ranks, float32, bytes = S sent per rank (S / n to each)")
                   .c_str());
@@ -276,7 +308,8 @@ void alltoall(const Args& a, rinaComm_t comm) {
 
 void allreduce(const Args& a, rinaComm_t comm) {
   const size_t maxCount = std::max<size_t>(1, a.maxBytes / sizeof(float));
-  std::vector<float> send(maxCount), recv(maxCount), input(maxCount);
+  Buffer<float> send(maxCount, a.offset), recv(maxCount, a.offset);
+  std::vector<float> input(maxCount);
   for (size_t i = 0; i < maxCount; ++i) input[i] = valueOf(rank, i);
   printHeader(("rina-onehost-bench allreduce: " + std::to_string(nranks) + " ranks, float32 sum, " +
                (a.inPlace ? "in place" : "out of place"))
@@ -328,7 +361,7 @@ int main(int argc, char** argv) {
     if (rank == 0) {
       std::fprintf(stderr,
                    "usage: rina-onehost-bench pingpong|alltoall|allreduce [-b MIN] [-e MAX] "
-                   "[-f FACTOR] [-r ROUNDS] [-o rina|mpi|copy] [-i]\n");
+                   "[-f FACTOR] [-r ROUNDS] [-o rina|mpi|copy] [-a OFFSET] [-i]\n");
     }
     MPI_Finalize();
     return 2;
@@ -355,11 +388,14 @@ int main(int argc, char** argv) {
       a.rounds = std::atoi(v);
     } else if (opt == "-o") {
       a.only = v;
+    } else if (opt == "-a") {
+      a.offset = parseBytes(v);
     } else {
       die("unknown option " + opt);
     }
   }
   if (a.factor < 2 || a.rounds < 1 || a.minBytes < 1 || a.maxBytes < a.minBytes ||
+      a.offset > 4095 ||
       !(a.only.empty() || a.only == "rina" || a.only == "mpi" || a.only == "copy")) {
     die("bad options");
   }

@@ -135,7 +135,7 @@ class HostAllReduceTask : public EngineTask {
         return;
       }
     }
-    std::memcpy(g_.slot(g_.rank(), which_), send_ + chunkBegin_ * es_, chunkCount_ * es_);
+    reduce::copyBytes(g_.slot(g_.rank(), which_), send_ + chunkBegin_ * es_, chunkCount_ * es_);
     me.call[which_] = mine_;
     g_.post(which_, round_);
     phase_ = Phase::kInputs;
@@ -161,7 +161,7 @@ class HostAllReduceTask : public EngineTask {
       }
       const char* in = g_.slot(r, which_) + mine.begin * es_;
       if (r == 0) {
-        std::memcpy(out, in, mine.size * es_);
+        reduce::copyBytes(out, in, mine.size * es_);
       } else {
         fn_(out, out, in, mine.size);
       }
@@ -171,7 +171,7 @@ class HostAllReduceTask : public EngineTask {
       endChunk();
       return {};
     }
-    std::memcpy(g_.slot(g_.rank(), which_) + mine.begin * es_, out, mine.size * es_);
+    reduce::copyBytes(g_.slot(g_.rank(), which_) + mine.begin * es_, out, mine.size * es_);
     g_.postReduced(which_, round_);
     phase_ = Phase::kSums;
     waitPeer_ = 0;
@@ -189,8 +189,8 @@ class HostAllReduceTask : public EngineTask {
         return;
       }
       const Range theirs = shareOf(r);
-      std::memcpy(recv_ + (chunkBegin_ + theirs.begin) * es_,
-                  g_.slot(r, which_) + theirs.begin * es_, theirs.size * es_);
+      reduce::copyBytes(recv_ + (chunkBegin_ + theirs.begin) * es_,
+                        g_.slot(r, which_) + theirs.begin * es_, theirs.size * es_);
     }
     endChunk();
   }
