@@ -102,8 +102,8 @@ Status Communicator::runMessages(std::span<algo::Message> batch) {
   if (!channels_) {
     channels_ = std::make_unique<PeerChannels>(
         mesh_, listen_.get(), &arrivals_, timeoutMs(), spinUs(),
-        algo::MessageLimits{.pullBytes = static_cast<size_t>(options_.p2pPullBytes),
-                            .sharedCopyBytes = static_cast<size_t>(options_.p2pSharedCopyBytes),
+        algo::MessageLimits{.eagerBytes = static_cast<size_t>(options_.p2pEagerBytes),
+                            .copyBytes = static_cast<size_t>(options_.p2pCopyBytes),
                             .rendezvousBytes = static_cast<size_t>(options_.p2pRendezvousBytes)});
   }
   return algo::runMessages(*this, *channels_, batch);

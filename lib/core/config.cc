@@ -225,22 +225,22 @@ constexpr Knob kKnobs[] = {
      .clamp = true,
      .lenient = true,
      .schedule = true},
-    {.name = "RINA_P2P_PULL_BYTES",
+    {.name = "RINA_P2P_EAGER_BYTES",
      .defaultValue = "32K",
-     .doc = "point-to-point over shared memory: from this size the receiver copies a message "
-            "straight out of the sender's memory; smaller ones follow their header through the "
-            "channel",
+     .doc = "point-to-point over shared memory: below this size a message follows its header "
+            "at once; from it the sender waits for the receiver's answer",
      .type = Type::kInt,
-     .field = &Options::p2pPullBytes,
+     .field = &Options::p2pEagerBytes,
      .min = 1,
      .clamp = true,
      .lenient = true},
-    {.name = "RINA_P2P_SHARED_COPY_BYTES",
-     .defaultValue = "1M",
-     .doc = "point-to-point over shared memory: from this size a blocking receive has the sender "
-            "copy part of the message too, both claiming chunks",
+    {.name = "RINA_P2P_COPY_BYTES",
+     .defaultValue = "4M",
+     .doc = "point-to-point over shared memory: from this size a message is copied straight "
+            "between the two buffers (by both ranks for a blocking receive) instead of "
+            "streaming through the channel",
      .type = Type::kInt,
-     .field = &Options::p2pSharedCopyBytes,
+     .field = &Options::p2pCopyBytes,
      .min = 1,
      .clamp = true,
      .lenient = true},

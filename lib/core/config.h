@@ -66,8 +66,8 @@ struct Options {
   int64_t sliceBytes;      // RINA_SLICE_BYTES
   int64_t cudaStageBytes;  // RINA_CUDA_STAGE_BYTES
   // Point-to-point.
-  int64_t p2pPullBytes;        // RINA_P2P_PULL_BYTES
-  int64_t p2pSharedCopyBytes;  // RINA_P2P_SHARED_COPY_BYTES
+  int64_t p2pEagerBytes;       // RINA_P2P_EAGER_BYTES
+  int64_t p2pCopyBytes;        // RINA_P2P_COPY_BYTES
   int64_t p2pRendezvousBytes;  // RINA_P2P_RENDEZVOUS_BYTES
   // Racks and INA.
   std::string racks;         // RINA_RACKS

@@ -148,12 +148,12 @@ TEST(ExchangeErrors, RendezvousTypeMismatchIsReportedByBothSides) {
   }
 }
 
-// A count that does not match on a message both sides would copy (2 MiB
-// over shared memory): the receiver refuses it before copying anything, so
-// both report both counts.
+// A count that does not match on a message both sides would copy (5 MiB
+// over shared memory, above RINA_P2P_COPY_BYTES): the receiver refuses it
+// before copying anything, so both report both counts.
 TEST(ExchangeErrors, SharedCopyCountMismatchIsReportedByBothSides) {
   runThreads(2, [](int rank, rinaComm_t comm) {
-    const size_t count = 1 << 19;  // 2 MiB of float32
+    const size_t count = 5 << 18;  // 5 MiB of float32
     std::vector<float> x(count + 1, 5.0f);
     if (rank == 0) {
       EXPECT_EQ(rinaSend(x.data(), count, rinaFloat32, 1, comm), rinaInvalidUsage);
@@ -275,10 +275,10 @@ TEST(ExchangeErrors, DeadPeerFailsTheReceive) {
 }
 
 // A sender that dies in the middle of a message: 4 MiB sent eagerly into a
-// 1 MiB channel (RINA_P2P_PULL_BYTES above it), so it cannot have finished
+// 1 MiB channel (RINA_P2P_EAGER_BYTES above it), so it cannot have finished
 // when the receiver kills it. The receive fails naming the peer, no hang.
 TEST(ExchangeErrors, SenderDyingMidMessageFailsTheReceive) {
-  ScopedEnv eager("RINA_P2P_PULL_BYTES", "64M");
+  ScopedEnv eager("RINA_P2P_EAGER_BYTES", "64M");
   ScopedEnv timeout("RINA_TIMEOUT_MS", "20000");
   // The sender's pid, where the receiver can read it (mapped before the fork).
   auto* sender = static_cast<std::atomic<pid_t>*>(

@@ -53,7 +53,7 @@ const size_t kSizes[] = {0, 8, 16, 17, 4096, 32767, 32768, 200000, (1 << 20) + 3
 std::vector<size_t> cutOverSizes(const config::Options& o) {
   std::vector<size_t> sizes{1, 55, 56, 57};  // 56: a header and its payload fill one line
   const size_t chunk = 256 << 10;
-  for (int64_t k : {o.p2pPullBytes, o.p2pSharedCopyBytes, o.p2pRendezvousBytes}) {
+  for (int64_t k : {o.p2pEagerBytes, o.p2pCopyBytes, o.p2pRendezvousBytes}) {
     for (int64_t d : {-1, 0, 1}) sizes.push_back(static_cast<size_t>(k + d));
   }
   for (size_t s : {chunk + 1, 2 * chunk - 1, 2 * chunk + 1, 9 * chunk + 7}) sizes.push_back(s);
@@ -126,12 +126,12 @@ TEST_P(PointToPoint, EveryCutOverUnaligned) {
   });
 }
 
-// The same with the cut-overs moved (a shared copy from just past its
-// first chunk, the copy out of the sender's memory from 1000 bytes).
+// The same with the cut-overs moved (answered and streamed from 1000 bytes,
+// a straight copy between the buffers from just past its first chunk).
 TEST_P(PointToPoint, EveryCutOverOfOtherKnobs) {
   if (GetParam().nranks != 2) GTEST_SKIP() << "one pair is enough";
-  options_.p2pPullBytes = 1000;
-  options_.p2pSharedCopyBytes = (256 << 10) + 1;
+  options_.p2pEagerBytes = 1000;
+  options_.p2pCopyBytes = (256 << 10) + 1;
   options_.p2pRendezvousBytes = 5000;
   runThreads(2, options_, [&](int rank, rinaComm_t comm) {
     pingPongEverySize(rank, comm, cutOverSizes(options_));
@@ -149,7 +149,7 @@ TEST_P(PointToPoint, ReceiverPostsLate) {
     for (size_t bytes : {size_t{100}, size_t{20000}, size_t{100000}, size_t{3} << 20}) {
       ++seq;
       const bool eager = bytes < static_cast<size_t>(GetParam().tcp ? options_.p2pRendezvousBytes
-                                                                    : options_.p2pPullBytes);
+                                                                    : options_.p2pEagerBytes);
       if (rank == 0) {
         std::vector<uint8_t> m = messageOf(0, 1, seq, bytes);
         sending.store(seq);

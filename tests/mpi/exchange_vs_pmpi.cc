@@ -141,9 +141,10 @@ std::vector<uint8_t> randomBytes(size_t n, uint32_t seed) {
 void pointToPoint(rinaComm_t comm) {
   if (nranks < 2) return;
   const int next = (rank + 1) % nranks, prev = (rank + nranks - 1) % nranks;
-  for (size_t bytes : {size_t{1}, size_t{8}, size_t{56}, size_t{57}, size_t{4096}, size_t{32767},
-                       size_t{32768}, size_t{32769}, size_t{100000}, (size_t{1} << 20) - 1,
-                       size_t{1} << 20, (size_t{1} << 20) + 1, (size_t{3} << 20) + 5}) {
+  for (size_t bytes :
+       {size_t{1}, size_t{8}, size_t{56}, size_t{57}, size_t{4096}, size_t{32767}, size_t{32768},
+        size_t{32769}, size_t{100000}, (size_t{1} << 20) - 1, size_t{1} << 20,
+        (size_t{1} << 20) + 1, (size_t{4} << 20) - 1, size_t{4} << 20, (size_t{4} << 20) + 1}) {
     const std::vector<uint8_t> out = randomBytes(bytes, 1234 + rank + static_cast<uint32_t>(bytes));
     std::vector<uint8_t> outRina(bytes + 1), inRina(bytes + 1, 0xEE), viaMpi(bytes, 0xDD);
     std::copy(out.begin(), out.end(), outRina.begin() + 1);

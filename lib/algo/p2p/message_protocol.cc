@@ -79,7 +79,7 @@ Mode fillHeader(transport::Connection* conn, MessageState& st, int rank,
   h.seq = st.seq;
   h.count = m.count;
   const int pid = conn->sharedHostPid();
-  if (bytes > 0 && bytes >= (pid != 0 ? limits.pullBytes : limits.rendezvousBytes)) {
+  if (bytes > 0 && bytes >= (pid != 0 ? limits.eagerBytes : limits.rendezvousBytes)) {
     h.mode = kRendezvous;
     if (pid != 0) {
       h.addr = reinterpret_cast<uintptr_t>(m.sendBuf);
@@ -197,10 +197,9 @@ Status takeHeader(transport::Connection* conn, MessageState& st, int rank,
     return {};
   }
   Verdict verdict = kStream;
-  if (h.addr != 0 && h.pid != 0 && h.pid == conn->sharedHostPid()) {
+  if (h.addr != 0 && h.pid != 0 && h.pid == conn->sharedHostPid() && bytes >= limits.copyBytes) {
     transport::SharedCopyWords* words = conn->sharedCopy(transport::Direction::kRecv);
-    const bool share =
-        allowShared && words && bytes >= limits.sharedCopyBytes && bytes > kSharedChunkBytes;
+    const bool share = allowShared && words && bytes > kSharedChunkBytes;
     // Shared: this rank's first chunk alone, which also shows the kernel
     // lets this rank read the sender's memory.
     Status pulled =

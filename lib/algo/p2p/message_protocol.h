@@ -6,10 +6,11 @@
 //   - eager: the payload follows the header in the same send (over shared
 //     memory one frame, transport/shm_frames.h; over a socket one sendmsg);
 //   - rendezvous: the receiver answers first (48 bytes on the reverse
-//     direction): "pulled" (over shared memory it copied the payload out of
-//     the sender's memory), "stream" (send it), "refused" (the receive does
-//     not match: its count, type and tag, so both sides report), or
-//     "shared" (large ones over shared memory: the receiver copied the first
+//     direction): "stream" (send it: through the channel's FIFO, which both
+//     ranks copy into and out of at once), "refused" (the receive does not
+//     match: its count, type and tag, so both sides report), and for the
+//     largest over shared memory "pulled" (the receiver copied the payload
+//     out of the sender's memory) or "shared" (the receiver copied the first
 //     chunk, and both copy the rest in chunks, the sender writing into the
 //     receiver's buffer, transport/cma.h; a second answer, "copied" or
 //     "copy failed", tells the sender its buffer is free).
@@ -105,9 +106,10 @@ struct AfterHeader {
 };
 // The receiver's part once st.header is in: checks it against the receive
 // (a mismatch is an error, or for a rendezvous a refusal answered and
-// st.deferred), takes a rendezvous payload out of the sender's memory where
-// it can (all of it; or with allowShared, from limits.sharedCopyBytes on,
-// its first chunk, the rest shared); *next says what remains.
+// st.deferred); from limits.copyBytes on, takes a rendezvous payload out of
+// the sender's memory where it can (all of it; or with allowShared, its
+// first chunk, the rest shared), else asks for it to stream; *next says
+// what remains.
 Status takeHeader(transport::Connection* conn, MessageState& st, int rank,
                   const MessageLimits& limits, bool allowShared, AfterHeader* next);
 

@@ -5,15 +5,17 @@
 // RINA_P2P_* knobs):
 //   - small ones go with their header in one send (one frame over shared
 //     memory), eagerly, whether or not the receive is posted;
-//   - large ones (rendezvous: from RINA_P2P_PULL_BYTES over shared memory,
-//     RINA_P2P_RENDEZVOUS_BYTES over a socket) wait for the receiver's
-//     answer: over shared memory it copies the payload straight out of the
-//     sender's buffer (process_vm_readv, one copy instead of two) and says
-//     so, and from RINA_P2P_SHARED_COPY_BYTES on a blocking receive has the
-//     sender copy part of it too (each claims chunks in turn, the sender
-//     writing into the receiver's buffer); otherwise, or when that copy is
-//     refused, it asks for the bytes; and when the receive does not match
-//     (count, type, tag) it refuses, so both sides report the mismatch.
+//   - larger ones (rendezvous: from RINA_P2P_EAGER_BYTES over shared
+//     memory, RINA_P2P_RENDEZVOUS_BYTES over a socket) wait for the
+//     receiver's answer, which asks for the bytes (they stream through the
+//     channel), or, when the receive does not match (count, type, tag),
+//     refuses, so both sides report the mismatch;
+//   - the largest over shared memory (from RINA_P2P_COPY_BYTES) are copied
+//     straight from the sender's buffer into the receiver's (one copy
+//     instead of two): by both ranks for a blocking receive (each claims
+//     chunks in turn, the sender writing with process_vm_writev, the
+//     receiver reading with process_vm_readv), else by the receiver; where
+//     the kernel refuses, they stream.
 // An eager message that does not match is reported by the receiver only
 // (the sender has finished by then). Messages between two ranks match in
 // the order they were posted, per direction; a receive may name a tag
