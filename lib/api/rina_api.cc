@@ -221,16 +221,17 @@ rinaResult_t rinaCommGetStats(const rinaComm_t comm, rinaCommStats_t* stats) {
   full.recvs = c.recvs;
   full.p2pBytesSent = comm->impl->channelBytes(rina::transport::Direction::kSend);
   full.p2pBytesReceived = comm->impl->channelBytes(rina::transport::Direction::kRecv);
-  full.inaFallbacks = c.inaFallbacks;
-  full.inaCalls = c.inaCalls;
-  full.inaRetransmissions = c.inaRetransmissions;
-  full.inaHostSlices = c.inaHostSlices;
-  full.inaRegrants = c.inaRegrants;
-  full.inaDatagrams = c.inaDatagrams;
-  full.inaFastRetransmissions = c.inaFastRetransmissions;
-  full.inaLateAnswers = c.inaLateAnswers;
-  full.inaSocketDrops = c.inaSocketDrops;
-  full.inaWindowCuts = c.inaWindowCuts;
+  const rina::comm::InaCounters ina = comm->impl->inaCounters();
+  full.inaFallbacks = ina.fallbacks;
+  full.inaCalls = ina.calls;
+  full.inaRetransmissions = ina.wire.retransmissions;
+  full.inaHostSlices = ina.hostSlices;
+  full.inaRegrants = ina.regrants;
+  full.inaDatagrams = ina.wire.datagramsSent;
+  full.inaFastRetransmissions = ina.wire.fastRetransmissions;
+  full.inaLateAnswers = ina.wire.lateAnswers;
+  full.inaSocketDrops = ina.wire.socketDrops;
+  full.inaWindowCuts = ina.wire.windowCuts;
   full.bytesSent = c.closedBytesSent;
   full.bytesReceived = c.closedBytesReceived;
   for (const rina::comm::LinkRate& l : rina::comm::localLinkRates(*comm->impl)) {

@@ -2,7 +2,6 @@
 
 #include "algo/dispatch/dispatch.h"
 #include "algo/flat/flat.h"
-#include "algo/flat/weighted_allreduce.h"
 #include "comm/setup.h"
 #include "core/config.h"
 #include "core/log.h"

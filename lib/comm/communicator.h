@@ -41,6 +41,8 @@ class Communicator : public algo::Context {
   const config::Options& options() const { return options_; }
   // The topology the rack map came from (the planner's configured rates).
   const topo::TopologySpec& topology() const { return topology_; }
+  // This rank's INA counters (zero outside an INA rack of two or more).
+  InaCounters inaCounters() const { return rackAgent_ ? rackAgent_->counters() : InaCounters{}; }
   // The plan the rack algorithms follow and the agreement on it.
   PlanSync& plans() { return *plans_; }
 
@@ -54,7 +56,7 @@ class Communicator : public algo::Context {
   // The allreduce of the configured algorithm (algo/dispatch/dispatch.h), with this
   // communicator's plan and INA rack.
   Status allReduce(const void* send, void* recv, size_t count, rinaDataType_t type, rinaRedOp_t op);
-  // sum_r w_r x_r / sum_r w_r over allReduce (algo/flat/weighted_allreduce.h).
+  // sum_r w_r x_r / sum_r w_r over allReduce (algo/flat/flat.h).
   Status weightedAllReduce(const void* send, void* recv, size_t count, rinaDataType_t type,
                            double weight);
   // Around the ring, which every rank is connected to (algo/flat/flat.h):

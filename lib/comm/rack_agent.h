@@ -23,7 +23,7 @@
 #include <string>
 
 #include "algo/engine/context.h"
-#include "algo/rack/rack_inputs.h"
+#include "algo/rack/rack.h"
 #include "core/config.h"
 #include "ina/ctrl_client.h"
 #include "ina/ina_client.h"
@@ -40,6 +40,17 @@ Status parseSwitchList(const std::string& text, int inaRacks, std::vector<ina::E
 // communicators being created.
 void setJobIdSourceForTesting(std::function<uint16_t()> source);
 
+// The INA counters of rinaCommGetStats (include/rina/rina.h names each):
+// this rank's switch calls, what they did on the wire, and its rack's
+// fallbacks and re-grants.
+struct InaCounters {
+  uint64_t calls = 0;
+  ina::InaCallStats wire;  // the calls' counts, added up
+  uint64_t hostSlices = 0;
+  uint64_t fallbacks = 0;
+  uint64_t regrants = 0;
+};
+
 class RackAgent final : public algo::RackSwitch {
  public:
   // Collective over the communicator, after its connections exist: every
@@ -52,7 +63,10 @@ class RackAgent final : public algo::RackSwitch {
   ~RackAgent();
 
   bool active() const override { return active_; }
-  ina::InaClient& client() override { return *client_; }
+  ina::SwitchCalls& calls() override { return *client_; }
+  void countCall(const ina::InaCallStats& s, size_t hostSlices) override;
+  void countHostSlices(size_t n) override { counters_.hostSlices += n; }
+  const InaCounters& counters() const { return counters_; }
 
   // At the start of a collective that uses the switch: the agent applies
   // pushed notices and writes the mode and, after a re-grant, the new grant
@@ -107,6 +121,7 @@ class RackAgent final : public algo::RackSwitch {
   bool registered_ = false;  // the switch holds the job (REGISTER answered OK)
   bool released_ = false;    // RELEASE sent (at the fallback)
   bool regranted_ = false;   // the grant in use came from a REQUEST after lost slots
+  InaCounters counters_;
 };
 
 }  // namespace rina::comm

@@ -9,7 +9,6 @@
 #include <cstring>
 
 #include "algo/dispatch/dispatch.h"
-#include "algo/dispatch/peers.h"
 #include "algo/flat/flat.h"
 #include "comm/link_stats.h"
 #include "comm/spine_addresses.h"

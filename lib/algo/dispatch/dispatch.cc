@@ -1,3 +1,4 @@
+// Which allreduce algorithm runs a call, and the hand-off to it (dispatch.h).
 #include "algo/dispatch/dispatch.h"
 
 #include <string>
@@ -62,7 +63,7 @@ Algorithm resolveAllReduce(Context& ctx, Algorithm configured, size_t bytes) {
 
 bool followsPlan(const Context& ctx, Algorithm configured) {
   if (ctx.size() < 2) return false;
-  return configured == Algorithm::kHier || configured == Algorithm::kRina ||
+  return configured == Algorithm::kHier || configured == Algorithm::kInaMemberRing ||
          (configured == Algorithm::kAuto && ctx.racks().anyIna());
 }
 
@@ -88,8 +89,8 @@ Status allReduce(Context& ctx, Algorithm configured, const RackInputs& in, const
       return twoShotAllReduce(ctx, send, recv, count, type, op);
     case Algorithm::kHier:
       return hierAllReduce(ctx, in.plans, send, recv, count, type, op);
-    case Algorithm::kRina:
-      return inaRingAllReduce(ctx, in.plans, in.rack, send, recv, count, type, op);
+    case Algorithm::kInaMemberRing:
+      return inaMemberRingAllReduce(ctx, in.plans, in.rack, send, recv, count, type, op);
     case Algorithm::kPsIna:
       return psInaAllReduce(ctx, in.rack, send, recv, count, type, op);
     case Algorithm::kRing:

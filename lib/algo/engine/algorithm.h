@@ -14,7 +14,18 @@
 
 namespace rina::algo {
 
-enum class Algorithm { kAuto, kRing, kRecursiveDoubling, kHier, kRina, kPsIna, kOneShot, kTwoShot };
+// Users name them as the table below says: kInaMemberRing (INA racks and
+// autonomous workers as the members of one ring) is "rina", kPsIna "ps-ina".
+enum class Algorithm {
+  kAuto,
+  kRing,
+  kRecursiveDoubling,
+  kHier,
+  kInaMemberRing,
+  kPsIna,
+  kOneShot,
+  kTwoShot
+};
 inline constexpr int kAlgorithms = 8;
 
 struct AlgorithmEntry {
@@ -31,7 +42,7 @@ inline constexpr AlgorithmEntry kAlgorithmTable[] = {
     {Algorithm::kOneShot, "oneshot", &rinaCommStats_t::callsOneShot},
     {Algorithm::kTwoShot, "twoshot", &rinaCommStats_t::callsTwoShot},
     {Algorithm::kHier, "hier", &rinaCommStats_t::callsHier},
-    {Algorithm::kRina, "rina", &rinaCommStats_t::callsRina},
+    {Algorithm::kInaMemberRing, "rina", &rinaCommStats_t::callsRina},
     {Algorithm::kPsIna, "ps-ina", &rinaCommStats_t::callsPsIna},
 };
 

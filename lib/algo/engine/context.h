@@ -32,19 +32,10 @@ class ShmGroup;
 
 namespace rina::algo {
 
-// Counters behind rinaCommGetStats.
+// Counters behind rinaCommGetStats that the algorithms keep (the INA
+// counters are the rack's: rack/rack_inputs.h, RackSwitch).
 struct CommStats {
   uint64_t calls[kAlgorithms] = {};  // per Algorithm that actually ran (index = enum value)
-  uint64_t inaFallbacks = 0;
-  uint64_t inaCalls = 0;
-  uint64_t inaRetransmissions = 0;
-  uint64_t inaHostSlices = 0;
-  uint64_t inaRegrants = 0;
-  uint64_t inaDatagrams = 0;
-  uint64_t inaFastRetransmissions = 0;
-  uint64_t inaLateAnswers = 0;
-  uint64_t inaSocketDrops = 0;
-  uint64_t inaWindowCuts = 0;
   // Connections closed because a new plan no longer needed them: their
   // bytes stay in rinaCommGetStats' totals.
   uint64_t closedBytesSent = 0;
