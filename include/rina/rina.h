@@ -120,14 +120,17 @@ RINA_API rinaResult_t rinaCommCount(const rinaComm_t comm, int* count);
 RINA_API rinaResult_t rinaCommUserRank(const rinaComm_t comm, int* rank);
 
 /* Names the allreduce algorithm for later calls on comm: "auto" (default,
- * or RINA_ALGO: the latency algorithm below RINA_SMALL_MSG_BYTES, else rina
- * when a rack has INA and its link model beats the ring's, else ring;
+ * or RINA_ALGO: the latency algorithm below RINA_SMALL_MSG_BYTES, else,
+ * with every rank on one host, two-shot below RINA_TWO_SHOT_BYTES, else
+ * rina when a rack has INA and its link model beats the ring's, else ring;
  * docs/racks.md), "ring" (pipelined
  * ring, with the latency algorithm below RINA_SMALL_MSG_BYTES), "rd"
  * (recursive doubling at any size), "oneshot" (the latency algorithm when
  * every rank is on one host with shared memory: each rank posts its buffer
  * in a segment of the host and reduces all of them; recursive doubling
- * where that cannot run or above RINA_SMALL_MSG_BYTES), "hier" (reduce
+ * where that cannot run or above RINA_SMALL_MSG_BYTES), "twoshot" (every
+ * rank on one host: the buffer in chunks through the host segment, each
+ * rank summing its share of each chunk; elsewhere as "ring"), "hier" (reduce
  * inside each rack, ring between racks, broadcast inside), "rina" (INA
  * racks as ring members through their switch, other ranks as autonomous
  * members), "ps-ina" (INA racks and a parameter server at rank 0). Racks
@@ -141,7 +144,7 @@ RINA_API rinaResult_t rinaCommSetAlgorithm(rinaComm_t comm, const char* algorith
  * Forward compatible: set `size` to sizeof(rinaCommStats_t) before the
  * call; the library writes only the fields that fit in `size` and reports
  * its own layout in `version`. New fields are only ever appended. */
-#define RINA_COMM_STATS_VERSION 6
+#define RINA_COMM_STATS_VERSION 7
 typedef struct {
   size_t size;      /* in: sizeof(rinaCommStats_t) of the caller */
   uint32_t version; /* out: RINA_COMM_STATS_VERSION of the library */
@@ -189,6 +192,8 @@ typedef struct {
   uint64_t inaSocketDrops;         /* answers the kernel dropped at this rank's INA socket
                                       for a full receive buffer */
   uint64_t inaWindowCuts;          /* halvings of the window of datagrams in flight */
+  /* version 7: allreduce calls that ran two-shot over the host segment */
+  uint64_t callsTwoShot;
 } rinaCommStats_t;
 
 /* Fills stats (see rinaCommStats_t); rinaInvalidArgument when stats is NULL

@@ -51,14 +51,34 @@ Status checkMessage(const rinaComm* comm, const char* name, bool send, int peer,
   return {};
 }
 
+// The common call: a live communicator that has not failed, good
+// arguments, a host buffer this thread has passed before, outside a group.
+// It goes straight to the communicator; anything else takes message()'s
+// checks, which say what is wrong (and remember a host buffer).
+bool straightThrough(const rinaComm* comm, bool send, const void* buf, size_t count,
+                     rinaDataType_t type, int peer, int tag) {
+  if (!live(comm) || comm->broken != rinaSuccess || rina::api::inGroup()) return false;
+  const Communicator& c = *comm->impl;
+  if (static_cast<unsigned>(type) >= rinaNumTypes || peer < 0 || peer >= c.size() ||
+      peer == c.rank() || (tag < 0 && !(tag == RINA_ANY_TAG && !send)) || c.aborted()) {
+    return false;
+  }
+  const size_t es = rina::reduce::dataTypeSize(type);
+  if (count > std::numeric_limits<size_t>::max() / es) return false;
+  return count == 0 || (buf && rina::cuda::isRememberedHostMemory(buf, count * es));
+}
+
+// One message on host memory, now.
+rinaResult_t runNow(rinaComm_t comm, rina::algo::Message& m, int* source) {
+  Status st = comm->impl->runMessages(std::span<rina::algo::Message>(&m, 1));
+  if (st.ok() && source && !m.send) *source = m.source;
+  return rina::api::finish(comm, std::move(st));
+}
+
 // A send (buf is const) or a receive: inside a group it is posted,
 // otherwise it runs now (device buffers staged through host memory).
 rinaResult_t message(const char* name, bool send, void* buf, size_t count, rinaDataType_t type,
                      int peer, int tag, int* source, rinaComm_t comm) {
-  Status s = checkHandle(comm, name);
-  if (!s.ok()) return fail(nullptr, s);
-  s = checkMessage(comm, name, send, peer, tag);
-  if (!s.ok()) return fail(comm, s);
   rina::algo::Message m;
   m.send = send;
   m.peer = peer;
@@ -67,6 +87,11 @@ rinaResult_t message(const char* name, bool send, void* buf, size_t count, rinaD
   m.count = count;
   m.type = type;
   m.tag = tag;
+  if (straightThrough(comm, send, buf, count, type, peer, tag)) return runNow(comm, m, source);
+  Status s = checkHandle(comm, name);
+  if (!s.ok()) return fail(nullptr, s);
+  s = checkMessage(comm, name, send, peer, tag);
+  if (!s.ok()) return fail(comm, s);
   Collective call(name, buf, buf, count, type);
   size_t bytes = 0;
   s = rina::api::checkCollective(comm, call, &bytes);
@@ -87,12 +112,7 @@ rinaResult_t message(const char* name, bool send, void* buf, size_t count, rinaD
     rina::api::deferMessage(comm, name, m, source);
     return rinaSuccess;
   }
-  if (!device) {
-    // Host memory (the usual case): straight to the communicator.
-    Status st = comm->impl->runMessages(std::span<rina::algo::Message>(&m, 1));
-    if (st.ok() && source && !send) *source = m.source;
-    return rina::api::finish(comm, st);
-  }
+  if (!device) return runNow(comm, m, source);  // host memory (the usual case)
   return runCollective(comm, call, [=](Communicator& c, const void* hs, void* hr, size_t) {
     rina::algo::Message staged = m;
     staged.sendBuf = hs;

@@ -99,8 +99,11 @@ Status Communicator::connectMissing(const std::set<int>& peers) {
 
 Status Communicator::runMessages(std::span<algo::Message> batch) {
   if (!channels_) {
-    channels_ =
-        std::make_unique<PeerChannels>(mesh_, listen_.get(), &arrivals_, timeoutMs(), spinUs());
+    channels_ = std::make_unique<PeerChannels>(
+        mesh_, listen_.get(), &arrivals_, timeoutMs(), spinUs(),
+        algo::MessageLimits{.eagerBytes = static_cast<size_t>(options_.p2pEagerBytes),
+                            .copyBytes = static_cast<size_t>(options_.p2pCopyBytes),
+                            .rendezvousBytes = static_cast<size_t>(options_.p2pRendezvousBytes)});
   }
   return algo::runMessages(*this, *channels_, batch);
 }

@@ -25,8 +25,17 @@ int usableCpus() {
 }  // namespace
 
 PeerChannels::PeerChannels(const transport::MeshOptions& mesh, int listenFd,
-                           transport::Arrivals* arrivals, int64_t timeoutMs, int64_t spinUs)
-    : mesh_(mesh), listenFd_(listenFd), arrivals_(arrivals), timeoutMs_(timeoutMs) {
+                           transport::Arrivals* arrivals, int64_t timeoutMs, int64_t spinUs,
+                           const algo::MessageLimits& limits)
+    : mesh_(mesh),
+      listenFd_(listenFd),
+      arrivals_(arrivals),
+      timeoutMs_(timeoutMs),
+      out_(mesh.table.size()),
+      in_(mesh.table.size()),
+      sendSeq_(mesh.table.size()),
+      recvSeq_(mesh.table.size()),
+      limits_(limits) {
   int onHost = 0;
   for (size_t r = 0; r < mesh.table.size(); ++r) {
     onHost += transport::sameHost(mesh, static_cast<int>(r)) ? 1 : 0;
@@ -35,29 +44,21 @@ PeerChannels::PeerChannels(const transport::MeshOptions& mesh, int listenFd,
 }
 
 Status PeerChannels::sendChannel(int peer, transport::Connection** out) {
-  auto it = out_.find(peer);
-  if (it == out_.end()) {
+  std::unique_ptr<transport::Connection>& slot = out_[peer];
+  if (!slot) {
     transport::MeshOptions opt = mesh_;
     opt.deadline = deadlineAfterMs(timeoutMs_);
     std::unique_ptr<transport::Connection> conn;
     RINA_TRY(transport::openChannel(opt, peer, &conn));
-    it = out_.emplace(peer, std::move(conn)).first;
+    slot = std::move(conn);
   }
-  *out = it->second.get();
+  *out = slot.get();
   return {};
 }
 
-transport::Connection* PeerChannels::recvChannel(int peer) {
-  auto it = in_.find(peer);
-  return it == in_.end() ? nullptr : it->second.get();
-}
+transport::Connection* PeerChannels::recvChannel(int peer) { return in_[peer].get(); }
 
-std::vector<transport::Connection*> PeerChannels::recvChannels() {
-  std::vector<transport::Connection*> all;
-  all.reserve(in_.size());
-  for (auto& [peer, conn] : in_) all.push_back(conn.get());
-  return all;
-}
+std::vector<transport::Connection*> PeerChannels::recvChannels() { return recvOrder_; }
 
 Status PeerChannels::takeArrivals(bool* took) {
   *took = false;
@@ -84,13 +85,14 @@ Status PeerChannels::takeArrivals(bool* took) {
                 mesh_.rank, from);
       continue;
     }
-    if (in_.count(from)) {
+    if (in_[from]) {
       RINA_WARN("rank %d: refused a second point-to-point channel from rank %d", mesh_.rank, from);
       continue;
     }
     std::unique_ptr<transport::Connection> conn;
     RINA_TRY(transport::acceptChannel(mesh_, std::move(a), &conn));
-    in_.emplace(from, std::move(conn));
+    recvOrder_.push_back(conn.get());
+    in_[from] = std::move(conn);
     *took = true;
   }
   return {};
@@ -103,7 +105,9 @@ void PeerChannels::armArrivals(transport::WaitSet& ws) {
 uint64_t PeerChannels::bytes(transport::Direction d) const {
   uint64_t sum = 0;
   for (const auto* side : {&out_, &in_}) {
-    for (const auto& [peer, conn] : *side) sum += conn->counters().bytes[static_cast<int>(d)];
+    for (const auto& conn : *side) {
+      if (conn) sum += conn->counters().bytes[static_cast<int>(d)];
+    }
   }
   return sum;
 }

@@ -8,7 +8,6 @@
 #define RINA_LIB_COMM_PEER_CHANNELS_H_
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <vector>
 
@@ -22,9 +21,9 @@ class PeerChannels final : public algo::ChannelSource {
   // mesh: the communicator's connection settings (table, id, shared memory),
   // listenFd its listening socket, arrivals the queue it shares with
   // buildMesh; timeoutMs bounds opening a channel and reading a hello;
-  // spinUs is RINA_SPIN_US (see pollUs).
+  // spinUs is RINA_SPIN_US (see pollUs); limits: the RINA_P2P_* knobs.
   PeerChannels(const transport::MeshOptions& mesh, int listenFd, transport::Arrivals* arrivals,
-               int64_t timeoutMs, int64_t spinUs);
+               int64_t timeoutMs, int64_t spinUs, const algo::MessageLimits& limits);
 
   Status sendChannel(int peer, transport::Connection** out) override;
   transport::Connection* recvChannel(int peer) override;
@@ -38,6 +37,7 @@ class PeerChannels final : public algo::ChannelSource {
   // then costs no peer its turn, as with Open MPI's busy polling), else a
   // short 20 us: more ranks than cores need the yields of the engine's loop.
   int64_t pollUs() const override { return pollUs_; }
+  const algo::MessageLimits& limits() const override { return limits_; }
 
   // Payload bytes moved over every channel, per transport::Direction.
   uint64_t bytes(transport::Direction d) const;
@@ -47,10 +47,14 @@ class PeerChannels final : public algo::ChannelSource {
   int listenFd_;
   transport::Arrivals* arrivals_;
   int64_t timeoutMs_;
-  std::map<int, std::unique_ptr<transport::Connection>> out_, in_;
-  std::map<int, uint64_t> sendSeq_, recvSeq_;
+  // By peer rank (every rank has a slot: a send looks its channel up
+  // without a search); recvOrder_ lists the channels taken, in order.
+  std::vector<std::unique_ptr<transport::Connection>> out_, in_;
+  std::vector<transport::Connection*> recvOrder_;
+  std::vector<uint64_t> sendSeq_, recvSeq_;
   uint64_t batches_ = 0;
   int64_t pollUs_;
+  algo::MessageLimits limits_;
 };
 
 }  // namespace rina::comm

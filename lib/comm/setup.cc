@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "algo/dispatch/dispatch.h"
+#include "algo/flat/flat.h"
 #include "comm/link_stats.h"
 #include "comm/spine_addresses.h"
 #include "core/config.h"
@@ -86,6 +87,7 @@ void Communicator::handKnobsToContext() {
   setKnobs(algo::CallKnobs{.timeoutMs = options_.timeoutMs,
                            .sliceBytes = static_cast<size_t>(options_.sliceBytes),
                            .smallMsgBytes = static_cast<size_t>(options_.smallMsgBytes),
+                           .twoShotBytes = static_cast<size_t>(options_.twoShotBytes),
                            .portMarkers = options_.inaPortMarkers,
                            .spinUs = options_.spinUs});
 }
@@ -204,17 +206,18 @@ Status Communicator::connectPeers(Setup* s) {
   algo::SpineConnectionMap spineConns;
   RINA_TRY(transport::buildMesh(mesh, &conns, &spineConns));
   addConnections(std::move(conns), std::move(spineConns));
-  // Every rank on this host: small allreduces run one-shot through one
-  // segment of the host (algo/flat/one_shot.cc), slots up to 1 MiB.
+  // Every rank on this host: allreduces below RINA_TWO_SHOT_BYTES run
+  // through one segment of the host (algo/flat/host_allreduce.cc).
   const std::vector<std::string> hostIds = hostIdsOf(s->table);
   const bool oneHost = std::all_of(hostIds.begin(), hostIds.end(),
                                    [&](const std::string& h) { return h == hostIds[0]; });
-  if (mesh.shmEnabled && oneHost && size() > 1 && smallMsgBytes() > 0) {
+  const size_t slotBytes = algo::hostSlotBytes(smallMsgBytes(), twoShotBytes(), size());
+  if (mesh.shmEnabled && oneHost && size() > 1 && slotBytes > 0) {
     std::unique_ptr<transport::ShmGroup> group;
-    RINA_TRY(transport::ShmGroup::join(s->id.commId, s->table[0].pid, rank(), size(),
-                                       std::min<size_t>(smallMsgBytes(), 1 << 20), mesh.deadline,
-                                       &group));
+    RINA_TRY(transport::ShmGroup::join(s->id.commId, s->table[0].pid, rank(), size(), slotBytes,
+                                       mesh.deadline, &group));
     RINA_TRY(group->waitJoined(mesh.deadline, abortFlag()));
+    RINA_TRY(group->checkCopies(mesh.deadline, abortFlag()));
     setHostGroup(std::move(group));
   }
   s->connected = Clock::now();

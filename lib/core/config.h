@@ -27,7 +27,7 @@ namespace rina::config {
 // the check is in algorithm.cc) checks at compile time that these are its
 // names in its order; this layer sits below algo and cannot read the table
 // itself.
-constexpr char kAlgorithmChoices[] = "auto|ring|rd|oneshot|hier|rina|ps-ina";
+constexpr char kAlgorithmChoices[] = "auto|ring|rd|oneshot|twoshot|hier|rina|ps-ina";
 
 // "N" collectives or "Ns" seconds (RINA_PLAN_INTERVAL, RINA_PLAN_CHECK_EVERY).
 struct Every {
@@ -63,8 +63,13 @@ struct Options {
   // Algorithms.
   std::string algo;        // RINA_ALGO
   int64_t smallMsgBytes;   // RINA_SMALL_MSG_BYTES
+  int64_t twoShotBytes;    // RINA_TWO_SHOT_BYTES
   int64_t sliceBytes;      // RINA_SLICE_BYTES
   int64_t cudaStageBytes;  // RINA_CUDA_STAGE_BYTES
+  // Point-to-point.
+  int64_t p2pEagerBytes;       // RINA_P2P_EAGER_BYTES
+  int64_t p2pCopyBytes;        // RINA_P2P_COPY_BYTES
+  int64_t p2pRendezvousBytes;  // RINA_P2P_RENDEZVOUS_BYTES
   // Racks and INA.
   std::string racks;         // RINA_RACKS
   std::string topoFile;      // RINA_TOPO_FILE

@@ -34,6 +34,10 @@ bool isMappedHostMemory(const void* p, size_t bytes);
 // mapped (host_memory.cc says why that is sound): what every collective's
 // buffer check uses, so a buffer passed again costs no system call.
 bool isKnownHostMemory(const void* p, size_t bytes);
+// Only what this thread remembers (no system call, no CUDA call): true when
+// p[0, bytes) lies in a range isKnownHostMemory found mapped. The calls that
+// pass the same buffers again and again (point-to-point) check this first.
+bool isRememberedHostMemory(const void* p, size_t bytes);
 // How many times this thread asked the kernel (isMappedHostMemory).
 uint64_t hostMemoryKernelChecksForTesting();
 

@@ -58,12 +58,19 @@ bool isMappedHostMemory(const void* p, size_t bytes) {
   return true;
 }
 
-bool isKnownHostMemory(const void* p, size_t bytes) {
+bool isRememberedHostMemory(const void* p, size_t bytes) {
   uintptr_t firstPage = 0, lastPage = 0;
   if (!pagesOf(p, bytes, &firstPage, &lastPage)) return false;
   for (const MappedRange& r : tlsMapped) {
     if (r.first <= firstPage && lastPage <= r.last) return true;
   }
+  return false;
+}
+
+bool isKnownHostMemory(const void* p, size_t bytes) {
+  uintptr_t firstPage = 0, lastPage = 0;
+  if (!pagesOf(p, bytes, &firstPage, &lastPage)) return false;
+  if (isRememberedHostMemory(p, bytes)) return true;
   if (!isMappedHostMemory(p, bytes)) return false;
   tlsMapped[tlsNext++ % tlsMapped.size()] = MappedRange{firstPage, lastPage};
   return true;

@@ -171,7 +171,9 @@ bool usable(std::string* why) {
 
 Status isDevicePointer(const void* p, size_t bytes, const char* what, bool* device) {
   *device = false;
-  if (bytes == 0) return {};
+  // A range found mapped host memory before is no device memory (the
+  // device's addresses are never host-mapped): no CUDA call for it.
+  if (bytes == 0 || isRememberedHostMemory(p, bytes)) return {};
   const Probe& pr = probe();
   cudaPointerAttributes a{};
   if (pr.ok && cudaPointerGetAttributes(&a, p) == cudaSuccess) {

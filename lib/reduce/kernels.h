@@ -15,12 +15,14 @@ namespace rina::reduce::detail {
 // Ops with a kernel of their own; avg uses kKernelSum.
 enum KernelOp : int { kKernelSum = 0, kKernelProd, kKernelMin, kKernelMax, kNumKernelOps };
 
-using AverageFn = void (*)(void* data, size_t count, int nranks);  // nranks >= 1
+using AverageFn = void (*)(void* data, size_t count, int nranks);   // nranks >= 1
+using CopyFn = void (*)(void* dst, const void* src, size_t bytes);  // no overlap
 
 struct KernelTable {
   const char* isa;  // "scalar", "avx2"
   ReduceFn reduce[rinaNumTypes][kNumKernelOps];
   AverageFn average[rinaNumTypes];
+  CopyFn copy;  // copyBytes between buffers at different offsets in a cache line
 };
 
 // Kernels take any byte address: the C API hands out void* buffers, and the

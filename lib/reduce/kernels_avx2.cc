@@ -310,6 +310,33 @@ void floatAverage(void* data, size_t count, int nranks) {
   }
 }
 
+// Vector loads from anywhere, stores to an aligned destination (after a
+// head copied with memcpy): the C library's memcpy takes a slow path
+// between buffers at different offsets in a cache line on some CPUs.
+void copyVectors(void* dstv, const void* srcv, size_t bytes) {
+  auto* dst = static_cast<char*>(dstv);
+  const auto* src = static_cast<const char*>(srcv);
+  size_t head = (32 - (reinterpret_cast<uintptr_t>(dst) & 31)) & 31;
+  if (head > bytes) head = bytes;
+  std::memcpy(dst, src, head);
+  size_t i = head;
+  for (; i + 128 <= bytes; i += 128) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 32));
+    const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 64));
+    const __m256i d = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 96));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(dst + i), a);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(dst + i + 32), b);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(dst + i + 64), c);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(dst + i + 96), d);
+  }
+  for (; i + 32 <= bytes; i += 32) {
+    _mm256_store_si256(reinterpret_cast<__m256i*>(dst + i),
+                       _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i)));
+  }
+  std::memcpy(dst + i, src + i, bytes - i);
+}
+
 #pragma GCC pop_options
 
 // Table building runs on any CPU; it only takes addresses.
@@ -346,6 +373,7 @@ void fillBf16Row(KernelTable& table) {
 KernelTable makeAvx2Table() {
   KernelTable table = scalarKernels();  // integer averages stay scalar
   table.isa = "avx2";
+  table.copy = &copyVectors;
   fillIntegerRow<rinaInt8, AddI8, MulI8, MinS8, MaxS8>(table);
   fillIntegerRow<rinaUint8, AddI8, MulI8, MinU8, MaxU8>(table);
   fillIntegerRow<rinaInt32, AddI32, MulI32, MinS32, MaxS32>(table);

@@ -53,9 +53,12 @@ void fillRow(KernelTable& table) {
   table.reduce[kType][kKernelMax] = &elementwise<T, typename Ops::Max>;
 }
 
+void copyWithLibrary(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+
 KernelTable makeScalarTable() {
   KernelTable table{};
   table.isa = "scalar";
+  table.copy = &copyWithLibrary;
   fillRow<rinaInt8>(table);
   fillRow<rinaUint8>(table);
   fillRow<rinaInt32>(table);

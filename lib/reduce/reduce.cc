@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "reduce/half.h"
 #include "reduce/kernels.h"
@@ -24,6 +25,18 @@ const KernelTable& activeKernels() {
 }
 
 }  // namespace detail
+
+void copyBytes(void* dst, const void* src, size_t bytes) {
+  // Small copies, and buffers at the same offset in a cache line, are the
+  // C library's fast cases.
+  constexpr size_t kSmall = 1024;
+  const auto apart = reinterpret_cast<uintptr_t>(dst) ^ reinterpret_cast<uintptr_t>(src);
+  if (bytes < kSmall || (apart & 63) == 0) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  detail::activeKernels().copy(dst, src, bytes);
+}
 
 size_t dataTypeSize(rinaDataType_t type) {
   switch (type) {

@@ -12,6 +12,7 @@
 
 #include "core/log.h"
 #include "transport/shm_connection.h"
+#include "transport/shm_frames.h"
 #include "transport/socket_connection.h"
 
 namespace rina::transport {
@@ -58,8 +59,8 @@ Status openChannel(const MeshOptions& opt, int to, std::unique_ptr<Connection>* 
   if (hello.fifoBytes != 0) {
     // The peer removes the name once it has mapped the segment, perhaps
     // after this rank has gone: what was sent is still delivered.
-    *out = std::make_unique<ShmConnection>(to, true, std::move(segment), std::move(fd),
-                                           opt.table[to].pid);
+    *out = std::make_unique<ShmFrameConnection>(to, true, std::move(segment), std::move(fd),
+                                                opt.table[to].pid);
     RINA_INFO("rank %d: opened a point-to-point channel to rank %d over shm", opt.rank, to);
     return {};
   }
@@ -85,8 +86,8 @@ Status acceptChannel(const MeshOptions& opt, Arrival arrival, std::unique_ptr<Co
     Status s = ShmSegment::open(name, &segment);
     if (!s.ok()) return s.prepend(pair(opt, from, opt.rank) + "mapping the peer's segment: ");
     shm_unlink(name);  // both sides have it mapped
-    *out = std::make_unique<ShmConnection>(from, false, std::move(segment), std::move(arrival.fd),
-                                           opt.table[from].pid);
+    *out = std::make_unique<ShmFrameConnection>(from, false, std::move(segment),
+                                                std::move(arrival.fd), opt.table[from].pid);
     RINA_INFO("rank %d: took a point-to-point channel from rank %d over shm", opt.rank, from);
     return {};
   }

@@ -1,14 +1,13 @@
 // Directed point-to-point channels. The rank that first sends to a peer
 // opens a connection of its own for that direction on first use: a
-// shared-memory segment when both are on one host (unless RINA_SHM_DISABLE),
-// else one TCP socket. The opening side never waits for the peer: it
-// connects to the peer's listening socket, says hello and starts writing,
-// and the receiving side takes the connection whenever it first receives
-// from that peer (or waits for any peer). So a send needs nothing from the
-// peer's current call, and the peer's collectives keep their own
-// connections (the default ones), whose byte streams point-to-point
-// messages never enter. The reverse direction of a channel carries only the
-// receiver's short answers to rendezvous messages (algo/p2p/point_to_point.h).
+// shared-memory segment carrying frames (shm_frames.h) when both are on one
+// host (unless RINA_SHM_DISABLE), else one TCP socket. The opening side never waits for the peer:
+// it connects to the peer's listening socket, says hello and starts writing, and the receiving side
+// takes the connection whenever it first receives from that peer (or waits for any peer). So a send
+// needs nothing from the peer's current call, and the peer's collectives keep their own connections
+// (the default ones), whose byte streams point-to-point messages never enter. The reverse direction
+// of a channel carries only the receiver's short answers to large messages
+// (algo/p2p/point_to_point.h).
 #ifndef RINA_LIB_TRANSPORT_CHANNEL_H_
 #define RINA_LIB_TRANSPORT_CHANNEL_H_
 

@@ -16,6 +16,7 @@
 namespace rina::transport {
 
 class WaitSet;
+struct SharedCopyWords;
 
 // How received bytes land: copied (fn == nullptr) or combined element-wise,
 // dst[i] = a[i] OP incoming[i], whole elements only. a may equal dst.
@@ -80,6 +81,11 @@ class Connection {
 
   // Moves up to len bytes; *moved = 0 when it would block.
   virtual Status trySend(const void* data, size_t len, size_t* moved) = 0;
+  // As trySend for the bytes of `first` followed by those of `second`, as
+  // one transfer where the transport can (one shared-memory frame, one
+  // sendmsg): a short message and its header then reach the peer together.
+  virtual Status trySendGather(const void* first, size_t firstLen, const void* second,
+                               size_t secondLen, size_t* moved);
   // As trySend; with r.fn set, len and *moved are multiples of r.elemSize.
   virtual Status tryRecv(void* dst, size_t len, const RecvReduce& r, size_t* moved) = 0;
   // The message in this direction is complete.
@@ -92,11 +98,28 @@ class Connection {
   // memory connection): its buffers can then be read in one copy with
   // process_vm_readv (transport/cma.h). 0 otherwise.
   virtual int sharedHostPid() const { return 0; }
+  // Where the two processes of a shared-memory pair coordinate a block that
+  // both copy (transport/cma.h), for blocks going in direction d of this
+  // connection; null where the transport has none.
+  virtual SharedCopyWords* sharedCopy(Direction d) {
+    (void)d;
+    return nullptr;
+  }
 
  private:
   int peer_;
   LinkCounters counters_;
 };
+
+inline Status Connection::trySendGather(const void* first, size_t firstLen, const void* second,
+                                        size_t secondLen, size_t* moved) {
+  RINA_TRY(trySend(first, firstLen, moved));
+  if (*moved < firstLen || secondLen == 0) return {};
+  size_t more = 0;
+  RINA_TRY(trySend(second, secondLen, &more));
+  *moved += more;
+  return {};
+}
 
 }  // namespace rina::transport
 

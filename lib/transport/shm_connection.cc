@@ -144,6 +144,8 @@ ShmConnection::ShmConnection(int peer, bool lowerSide, ShmSegment segment, Fd li
   int outIdx = lowerSide ? 0 : 1;
   out_ = &h->fifo[outIdx];
   in_ = &h->fifo[1 - outIdx];
+  outCopy_ = &h->copy[outIdx];
+  inCopy_ = &h->copy[1 - outIdx];
   outData_ = segment_.data(outIdx);
   inData_ = segment_.data(1 - outIdx);
   mask_ = h->fifoBytes - 1;
@@ -186,8 +188,8 @@ Status ShmConnection::trySend(const void* data, size_t len, size_t* moved) {
   if (n == 0) return {};
   uint32_t off = head & mask_;
   size_t first = std::min<size_t>(n, cap - off);
-  std::memcpy(outData_ + off, data, first);
-  if (n > first) std::memcpy(outData_, static_cast<const char*>(data) + first, n - first);
+  reduce::copyBytes(outData_ + off, data, first);
+  if (n > first) reduce::copyBytes(outData_, static_cast<const char*>(data) + first, n - first);
   out_->head.store(head + static_cast<uint32_t>(n));  // seq_cst: pairs with the sleep flag
   if (out_->consumerSleeping.load()) futexWake(&out_->head);
   *moved = n;
@@ -226,8 +228,8 @@ Status ShmConnection::tryRecv(void* dst, size_t len, const RecvReduce& r, size_t
   size_t first = std::min<size_t>(n, cap - off);
   char* out = static_cast<char*>(dst);
   if (!r.fn) {
-    std::memcpy(out, inData_ + off, first);
-    if (n > first) std::memcpy(out + first, inData_, n - first);
+    reduce::copyBytes(out, inData_ + off, first);
+    if (n > first) reduce::copyBytes(out + first, inData_, n - first);
   } else {
     // Messages start 64-byte aligned and the capacity is a power of two, so
     // an element never straddles the wrap (elemSize divides both).

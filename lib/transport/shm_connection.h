@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/socket.h"
+#include "transport/cma.h"
 #include "transport/connection.h"
 
 namespace rina::transport {
@@ -34,8 +35,9 @@ struct FifoControl {
 
 struct ShmSegmentHeader {
   uint32_t magic;
-  uint32_t fifoBytes;   // power of two
-  FifoControl fifo[2];  // [0]: lower rank -> higher rank, [1]: the other way
+  uint32_t fifoBytes;       // power of two
+  FifoControl fifo[2];      // [0]: lower rank -> higher rank, [1]: the other way
+  SharedCopyWords copy[2];  // blocks both sides copy, per direction as fifo
 };
 
 // Segment names begin "/rina-<pid of the creator>-" (or, for a host
@@ -88,6 +90,9 @@ class ShmConnection : public Connection {
   void armWait(WaitSet& ws, bool send, bool recv) override;
   Status checkAlive() override;
   int sharedHostPid() const override { return peerPid_; }
+  SharedCopyWords* sharedCopy(Direction d) override {
+    return d == Direction::kSend ? outCopy_ : inCopy_;
+  }
 
  private:
   ShmSegment segment_;
@@ -95,6 +100,8 @@ class ShmConnection : public Connection {
   Fd liveness_;
   FifoControl* out_;
   FifoControl* in_;
+  SharedCopyWords* outCopy_;
+  SharedCopyWords* inCopy_;
   char* outData_;
   char* inData_;
   uint32_t mask_;

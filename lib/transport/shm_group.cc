@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "transport/cma.h"
 #include "transport/shm_connection.h"
 #include "transport/wait_set.h"
 
@@ -173,6 +174,9 @@ Status ShmGroup::waitInitialised(Deadline deadline) {
 }
 
 void ShmGroup::markJoined() {
+  ShmGroupRank& me = controls_[rank_];
+  me.pid = static_cast<int32_t>(getpid());
+  me.probeAddr = reinterpret_cast<uintptr_t>(&probe_);
   auto* h = static_cast<GroupHeader*>(base_);
   if (h->joined.fetch_add(1) + 1 == static_cast<uint32_t>(ranks_)) {
     shm_unlink(name_.c_str());  // everyone has it mapped
@@ -198,6 +202,43 @@ Status ShmGroup::waitJoined(Deadline deadline, const std::atomic<bool>* abort) {
   }
   linked_ = false;  // the last rank to join removed the name
   return {};
+}
+
+Status ShmGroup::checkCopies(Deadline deadline, const std::atomic<bool>* abort) {
+  bool works = true;
+  for (int r = 0; r < ranks_ && works; ++r) {
+    if (r == rank_) continue;
+    const ShmGroupRank& peer = controls_[r];
+    uint64_t word = 0;
+    works = readProcessMemory(peer.pid, peer.probeAddr, &word, sizeof word).ok() &&
+            writeProcessMemory(peer.pid, &word, peer.probeAddr, sizeof word).ok();
+  }
+  publish(&controls_[rank_].copyCheck, works ? 1 : 2);
+  for (int r = 0; r < ranks_; ++r) {
+    for (;;) {
+      const uint32_t seen = controls_[r].copyCheck.load();
+      if (seen != 0) break;
+      if (abort && abort->load()) return errorf(rinaAborted, "rank %d: aborted", rank_);
+      const int64_t left = msUntil(deadline);
+      if (left <= 0) {
+        return errorf(rinaTimeout,
+                      "rank %d: rank %d never said whether it can copy between "
+                      "processes (%s)",
+                      rank_, r, name_.c_str());
+      }
+      WaitSet ws;
+      ws.addFutex(&controls_[r].copyCheck, seen, &controls_[rank_].sleeping);
+      ws.wait(static_cast<int>(std::min<int64_t>(left, 100)));
+    }
+  }
+  return {};
+}
+
+bool ShmGroup::copiesWork() const {
+  for (int r = 0; r < ranks_; ++r) {
+    if (controls_[r].copyCheck.load(std::memory_order_relaxed) != 1) return false;
+  }
+  return true;
 }
 
 void ShmGroup::touchPages(size_t bytes) {
@@ -251,16 +292,17 @@ void ShmGroup::wakeSleepers(std::atomic<uint32_t>* word) {
   }
 }
 
-void ShmGroup::post(int which, uint32_t seq) {
-  std::atomic<uint32_t>* word = &controls_[rank_].posted[which];
-  word->store(seq);
+void ShmGroup::post(int which, uint32_t round) { publish(&controls_[rank_].posted[which], round); }
+
+void ShmGroup::postReduced(int which, uint32_t round) {
+  publish(&controls_[rank_].reduced[which], round);
+}
+
+void ShmGroup::publish(std::atomic<uint32_t>* word, uint32_t value) {
+  word->store(value);
   wakeSleepers(word);
 }
 
-void ShmGroup::finish(uint32_t seq) {
-  std::atomic<uint32_t>* word = &controls_[rank_].done;
-  word->store(seq);
-  wakeSleepers(word);
-}
+void ShmGroup::finish(uint32_t round) { publish(&controls_[rank_].done, round); }
 
 }  // namespace rina::transport

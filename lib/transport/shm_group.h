@@ -1,11 +1,15 @@
 // One shared-memory segment for all ranks of a communicator that live on one
-// host, for small collectives that need no pairwise stream: every rank posts
-// its whole buffer into a slot of its own, then reads everybody's (a
-// one-shot allreduce, lib/algo/flat/one_shot.cc). Each rank has two slots, used
-// by alternate calls, so a rank may post call s+1 while a slower peer still
-// reads call s. A slot's `posted` word is stored (release) after its bytes
-// and is the futex a reader sleeps on; `done` says which call a rank last
-// finished reading, so a writer never overwrites a slot still being read.
+// host, for collectives that need no pairwise stream: every rank posts its
+// buffer (or a chunk of it) into a slot of its own, then reads everybody's
+// (the one-shot and two-shot allreduce, lib/algo/flat/host_allreduce.cc).
+// Each use of the slots is a round, numbered alike on every rank
+// (nextRound); each rank has two slots, used by alternate rounds, so a rank
+// may post round k+1 while a slower peer still reads round k. A slot's
+// `posted` word (and, for a two-shot round, its `reduced` word: this
+// rank's share of the sum is in the slot) is stored (release) after its
+// bytes and is the futex a reader sleeps on; `done` says which round a
+// rank last finished reading, so a writer never overwrites a slot still
+// being read.
 //
 // Set-up needs no messages: every rank tries to create the segment by a
 // name made of the communicator id (fresh per communicator) and the pid of
@@ -41,14 +45,21 @@ struct ShmGroupCall {
 
 // One rank's control words, on cache lines of their own.
 struct ShmGroupRank {
-  alignas(64) std::atomic<uint32_t> posted[2];  // low 32 bits of the call's seq, per slot
+  alignas(64) std::atomic<uint32_t> posted[2];  // the round the slot's input is for
+  std::atomic<uint32_t> reduced[2];             // the round whose share of the sum it holds
   ShmGroupCall call[2];
-  alignas(64) std::atomic<uint32_t> done;  // low 32 bits of the last call fully read
+  alignas(64) std::atomic<uint32_t> done;  // the last round fully read
   std::atomic<uint32_t> sleeping;          // raised while this rank sleeps on a futex
   // The allreduce this rank is in, whatever carries it: seq << 8 | the
   // algorithm that runs it (algo::Algorithm), so a rank waiting on a peer
   // that runs another schedule sees it (0: none yet).
   alignas(64) std::atomic<uint64_t> announced;
+  // Written once, before the rank counts itself in: its process, and a
+  // word of its memory the others copy from and into to learn whether the
+  // kernel lets them (checkCopies: 1 it does for every peer, 2 not).
+  int32_t pid;
+  uint64_t probeAddr;
+  std::atomic<uint32_t> copyCheck;
 };
 
 class ShmGroup {
@@ -65,6 +76,12 @@ class ShmGroup {
 
   // Until every rank has mapped the segment (then the name is gone).
   Status waitJoined(Deadline deadline, const std::atomic<bool>* abort);
+  // After waitJoined: copies a word out of and back into every peer's memory
+  // (transport/cma.h) and waits until every rank has said whether that
+  // worked. Then copiesWork() is the same on every rank.
+  Status checkCopies(Deadline deadline, const std::atomic<bool>* abort);
+  // Every rank can copy straight between its memory and every peer's.
+  bool copiesWork() const;
 
   int rank() const { return rank_; }
   int ranks() const { return ranks_; }
@@ -73,11 +90,19 @@ class ShmGroup {
   char* slot(int r, int which) const {
     return data_ + (static_cast<size_t>(r) * 2 + static_cast<size_t>(which)) * slotBytes_;
   }
-  // Publishes this rank's slot `which` as call seq (its bytes and call
-  // record already written) and wakes peers that sleep.
-  void post(int which, uint32_t seq);
-  // This rank has read every slot of call seq.
-  void finish(uint32_t seq);
+  // The number of this rank's next round (every rank counts alike, as
+  // every rank runs the same collectives).
+  uint32_t nextRound() { return ++rounds_; }
+  // Publishes this rank's slot `which` as round `round`'s input (its bytes
+  // and call record already written) and wakes peers that sleep.
+  void post(int which, uint32_t round);
+  // Publishes this rank's share of round `round`'s sum in slot `which`.
+  void postReduced(int which, uint32_t round);
+  // Stores value in a word of the segment and wakes the ranks sleeping on
+  // it (a word in a slot: a block copied for a peer).
+  void publish(std::atomic<uint32_t>* word, uint32_t value);
+  // This rank has read every slot of round `round`.
+  void finish(uint32_t round);
   // Before a call of `bytes` per slot: the first access, through this
   // rank's mapping, to every page of both slots of every rank that such a
   // call uses (see touchPages), once per page.
@@ -105,11 +130,13 @@ class ShmGroup {
   int ranks_ = 0;
   size_t slotBytes_ = 0;
   size_t prepared_ = 0;  // prepare() has readied [0, prepared_) of every slot
+  uint32_t rounds_ = 0;
+  uint64_t probe_ = 0;  // the word peers copy (ShmGroupRank::probeAddr)
   ShmGroupRank* controls_ = nullptr;
   char* data_ = nullptr;
 };
 
-// Whether a - b >= 0 for call numbers that wrap at 2^32.
+// Whether a - b >= 0 for round numbers that wrap at 2^32.
 inline bool seqAtLeast(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) >= 0; }
 
 }  // namespace rina::transport

@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -40,6 +41,23 @@ Status SocketConnection::trySend(const void* data, size_t len, size_t* moved) {
   }
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return {};
   return socketError(errno, peer(), "send");
+}
+
+Status SocketConnection::trySendGather(const void* first, size_t firstLen, const void* second,
+                                       size_t secondLen, size_t* moved) {
+  *moved = 0;
+  iovec parts[2] = {{const_cast<void*>(first), firstLen}, {const_cast<void*>(second), secondLen}};
+  msghdr m{};
+  m.msg_iov = parts;
+  m.msg_iovlen = secondLen > 0 ? 2 : 1;
+  if (firstLen + secondLen == 0) return {};
+  ssize_t n = sendmsg(fd_.get(), &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+  if (n > 0) {
+    *moved = static_cast<size_t>(n);
+    return {};
+  }
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return {};
+  return socketError(errno, peer(), "sendmsg");
 }
 
 Status SocketConnection::recvSome(void* dst, size_t len, size_t* got) {

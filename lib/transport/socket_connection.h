@@ -18,6 +18,9 @@ class SocketConnection : public Connection {
 
   const char* kind() const override { return "socket"; }
   Status trySend(const void* data, size_t len, size_t* moved) override;
+  // One sendmsg of both parts.
+  Status trySendGather(const void* first, size_t firstLen, const void* second, size_t secondLen,
+                       size_t* moved) override;
   Status tryRecv(void* dst, size_t len, const RecvReduce& r, size_t* moved) override;
   void armWait(WaitSet& ws, bool send, bool recv) override;
   Status checkAlive() override;

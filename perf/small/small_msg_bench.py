@@ -1,15 +1,15 @@
 #!/usr/bin/python3
-"""Small allreduces on one host: rina's latency path against Open MPI, and
+"""Small allreduces on one host: rina's latency paths by transport, and
 large sizes against an earlier build. Every round runs each experiment once,
 in turn (so all of them see the same machine noise), and the table takes the
-median of the rounds per cell.
+median of the rounds per cell. rina against Open MPI (and a bare copy) is
+perf/mpi/onehost.sh allreduce (perf/results/allreduce-onehost.md).
 
   perf/small/small_msg_bench.py [--build DIR] [--before DIR] [--rounds 3]
                                 [--out perf/results/small-messages.md]
 
 Experiments (float32 sum, results checked, rina-allreduce-perf):
   local4   --local-ranks 4 -a auto,rd -b 8 -e 64K -f 2 (fork, shared memory)
-  mpi4     mpirun -np 4 ... -a auto,mpi -b 8 -e 64K -f 2 (Open MPI's own allreduce beside)
   tcp4     RINA_SHM_DISABLE=1 --local-ranks 4 -a auto -b 8 -e 64K -f 2 (TCP on loopback)
   two8     --local-ranks 2 -a auto -b 8 -e 8
   large    --local-ranks 4 -a auto -b 64K -e 64M -f 4, this build and --before's
@@ -17,7 +17,7 @@ Experiments (float32 sum, results checked, rina-allreduce-perf):
            (tools/, lib/) or a folder with rina-allreduce-perf and librina.so.0)
 With $BENCH_LOCK set, every run holds `flock $BENCH_LOCK`, so benchmarks
 sharing that lock file never overlap (do not run this script itself under
-the same lock). Needs mpirun for mpi4 (skipped without it).
+the same lock).
 """
 
 import argparse
@@ -26,7 +26,6 @@ import json
 import os
 import platform
 import shlex
-import shutil
 import statistics
 import subprocess
 import sys
@@ -34,7 +33,6 @@ import tempfile
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
 LOCK = os.environ.get("BENCH_LOCK", "")
-MPIRUN = ["mpirun", "-np", "4", "--oversubscribe", "--mca", "mpi_yield_when_idle", "1"]
 SMALL = ["-b", "8", "-e", "64K", "-f", "2", "-n", "100", "-w", "10"]
 
 
@@ -77,8 +75,6 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", default=os.path.join(REPO, "perf/results/small-messages.md"))
     args = parser.parse_args()
-    if os.geteuid() == 0:
-        os.environ.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     perf, lib = locate(args.build)
     experiments = {
         "local4": ([perf, "--local-ranks", "4", "-a", "auto,rd"] + SMALL, {}, lib),
@@ -89,9 +85,6 @@ def main():
         "large": ([perf, "--local-ranks", "4", "-a", "auto", "-b", "64K", "-e", "64M", "-f", "4",
                    "-n", "20", "-w", "3"], {}, lib),
     }
-    if shutil.which("mpirun"):
-        mpi_env = ["-x", "LD_LIBRARY_PATH"] if lib else []
-        experiments["mpi4"] = (MPIRUN + mpi_env + [perf, "-a", "auto,mpi"] + SMALL, {}, lib)
     if args.before:
         bperf, blib = locate(args.before)
         experiments["large-" + args.before_label] = (
@@ -134,16 +127,12 @@ def main():
             ""]
     sizes = sorted({s for (n, s, _) in times if n == "local4"})
     out += ["## 8 B - 64 KiB", "",
-            "| size | local auto | local rd | mpirun rina auto | mpirun Open MPI | rina / MPI | "
-            "TCP auto |", "|---|---|---|---|---|---|---|"]
+            "| size | local auto | local rd | TCP auto |", "|---|---|---|---|"]
     for s in sizes:
-        a, m = med.get(("mpi4", s, "auto")), med.get(("mpi4", s, "mpi"))
-        ratio = f"{a / m:.2f}" if a and m else "-"
         out.append(f"| {human(s)} | {cell('local4', s, 'auto')} | {cell('local4', s, 'rd')} | "
-                   f"{cell('mpi4', s, 'auto')} | {cell('mpi4', s, 'mpi')} | {ratio} | "
                    f"{cell('tcp4', s, 'auto')} |")
     out += ["", "time(4 KiB) <= time(32 KiB):"]
-    for name, algo in (("local4", "auto"), ("mpi4", "auto"), ("tcp4", "auto")):
+    for name, algo in (("local4", "auto"), ("tcp4", "auto")):
         t4, t32 = med.get((name, 4096, algo)), med.get((name, 32768, algo))
         if t4 and t32:
             out.append(f"- {name} {algo}: {t4:.1f} / {t32:.1f} us: "

@@ -59,7 +59,7 @@ TEST_P(Collectives, AllReduceEveryTypeOpAlgorithm) {
   const size_t counts[] = {1, 2, 7, 97, 1031, 20011};
   std::vector<std::vector<char>> results(n);
   runThreads(n, options_, [&](int rank, rinaComm_t comm) {
-    for (const char* algo : {"auto", "ring", "rd", "oneshot"}) {
+    for (const char* algo : {"auto", "ring", "rd", "oneshot", "twoshot"}) {
       ASSERT_EQ(rinaCommSetAlgorithm(comm, algo), rinaSuccess);
       for (rinaDataType_t t : kTypes) {
         for (rinaRedOp_t op : kOps) {
@@ -97,7 +97,7 @@ TEST_P(Collectives, AllReduceRandomFloatsBitwiseIdentical) {
     outputs[r].assign(count, 0.0f);
   }
   runThreads(n, options_, [&](int rank, rinaComm_t comm) {
-    for (const char* algo : {"ring", "rd"}) {
+    for (const char* algo : {"ring", "rd", "twoshot"}) {
       ASSERT_EQ(rinaCommSetAlgorithm(comm, algo), rinaSuccess);
       ASSERT_EQ(rinaAllReduce(inputs[rank].data(), outputs[rank].data(), count, rinaFloat32,
                               rinaSum, comm),
@@ -232,6 +232,89 @@ TEST_P(Collectives, SmallAllReducesBetweenOtherCollectives) {
     } else {
       EXPECT_EQ(oneShot, 60u);
       EXPECT_EQ(rd, 0u);
+    }
+  });
+}
+
+// Two-shot through small slots (4 KiB: RINA_SMALL_MSG_BYTES, with
+// RINA_TWO_SHOT_BYTES not above it), so a call runs many chunks: counts at
+// every chunk edge and one element either side, shares of a chunk that
+// are empty (fewer elements than ranks), in place and out of place, from
+// buffers one element past an aligned address; each against the serial
+// reference, and all ranks bit for bit alike. With every rank on this host
+// the counters say two-shot ran; over TCP it is the ring.
+TEST_P(Collectives, TwoShotChunkEdges) {
+  const int n = GetParam().nranks;
+  if (n < 2) GTEST_SKIP() << "one rank copies";
+  options_.smallMsgBytes = 4 << 10;
+  options_.twoShotBytes = 0;
+  const size_t chunk = (4 << 10) / sizeof(float);
+  const std::vector<size_t> counts{chunk - 1, chunk,         chunk + 1, 2 * chunk - 1,
+                                   2 * chunk, 2 * chunk + 1, 2,         5 * chunk + 3};
+  std::vector<std::vector<float>> results(n);
+  runThreads(n, options_, [&](int rank, rinaComm_t comm) {
+    ASSERT_EQ(rinaCommSetAlgorithm(comm, "twoshot"), rinaSuccess);
+    rinaCommStats_t before{};
+    before.size = sizeof before;
+    ASSERT_EQ(rinaCommGetStats(comm, &before), rinaSuccess);
+    int calls = 0;
+    for (rinaRedOp_t op : {rinaSum, rinaAvg, rinaMax}) {
+      for (size_t count : counts) {
+        for (bool inPlace : {false, true}) {
+          std::vector<float> send(count + 1), recv(count + 1, -7.0f);
+          fillInput(rinaFloat32, op, rank, send.data() + 1, count);
+          float* out = inPlace ? send.data() + 1 : recv.data() + 1;
+          ASSERT_EQ(rinaAllReduce(send.data() + 1, out, count, rinaFloat32, op, comm), rinaSuccess)
+              << rinaCommGetLastError(comm);
+          calls += count * sizeof(float) >= (4 << 10) ? 1 : 0;
+          ASSERT_EQ(firstMismatch(rinaFloat32, op, n, out, count), -1)
+              << "rank " << rank << " op " << op << " count " << count
+              << (inPlace ? " in place" : "");
+          if (!inPlace) {
+            ASSERT_EQ(recv[0], -7.0f) << "a value before the output was written";
+          }
+        }
+      }
+    }
+    // Random floats, several chunks: every rank must hold the same bits.
+    std::mt19937 gen(77 + rank);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    std::vector<float> x(3 * chunk + 17);
+    for (float& v : x) v = dist(gen);
+    results[rank].resize(x.size());
+    ASSERT_EQ(rinaAllReduce(x.data(), results[rank].data(), x.size(), rinaFloat32, rinaSum, comm),
+              rinaSuccess);
+    ++calls;
+    rinaCommStats_t after{};
+    after.size = sizeof after;
+    ASSERT_EQ(rinaCommGetStats(comm, &after), rinaSuccess);
+    ASSERT_GE(after.version, 7u);  // callsTwoShot came in version 7
+    EXPECT_EQ(after.callsTwoShot - before.callsTwoShot,
+              GetParam().tcp ? 0u : static_cast<uint64_t>(calls));
+  });
+  for (int r = 1; r < n; ++r) {
+    ASSERT_EQ(std::memcmp(results[0].data(), results[r].data(), results[0].size() * sizeof(float)),
+              0)
+        << "rank " << r << " differs from rank 0";
+  }
+}
+
+// Two-shot calls whose counts differ between ranks: reported on every
+// rank that sees a peer's chunk, naming both counts, not a wrong sum.
+TEST_P(Collectives, TwoShotCountMismatchIsReported) {
+  const int n = GetParam().nranks;
+  if (n < 2 || GetParam().tcp) GTEST_SKIP() << "two-shot needs every rank on one host's segment";
+  options_.timeoutMs = 5000;
+  runThreads(n, options_, [&](int rank, rinaComm_t comm) {
+    ASSERT_EQ(rinaCommSetAlgorithm(comm, "twoshot"), rinaSuccess);
+    const size_t count = rank == 0 ? 300000 : 300001;
+    std::vector<float> x(count, 1.0f), y(count);
+    const rinaResult_t rc = rinaAllReduce(x.data(), y.data(), count, rinaFloat32, rinaSum, comm);
+    ASSERT_NE(rc, rinaSuccess);
+    if (rc == rinaInvalidUsage) {
+      const std::string e = rinaCommGetLastError(comm);
+      EXPECT_NE(e.find("calls do not match"), std::string::npos) << e;
+      EXPECT_NE(e.find(rank == 0 ? "count 300001" : "count 300000"), std::string::npos) << e;
     }
   });
 }

@@ -3,10 +3,15 @@
 // once, the communicator still usable), messages and blocks whose counts,
 // types or tags do not match (reported by the receiver, and by the sender
 // too where the protocol lets it know), a receive nobody answers (timeout
-// naming the peer), and a peer that dies.
+// naming the peer), and a peer that dies: between messages, in the middle
+// of one, and before it answers a large one.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -143,6 +148,33 @@ TEST(ExchangeErrors, RendezvousTypeMismatchIsReportedByBothSides) {
   }
 }
 
+// A count that does not match on a message both sides would copy (5 MiB
+// over shared memory, above RINA_P2P_COPY_BYTES): the receiver refuses it
+// before copying anything, so both report both counts.
+TEST(ExchangeErrors, SharedCopyCountMismatchIsReportedByBothSides) {
+  runThreads(2, [](int rank, rinaComm_t comm) {
+    const size_t count = 5 << 18;  // 5 MiB of float32
+    std::vector<float> x(count + 1, 5.0f);
+    if (rank == 0) {
+      EXPECT_EQ(rinaSend(x.data(), count, rinaFloat32, 1, comm), rinaInvalidUsage);
+      const char* e = rinaCommGetLastError(comm);
+      EXPECT_TRUE(contains(e, "this rank sends " + std::to_string(count) +
+                                  " float32 with tag 0, rank 1 expects " +
+                                  std::to_string(count + 1) + " float32"))
+          << e;
+    } else {
+      std::vector<float> y(count + 1, 0.0f);
+      EXPECT_EQ(rinaRecv(y.data(), count + 1, rinaFloat32, 0, comm), rinaInvalidUsage);
+      const char* e = rinaCommGetLastError(comm);
+      EXPECT_TRUE(contains(e, "rank 0 sends " + std::to_string(count) +
+                                  " float32 with tag 0, this rank expects " +
+                                  std::to_string(count + 1) + " float32"))
+          << e;
+      EXPECT_EQ(y[0], 0.0f) << "a refused message was copied";
+    }
+  });
+}
+
 TEST(ExchangeErrors, TagMismatchIsReported) {
   runThreads(2, [](int rank, rinaComm_t comm) {
     int32_t x[4] = {};
@@ -240,6 +272,69 @@ TEST(ExchangeErrors, DeadPeerFailsTheReceive) {
       },
       60);
   EXPECT_EQ(codes[0], 0);
+}
+
+// A sender that dies in the middle of a message: 4 MiB sent eagerly into a
+// 1 MiB channel (RINA_P2P_EAGER_BYTES above it), so it cannot have finished
+// when the receiver kills it. The receive fails naming the peer, no hang.
+TEST(ExchangeErrors, SenderDyingMidMessageFailsTheReceive) {
+  ScopedEnv eager("RINA_P2P_EAGER_BYTES", "64M");
+  ScopedEnv timeout("RINA_TIMEOUT_MS", "20000");
+  // The sender's pid, where the receiver can read it (mapped before the fork).
+  auto* sender = static_cast<std::atomic<pid_t>*>(
+      mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(sender, MAP_FAILED);
+  new (sender) std::atomic<pid_t>(0);
+  std::vector<int> codes = runProcesses(
+      2,
+      [sender](int rank, rinaComm_t comm) -> int {
+        std::vector<char> x(4 << 20, 7);
+        if (rank == 1) {
+          // A first message opens the channel, so the receiver finds it.
+          if (rinaSend(x.data(), 8, rinaInt8, 0, comm) != rinaSuccess) return 29;
+          sender->store(getpid());
+          rinaSend(x.data(), x.size(), rinaInt8, 0, comm);
+          return 30;  // cannot finish: nobody reads past the channel's 1 MiB
+        }
+        for (long spins = 0; sender->load() == 0; ++spins) {
+          if (spins > 4000000000L) return 31;
+          sched_yield();
+        }
+        kill(sender->load(), SIGKILL);
+        if (rinaRecv(x.data(), 8, rinaInt8, 1, comm) != rinaSuccess) return 34;
+        const rinaResult_t rc = rinaRecv(x.data(), x.size(), rinaInt8, 1, comm);
+        if (rc != rinaRemoteError) return 32;
+        return contains(rinaCommGetLastError(comm), "peer 1 hung up") ? 0 : 33;
+      },
+      60);
+  munmap(sender, 4096);
+  EXPECT_EQ(codes[0], 0) << "receiver";
+  EXPECT_EQ(codes[1], 128 + SIGKILL) << "sender";
+}
+
+// A receiver that dies after its first message: the sender of the next,
+// answered one waits for an answer that never comes, and fails naming it;
+// 1 MiB would stream through the channel, 4 MiB be copied between the
+// buffers (the defaults of RINA_P2P_EAGER_BYTES and RINA_P2P_COPY_BYTES).
+TEST(ExchangeErrors, ReceiverDyingFailsTheLargeSend) {
+  for (size_t count : {size_t{1} << 18, size_t{1} << 20}) {
+    SCOPED_TRACE(count);
+    std::vector<int> codes = runProcesses(
+        2,
+        [count](int rank, rinaComm_t comm) -> int {
+          std::vector<float> x(count, 1.0f);
+          if (rank == 1) {
+            if (rinaRecv(x.data(), 4, rinaFloat32, 0, comm) != rinaSuccess) return 40;
+            _exit(0);  // gone without a word
+          }
+          if (rinaSend(x.data(), 4, rinaFloat32, 1, comm) != rinaSuccess) return 41;
+          const rinaResult_t rc = rinaSend(x.data(), x.size(), rinaFloat32, 1, comm);
+          if (rc != rinaRemoteError) return 42;
+          return contains(rinaCommGetLastError(comm), "peer 1 hung up") ? 0 : 43;
+        },
+        60);
+    EXPECT_EQ(codes[0], 0);
+  }
 }
 
 }  // namespace

@@ -3,10 +3,12 @@
 // memory and TCP) and forked processes (where a shared-memory block really
 // crosses address spaces), and the statistics they count.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "rank_harness.h"
@@ -285,6 +287,99 @@ TEST(ExchangeProcesses, AllToAllvAndRootedCallsAcrossProcesses) {
       },
       120);
   for (int r = 0; r < n; ++r) EXPECT_EQ(codes[r], 0) << "rank " << r;
+}
+
+// With every rank on this host the blocks go through the host segment:
+// copied straight between the ranks' buffers (by either rank of a pair),
+// not a byte over the connections. Blocks start one byte past an aligned
+// address, some are empty, calls come back to back (the segment's two
+// slots reused) with a broadcast between some; every byte against the
+// pattern. Over TCP the pairs stream as before.
+TEST_P(Exchange, AllToAllvOnOneHostMovesNothingOverTheConnections) {
+  const int n = GetParam().nranks;
+  if (n < 2) GTEST_SKIP() << "nothing to move";
+  runThreads(n, options_, [&](int rank, rinaComm_t comm) {
+    rinaCommStats_t before{};
+    before.size = sizeof before;
+    ASSERT_EQ(rinaCommGetStats(comm, &before), rinaSuccess);
+    for (int call = 0; call < 6; ++call) {
+      // Rank r sends rank p ((r * 5 + p * 3 + call) % 4) * 70001 bytes (0 to 1.4 MiB).
+      auto countOf = [call](int from, int to) -> size_t {
+        return static_cast<size_t>((from * 5 + to * 3 + call) % 4) * 70001;
+      };
+      std::vector<size_t> sc(n), sd(n), rc(n), rd(n);
+      size_t sendTotal = 1, recvTotal = 1;  // byte 0 of each buffer is never used
+      for (int p = 0; p < n; ++p) {
+        sc[p] = countOf(rank, p);
+        sd[p] = sendTotal;
+        sendTotal += sc[p];
+        rc[p] = countOf(p, rank);
+        rd[p] = recvTotal;
+        recvTotal += rc[p];
+      }
+      std::vector<uint8_t> send(sendTotal), recv(recvTotal, 0xEE);
+      for (int p = 0; p < n; ++p) {
+        for (size_t i = 0; i < sc[p]; ++i) send[sd[p] + i] = blockByte(rank, p, i + call);
+      }
+      ASSERT_EQ(rinaAllToAllv(send.data(), sc.data(), sd.data(), recv.data(), rc.data(), rd.data(),
+                              rinaUint8, comm),
+                rinaSuccess)
+          << rinaCommGetLastError(comm);
+      ASSERT_EQ(recv[0], 0xEE) << "the byte before the first block was written";
+      for (int p = 0; p < n; ++p) {
+        for (size_t i = 0; i < rc[p]; ++i) {
+          ASSERT_EQ(recv[rd[p] + i], blockByte(p, rank, i + call))
+              << "rank " << rank << " call " << call << " from " << p << " byte " << i;
+        }
+      }
+      if (call % 2 == 1) {
+        int32_t b = rank == 0 ? call : -1;
+        ASSERT_EQ(rinaBroadcast(&b, &b, 1, rinaInt32, 0, comm), rinaSuccess);
+        ASSERT_EQ(b, call);
+      }
+    }
+    rinaCommStats_t after{};
+    after.size = sizeof after;
+    ASSERT_EQ(rinaCommGetStats(comm, &after), rinaSuccess);
+    EXPECT_EQ(after.callsAllToAll - before.callsAllToAll, 6u);
+    // The broadcasts of 4 bytes go over the ring (with their headers); the
+    // all-to-alls add nothing on one host.
+    const uint64_t moved = after.bytesSent - before.bytesSent;
+    if (GetParam().tcp) {
+      EXPECT_GT(moved, 6u * 70001);
+    } else {
+      EXPECT_LT(moved, 3u * 200) << "all-to-all bytes went over the connections";
+    }
+  });
+}
+
+// A rank that dies before it posts its blocks: the others' all-to-all
+// fails naming it (no hang), through the host segment as over TCP.
+TEST(ExchangeProcesses, APeerThatDiesFailsTheAllToAll) {
+  for (const char* shm : {"0", "1"}) {
+    ScopedEnv disable("RINA_SHM_DISABLE", shm);
+    ScopedEnv timeout("RINA_TIMEOUT_MS", "20000");
+    std::vector<int> codes = runProcesses(
+        3,
+        [](int rank, rinaComm_t comm) -> int {
+          std::vector<float> send(3 * 1000, 1.0f), recv(3 * 1000);
+          // One call together first: every pair is connected.
+          if (rinaAllToAll(send.data(), recv.data(), 1000, rinaFloat32, comm) != rinaSuccess) {
+            return 20;
+          }
+          if (rank == 2) _exit(0);  // gone without a word
+          const rinaResult_t rc = rinaAllToAll(send.data(), recv.data(), 1000, rinaFloat32, comm);
+          if (rc != rinaRemoteError) return 21;
+          const std::string e = rinaCommGetLastError(comm);
+          // Over TCP the socket reports it first, on one host the liveness check.
+          const bool named = e.find("peer 2 hung up") != std::string::npos ||
+                             e.find("peer 2 closed the connection") != std::string::npos;
+          return named ? 0 : 22;
+        },
+        60);
+    EXPECT_EQ(codes[0], 0) << "RINA_SHM_DISABLE=" << shm;
+    EXPECT_EQ(codes[1], 0) << "RINA_SHM_DISABLE=" << shm;
+  }
 }
 
 }  // namespace

@@ -1,13 +1,18 @@
 // rinaSend / rinaRecv and groups: payloads against what was sent, at sizes
-// on both sides of every protocol threshold (inline, eager, rendezvous over
-// shared memory and over TCP), orders that deadlock without groups (a ring,
-// both ends sending first), receives from any peer, tags, collectives
-// inside a group, forked ranks, and statistics.
+// on both sides of every protocol threshold (eager, the copy out of the
+// sender's memory and the copy both sides share over shared memory,
+// rendezvous over TCP: each cut-over, one byte either side, from buffers
+// that are not aligned), orders that deadlock without groups (a ring, both
+// ends sending first), a receiver that posts after the sender has sent,
+// receives from any peer, tags, collectives inside a group, forked ranks,
+// and statistics.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "rank_harness.h"
@@ -39,8 +44,50 @@ std::vector<uint8_t> messageOf(int from, int to, int seq, size_t bytes) {
   return m;
 }
 
-// Inline (<= 16), eager, rendezvous over shm (>= 32 KiB) and over TCP (>= 1 MiB).
+// Eager, the copy out of the sender's memory (>= 32 KiB over shm), the
+// shared copy (>= 1 MiB over shm) and rendezvous over TCP (>= 1 MiB).
 const size_t kSizes[] = {0, 8, 16, 17, 4096, 32767, 32768, 200000, (1 << 20) + 3, 5 << 20};
+
+// Every cut-over of these knobs and one byte either side, and the shared
+// copy's chunk edges (256 KiB: the part the receiver copies alone first).
+std::vector<size_t> cutOverSizes(const config::Options& o) {
+  std::vector<size_t> sizes{1, 55, 56, 57};  // 56: a header and its payload fill one line
+  const size_t chunk = 256 << 10;
+  for (int64_t k : {o.p2pEagerBytes, o.p2pCopyBytes, o.p2pRendezvousBytes}) {
+    for (int64_t d : {-1, 0, 1}) sizes.push_back(static_cast<size_t>(k + d));
+  }
+  for (size_t s : {chunk + 1, 2 * chunk - 1, 2 * chunk + 1, 9 * chunk + 7}) sizes.push_back(s);
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
+}
+
+// Rank 0 and rank 1 send each size back and forth (blocking calls, so the
+// shared copy runs), from and into buffers 1 and 3 bytes past an aligned
+// address; every byte is checked against the pattern sent.
+void pingPongEverySize(int rank, rinaComm_t comm, const std::vector<size_t>& sizes) {
+  const int peer = 1 - rank;
+  int seq = 0;
+  for (size_t bytes : sizes) {
+    ++seq;
+    std::vector<uint8_t> outBuf(bytes + 1), inBuf(bytes + 3, 0xEE);
+    const std::vector<uint8_t> mine = messageOf(rank, peer, seq, bytes);
+    std::copy(mine.begin(), mine.end(), outBuf.begin() + 1);
+    for (int leg = 0; leg < 2; ++leg) {
+      if ((leg == 0) == (rank == 0)) {
+        ASSERT_EQ(rinaSend(outBuf.data() + 1, bytes, rinaUint8, peer, comm), rinaSuccess)
+            << rinaCommGetLastError(comm);
+      } else {
+        ASSERT_EQ(rinaRecv(inBuf.data() + 3, bytes, rinaUint8, peer, comm), rinaSuccess)
+            << rinaCommGetLastError(comm);
+      }
+    }
+    const std::vector<uint8_t> want = messageOf(peer, rank, seq, bytes);
+    ASSERT_TRUE(std::equal(want.begin(), want.end(), inBuf.begin() + 3))
+        << "rank " << rank << ", " << bytes << " bytes";
+    ASSERT_EQ(inBuf[2], 0xEE) << "a byte before the buffer was written, " << bytes << " bytes";
+  }
+}
 
 class PointToPoint : public ::testing::TestWithParam<Setup> {
  protected:
@@ -67,6 +114,60 @@ TEST_P(PointToPoint, BlockingSendRecvEverySize) {
         ASSERT_EQ(rinaRecv(got.data(), bytes, rinaUint8, 0, comm), rinaSuccess)
             << rinaCommGetLastError(comm);
         ASSERT_EQ(got, messageOf(0, rank, seq, bytes)) << "rank " << rank << " size " << bytes;
+      }
+    }
+  });
+}
+
+TEST_P(PointToPoint, EveryCutOverUnaligned) {
+  if (GetParam().nranks != 2) GTEST_SKIP() << "one pair is enough";
+  runThreads(2, options_, [&](int rank, rinaComm_t comm) {
+    pingPongEverySize(rank, comm, cutOverSizes(options_));
+  });
+}
+
+// The same with the cut-overs moved (answered and streamed from 1000 bytes,
+// a straight copy between the buffers from just past its first chunk).
+TEST_P(PointToPoint, EveryCutOverOfOtherKnobs) {
+  if (GetParam().nranks != 2) GTEST_SKIP() << "one pair is enough";
+  options_.p2pEagerBytes = 1000;
+  options_.p2pCopyBytes = (256 << 10) + 1;
+  options_.p2pRendezvousBytes = 5000;
+  runThreads(2, options_, [&](int rank, rinaComm_t comm) {
+    pingPongEverySize(rank, comm, cutOverSizes(options_));
+  });
+}
+
+// The receiver posts its receive only once the sender is in (or, eager,
+// through with) its send: an eager message waits in the channel, a large
+// one's sender waits for the answer.
+TEST_P(PointToPoint, ReceiverPostsLate) {
+  if (GetParam().nranks != 2) GTEST_SKIP() << "one pair is enough";
+  std::atomic<int> sent{0}, sending{0};
+  runThreads(2, options_, [&](int rank, rinaComm_t comm) {
+    int seq = 300;
+    for (size_t bytes : {size_t{100}, size_t{20000}, size_t{100000}, size_t{3} << 20}) {
+      ++seq;
+      const bool eager = bytes < static_cast<size_t>(GetParam().tcp ? options_.p2pRendezvousBytes
+                                                                    : options_.p2pEagerBytes);
+      if (rank == 0) {
+        std::vector<uint8_t> m = messageOf(0, 1, seq, bytes);
+        sending.store(seq);
+        ASSERT_EQ(rinaSend(m.data(), bytes, rinaUint8, 1, comm), rinaSuccess)
+            << rinaCommGetLastError(comm);
+        sent.store(seq);
+      } else {
+        // Eager: the send returns before this receive exists. Else the
+        // sender is inside its send, waiting for this rank's answer.
+        std::atomic<int>& mark = eager ? sent : sending;
+        for (long spins = 0; mark.load() < seq; ++spins) {
+          ASSERT_LT(spins, 4000000000L) << "rank 0 never got to its send of " << bytes;
+          std::this_thread::yield();
+        }
+        std::vector<uint8_t> got(bytes, 0xEE);
+        ASSERT_EQ(rinaRecv(got.data(), bytes, rinaUint8, 0, comm), rinaSuccess)
+            << rinaCommGetLastError(comm);
+        ASSERT_EQ(got, messageOf(0, 1, seq, bytes)) << bytes << " bytes";
       }
     }
   });
@@ -215,9 +316,9 @@ TEST_P(PointToPoint, TypesTagsAndStatistics) {
     ASSERT_EQ(rinaCommGetStats(comm, &st), rinaSuccess);
     EXPECT_EQ(st.sends, 10u);
     EXPECT_EQ(st.recvs, 10u);
-    // Payload plus a 64-byte header per message (these are all eager).
-    EXPECT_EQ(st.p2pBytesSent, bytesOut + 10 * 64);
-    EXPECT_EQ(st.p2pBytesReceived, bytesOut + 10 * 64);
+    // Payload plus a 48-byte header per message (these are all eager).
+    EXPECT_EQ(st.p2pBytesSent, bytesOut + 10 * 48);
+    EXPECT_EQ(st.p2pBytesReceived, bytesOut + 10 * 48);
   });
 }
 
@@ -242,6 +343,19 @@ TEST(PointToPointProcesses, BothSendFirstAcrossProcesses) {
           if (in != messageOf(peer, rank, 7, bytes)) return 14;
         }
         return 0;
+      },
+      120);
+  EXPECT_EQ(codes, (std::vector<int>{0, 0}));
+}
+
+// Forked ranks, every cut-over of the default knobs: the copy out of the
+// sender's memory and the shared copy between two address spaces.
+TEST(PointToPointProcesses, EveryCutOverAcrossProcesses) {
+  std::vector<int> codes = runProcesses(
+      2,
+      [](int rank, rinaComm_t comm) -> int {
+        pingPongEverySize(rank, comm, cutOverSizes(config::Options{}));
+        return ::testing::Test::HasFailure() ? 1 : 0;
       },
       120);
   EXPECT_EQ(codes, (std::vector<int>{0, 0}));

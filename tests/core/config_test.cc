@@ -120,7 +120,7 @@ TEST(Config, ErrorsNameTheKnobAndTheValue) {
            Bad{"RINA_SOCKET_NSOCKS", "9", "RINA_SOCKET_NSOCKS=9: expected auto or 1-8"},
            Bad{"RINA_SOCKET_NSOCKS", "two", "RINA_SOCKET_NSOCKS=two: expected auto or 1-8"},
            Bad{"RINA_ALGO", "flat",
-               "RINA_ALGO=flat: expected auto, ring, rd, oneshot, hier, rina or ps-ina"},
+               "RINA_ALGO=flat: expected auto, ring, rd, oneshot, twoshot, hier, rina or ps-ina"},
            Bad{"RINA_INA_PORT_MARKERS", "2", "RINA_INA_PORT_MARKERS=2: give 0 or 1"},
            Bad{"RINA_INA_SLOTS", "0", "RINA_INA_SLOTS=0: give 1 to 16384 slots"},
            Bad{"RINA_PROBE_BYTES", "65M", "RINA_PROBE_BYTES=65M: expected 0 (off) to 64M"},

@@ -9,6 +9,7 @@
 // code is 0 only when no rank failed a check.
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -124,39 +125,58 @@ void rooted(rinaComm_t comm, int root) {
   check(mineMpi == mineRina, "rinaScatter differs from PMPI_Scatter, root " + std::to_string(root));
 }
 
+// Random bytes (from randomInts).
+std::vector<uint8_t> randomBytes(size_t n, uint32_t seed) {
+  std::vector<int32_t> ints = randomInts(n / 4 + 1, seed);
+  std::vector<uint8_t> v(n);
+  std::memcpy(v.data(), ints.data(), n);
+  return v;
+}
+
 // A ring exchange (send right, receive left) of each size through PMPI_Sendrecv
-// and through a rina group; then blocking pairs.
+// and through a rina group; then blocking pairs (where a large message on
+// this host is copied by both ranks). The sizes are every cut-over of the
+// default point-to-point knobs and one byte either side; rina's buffers
+// start one byte past an aligned address.
 void pointToPoint(rinaComm_t comm) {
   if (nranks < 2) return;
   const int next = (rank + 1) % nranks, prev = (rank + nranks - 1) % nranks;
-  for (size_t bytes : {size_t{8}, size_t{4096}, size_t{100000}, size_t{3} << 20}) {
-    std::vector<int32_t> out = randomInts(bytes / 4, 1234 + rank + static_cast<uint32_t>(bytes));
-    std::vector<int32_t> viaMpi(out.size(), -1), viaRina(out.size(), -2);
-    PMPI_Sendrecv(out.data(), static_cast<int>(out.size()), MPI_INT32_T, next, 5, viaMpi.data(),
-                  static_cast<int>(viaMpi.size()), MPI_INT32_T, prev, 5, MPI_COMM_WORLD,
-                  MPI_STATUS_IGNORE);
+  for (size_t bytes :
+       {size_t{1}, size_t{8}, size_t{56}, size_t{57}, size_t{4096}, size_t{32767}, size_t{32768},
+        size_t{32769}, size_t{100000}, (size_t{1} << 20) - 1, size_t{1} << 20,
+        (size_t{1} << 20) + 1, (size_t{4} << 20) - 1, size_t{4} << 20, (size_t{4} << 20) + 1}) {
+    const std::vector<uint8_t> out = randomBytes(bytes, 1234 + rank + static_cast<uint32_t>(bytes));
+    std::vector<uint8_t> outRina(bytes + 1), inRina(bytes + 1, 0xEE), viaMpi(bytes, 0xDD);
+    std::copy(out.begin(), out.end(), outRina.begin() + 1);
+    const int n = static_cast<int>(bytes);
+    PMPI_Sendrecv(out.data(), n, MPI_BYTE, next, 5, viaMpi.data(), n, MPI_BYTE, prev, 5,
+                  MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     rinaGroupStart();
-    expectSuccess(rinaSend(out.data(), out.size(), rinaInt32, next, comm), comm, "rinaSend");
-    expectSuccess(rinaRecv(viaRina.data(), viaRina.size(), rinaInt32, prev, comm), comm,
-                  "rinaRecv");
+    expectSuccess(rinaSend(outRina.data() + 1, bytes, rinaUint8, next, comm), comm, "rinaSend");
+    expectSuccess(rinaRecv(inRina.data() + 1, bytes, rinaUint8, prev, comm), comm, "rinaRecv");
     expectSuccess(rinaGroupEnd(), comm, "rinaGroupEnd");
-    check(viaMpi == viaRina, "ring of " + std::to_string(bytes) + " bytes differs from PMPI");
+    check(std::equal(viaMpi.begin(), viaMpi.end(), inRina.begin() + 1),
+          "ring of " + std::to_string(bytes) + " bytes differs from PMPI");
     // Blocking pairs: even ranks send first, odd ones receive first.
     const int partner = rank ^ 1;
     if (partner < nranks) {
-      std::vector<int32_t> got(out.size(), -3);
+      std::fill(inRina.begin(), inRina.end(), 0xEE);
       if (rank % 2 == 0) {
-        expectSuccess(rinaSend(out.data(), out.size(), rinaInt32, partner, comm), comm, "rinaSend");
-        expectSuccess(rinaRecv(got.data(), got.size(), rinaInt32, partner, comm), comm, "rinaRecv");
+        expectSuccess(rinaSend(outRina.data() + 1, bytes, rinaUint8, partner, comm), comm,
+                      "rinaSend");
+        expectSuccess(rinaRecv(inRina.data() + 1, bytes, rinaUint8, partner, comm), comm,
+                      "rinaRecv");
       } else {
-        expectSuccess(rinaRecv(got.data(), got.size(), rinaInt32, partner, comm), comm, "rinaRecv");
-        expectSuccess(rinaSend(out.data(), out.size(), rinaInt32, partner, comm), comm, "rinaSend");
+        expectSuccess(rinaRecv(inRina.data() + 1, bytes, rinaUint8, partner, comm), comm,
+                      "rinaRecv");
+        expectSuccess(rinaSend(outRina.data() + 1, bytes, rinaUint8, partner, comm), comm,
+                      "rinaSend");
       }
-      std::vector<int32_t> theirs(out.size());
-      PMPI_Sendrecv(out.data(), static_cast<int>(out.size()), MPI_INT32_T, partner, 6,
-                    theirs.data(), static_cast<int>(theirs.size()), MPI_INT32_T, partner, 6,
+      std::vector<uint8_t> theirs(bytes);
+      PMPI_Sendrecv(out.data(), n, MPI_BYTE, partner, 6, theirs.data(), n, MPI_BYTE, partner, 6,
                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      check(got == theirs, "blocking pair of " + std::to_string(bytes) + " bytes differs");
+      check(std::equal(theirs.begin(), theirs.end(), inRina.begin() + 1),
+            "blocking pair of " + std::to_string(bytes) + " bytes differs from PMPI");
     }
   }
 }

@@ -2,7 +2,8 @@
 // written separately from them. Every kernel table this CPU can run (scalar,
 // avx2) is checked, on lengths that leave vector tails, in place on either
 // operand and out of place, at addresses that are not vector-aligned and at
-// addresses that are not even element-aligned.
+// addresses that are not even element-aligned; and the byte copy every
+// table carries, at every pair of offsets.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -738,6 +739,39 @@ TEST(ReduceDispatch, EveryValidPairHasAKernelAndAvgSums) {
   std::vector<float> a = {1, 2, 3, 4, 5}, b = {10, 20, 30, 40, 50}, out(5);
   reduceFunction(rinaFloat32, rinaAvg)(out.data(), a.data(), b.data(), out.size());
   EXPECT_EQ(out, (std::vector<float>{11, 22, 33, 44, 55}));
+}
+
+// copyBytes and every table's copy kernel against the bytes themselves:
+// every pair of offsets within a cache line, lengths around the size where
+// copyBytes leaves memcpy and around the kernel's 32- and 128-byte steps;
+// nothing outside the destination is written.
+TEST(CopyBytes, EveryOffsetPairAndLength) {
+  std::vector<const KernelTable*> tables{&detail::scalarKernels()};
+  if (detail::avx2Kernels()) tables.push_back(detail::avx2Kernels());
+  const size_t lengths[] = {0, 1, 31, 33, 127, 129, 1023, 1024, 1025, 4099, 70001};
+  std::vector<uint8_t> src(70001 + 64), dst(70001 + 128);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(i * 131 + (i >> 8));
+  for (int via = 0; via <= static_cast<int>(tables.size()); ++via) {
+    for (size_t len : lengths) {
+      for (size_t so = 0; so < 64; so += (len > 200 ? 7 : 1)) {
+        for (size_t d = 0; d < 64; d += (len > 200 ? 5 : 1)) {
+          std::fill(dst.begin(), dst.end(), 0xEE);
+          if (via == static_cast<int>(tables.size())) {
+            copyBytes(dst.data() + d, src.data() + so, len);  // the dispatching entry
+          } else {
+            tables[via]->copy(dst.data() + d, src.data() + so, len);
+          }
+          ASSERT_EQ(0, std::memcmp(dst.data() + d, src.data() + so, len))
+              << "copy " << via << ", " << len << " bytes, offsets " << so << " -> " << d;
+          ASSERT_TRUE(
+              std::all_of(dst.begin(), dst.begin() + d, [](uint8_t b) { return b == 0xEE; }));
+          ASSERT_TRUE(
+              std::all_of(dst.begin() + d + len, dst.end(), [](uint8_t b) { return b == 0xEE; }))
+              << "bytes after the copy written, " << len << " bytes";
+        }
+      }
+    }
+  }
 }
 
 TEST(ReduceDispatch, UsesAvx2WhenTheCpuHasIt) {

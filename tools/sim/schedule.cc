@@ -300,6 +300,7 @@ Collective planAllreduce(Algorithm algo, const SimTopology& topo, const std::vec
     case Algorithm::kAuto:
     case Algorithm::kRecursiveDoubling:
     case Algorithm::kOneShot:
+    case Algorithm::kTwoShot:
       break;  // not simulated: parseSimulatedAlgorithm refuses them
   }
   return {};

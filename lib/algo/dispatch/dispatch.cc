@@ -19,27 +19,43 @@ Algorithm latencyAlgorithm(const Context& ctx, size_t bytes) {
   return oneShotFits(ctx, bytes) ? Algorithm::kOneShot : Algorithm::kRecursiveDoubling;
 }
 
+// What the ring would be, through the host segment instead where every
+// rank is on this host: two-shot below RINA_TWO_SHOT_BYTES (forced: at
+// every size).
+Algorithm hostOrRing(const Context& ctx, size_t bytes, bool forced) {
+  const bool twoShot = hostSegmentFits(ctx) && (forced || bytes < ctx.twoShotBytes());
+  return twoShot ? Algorithm::kTwoShot : Algorithm::kRing;
+}
+
 }  // namespace
 
 Algorithm resolveAllReduce(Context& ctx, Algorithm configured, size_t bytes,
                            const plan::Plan* plan) {
   if (configured == Algorithm::kAuto) {
     Algorithm a = resolveAuto(ctx.racks(), plan, bytes, ctx.smallMsgBytes(), nullptr);
-    const bool oneShot =
-        a == Algorithm::kRecursiveDoubling && latencyAlgorithm(ctx, bytes) == Algorithm::kOneShot;
-    if (oneShot) a = Algorithm::kOneShot;
+    const Algorithm flat = a == Algorithm::kRecursiveDoubling ? latencyAlgorithm(ctx, bytes)
+                           : a == Algorithm::kRing            ? hostOrRing(ctx, bytes, false)
+                                                              : a;
+    const bool onHost = flat != a;
+    a = flat;
     if (ctx.noteAutoChoice(a)) {
       // Said once per choice, so the reason is put in words only then.
       std::string why;
       (void)resolveAuto(ctx.racks(), plan, bytes, ctx.smallMsgBytes(), &why);
-      if (oneShot) why += ", one-shot: every rank on this host";
+      if (onHost) {
+        why += a == Algorithm::kOneShot ? ", one-shot: every rank on this host"
+                                        : ", two-shot: every rank on this host, below "
+                                          "RINA_TWO_SHOT_BYTES";
+      }
       RINA_INFO("rank %d: auto runs %s (%s)", ctx.rank(), algorithmName(a), why.c_str());
     }
     return a;
   }
-  if (configured == Algorithm::kRing && bytes < ctx.smallMsgBytes()) {
+  const bool small = bytes < ctx.smallMsgBytes();
+  if ((configured == Algorithm::kRing || configured == Algorithm::kTwoShot) && small) {
     return latencyAlgorithm(ctx, bytes);
   }
+  if (configured == Algorithm::kTwoShot) return hostOrRing(ctx, bytes, true);
   if (configured == Algorithm::kOneShot) {
     return latencyAlgorithm(ctx, bytes);
   }
@@ -78,6 +94,8 @@ Status allReduce(Context& ctx, Algorithm configured, const RackInputs& in, const
       return recursiveDoublingAllReduce(ctx, send, recv, count, type, op);
     case Algorithm::kOneShot:
       return oneShotAllReduce(ctx, send, recv, count, type, op);
+    case Algorithm::kTwoShot:
+      return twoShotAllReduce(ctx, send, recv, count, type, op);
     case Algorithm::kHier:
       return hierAllReduce(ctx, in.plans, send, recv, count, type, op);
     case Algorithm::kInaMemberRing:

@@ -16,8 +16,17 @@ namespace rina::algo {
 
 // Users name them as the table below says: kInaMemberRing (INA racks and
 // autonomous workers as the members of one ring) is "rina", kPsIna "ps-ina".
-enum class Algorithm { kAuto, kRing, kRecursiveDoubling, kHier, kInaMemberRing, kPsIna, kOneShot };
-inline constexpr int kAlgorithms = 7;
+enum class Algorithm {
+  kAuto,
+  kRing,
+  kRecursiveDoubling,
+  kHier,
+  kInaMemberRing,
+  kPsIna,
+  kOneShot,
+  kTwoShot
+};
+inline constexpr int kAlgorithms = 8;
 
 struct AlgorithmEntry {
   Algorithm algorithm;
@@ -31,6 +40,7 @@ inline constexpr AlgorithmEntry kAlgorithmTable[] = {
     {Algorithm::kRing, "ring", &rinaCommStats_t::callsRing},
     {Algorithm::kRecursiveDoubling, "rd", &rinaCommStats_t::callsRd},
     {Algorithm::kOneShot, "oneshot", &rinaCommStats_t::callsOneShot},
+    {Algorithm::kTwoShot, "twoshot", &rinaCommStats_t::callsTwoShot},
     {Algorithm::kHier, "hier", &rinaCommStats_t::callsHier},
     {Algorithm::kInaMemberRing, "rina", &rinaCommStats_t::callsRina},
     {Algorithm::kPsIna, "ps-ina", &rinaCommStats_t::callsPsIna},

@@ -55,6 +55,7 @@ struct CallKnobs {
   int64_t timeoutMs = 0;     // RINA_TIMEOUT_MS
   size_t sliceBytes = 0;     // RINA_SLICE_BYTES
   size_t smallMsgBytes = 0;  // RINA_SMALL_MSG_BYTES
+  size_t twoShotBytes = 0;   // RINA_TWO_SHOT_BYTES
   bool portMarkers = false;  // RINA_INA_PORT_MARKERS
   int64_t spinUs = 0;        // RINA_SPIN_US
 };
@@ -106,8 +107,9 @@ class Context {
   int64_t timeoutMs() const { return knobs_.timeoutMs; }
   size_t sliceBytes() const { return knobs_.sliceBytes; }
   size_t smallMsgBytes() const { return knobs_.smallMsgBytes; }
-  // The segment shared by the ranks on this host (one-shot collectives);
-  // null when ranks live on several hosts or shared memory is off.
+  size_t twoShotBytes() const { return knobs_.twoShotBytes; }
+  // The segment shared by the ranks on this host (one-shot and two-shot
+  // allreduce); null when ranks live on several hosts or shared memory is off.
   transport::ShmGroup* hostGroup() const { return hostGroup_.get(); }
   // RINA_INA_PORT_MARKERS: rina's rack reduce-scatter ports send markers
   // (and auto's link model counts them).

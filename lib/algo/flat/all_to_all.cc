@@ -1,5 +1,7 @@
-// All-to-all: rank r's block for rank p goes straight to p (block_exchange.h),
-// each block once; the rank's own block is copied in place.
+// All-to-all: rank r's block for rank p goes straight to p, each block
+// once: through the host segment when every rank is on this host
+// (host_exchange.cc), else pairwise over the connections
+// (block_exchange.h); the rank's own block is copied in place.
 #include <cstring>
 
 #include "algo/flat/block_exchange.h"
@@ -36,6 +38,7 @@ Status allToAllv(Context& ctx, const void* sendv, const size_t* sendCounts,
                               .recv = recv + recvDispls[p] * es,
                               .recvCount = recvCounts[p]});
   }
+  if (hostExchangeFits(ctx)) return hostAllToAll(ctx, seq, type, pairs);
   return exchangeBlocks(ctx, kAllToAll, seq, type, -1, pairs);
 }
 

@@ -50,18 +50,22 @@ Status checkBlockHeader(const PairState& st, int rank) {
   CollHeader sameCount = st.expected;
   sameCount.count = theirs.count;
   RINA_TRY(checkCollHeader(sameCount, theirs, rank, st.pair->peer));
-  const auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
-  if (theirs.count != st.expected.count || st.in.recvCount != st.pair->sendCount) {
-    return errorf(rinaInvalidUsage,
-                  "rank %d: %s #%llu: counts do not match: rank %d sends %llu elements to this "
-                  "rank and expects %llu from it; this rank expects %llu from it and sends %llu",
-                  rank, collectiveName(theirs.collective), u(theirs.seq), st.pair->peer,
-                  u(theirs.count), u(st.in.recvCount), u(st.expected.count), u(st.pair->sendCount));
-  }
-  return {};
+  return checkPairCounts(rank, theirs.collective, theirs.seq, st.pair->peer, theirs.count,
+                         st.in.recvCount, st.expected.count, st.pair->sendCount);
 }
 
 }  // namespace
+
+Status checkPairCounts(int rank, uint8_t kind, uint64_t seq, int peer, uint64_t theySend,
+                       uint64_t theyExpect, uint64_t weExpect, uint64_t weSend) {
+  if (theySend == weExpect && theyExpect == weSend) return {};
+  const auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
+  return errorf(rinaInvalidUsage,
+                "rank %d: %s #%llu: counts do not match: rank %d sends %llu elements to this "
+                "rank and expects %llu from it; this rank expects %llu from it and sends %llu",
+                rank, collectiveName(kind), u(seq), peer, u(theySend), u(theyExpect), u(weExpect),
+                u(weSend));
+}
 
 Status exchangeBlocks(Context& ctx, uint8_t kind, uint64_t seq, rinaDataType_t type, int root,
                       const std::vector<BlockPair>& pairs) {

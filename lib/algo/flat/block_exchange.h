@@ -38,6 +38,22 @@ struct BlockPair {
 Status exchangeBlocks(Context& ctx, uint8_t kind, uint64_t seq, rinaDataType_t type, int root,
                       const std::vector<BlockPair>& pairs);
 
+// The same for an all-to-all whose ranks are all on this host, through its
+// segment: every block copied by its sender or its receiver, whichever
+// comes first (host_exchange.cc). hostExchangeFits: every rank can run it
+// (the segment covers them, the kernel lets them copy between processes,
+// a slot holds the table of blocks); the same answer on every rank.
+bool hostExchangeFits(const Context& ctx);
+Status hostAllToAll(Context& ctx, uint64_t seq, rinaDataType_t type,
+                    const std::vector<BlockPair>& pairs);
+
+// A pair whose counts (elements) do not agree: what peer sends this rank
+// and expects from it, against what this rank expects and sends. Ok when
+// they agree; else rinaInvalidUsage naming all four, so both ranks of the
+// pair report it.
+Status checkPairCounts(int rank, uint8_t kind, uint64_t seq, int peer, uint64_t theySend,
+                       uint64_t theyExpect, uint64_t weExpect, uint64_t weSend);
+
 }  // namespace rina::algo
 
 #endif  // RINA_LIB_ALGO_FLAT_BLOCK_EXCHANGE_H_

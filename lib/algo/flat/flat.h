@@ -36,12 +36,23 @@ Status ringAllReduce(Context& ctx, const void* send, void* recv, size_t count, r
 Status recursiveDoublingAllReduce(Context& ctx, const void* send, void* recv, size_t count,
                                   rinaDataType_t type, rinaRedOp_t op);
 
-// Latency algorithm when every rank is on this host: each rank posts its
-// buffer in the host segment and reduces all of them (one_shot.cc).
-// oneShotFits: the segment exists, covers every rank and holds `bytes`.
+// Allreduce through the host segment when every rank is on this host
+// (host_allreduce.cc). One-shot, the latency algorithm: each rank posts its
+// buffer and reduces all of them. Two-shot, up to RINA_TWO_SHOT_BYTES: in
+// chunks of a slot, each rank sums its 1/n share of a chunk and posts it
+// for the others. hostSegmentFits: the segment exists and covers every
+// rank; oneShotFits: and `bytes` fit a slot and RINA_SMALL_MSG_BYTES.
+bool hostSegmentFits(const Context& ctx);
 bool oneShotFits(const Context& ctx, size_t bytes);
 Status oneShotAllReduce(Context& ctx, const void* send, void* recv, size_t count,
                         rinaDataType_t type, rinaRedOp_t op);
+Status twoShotAllReduce(Context& ctx, const void* send, void* recv, size_t count,
+                        rinaDataType_t type, rinaRedOp_t op);
+// The size of each of a rank's two slots in the host segment, from the
+// knobs and the ranks on the host: RINA_SMALL_MSG_BYTES, or 1 MiB (two-shot
+// chunks) when RINA_TWO_SHOT_BYTES is above it; at most 1 MiB and 32 MiB
+// over all slots. 0: no segment.
+size_t hostSlotBytes(size_t smallMsgBytes, size_t twoShotBytes, int ranks);
 
 Status ringReduceScatter(Context& ctx, const void* send, void* recv, size_t recvCount,
                          rinaDataType_t type, rinaRedOp_t op);

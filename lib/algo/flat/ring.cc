@@ -155,7 +155,7 @@ Status ringAllGather(Context& ctx, const void* sendv, void* recvv, size_t sendCo
   char* recv = static_cast<char*>(recvv);
   const size_t blockBytes = sendCount * es;
   if (finishedOnOneRank(ctx, send, recv, blockBytes)) return {};
-  if (send != recv + r * blockBytes) std::memcpy(recv + r * blockBytes, send, blockBytes);
+  if (send != recv + r * blockBytes) reduce::copyBytes(recv + r * blockBytes, send, blockBytes);
   const uint64_t seq = ctx.nextSeq();
   const RingView ring = ringOf(ctx);
   transport::Connection* next = ring.next;
@@ -194,7 +194,7 @@ Status chainBroadcast(Context& ctx, const void* sendv, void* recvv, size_t count
   const size_t bytes = count * es;
   char* recv = static_cast<char*>(recvv);
   if (finishedOnOneRank(ctx, sendv, recvv, bytes)) return {};
-  if (r == root && sendv != recvv) std::memcpy(recv, sendv, bytes);
+  if (r == root && sendv != recvv) reduce::copyBytes(recv, sendv, bytes);
   const uint64_t seq = ctx.nextSeq();
   const int pos = mod(r - root, n);
   transport::Connection* next = pos < n - 1 ? ctx.peer(mod(r + 1, n)) : nullptr;

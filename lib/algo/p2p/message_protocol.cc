@@ -2,44 +2,73 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 
 #include "core/log.h"
 #include "reduce/reduce.h"
-#include "transport/cma.h"
+#include "transport/wait_set.h"
 
 namespace rina::algo {
 namespace {
 
 std::string tagText(int tag) { return tag == kAnyTag ? std::string("any") : std::to_string(tag); }
 
-// The sender's check of the receiver's answer to a rendezvous: go on (and
-// stream the payload or not), or the receiver's refusal as an error.
-Status takeAnswer(const MessageState& st, int rank, int peer, bool* stream) {
+unsigned long long ull(uint64_t v) { return static_cast<unsigned long long>(v); }
+
+// The sender's check of the receiver's answer to a rendezvous: what to do
+// next (stream the payload, help copy, wait for "copied"), or the
+// receiver's refusal as an error. A shared copy's plan comes from the peer:
+// it must describe this message.
+Status takeAnswer(transport::Connection* conn, const MessageState& st, int rank, bool* stream,
+                  bool* shared) {
   const Answer& a = st.answer;
-  const auto seq = static_cast<unsigned long long>(st.seq);
+  const int peer = conn->peer();
+  *stream = a.verdict == kStream;
+  *shared = a.verdict == kShared;
   if (a.magic != kAnswerMagic) {
     return errorf(rinaRemoteError, "rank %d: rank %d sent a corrupt answer to message #%llu", rank,
-                  peer, seq);
+                  peer, ull(st.seq));
   }
-  *stream = a.verdict == kStream;
+  if (a.verdict == kShared) {
+    const size_t bytes = bytesOf(*st.msg);
+    if (st.header.pid == 0 || a.chunkBytes < 4096 || a.sharedFrom > bytes || a.recvAddr == 0) {
+      return errorf(rinaRemoteError,
+                    "rank %d: rank %d answered message #%llu (%zu bytes) with a bad shared copy "
+                    "(from byte %llu, chunks of %u)",
+                    rank, peer, ull(st.seq), bytes, ull(a.sharedFrom), a.chunkBytes);
+    }
+    return {};
+  }
   if (a.verdict == kStream || a.verdict == kPulled) return {};
+  if (a.verdict != kRefused) {
+    return errorf(rinaRemoteError, "rank %d: rank %d answered message #%llu with verdict %u", rank,
+                  peer, ull(st.seq), a.verdict);
+  }
   const Message& m = *st.msg;
   const bool knownType = a.datatype < rinaNumTypes;
   return errorf(rinaInvalidUsage,
                 "rank %d: send #%llu to rank %d does not match its receive: this rank sends %zu "
                 "%s with tag %d, rank %d expects %llu %s with tag %s",
-                rank, seq, peer, m.count, reduce::dataTypeName(m.type), m.tag, peer,
-                static_cast<unsigned long long>(a.count),
+                rank, ull(st.seq), peer, m.count, reduce::dataTypeName(m.type), m.tag, peer,
+                ull(a.count),
                 knownType ? reduce::dataTypeName(static_cast<rinaDataType_t>(a.datatype)) : "?",
                 tagText(a.tag).c_str());
+}
+
+transport::SharedCopyPlan planOf(const MessageState& st) {
+  return transport::SharedCopyPlan{.job = st.seq,
+                                   .from = st.answer.sharedFrom,
+                                   .bytes = bytesOf(*st.msg),
+                                   .chunk = st.answer.chunkBytes};
 }
 
 }  // namespace
 
 size_t bytesOf(const Message& m) { return m.count * reduce::dataTypeSize(m.type); }
 
-Mode fillHeader(transport::Connection* conn, MessageState& st, int rank) {
+Mode fillHeader(transport::Connection* conn, MessageState& st, int rank,
+                const MessageLimits& limits) {
   const Message& m = *st.msg;
   const size_t bytes = bytesOf(m);
   MessageHeader& h = st.header;
@@ -50,10 +79,7 @@ Mode fillHeader(transport::Connection* conn, MessageState& st, int rank) {
   h.seq = st.seq;
   h.count = m.count;
   const int pid = conn->sharedHostPid();
-  if (bytes <= kInlineBytes) {
-    h.mode = kInline;
-    if (bytes) std::memcpy(h.inlineBytes, m.sendBuf, bytes);
-  } else if ((pid != 0 && bytes >= kPullBytes) || bytes >= kRendezvousBytes) {
+  if (bytes > 0 && bytes >= (pid != 0 ? limits.eagerBytes : limits.rendezvousBytes)) {
     h.mode = kRendezvous;
     if (pid != 0) {
       h.addr = reinterpret_cast<uintptr_t>(m.sendBuf);
@@ -83,49 +109,77 @@ void addSendItems(Engine& e, transport::Connection* conn, MessageState& st, int 
         SendItem{.conn = conn, .data = payload + done, .len = bytes - done, .step = step});
     return;
   }
-  if (h.mode != kRendezvous) return;
+  // Rendezvous: the answer, then (shared) the second answer, then the
+  // payload when asked to stream it.
   const int answerAt = static_cast<int>(e.recvs().size());
+  const size_t copiedAt = e.recvs().size() + 1;
   const size_t payloadAt = e.sends().size();
-  e.recvs().push_back(
-      RecvItem{.conn = conn,
-               .dst = reinterpret_cast<char*>(&st.answer),
-               .len = sizeof st.answer,
-               .step = step,
-               .onDone = [&e, &st, payloadAt, bytes, rank, peer = conn->peer()]() -> Status {
-                 bool stream = false;
-                 RINA_TRY(takeAnswer(st, rank, peer, &stream));
-                 if (stream) e.sends()[payloadAt].len = bytes;
-                 return {};
-               }});
+  e.recvs().push_back(RecvItem{
+      .conn = conn,
+      .dst = reinterpret_cast<char*>(&st.answer),
+      .len = sizeof st.answer,
+      .step = step,
+      .onDone = [&e, conn, &st, payloadAt, copiedAt, bytes, rank]() -> Status {
+        bool stream = false, shared = false;
+        RINA_TRY(takeAnswer(conn, st, rank, &stream, &shared));
+        if (stream) e.sends()[payloadAt].len = bytes;
+        if (shared) {
+          // The receiver copies too: this rank's chunks now, then its word
+          // that the buffer is free.
+          transport::SharedCopyWords* words = conn->sharedCopy(transport::Direction::kSend);
+          if (words) {
+            transport::writeSharedChunks(*words, planOf(st),
+                                         static_cast<const char*>(st.msg->sendBuf),
+                                         conn->sharedHostPid(), st.answer.recvAddr);
+          }
+          e.recvs()[copiedAt].len = sizeof st.copied;
+        }
+        return {};
+      }});
+  e.recvs().push_back(RecvItem{.conn = conn,
+                               .dst = reinterpret_cast<char*>(&st.copied),
+                               .len = 0,
+                               .step = step,
+                               .onDone = [conn, &st, rank]() -> Status {
+                                 if (st.copied.magic == 0) return {};  // not a shared copy
+                                 if (st.copied.magic == kAnswerMagic &&
+                                     st.copied.verdict == kCopied) {
+                                   return {};
+                                 }
+                                 return errorf(rinaRemoteError,
+                                               "rank %d: rank %d could not copy message #%llu "
+                                               "out of this rank's memory (its log says why)",
+                                               rank, conn->peer(), ull(st.seq));
+                               }});
   e.sends().push_back(
       SendItem{.conn = conn, .data = payload, .len = 0, .afterRecv = answerAt, .step = step});
 }
 
-Status takeHeader(transport::Connection* conn, MessageState& st, int rank, AfterHeader* next) {
+Status takeHeader(transport::Connection* conn, MessageState& st, int rank,
+                  const MessageLimits& limits, bool allowShared, AfterHeader* next) {
   *next = AfterHeader{};
   Message& m = *st.msg;
   const MessageHeader& h = st.header;
   const int peer = conn->peer();
-  const auto seq = static_cast<unsigned long long>(st.seq);
   if (h.magic != kMessageMagic || h.from != peer || h.datatype >= rinaNumTypes ||
-      (h.mode != kInline && h.mode != kEager && h.mode != kRendezvous)) {
+      (h.mode != kEager && h.mode != kRendezvous)) {
     return errorf(rinaRemoteError, "rank %d: rank %d sent a corrupt message header (message #%llu)",
-                  rank, peer, seq);
+                  rank, peer, ull(st.seq));
   }
   if (h.seq != st.seq) {
-    return errorf(rinaRemoteError, "rank %d: message #%llu from rank %d came as #%llu", rank, seq,
-                  peer, static_cast<unsigned long long>(h.seq));
+    return errorf(rinaRemoteError, "rank %d: message #%llu from rank %d came as #%llu", rank,
+                  ull(st.seq), peer, ull(h.seq));
   }
   m.source = peer;
   m.sourceTag = h.tag;
   const auto theirType = static_cast<rinaDataType_t>(h.datatype);
   if (h.count != m.count || theirType != m.type || (m.tag != kAnyTag && h.tag != m.tag)) {
-    Status err = errorf(rinaInvalidUsage,
-                        "rank %d: message #%llu from rank %d does not match its receive: rank %d "
-                        "sends %llu %s with tag %d, this rank expects %zu %s with tag %s",
-                        rank, seq, peer, peer, static_cast<unsigned long long>(h.count),
-                        reduce::dataTypeName(theirType), h.tag, m.count,
-                        reduce::dataTypeName(m.type), tagText(m.tag).c_str());
+    Status err =
+        errorf(rinaInvalidUsage,
+               "rank %d: message #%llu from rank %d does not match its receive: rank %d "
+               "sends %llu %s with tag %d, this rank expects %zu %s with tag %s",
+               rank, ull(st.seq), peer, peer, ull(h.count), reduce::dataTypeName(theirType), h.tag,
+               m.count, reduce::dataTypeName(m.type), tagText(m.tag).c_str());
     if (h.mode != kRendezvous) return err;
     // The sender waits for the answer: refuse, so it reports the mismatch too.
     st.answer = Answer{.magic = kAnswerMagic,
@@ -138,51 +192,60 @@ Status takeHeader(transport::Connection* conn, MessageState& st, int rank, After
     return {};
   }
   const size_t bytes = bytesOf(m);
-  if (h.mode == kInline) {
-    if (bytes > kInlineBytes) {
-      return errorf(rinaRemoteError, "rank %d: rank %d sent %zu bytes inline (message #%llu)", rank,
-                    peer, bytes, seq);
-    }
-    if (bytes) std::memcpy(m.recvBuf, h.inlineBytes, bytes);
-    return {};
-  }
   if (h.mode == kEager) {
     next->payloadBytes = bytes;
     return {};
   }
   Verdict verdict = kStream;
-  if (h.addr != 0 && h.pid != 0 && h.pid == conn->sharedHostPid()) {
-    Status pulled = transport::readProcessMemory(h.pid, h.addr, m.recvBuf, bytes);
-    if (pulled.ok()) {
-      verdict = kPulled;
+  if (h.addr != 0 && h.pid != 0 && h.pid == conn->sharedHostPid() && bytes >= limits.copyBytes) {
+    transport::SharedCopyWords* words = conn->sharedCopy(transport::Direction::kRecv);
+    const bool share = allowShared && words && bytes > kSharedChunkBytes;
+    // Shared: this rank's first chunk alone, which also shows the kernel
+    // lets this rank read the sender's memory.
+    Status pulled =
+        transport::readProcessMemory(h.pid, h.addr, m.recvBuf, share ? kSharedChunkBytes : bytes);
+    if (!pulled.ok()) {
+      RINA_INFO("rank %d: message #%llu from rank %d comes through the channel instead: %s", rank,
+                ull(st.seq), peer, pulled.message().c_str());
+    } else if (share) {
+      verdict = kShared;
+      next->shared = true;
+      next->plan = transport::SharedCopyPlan{
+          .job = st.seq, .from = kSharedChunkBytes, .bytes = bytes, .chunk = kSharedChunkBytes};
+      transport::openSharedCopy(*words, next->plan);
     } else {
-      RINA_INFO("rank %d: message #%llu from rank %d comes through the FIFO instead: %s", rank, seq,
-                peer, pulled.message().c_str());
+      verdict = kPulled;
     }
   }
   if (verdict == kStream) next->payloadBytes = bytes;
   st.answer = Answer{.magic = kAnswerMagic, .verdict = verdict};
+  if (verdict == kShared) {
+    st.answer.recvAddr = reinterpret_cast<uintptr_t>(m.recvBuf);
+    st.answer.sharedFrom = next->plan.from;
+    st.answer.chunkBytes = static_cast<uint32_t>(next->plan.chunk);
+  }
   next->answer = true;
   return {};
 }
 
 void addRecvItems(Engine& e, transport::Connection* conn, MessageState& st, int rank,
-                  bool headerIn) {
+                  const MessageLimits& limits, bool headerIn) {
   const int step = static_cast<int>(st.seq);
   const int headerAt = static_cast<int>(e.recvs().size());
   const size_t answerAt = e.sends().size();
   const size_t payloadAt = e.recvs().size() + 1;
-  e.recvs().push_back(RecvItem{.conn = conn,
-                               .dst = reinterpret_cast<char*>(&st.header),
-                               .len = headerIn ? 0 : sizeof st.header,
-                               .step = step,
-                               .onDone = [&e, conn, &st, answerAt, payloadAt, rank]() -> Status {
-                                 AfterHeader next;
-                                 RINA_TRY(takeHeader(conn, st, rank, &next));
-                                 e.recvs()[payloadAt].len = next.payloadBytes;
-                                 if (next.answer) e.sends()[answerAt].len = sizeof st.answer;
-                                 return {};
-                               }});
+  e.recvs().push_back(
+      RecvItem{.conn = conn,
+               .dst = reinterpret_cast<char*>(&st.header),
+               .len = headerIn ? 0 : sizeof st.header,
+               .step = step,
+               .onDone = [&e, conn, &st, answerAt, payloadAt, rank, &limits]() -> Status {
+                 AfterHeader next;
+                 RINA_TRY(takeHeader(conn, st, rank, limits, false, &next));
+                 e.recvs()[payloadAt].len = next.payloadBytes;
+                 if (next.answer) e.sends()[answerAt].len = sizeof st.answer;
+                 return {};
+               }});
   e.sends().push_back(SendItem{.conn = conn,
                                .data = reinterpret_cast<const char*>(&st.answer),
                                .len = 0,
@@ -190,6 +253,28 @@ void addRecvItems(Engine& e, transport::Connection* conn, MessageState& st, int 
                                .step = step});
   e.recvs().push_back(
       RecvItem{.conn = conn, .dst = static_cast<char*>(st.msg->recvBuf), .len = 0, .step = step});
+}
+
+Status SharedCopyWait::progress(bool* moved) {
+  transport::SharedCopyWords* words = conn_->sharedCopy(transport::Direction::kRecv);
+  seen_ = words->done.load();
+  RINA_TRY(transport::sharedCopyFinished(*words, plan_, pid_, src_, dst_, &finished_));
+  *moved = finished_;
+  return {};
+}
+
+void SharedCopyWait::arm(transport::WaitSet& ws, int* timeoutMs) {
+  (void)timeoutMs;
+  transport::SharedCopyWords* words = conn_->sharedCopy(transport::Direction::kRecv);
+  ws.addFutex(&words->done, seen_, &words->sleeping);
+}
+
+std::string SharedCopyWait::describe() const {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "copying message #%llu with rank %d (%u of %u chunks settled)",
+                ull(plan_.job), conn_->peer(),
+                conn_->sharedCopy(transport::Direction::kRecv)->done.load(), plan_.chunks());
+  return buf;
 }
 
 }  // namespace rina::algo

@@ -37,10 +37,10 @@ std::unique_ptr<Engine> channelEngine(Context& ctx, ChannelSource& src, transpor
   e->recvs().reserve(3 * states.size());
   for (MessageState* st : states) {
     if (sending) {
-      fillHeader(conn, *st, ctx.rank());
+      fillHeader(conn, *st, ctx.rank(), src.limits());
       addSendItems(*e, conn, *st, ctx.rank());
     } else {
-      addRecvItems(*e, conn, *st, ctx.rank(), headerIn && st == states.front());
+      addRecvItems(*e, conn, *st, ctx.rank(), src.limits(), headerIn && st == states.front());
     }
   }
   return e;
@@ -203,6 +203,7 @@ template <typename Move>
 Status moveFor(transport::Connection* conn, transport::Direction d, size_t len, int64_t pollUs,
                size_t* done, const Move& move) {
   Clock::time_point until{};
+  const size_t before = *done;
   for (unsigned idle = 0; *done < len;) {
     size_t n = 0;
     RINA_TRY(move(*done, &n));
@@ -222,88 +223,100 @@ Status moveFor(transport::Connection* conn, transport::Direction d, size_t len, 
     __builtin_ia32_pause();
 #endif
   }
-  countMoved(conn, d, *done);
+  countMoved(conn, d, *done - before);
   if (*done == len) conn->endMessage(d);
   return {};
 }
 
-// A blocking send on an open channel: the header (and an eager payload)
-// go straight into the connection; whatever does not fit at once, and a
-// rendezvous, goes on in the engine from where it stopped.
+// One item's bytes on conn, polled first, the rest (if the peer is slow)
+// in an engine: its sleep, timeout and liveness checks.
+Status sendBytes(Context& ctx, ChannelSource& src, transport::Connection* conn, const void* data,
+                 size_t len, uint64_t seq) {
+  size_t sent = 0;
+  const char* bytes = static_cast<const char*>(data);
+  RINA_TRY(moveFor(conn, transport::Direction::kSend, len, src.pollUs(), &sent,
+                   [&](size_t at, size_t* n) { return conn->trySend(bytes + at, len - at, n); }));
+  if (sent == len) return {};
+  Engine e(channelContext(ctx, true, seq, seq));
+  e.sends().push_back(SendItem{
+      .conn = conn, .data = bytes + sent, .len = len - sent, .step = static_cast<int>(seq)});
+  return e.run();
+}
+
+Status recvBytes(Context& ctx, ChannelSource& src, transport::Connection* conn, void* data,
+                 size_t len, uint64_t seq) {
+  size_t got = 0;
+  char* bytes = static_cast<char*>(data);
+  RINA_TRY(
+      moveFor(conn, transport::Direction::kRecv, len, src.pollUs(), &got,
+              [&](size_t at, size_t* n) { return conn->tryRecv(bytes + at, len - at, {}, n); }));
+  if (got == len) return {};
+  Engine e(channelContext(ctx, false, seq, seq));
+  e.recvs().push_back(
+      RecvItem{.conn = conn, .dst = bytes + got, .len = len - got, .step = static_cast<int>(seq)});
+  return e.run();
+}
+
+// A blocking send on an open channel: the header and an eager payload go
+// straight into the connection together; what does not fit at once, and a
+// rendezvous (the answer, a shared copy, the payload when asked for), goes
+// on in the engine from where it stopped.
 Status sendNow(Context& ctx, ChannelSource& src, transport::Connection* conn, Message& m) {
   MessageState st;
   st.msg = &m;
   st.seq = src.nextSendSeq(conn->peer());
-  const Mode mode = fillHeader(conn, st, ctx.rank());
+  const Mode mode = fillHeader(conn, st, ctx.rank(), src.limits());
+  const size_t total = sizeof st.header + (mode == kEager ? bytesOf(m) : 0);
+  const char* header = reinterpret_cast<const char*>(&st.header);
+  const char* payload = static_cast<const char*>(m.sendBuf);
   size_t sent = 0;
-  RINA_TRY(moveFor(conn, transport::Direction::kSend, sizeof st.header, src.pollUs(), &sent,
+  RINA_TRY(moveFor(conn, transport::Direction::kSend, total, src.pollUs(), &sent,
                    [&](size_t at, size_t* n) {
-                     return conn->trySend(reinterpret_cast<const char*>(&st.header) + at,
-                                          sizeof st.header - at, n);
+                     if (at >= sizeof st.header) {
+                       return conn->trySend(payload + (at - sizeof st.header), total - at, n);
+                     }
+                     return conn->trySendGather(header + at, sizeof st.header - at, payload,
+                                                total - sizeof st.header, n);
                    }));
-  const size_t bytes = bytesOf(m);
-  if (sent == sizeof st.header && mode == kInline) return {};
-  if (sent == sizeof st.header && mode == kEager) {
-    size_t moved = 0;
-    RINA_TRY(moveFor(
-        conn, transport::Direction::kSend, bytes, src.pollUs(), &moved, [&](size_t at, size_t* n) {
-          return conn->trySend(static_cast<const char*>(m.sendBuf) + at, bytes - at, n);
-        }));
-    if (moved == bytes) return {};
-    sent += moved;
-  }
+  if (sent == total && mode == kEager) return {};
   Engine e(channelContext(ctx, true, st.seq, st.seq));
   addSendItems(e, conn, st, ctx.rank(), sent);
-  RINA_TRY(e.run());
+  RINA_TRY(runPolledFirst(e, src.pollUs()));
   return st.deferred;
 }
 
-// A blocking receive on an open channel: polls for the header and an eager
-// payload straight from the connection; a rendezvous, or what has not
-// arrived by then, goes on in the engine.
+// A blocking receive on an open channel: polls for the header, checks it,
+// and takes the payload: an eager one from the connection, a large one on
+// one host out of the sender's memory (the largest copied by both ranks,
+// this rank reading while the sender writes). Waits that outlast the
+// polling go on in an engine.
 Status receiveNow(Context& ctx, ChannelSource& src, transport::Connection* conn, Message& m) {
   MessageState st;
   st.msg = &m;
   st.seq = src.nextRecvSeq(conn->peer());
-  size_t got = 0;
-  RINA_TRY(moveFor(conn, transport::Direction::kRecv, sizeof st.header, src.pollUs(), &got,
-                   [&](size_t at, size_t* n) {
-                     return conn->tryRecv(reinterpret_cast<char*>(&st.header) + at,
-                                          sizeof st.header - at, {}, n);
-                   }));
-  if (got < sizeof st.header) {
-    // Nothing yet, or a header half in: the engine reads the rest of it.
-    Engine e(channelContext(ctx, false, st.seq, st.seq));
-    addRecvItems(e, conn, st, ctx.rank(), false);
-    e.recvs()[0].dst += got;
-    e.recvs()[0].len -= got;
-    RINA_TRY(e.run());
-    return st.deferred;
-  }
+  RINA_TRY(recvBytes(ctx, src, conn, &st.header, sizeof st.header, st.seq));
   AfterHeader next;
-  RINA_TRY(takeHeader(conn, st, ctx.rank(), &next));
-  size_t moved = 0;
-  if (!next.answer) {
-    RINA_TRY(moveFor(conn, transport::Direction::kRecv, next.payloadBytes, src.pollUs(), &moved,
-                     [&](size_t at, size_t* n) {
-                       return conn->tryRecv(static_cast<char*>(m.recvBuf) + at,
-                                            next.payloadBytes - at, {}, n);
-                     }));
-    if (moved == next.payloadBytes) return {};
+  RINA_TRY(takeHeader(conn, st, ctx.rank(), src.limits(), true, &next));
+  if (next.answer) RINA_TRY(sendBytes(ctx, src, conn, &st.answer, sizeof st.answer, st.seq));
+  if (next.shared) {
+    const int pid = st.header.pid;
+    transport::SharedCopyWords* words = conn->sharedCopy(transport::Direction::kRecv);
+    char* dst = static_cast<char*>(m.recvBuf);
+    Status copy = transport::readSharedChunks(*words, next.plan, pid, st.header.addr, dst);
+    if (copy.ok()) {
+      SharedCopyWait wait(conn, next.plan, pid, st.header.addr, dst);
+      Engine e(channelContext(ctx, false, st.seq, st.seq));
+      e.addTask(&wait);
+      copy = e.run();
+    }
+    if (!copy.ok()) RINA_WARN("rank %d: %s", ctx.rank(), copy.message().c_str());
+    st.copied = Answer{.magic = kAnswerMagic, .verdict = copy.ok() ? kCopied : kCopyFailed};
+    RINA_TRY(sendBytes(ctx, src, conn, &st.copied, sizeof st.copied, st.seq));
+    return copy;
   }
-  const int step = static_cast<int>(st.seq);
-  Engine e(channelContext(ctx, false, st.seq, st.seq));
-  if (next.answer) {
-    e.sends().push_back(SendItem{.conn = conn,
-                                 .data = reinterpret_cast<const char*>(&st.answer),
-                                 .len = sizeof st.answer,
-                                 .step = step});
+  if (next.payloadBytes > 0) {
+    RINA_TRY(recvBytes(ctx, src, conn, m.recvBuf, next.payloadBytes, st.seq));
   }
-  e.recvs().push_back(RecvItem{.conn = conn,
-                               .dst = static_cast<char*>(m.recvBuf) + moved,
-                               .len = next.payloadBytes - moved,
-                               .step = step});
-  RINA_TRY(e.run());
   return st.deferred;
 }
 

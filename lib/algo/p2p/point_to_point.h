@@ -1,19 +1,27 @@
 // Point-to-point messages (rinaSend / rinaRecv) on the directed channels of
-// transport/channel.h. Each message is a 64-byte header (type, count, tag,
-// the message's number on its channel) and its payload:
-//   - up to 16 bytes travel inside the header;
-//   - larger ones follow it (eager), except
-//   - large ones (rendezvous: from 32 KiB over shared memory, 1 MiB over a
-//     socket), where the receiver answers first: over shared memory it
-//     copies the payload straight out of the sender's buffer
-//     (process_vm_readv, one copy instead of two) and says so; otherwise,
-//     or when that copy is refused, it asks for the bytes; and when the
-//     receive does not match (count, type, tag) it refuses, so both sides
-//     report the mismatch.
+// transport/channel.h. Each message is a 48-byte header (type, count, tag,
+// the message's number on its channel) and its payload
+// (message_protocol.h has the wire format); by size (MessageLimits, the
+// RINA_P2P_* knobs):
+//   - small ones go with their header in one send (one frame over shared
+//     memory), eagerly, whether or not the receive is posted;
+//   - larger ones (rendezvous: from RINA_P2P_EAGER_BYTES over shared
+//     memory, RINA_P2P_RENDEZVOUS_BYTES over a socket) wait for the
+//     receiver's answer, which asks for the bytes (they stream through the
+//     channel), or, when the receive does not match (count, type, tag),
+//     refuses, so both sides report the mismatch;
+//   - the largest over shared memory (from RINA_P2P_COPY_BYTES) are copied
+//     straight from the sender's buffer into the receiver's (one copy
+//     instead of two): by both ranks for a blocking receive (each claims
+//     chunks in turn, the sender writing with process_vm_writev, the
+//     receiver reading with process_vm_readv), else by the receiver; where
+//     the kernel refuses, they stream.
 // An eager message that does not match is reported by the receiver only
 // (the sender has finished by then). Messages between two ranks match in
 // the order they were posted, per direction; a receive may name a tag
-// (checked) or take any.
+// (checked) or take any. A blocking send or receive on an open channel
+// polls its connection directly (no engine, no allocation) unless it has
+// to wait longer than ChannelSource::pollUs.
 #ifndef RINA_LIB_ALGO_P2P_POINT_TO_POINT_H_
 #define RINA_LIB_ALGO_P2P_POINT_TO_POINT_H_
 
@@ -53,6 +61,8 @@ class ChannelSource {
   // How long a blocking send or receive polls its channel without giving
   // up its core before the engine's loop (which yields, then sleeps).
   virtual int64_t pollUs() const = 0;
+  // Which protocol a message of each size takes (the RINA_P2P_* knobs).
+  virtual const MessageLimits& limits() const = 0;
 };
 
 // Runs a batch of messages: each peer's in the order given (per

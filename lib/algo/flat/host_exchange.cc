@@ -1,0 +1,270 @@
+// All-to-all over the host segment (transport/shm_group.h), when every rank
+// is on this host and the kernel lets ranks copy between their memories
+// (ShmGroup::copiesWork): each rank posts, in its slot, where each of its
+// blocks lies and where each peer's block for it goes; then every block
+// is copied once, straight from the sender's buffer into the receiver's
+// (transport/cma.h), by whichever of the two gets to it first: the
+// receiver reading (process_vm_readv) or the sender writing
+// (process_vm_writev). So a rank that runs copies for a peer that does not
+// (more ranks than cores), and no block waits for a header or a token
+// through a FIFO. A rank returns once every block to and from it is copied.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "algo/engine/partition.h"
+#include "algo/flat/block_exchange.h"
+#include "algo/flat/flat.h"
+#include "reduce/reduce.h"
+#include "transport/cma.h"
+#include "transport/shm_group.h"
+
+namespace rina::algo {
+namespace {
+
+// What rank r posts for each peer p, in r's slot: its block for p, where
+// p's block for r goes, and the words that say who copies r's block for p.
+struct alignas(64) PostedBlock {
+  uint64_t sendAddr;  // r's block for p
+  uint64_t sendCount;
+  uint64_t recvAddr;  // where p's block for r lands
+  uint64_t recvCount;
+  std::atomic<uint32_t> claimed;  // the round in which someone took r -> p
+  std::atomic<uint32_t> copied;   // the round in which r -> p is in p's buffer
+  std::atomic<uint32_t> failed;   // the round in which copying r -> p failed
+};
+static_assert(sizeof(PostedBlock) == 64);
+
+class HostExchangeTask : public EngineTask {
+ public:
+  HostExchangeTask(Context& ctx, transport::ShmGroup& g, uint64_t seq, rinaDataType_t type,
+                   const std::vector<BlockPair>& pairs)
+      : ctx_(ctx),
+        g_(g),
+        seq_(seq),
+        es_(reduce::dataTypeSize(type)),
+        pairs_(pairs),
+        round_(g.nextRound()),
+        which_(static_cast<int>(round_ & 1)),
+        mine_{seq, 0, static_cast<uint8_t>(type), 0, kAllToAll, {}} {
+    byPeer_.assign(g.ranks(), nullptr);
+    for (const BlockPair& p : pairs_) byPeer_[p.peer] = &p;
+  }
+
+  Status progress(bool* moved) override {
+    *moved = false;
+    for (bool waiting = false; !waiting && phase_ != Phase::kDone;) {
+      const Phase before = phase_;
+      switch (phase_) {
+        case Phase::kSlot:
+          waiting = !post();
+          break;
+        case Phase::kCopy:
+          RINA_TRY(copyBlocks(&waiting, moved));
+          break;
+        case Phase::kWait:
+          RINA_TRY(waitCopied(&waiting));
+          if (!waiting) {
+            g_.finish(round_);
+            phase_ = Phase::kDone;
+          }
+          break;
+        case Phase::kDone:
+          break;
+      }
+      *moved |= phase_ != before;
+    }
+    return {};
+  }
+
+  bool done() const override { return phase_ == Phase::kDone; }
+
+  void arm(transport::WaitSet& ws, int*) override {
+    if (waitWord_) ws.addFutex(waitWord_, seen_, &g_.control(g_.rank()).sleeping);
+  }
+
+  Status checkAlive() override {
+    transport::Connection* c = ctx_.peer(waitPeer_);
+    return c ? c->checkAlive() : Status();
+  }
+
+  std::string describe() const override {
+    static const char* what[] = {"finish reading the last round of this rank's slot",
+                                 "post its blocks", "have its blocks copied", ""};
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "all-to-all over the host segment: waiting for rank %d to %s",
+                  waitPeer_, what[static_cast<int>(phase_)]);
+    return buf;
+  }
+
+ private:
+  enum class Phase { kSlot, kCopy, kWait, kDone };
+
+  PostedBlock* table(int r) const { return reinterpret_cast<PostedBlock*>(g_.slot(r, which_)); }
+  int pidOf(int r) const { return g_.control(r).pid; }
+  int peerAt(int i) const { return mod(g_.rank() + i, g_.ranks()); }
+
+  // Waits until *word == want (or, phase 1, at least want); false: not yet.
+  bool reached(std::atomic<uint32_t>* word, uint32_t want, bool atLeast, int peer) {
+    seen_ = word->load(std::memory_order_acquire);
+    if (atLeast ? transport::seqAtLeast(seen_, want) : seen_ == want) return true;
+    waitWord_ = word;
+    waitPeer_ = peer;
+    return false;
+  }
+
+  // Phase 1: once every peer has read what this slot carried last, the
+  // table of this rank's blocks goes in and is posted.
+  bool post() {
+    transport::ShmGroupRank& me = g_.control(g_.rank());
+    const uint32_t reuse = me.posted[which_].load(std::memory_order_relaxed);
+    for (; next_ < g_.ranks(); ++next_) {
+      if (next_ != g_.rank() && !reached(&g_.control(next_).done, reuse, true, next_)) {
+        return false;
+      }
+    }
+    PostedBlock* t = table(g_.rank());
+    for (int p = 0; p < g_.ranks(); ++p) {
+      const BlockPair* b = byPeer_[p];
+      t[p].sendAddr = b ? reinterpret_cast<uintptr_t>(b->send) : 0;
+      t[p].sendCount = b ? b->sendCount : 0;
+      t[p].recvAddr = b ? reinterpret_cast<uintptr_t>(b->recv) : 0;
+      t[p].recvCount = b ? b->recvCount : 0;
+    }
+    me.call[which_] = mine_;
+    g_.post(which_, round_);
+    phase_ = Phase::kCopy;
+    next_ = 1;
+    return true;
+  }
+
+  // Takes the copy of `from`'s block for `to` for this round; false when
+  // the other rank of the pair took it first.
+  bool claim(PostedBlock& b) {
+    uint32_t seen = b.claimed.load(std::memory_order_relaxed);
+    while (seen != round_) {
+      if (b.claimed.compare_exchange_weak(seen, round_, std::memory_order_acq_rel)) return true;
+    }
+    return false;
+  }
+
+  Status copied(PostedBlock& b, Status st, int from, int to) {
+    if (!st.ok()) {
+      g_.publish(&b.failed, round_);
+      return st.prepend("rank " + std::to_string(g_.rank()) + ": all-to-all #" +
+                        std::to_string(seq_) + ": rank " + std::to_string(from) + "'s block for " +
+                        std::to_string(to) + ": ");
+    }
+    g_.publish(&b.copied, round_);
+    return {};
+  }
+
+  // Phase 2: peer by peer (rank + 1, rank + 2, ...), once the peer has
+  // posted: the counts of the pair checked both ways, then its block for
+  // this rank read (unless it wrote it already) and this rank's block for
+  // it written (unless it read it already).
+  Status copyBlocks(bool* waiting, bool* moved) {
+    const int me = g_.rank();
+    for (; next_ < g_.ranks(); ++next_) {
+      const int p = peerAt(next_);
+      if (!reached(&g_.control(p).posted[which_], round_, false, p)) {
+        *waiting = true;
+        return {};
+      }
+      RINA_TRY(checkCall(p));
+      PostedBlock& in = table(p)[me];
+      PostedBlock& out = table(me)[p];
+      RINA_TRY(checkPairCounts(me, kAllToAll, seq_, p, in.sendCount, in.recvCount, out.recvCount,
+                               out.sendCount));
+      *moved = true;  // a block copied, or the other rank of the pair took it
+      if (in.sendCount > 0 && claim(in)) {
+        RINA_TRY(copied(
+            in,
+            transport::readProcessMemory(pidOf(p), in.sendAddr,
+                                         reinterpret_cast<char*>(out.recvAddr), in.sendCount * es_),
+            p, me));
+      }
+      if (out.sendCount > 0 && claim(out)) {
+        RINA_TRY(copied(
+            out,
+            transport::writeProcessMemory(pidOf(p), reinterpret_cast<const char*>(out.sendAddr),
+                                          in.recvAddr, out.sendCount * es_),
+            me, p));
+      }
+    }
+    phase_ = Phase::kWait;
+    next_ = 1;
+    return {};
+  }
+
+  // Phase 3: every block to and from this rank is in.
+  Status waitCopied(bool* waiting) {
+    const int me = g_.rank();
+    for (; next_ < g_.ranks(); ++next_) {
+      const int p = peerAt(next_);
+      for (PostedBlock* b : {&table(p)[me], &table(me)[p]}) {
+        if (b->sendCount == 0) continue;
+        if (b->failed.load(std::memory_order_acquire) == round_) {
+          return errorf(rinaRemoteError,
+                        "rank %d: all-to-all #%llu: rank %d could not copy a block of this pair "
+                        "(its log says why)",
+                        me, static_cast<unsigned long long>(seq_), p);
+        }
+        if (!reached(&b->copied, round_, false, p)) {
+          *waiting = true;
+          return {};
+        }
+      }
+    }
+    return {};
+  }
+
+  Status checkCall(int r) const {
+    const transport::ShmGroupCall theirs = g_.control(r).call[which_];
+    if (theirs.seq == mine_.seq && theirs.collective == mine_.collective &&
+        theirs.datatype == mine_.datatype) {
+      return {};
+    }
+    return errorf(rinaInvalidUsage,
+                  "rank %d: calls do not match: peer %d is in %s #%llu (%s) while this rank is "
+                  "in all-to-all #%llu (%s)",
+                  g_.rank(), r, collectiveName(theirs.collective),
+                  static_cast<unsigned long long>(theirs.seq),
+                  reduce::dataTypeName(static_cast<rinaDataType_t>(theirs.datatype)),
+                  static_cast<unsigned long long>(mine_.seq),
+                  reduce::dataTypeName(static_cast<rinaDataType_t>(mine_.datatype)));
+  }
+
+  Context& ctx_;
+  transport::ShmGroup& g_;
+  const uint64_t seq_;
+  const size_t es_;
+  const std::vector<BlockPair>& pairs_;
+  std::vector<const BlockPair*> byPeer_;
+  const uint32_t round_;
+  const int which_;
+  const transport::ShmGroupCall mine_;
+  Phase phase_ = Phase::kSlot;
+  int next_ = 0;  // the peer (phase 1: rank; later: step) looked at next
+  std::atomic<uint32_t>* waitWord_ = nullptr;
+  int waitPeer_ = 0;
+  uint32_t seen_ = 0;
+};
+
+}  // namespace
+
+bool hostExchangeFits(const Context& ctx) {
+  const transport::ShmGroup* g = ctx.hostGroup();
+  return hostSegmentFits(ctx) && g->copiesWork() &&
+         g->slotBytes() >= sizeof(PostedBlock) * static_cast<size_t>(ctx.size());
+}
+
+Status hostAllToAll(Context& ctx, uint64_t seq, rinaDataType_t type,
+                    const std::vector<BlockPair>& pairs) {
+  HostExchangeTask task(ctx, *ctx.hostGroup(), seq, type, pairs);
+  Engine e(contextFor(ctx, kAllToAll, seq, 3));
+  e.addTask(&task);
+  return e.run();
+}
+
+}  // namespace rina::algo

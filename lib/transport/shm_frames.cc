@@ -1,0 +1,127 @@
+#include "transport/shm_frames.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+
+#include "transport/socket_connection.h"
+#include "transport/wait_set.h"
+
+namespace rina::transport {
+namespace {
+
+constexpr uint32_t kLine = 64;
+constexpr uint32_t kPrefix = 8;  // the length word and 4 bytes that keep the bytes 8-aligned
+
+uint32_t roundUp(uint32_t x) { return (x + kLine - 1) & ~(kLine - 1); }
+
+std::atomic_ref<uint32_t> wordAt(char* data, uint32_t offset) {
+  return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(data + offset));
+}
+
+}  // namespace
+
+ShmFrameConnection::ShmFrameConnection(int peer, bool lowerSide, ShmSegment segment, Fd liveness,
+                                       int peerPid)
+    : Connection(peer),
+      segment_(std::move(segment)),
+      peerPid_(peerPid),
+      liveness_(std::move(liveness)) {
+  ShmSegmentHeader* h = segment_.header();
+  const int outIdx = lowerSide ? 0 : 1;
+  out_ = &h->fifo[outIdx];
+  in_ = &h->fifo[1 - outIdx];
+  outCopy_ = &h->copy[outIdx];
+  inCopy_ = &h->copy[1 - outIdx];
+  outData_ = segment_.data(outIdx);
+  inData_ = segment_.data(1 - outIdx);
+  mask_ = h->fifoBytes - 1;
+}
+
+Status ShmFrameConnection::trySend(const void* data, size_t len, size_t* moved) {
+  return trySendGather(data, len, nullptr, 0, moved);
+}
+
+Status ShmFrameConnection::trySendGather(const void* first, size_t firstLen, const void* second,
+                                         size_t secondLen, size_t* moved) {
+  *moved = 0;
+  const size_t want = firstLen + secondLen;
+  if (want == 0) return {};
+  const uint32_t cap = mask_ + 1;
+  const uint32_t off = head_ & mask_;
+  // The frame, not past the FIFO's end, and one line after it for the next
+  // frame's word, which is cleared first.
+  const uint32_t wantSpan = std::min<uint32_t>(
+      cap - off, roundUp(static_cast<uint32_t>(std::min<size_t>(want + kPrefix, cap))));
+  uint32_t free = cap - (head_ - knownTail_);
+  if (free < wantSpan + kLine) {
+    knownTail_ = out_->tail.load(std::memory_order_acquire);
+    free = cap - (head_ - knownTail_);
+    if (free < 2 * kLine) return {};
+  }
+  const uint32_t span = std::min(wantSpan, (free - kLine) & ~(kLine - 1));
+  const size_t n = std::min<size_t>(want, span - kPrefix);
+  wordAt(outData_, (off + span) & mask_).store(0, std::memory_order_relaxed);
+  char* at = outData_ + off + kPrefix;
+  const size_t a = std::min(n, firstLen);
+  if (a > 0) reduce::copyBytes(at, first, a);
+  if (n > a) reduce::copyBytes(at + a, second, n - a);
+  wordAt(outData_, off).store(static_cast<uint32_t>(n), std::memory_order_release);
+  head_ += span;
+  out_->head.store(head_);  // seq_cst: pairs with the receiver's sleeping flag
+  if (out_->consumerSleeping.load()) futexWake(&out_->head);
+  *moved = n;
+  return {};
+}
+
+uint32_t ShmFrameConnection::frameWordAt(uint32_t pos) const {
+  return wordAt(inData_, pos & mask_).load(std::memory_order_acquire);
+}
+
+Status ShmFrameConnection::tryRecv(void* dst, size_t len, const RecvReduce& r, size_t* moved) {
+  *moved = 0;
+  if (r.fn) {
+    return errorf(rinaInternalError, "a frame connection to rank %d cannot reduce on receive",
+                  peer());
+  }
+  char* out = static_cast<char*>(dst);
+  size_t got = 0;
+  while (got < len) {
+    if (frameLeft_ == 0) {
+      const uint32_t n = frameWordAt(frameAt_);
+      if (n == 0) break;
+      frameLeft_ = n;
+      readAt_ = frameAt_ + kPrefix;
+    }
+    const size_t take = std::min<size_t>(len - got, frameLeft_);
+    reduce::copyBytes(out + got, inData_ + (readAt_ & mask_), take);
+    got += take;
+    readAt_ += static_cast<uint32_t>(take);
+    frameLeft_ -= static_cast<uint32_t>(take);
+    if (frameLeft_ == 0) frameAt_ = roundUp(readAt_ - frameAt_) + frameAt_;
+  }
+  *moved = got;
+  // The space comes back a frame at a time (a header read alone leaves its
+  // payload's frame unfinished: one store per message, not two). A sender
+  // waiting for space waits at most for the rest of one frame, which is
+  // all written.
+  if (got == 0 || frameLeft_ != 0) return {};
+  in_->tail.store(frameAt_);  // seq_cst: pairs with the sleeping flag
+  if (in_->producerSleeping.load()) futexWake(&in_->tail);
+  return {};
+}
+
+void ShmFrameConnection::armWait(WaitSet& ws, bool send, bool recv) {
+  if (send) ws.addFutex(&out_->tail, knownTail_, &out_->producerSleeping);
+  if (recv) {
+    // head before the word: a frame published after this look moves head
+    // past `seen`, so the wait cannot sleep through it.
+    const uint32_t seen = in_->head.load();
+    const bool waiting = frameLeft_ == 0 && frameWordAt(frameAt_) == 0;
+    ws.addFutex(&in_->head, waiting ? seen : seen + 1, &in_->consumerSleeping);
+  }
+}
+
+Status ShmFrameConnection::checkAlive() { return checkSocketAlive(liveness_.get(), peer()); }
+
+}  // namespace rina::transport

@@ -1,0 +1,72 @@
+// A shared-memory connection whose bytes travel in frames, for the
+// point-to-point channels (channel.h). Each send writes one frame into the
+// FIFO: a length word, then the bytes, the frame 64-byte aligned and never
+// across the FIFO's end. The receiver polls the length word where the next
+// frame begins, in the cache line that holds the frame's first bytes, rather
+// than a counter the sender rewrites for every frame; the sender reads the
+// receiver's progress only when its own copy of it says the FIFO is full.
+// A short message and its header (trySendGather) then cost one frame, and
+// the two processes move about one cache line each way per message instead
+// of the FIFO counters' several.
+//
+// A frame's length word is 0 until the frame is published: before the
+// sender publishes a frame it clears the word where the next one will
+// begin, so the receiver never takes leftover bytes for a frame. The
+// counters (the segment's FifoControl) are still kept: head for the
+// receiver to sleep on, tail for the sender to see space.
+#ifndef RINA_LIB_TRANSPORT_SHM_FRAMES_H_
+#define RINA_LIB_TRANSPORT_SHM_FRAMES_H_
+
+#include <cstdint>
+
+#include "core/socket.h"
+#include "transport/connection.h"
+#include "transport/shm_connection.h"
+
+namespace rina::transport {
+
+class ShmFrameConnection : public Connection {
+ public:
+  // lowerSide: this end writes FIFO 0 (a channel's sender); peerPid: the
+  // peer's process id (sharedHostPid), 0 when not known.
+  ShmFrameConnection(int peer, bool lowerSide, ShmSegment segment, Fd liveness, int peerPid);
+
+  const char* kind() const override { return "shm"; }
+  Status trySend(const void* data, size_t len, size_t* moved) override;
+  Status trySendGather(const void* first, size_t firstLen, const void* second, size_t secondLen,
+                       size_t* moved) override;
+  // Copies only (r.fn must be null: frames may cut an element in two).
+  Status tryRecv(void* dst, size_t len, const RecvReduce& r, size_t* moved) override;
+  void armWait(WaitSet& ws, bool send, bool recv) override;
+  Status checkAlive() override;
+  int sharedHostPid() const override { return peerPid_; }
+  SharedCopyWords* sharedCopy(Direction d) override {
+    return d == Direction::kSend ? outCopy_ : inCopy_;
+  }
+
+ private:
+  uint32_t frameWordAt(uint32_t pos) const;
+
+  ShmSegment segment_;
+  int peerPid_;
+  Fd liveness_;
+  FifoControl* out_;
+  FifoControl* in_;
+  SharedCopyWords* outCopy_;
+  SharedCopyWords* inCopy_;
+  char* outData_;
+  char* inData_;
+  uint32_t mask_;
+  // Sender: where the next frame begins, and the receiver's tail as last read.
+  uint32_t head_ = 0;
+  uint32_t knownTail_ = 0;
+  // Receiver: where the current (or next) frame begins, where its unread
+  // bytes begin and how many are left.
+  uint32_t frameAt_ = 0;
+  uint32_t readAt_ = 0;
+  uint32_t frameLeft_ = 0;
+};
+
+}  // namespace rina::transport
+
+#endif  // RINA_LIB_TRANSPORT_SHM_FRAMES_H_

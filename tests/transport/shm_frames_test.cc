@@ -1,0 +1,213 @@
+// The point-to-point channels' framed shared-memory connection: every byte
+// arrives in order whatever the send and receive sizes (frames wrap at the
+// FIFO's end, fill it, and are read in pieces), checked against the bytes
+// sent, on one thread and on two that sleep in a WaitSet; a gathered send
+// is one frame (its length word in the first line, both parts after it); a
+// leftover word in the FIFO never reads as a frame; a reduce on receive is
+// refused.
+#include "transport/shm_frames.h"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/socket.h"
+#include "reduce/reduce.h"
+#include "transport/wait_set.h"
+
+namespace rina::transport {
+namespace {
+
+constexpr uint32_t kFifoBytes = 4096;
+
+struct Pair {
+  std::unique_ptr<ShmFrameConnection> low;   // sends on fifo 0
+  std::unique_ptr<ShmFrameConnection> high;  // receives fifo 0
+  ShmSegment view;                           // the test's own mapping
+};
+
+Pair makePair() {
+  Pair p;
+  const std::string name = "/rina-test-frames-" + std::to_string(getpid());
+  ShmSegment created, opened;
+  EXPECT_TRUE(ShmSegment::create(name, kFifoBytes, &created).ok());
+  EXPECT_TRUE(ShmSegment::open(name, &opened).ok());
+  EXPECT_TRUE(ShmSegment::open(name, &p.view).ok());
+  created.unlink();
+  int sv[2];
+  EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  p.low = std::make_unique<ShmFrameConnection>(1, true, std::move(created), Fd(sv[0]), 0);
+  p.high = std::make_unique<ShmFrameConnection>(0, false, std::move(opened), Fd(sv[1]), 0);
+  return p;
+}
+
+size_t sendSome(ShmFrameConnection& c, const uint8_t* data, size_t len) {
+  size_t moved = 0;
+  EXPECT_TRUE(c.trySend(data, len, &moved).ok());
+  return moved;
+}
+
+size_t recvSome(ShmFrameConnection& c, uint8_t* dst, size_t len) {
+  size_t moved = 0;
+  EXPECT_TRUE(c.tryRecv(dst, len, RecvReduce{}, &moved).ok());
+  return moved;
+}
+
+TEST(ShmFrames, RandomStreamArrivesInOrderAcrossWraps) {
+  Pair p = makePair();
+  std::mt19937 gen(7);
+  std::uniform_int_distribution<size_t> chunk(1, 2 * kFifoBytes);
+  std::vector<uint8_t> stream(400 * kFifoBytes);
+  for (uint8_t& b : stream) b = static_cast<uint8_t>(gen());
+  std::vector<uint8_t> got(stream.size(), 0);
+  size_t sent = 0, received = 0;
+  // Bounded in passes; a pass where neither side can move would be a bug
+  // (the sender waits only while the receiver has bytes to take).
+  for (int pass = 0; pass < 1000000 && received < stream.size(); ++pass) {
+    if (sent < stream.size() && gen() % 2 == 0) {
+      // Half the sends gather two parts, as a header and its payload go.
+      const size_t want = std::min(chunk(gen), stream.size() - sent);
+      size_t n = 0;
+      if (gen() % 2 == 0 && want > 1) {
+        const size_t first = 1 + gen() % (want - 1);
+        ASSERT_TRUE(p.low
+                        ->trySendGather(stream.data() + sent, first, stream.data() + sent + first,
+                                        want - first, &n)
+                        .ok());
+      } else {
+        n = sendSome(*p.low, stream.data() + sent, want);
+      }
+      sent += n;
+    }
+    if (received < sent) {
+      const size_t want = std::min(chunk(gen), stream.size() - received);
+      received += recvSome(*p.high, got.data() + received, want);
+    }
+  }
+  ASSERT_EQ(received, stream.size());
+  EXPECT_TRUE(got == stream) << "bytes differ from what was sent";
+}
+
+// The receiver never takes leftover bytes for a frame: the FIFO is first
+// filled with words that look like frame lengths, then a stream goes through
+// whose frames start where the leftovers were.
+TEST(ShmFrames, LeftoverWordsAreNotFrames) {
+  Pair p = makePair();
+  std::vector<uint8_t> junk(kFifoBytes, 0x01);  // every word reads 0x01010101
+  std::vector<uint8_t> got(kFifoBytes);
+  // Wrap the FIFO full of junk once, reading it all back.
+  size_t done = 0;
+  while (done < 4 * kFifoBytes) {
+    const size_t n = sendSome(*p.low, junk.data(), 100);
+    ASSERT_EQ(recvSome(*p.high, got.data(), n), n);
+    done += n;
+  }
+  // Nothing was sent: nothing is there, wherever the receiver looks.
+  EXPECT_EQ(recvSome(*p.high, got.data(), 1), 0u);
+  std::vector<uint8_t> msg(777);
+  for (size_t i = 0; i < msg.size(); ++i) msg[i] = static_cast<uint8_t>(i * 5);
+  for (int round = 0; round < 50; ++round) {
+    // A frame stops at the FIFO's end: the rest of the message follows in
+    // the next one, from the FIFO's start.
+    size_t out = 0, in = 0;
+    while (in < msg.size()) {
+      if (out < msg.size()) out += sendSome(*p.low, msg.data() + out, msg.size() - out);
+      const size_t n = recvSome(*p.high, got.data() + in, std::min<size_t>(64, out - in));
+      ASSERT_GT(n, 0u) << "a published frame is not readable";
+      in += n;
+    }
+    EXPECT_EQ(0, std::memcmp(got.data(), msg.data(), msg.size())) << "round " << round;
+    EXPECT_EQ(recvSome(*p.high, got.data(), 1), 0u)
+        << "a byte beyond what was sent, round " << round;
+  }
+}
+
+TEST(ShmFrames, GatheredSendIsOneFrame) {
+  Pair p = makePair();
+  const char* data0 = p.view.data(0);
+  std::vector<uint8_t> header(48, 0xab), payload(8, 0xcd);
+  size_t n = 0;
+  ASSERT_TRUE(
+      p.low->trySendGather(header.data(), header.size(), payload.data(), payload.size(), &n).ok());
+  ASSERT_EQ(n, 56u);
+  // One length word, then both parts: the whole message in the first line.
+  uint32_t word = 0;
+  std::memcpy(&word, data0, sizeof word);
+  EXPECT_EQ(word, 56u);
+  EXPECT_EQ(0, std::memcmp(data0 + 8, header.data(), header.size()));
+  EXPECT_EQ(0, std::memcmp(data0 + 56, payload.data(), payload.size()));
+  // The next frame's word, beyond it, reads "nothing yet".
+  std::memcpy(&word, data0 + 64, sizeof word);
+  EXPECT_EQ(word, 0u);
+}
+
+TEST(ShmFrames, ReduceOnReceiveIsRefused) {
+  Pair p = makePair();
+  float x = 1, y = 0;
+  size_t n = 0;
+  ASSERT_TRUE(p.low->trySend(&x, sizeof x, &n).ok());
+  const RecvReduce sum{reduce::reduceFunction(rinaFloat32, rinaSum), &x, sizeof x};
+  Status s = p.high->tryRecv(&y, sizeof y, sum, &n);
+  EXPECT_EQ(s.code(), rinaInternalError);
+}
+
+// Sender and receiver on two threads, each sleeping in a WaitSet when it
+// cannot move (as the engine does): a frame published while the other side
+// goes to sleep must wake it (else this takes 100 ms per lost wake-up and
+// misses its deadline).
+TEST(ShmFrames, TwoThreadsSleepAndWake) {
+  Pair p = makePair();
+  const int kMessages = 3000;
+  std::vector<size_t> sizes(kMessages);
+  std::mt19937 gen(11);
+  for (size_t& len : sizes) len = 1 + gen() % (2 * kFifoBytes);
+  auto byteOf = [](int m, size_t i) { return static_cast<uint8_t>(m * 131 + i * 7); };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  auto wait = [](ShmFrameConnection& c, bool send) {
+    WaitSet ws;
+    c.armWait(ws, send, !send);
+    ws.wait(100);
+  };
+  std::thread producer([&] {
+    std::vector<uint8_t> msg;
+    for (int m = 0; m < kMessages && std::chrono::steady_clock::now() < deadline; ++m) {
+      msg.resize(sizes[m]);
+      for (size_t i = 0; i < msg.size(); ++i) msg[i] = byteOf(m, i);
+      size_t done = 0;
+      while (done < msg.size() && std::chrono::steady_clock::now() < deadline) {
+        const size_t n = sendSome(*p.low, msg.data() + done, msg.size() - done);
+        done += n;
+        if (n == 0) wait(*p.low, true);
+      }
+    }
+  });
+  size_t wrong = 0;
+  int received = 0;
+  std::vector<uint8_t> got;
+  for (int m = 0; m < kMessages && std::chrono::steady_clock::now() < deadline; ++m) {
+    got.assign(sizes[m], 0);
+    size_t done = 0;
+    while (done < got.size() && std::chrono::steady_clock::now() < deadline) {
+      const size_t n = recvSome(*p.high, got.data() + done, got.size() - done);
+      done += n;
+      if (n == 0) wait(*p.high, false);
+    }
+    if (done < got.size()) break;
+    for (size_t i = 0; i < got.size(); ++i) wrong += got[i] != byteOf(m, i);
+    ++received;
+  }
+  producer.join();
+  EXPECT_EQ(received, kMessages) << "messages received within 60 s";
+  EXPECT_EQ(wrong, 0u) << "bytes that differ from what was sent";
+}
+
+}  // namespace
+}  // namespace rina::transport
