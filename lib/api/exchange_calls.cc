@@ -89,7 +89,9 @@ rinaResult_t message(const char* name, bool send, void* buf, size_t count, rinaD
   }
   if (!device) {
     // Host memory (the usual case): straight to the communicator.
-    Status st = comm->impl->runMessages(std::span<rina::algo::Message>(&m, 1));
+    std::lock_guard<std::mutex> running(comm->running);
+    Status st = rina::api::checkUsable(comm, name);
+    if (st.ok()) st = comm->impl->runMessages(std::span<rina::algo::Message>(&m, 1));
     if (st.ok() && source && !send) *source = m.source;
     return rina::api::finish(comm, st);
   }

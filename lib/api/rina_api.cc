@@ -231,6 +231,7 @@ rinaResult_t rinaCommGetStats(const rinaComm_t comm, rinaCommStats_t* stats) {
   full.inaLateAnswers = c.inaLateAnswers;
   full.inaSocketDrops = c.inaSocketDrops;
   full.inaWindowCuts = c.inaWindowCuts;
+  full.inaReturns = c.inaReturns;
   full.bytesSent = c.closedBytesSent;
   full.bytesReceived = c.closedBytesReceived;
   for (const rina::comm::LinkRate& l : rina::comm::localLinkRates(*comm->impl)) {
@@ -326,6 +327,8 @@ const char* rinaGetErrorString(rinaResult_t result) {
       return "timed out";
     case rinaAborted:
       return "communicator aborted";
+    case rinaRevoked:
+      return "communicator revoked";
     default:
       return "unknown result code";
   }

@@ -143,28 +143,50 @@ Status Communicator::mapRacks(const Setup& s) {
   RINA_TRY(
       topo::rackMapFrom(options_.topoFile, options_.racks, hostIdsOf(s.table), &racks_, &topology_)
           .prepend("rank " + std::to_string(rank_) + ": "));
+  return choosePaths(s.table, s.pathPolicy);
+}
+
+Status Communicator::choosePaths(const std::vector<bootstrap::PeerInfo>& table,
+                                 plan::PathPolicy policy) {
   basePeers_ = algo::basePeerRanks(rank_, racks_);
   // Every rank reaches a peer in another rack over each spine both have an
   // address on; hops pick among them (RINA_PATHS).
   int spines = bootstrap::kMaxSpineAddrs;
-  for (const bootstrap::PeerInfo& p : s.table) spines = std::min<int>(spines, p.spineCount);
+  for (const bootstrap::PeerInfo& p : table) spines = std::min<int>(spines, p.spineCount);
   spines_ = spines;
   defaultSpines_.assign(nranks_, -1);
   for (int r = 0; r < nranks_ && spines >= 2; ++r) {
     if (r != rank_ && racks_.rackOf[r] != racks_.rackOf[rank_])
-      defaultSpines_[r] = transport::defaultSpineOf(s.table[std::max(r, rank_)], spines);
+      defaultSpines_[r] = transport::defaultSpineOf(table[std::max(r, rank_)], spines);
   }
   topo::TopologySpec spec;
   const std::string& file = options_.topoFile;
   const bool haveSpec = !file.empty() && topo::loadTopologyFile(file, &spec).ok();
-  return plan::PathChoice::make(s.pathPolicy, spines, racks_, haveSpec ? &spec : nullptr, &paths_);
+  return plan::PathChoice::make(policy, spines, racks_, haveSpec ? &spec : nullptr, &paths_);
+}
+
+transport::MeshOptions Communicator::meshOptions(const std::vector<bootstrap::PeerInfo>& table,
+                                                 uint64_t commId, int socketsPerPeer) {
+  transport::MeshOptions mesh;
+  mesh.rank = rank_;
+  mesh.commId = commId;
+  mesh.table = table;
+  mesh.shmEnabled = !options_.shmDisable;
+  uint32_t fifoBytes = 4096;
+  while (fifoBytes < options_.shmFifoBytes && fifoBytes < (1u << 30)) fifoBytes <<= 1;
+  mesh.fifoBytes = fifoBytes;
+  mesh.socketBufBytes = static_cast<int>(options_.socketBufBytes);
+  mesh.sliceBytes = sliceBytes();
+  mesh.socketsPerPeer = socketsPerPeer;
+  mesh.knobs = options_;
+  mesh.deadline = deadlineAfterMs(timeoutMs());
+  mesh.abort = &aborted_;
+  mesh.arrivals = &arrivals_;
+  return mesh;
 }
 
 Status Communicator::connectPeers(Setup* s) {
-  transport::MeshOptions mesh;
-  mesh.rank = rank_;
-  mesh.commId = s->id.commId;
-  mesh.table = s->table;
+  transport::MeshOptions mesh = meshOptions(s->table, s->id.commId, s->socketsPerPeer);
   mesh.peers = algo::neighbourRanks(rank_, nranks_);
   for (int p : algo::rackPeerRanks(rank_, racks_)) mesh.peers.insert(p);
   mesh.listenFd = s->listen.get();
@@ -172,29 +194,9 @@ Status Communicator::connectPeers(Setup* s) {
     if (spines_ >= 2 && racks_.rackOf[p] != racks_.rackOf[rank_]) mesh.spinePeers.insert(p);
   }
   for (const Fd& fd : s->spineListen) mesh.spineListenFds.push_back(fd.get());
-  mesh.shmEnabled = !options_.shmDisable;
-  uint32_t fifoBytes = 4096;
-  while (fifoBytes < options_.shmFifoBytes && fifoBytes < (1u << 30)) fifoBytes <<= 1;
-  mesh.fifoBytes = fifoBytes;
-  mesh.socketBufBytes = static_cast<int>(options_.socketBufBytes);
-  mesh.sliceBytes = sliceBytes();
-  mesh.socketsPerPeer = s->socketsPerPeer;
-  mesh.knobs = options_;
-  mesh.deadline = deadlineAfterMs(timeoutMs());
-  mesh.abort = &aborted_;
-  mesh.arrivals = &arrivals_;
   RINA_TRY(transport::buildMesh(mesh, &conns_, &spineConns_));
-  // Every rank on this host: small allreduces run one-shot through one
-  // segment of the host (algo/flat/one_shot.cc), slots up to 1 MiB.
-  const std::vector<std::string> hostIds = hostIdsOf(s->table);
-  const bool oneHost = std::all_of(hostIds.begin(), hostIds.end(),
-                                   [&](const std::string& h) { return h == hostIds[0]; });
-  if (mesh.shmEnabled && oneHost && nranks_ > 1 && smallMsgBytes() > 0) {
-    RINA_TRY(transport::ShmGroup::join(s->id.commId, s->table[0].pid, rank_, nranks_,
-                                       std::min<size_t>(smallMsgBytes(), 1 << 20), mesh.deadline,
-                                       &hostGroup_));
-    RINA_TRY(hostGroup_->waitJoined(mesh.deadline, &aborted_));
-  }
+  RINA_TRY(joinHostGroup(s->table, s->id.commId, mesh.deadline));
+  if (hostGroup_) RINA_TRY(hostGroup_->waitJoined(mesh.deadline, &aborted_));
   s->connected = Clock::now();
   listen_ = std::move(s->listen);
   mesh_ = std::move(mesh);
@@ -205,20 +207,34 @@ Status Communicator::connectPeers(Setup* s) {
   return {};
 }
 
+Status Communicator::joinHostGroup(const std::vector<bootstrap::PeerInfo>& table, uint64_t commId,
+                                   Deadline deadline) {
+  // Every rank on this host: small allreduces run one-shot through one
+  // segment of the host (algo/flat/one_shot.cc), slots up to 1 MiB.
+  const std::vector<std::string> hostIds = hostIdsOf(table);
+  const bool oneHost = std::all_of(hostIds.begin(), hostIds.end(),
+                                   [&](const std::string& h) { return h == hostIds[0]; });
+  if (options_.shmDisable || !oneHost || nranks_ < 2 || smallMsgBytes() == 0) return {};
+  return transport::ShmGroup::join(commId, table[0].pid, rank_, nranks_,
+                                   std::min<size_t>(smallMsgBytes(), 1 << 20), deadline,
+                                   &hostGroup_);
+}
+
 Status Communicator::probe() {
   return probeLinks(*this, static_cast<size_t>(options_.probeBytes), options_.probeTimeoutMs);
 }
 
 Status Communicator::setUpRack() { return RackAgent::setup(*this, options_, &rackAgent_); }
 
-Status Communicator::startPlans(const Setup& s) {
+Status Communicator::startPlans(const plan::ReplanPolicy& policy) {
   RINA_TRY(PlanSync::create(
-      *this, topology_, s.policy,
-      [this](const std::set<int>& wanted) { return updatePeers(wanted); }, &plans_));
+      *this, topology_, policy, [this](const std::set<int>& wanted) { return updatePeers(wanted); },
+      &plans_));
   // The initial plan now when the configured algorithm follows plans (its
   // connections are made before the first collective), else at the first
   // hier / rina collective (rinaCommSetAlgorithm), so a communicator that
   // never runs them never plans.
+  if (rackAgent_) rackAgent_->followPlanChecks(plans_.get());
   if (algo::followsPlan(*this, algorithm_)) RINA_TRY(plans_->start(*this));
   return {};
 }

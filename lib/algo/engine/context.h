@@ -40,6 +40,7 @@ struct CommStats {
   uint64_t inaLateAnswers = 0;
   uint64_t inaSocketDrops = 0;
   uint64_t inaWindowCuts = 0;
+  uint64_t inaReturns = 0;  // the rack went back to its switch after a fallback
   // Connections closed because a new plan no longer needed them: their
   // bytes stay in rinaCommGetStats' totals.
   uint64_t closedBytesSent = 0;
@@ -131,8 +132,20 @@ class Context {
   // wait of the call compares with the peers' (a peer in the same call with
   // another algorithm: rinaInvalidUsage naming both). kAuto: the call is over.
   void beginCallAlgorithm(Algorithm a);
-  // What engines look at after a quiet wait (EngineContext::watch).
+  // What engines look at after a quiet wait (EngineContext::watch): the
+  // owner's watch, then, in an allreduce with every rank on this host, the
+  // peers' schedules.
   const std::function<Status()>* callWatch() const { return &callWatch_; }
+  // The owner's part alone, for exchanges outside a collective.
+  const std::function<Status()>* ownerWatch() const { return &ownerWatch_; }
+  // Set by the owner (comm/communicator.h): what a quiet wait also looks at
+  // (notices that revoke the communicator), and a descriptor whose
+  // readiness wakes a quiet wait to look (its listening socket); -1: none.
+  void setOwnerWatch(std::function<Status()> watch, int wakeFd) {
+    ownerWatch_ = std::move(watch);
+    wakeFd_ = wakeFd;
+  }
+  int wakeFd() const { return wakeFd_; }
 
   // 64-byte aligned scratch of at least bytes; valid until the next call.
   char* scratch(size_t bytes);
@@ -166,9 +179,17 @@ class Context {
   CommStats stats_;
 
  private:
+  // The schedules of the peers on this host against this rank's (one-shot).
+  Status checkHostSchedules() const;
+
   uint64_t seq_ = 0;
   Algorithm callAlgorithm_ = Algorithm::kAuto;
-  std::function<Status()> callWatch_;
+  std::function<Status()> ownerWatch_;
+  int wakeFd_ = -1;
+  std::function<Status()> callWatch_ = [this]() -> Status {
+    if (ownerWatch_) RINA_TRY(ownerWatch_());
+    return checkHostSchedules();
+  };
   unsigned autoChoices_ = 0;
   char* scratch_ = nullptr;
   size_t scratchBytes_ = 0;

@@ -43,8 +43,10 @@ Status oneShotAllReduce(Context& ctx, const void* send, void* recv, size_t count
 
 Status ringReduceScatter(Context& ctx, const void* send, void* recv, size_t recvCount,
                          rinaDataType_t type, rinaRedOp_t op);
+// kind: what the collective header says (kMembership for the exchanges
+// that make new communicators).
 Status ringAllGather(Context& ctx, const void* send, void* recv, size_t sendCount,
-                     rinaDataType_t type);
+                     rinaDataType_t type, CollKind kind = kAllGather);
 // A pipelined chain root -> root+1 -> ... -> root-1.
 Status chainBroadcast(Context& ctx, const void* send, void* recv, size_t count, rinaDataType_t type,
                       int root);

@@ -41,6 +41,11 @@ class RackSwitch {
  public:
   // The rack still aggregates through its switch.
   virtual bool active() const = 0;
+  // The rack's workers exchange its start (below) at this collective: while
+  // the rack uses its switch, and after each plan check while it does not
+  // (the agent then tries its switch again). Every worker of the rack
+  // answers alike.
+  virtual bool startDue() const = 0;
   virtual ina::InaClient& client() = 0;
   // At the start of a collective that uses the switch, the agent applies
   // what the switch told it (a preemption: new slots) and writes what every
