@@ -96,56 +96,35 @@ if(NOT RINA_WITH_CUDA STREQUAL "OFF")
 endif()
 rina_resolve(CUDA _cuda_found)
 
-# PyTorch (python/: the rina_torch process group). Needs libtorch's CMake
-# package, libtorch_python, Python's headers, pybind11's headers, and an
-# interpreter (RINA_PYTHON) that imports the same torch version. Not built
-# with the sanitizers: the extension runs inside a python3 that does not
-# load their runtime.
+# PyTorch (python/: the rina_torch backend), for the torch that RINA_PYTHON
+# imports (Debian's 1.13 by default) and, when RINA_TORCH2_PYTHON names an
+# interpreter (tools/deps.sh's torch 2.x venv), for its torch too: the
+# interpreters are asked for their torch's headers and libraries
+# (python/cmake/RinaTorch.cmake). Not built with the sanitizers: the
+# extension runs inside a python3 that does not load their runtime.
 set(RINA_PYTHON /usr/bin/python3 CACHE FILEPATH
   "Python interpreter of the rina_torch extension and of its tests")
+set(RINA_TORCH2_PYTHON "" CACHE FILEPATH
+  "A second interpreter (a torch 2.x venv) rina_torch is also built and tested for")
+include(${CMAKE_CURRENT_LIST_DIR}/../python/cmake/RinaTorch.cmake)
 set(_torch_found OFF)
+set(_torch2_found OFF)
 set(RINA_TORCH_NOTE "")
+set(RINA_TORCH2_NOTE "(RINA_TORCH2_PYTHON not set: tools/deps.sh makes a torch 2.x venv)")
 if(NOT RINA_WITH_TORCH STREQUAL "OFF")
   if(RINA_SANITIZE)
     set(RINA_TORCH_NOTE "(not with RINA_SANITIZE)")
+    set(RINA_TORCH2_NOTE "(not with RINA_SANITIZE)")
   else()
-    find_package(Torch QUIET)
-    set(Python3_EXECUTABLE "${RINA_PYTHON}")
-    find_package(Python3 QUIET COMPONENTS Interpreter Development.Module)
-    find_library(TORCH_PYTHON_LIBRARY torch_python PATHS "${TORCH_INSTALL_PREFIX}/lib")
-    find_path(PYBIND11_INCLUDE_DIR pybind11/pybind11.h)
-    set(_torch_py_version "")
-    if(EXISTS "${RINA_PYTHON}")
-      execute_process(COMMAND "${RINA_PYTHON}" -c
-        "import sys, sysconfig, torch; print(torch.__version__.split('+')[0]); print('%d.%d' % sys.version_info[:2]); print(sysconfig.get_config_var('EXT_SUFFIX')); print(sysconfig.get_default_scheme())"
-        OUTPUT_VARIABLE _torch_py OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET
-        RESULT_VARIABLE _torch_py_rc)
-      if(_torch_py_rc EQUAL 0)
-        string(REPLACE "\n" ";" _torch_py "${_torch_py}")
-        list(GET _torch_py 0 _torch_py_version)
-        list(GET _torch_py 1 RINA_PYTHON_VERSION)
-        list(GET _torch_py 2 RINA_PYTHON_EXT_SUFFIX)
-        list(GET _torch_py 3 _python_scheme)
-      endif()
-    endif()
-    if(NOT Torch_FOUND)
-      set(RINA_TORCH_NOTE "(no libtorch-dev: find_package(Torch) failed)")
-    elseif(NOT TORCH_PYTHON_LIBRARY OR NOT Python3_Development.Module_FOUND
-           OR NOT PYBIND11_INCLUDE_DIR)
-      set(RINA_TORCH_NOTE "(libtorch_python, Python headers or pybind11 headers missing)")
-    elseif(_torch_py_version STREQUAL "")
-      set(RINA_TORCH_NOTE "(${RINA_PYTHON} cannot import torch)")
-    elseif(NOT _torch_py_version MATCHES "^${Torch_VERSION}")
-      set(RINA_TORCH_NOTE "(${RINA_PYTHON} imports torch ${_torch_py_version}, libtorch is ${Torch_VERSION})")
-    elseif(NOT Python3_VERSION MATCHES "^${RINA_PYTHON_VERSION}")
-      set(RINA_TORCH_NOTE "(Python headers ${Python3_VERSION} do not match ${RINA_PYTHON} ${RINA_PYTHON_VERSION})")
-    else()
-      set(_torch_found ON)
-      set(RINA_TORCH_NOTE "${Torch_VERSION} (${RINA_PYTHON}, Python ${RINA_PYTHON_VERSION})")
+    rina_torch_probe(RINA_TORCH "${RINA_PYTHON}")
+    set(_torch_found ${RINA_TORCH_FOUND})
+    if(_torch_found)
+      set(RINA_PYTHON_VERSION ${RINA_TORCH_PYTHON_VERSION})
+      set(RINA_PYTHON_EXT_SUFFIX ${RINA_TORCH_EXT_SUFFIX})
       # Where `cmake --install` puts the package, relative to the prefix:
       # Debian's interpreter looks in <prefix>/lib/pythonX.Y/dist-packages
       # (/usr/local and /usr), others in site-packages.
-      if(_python_scheme STREQUAL "posix_local")
+      if(RINA_TORCH_SCHEME STREQUAL "posix_local")
         set(_python_dir "lib/python${RINA_PYTHON_VERSION}/dist-packages")
       else()
         set(_python_dir "lib/python${RINA_PYTHON_VERSION}/site-packages")
@@ -153,9 +132,18 @@ if(NOT RINA_WITH_TORCH STREQUAL "OFF")
       set(RINA_PYTHON_INSTALL_DIR "${_python_dir}" CACHE STRING
         "Where rina_torch is installed, relative to the install prefix")
     endif()
+    if(RINA_TORCH2_PYTHON)
+      rina_torch_probe(RINA_TORCH2 "${RINA_TORCH2_PYTHON}")
+      if(RINA_TORCH2_FOUND AND RINA_TORCH2_VERSION VERSION_LESS 2.0)
+        set(RINA_TORCH2_NOTE "(${RINA_TORCH2_PYTHON} imports torch ${RINA_TORCH2_VERSION}, not 2.x)")
+      elseif(RINA_TORCH2_FOUND)
+        set(_torch2_found ON)
+      endif()
+    endif()
   endif()
 endif()
 rina_resolve(TORCH _torch_found)
+set(RINA_HAVE_TORCH2 ${_torch2_found})
 
 function(rina_print_summary)
   message(STATUS "rina ${PROJECT_VERSION} configuration:")
@@ -167,5 +155,6 @@ function(rina_print_summary)
   message(STATUS "  GLPK           : ${RINA_HAVE_GLPK}")
   message(STATUS "  CUDA           : ${RINA_HAVE_CUDA} ${CUDAToolkit_VERSION} (archs ${CMAKE_CUDA_ARCHITECTURES})")
   message(STATUS "  PyTorch        : ${RINA_HAVE_TORCH} ${RINA_TORCH_NOTE}")
+  message(STATUS "  PyTorch 2.x    : ${RINA_HAVE_TORCH2} ${RINA_TORCH2_NOTE}")
   message(STATUS "  tests          : ${RINA_BUILD_TESTS}")
 endfunction()

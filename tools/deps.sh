@@ -15,7 +15,7 @@ RINA_APT_PACKAGES=(
   libgtest-dev libgmock-dev
   openmpi-bin libopenmpi-dev gfortran python3-mpi4py
   libhwloc-dev libibverbs-dev libglpk-dev libgloo-dev nlohmann-json3-dev libssl-dev
-  python3 python3-matplotlib
+  python3 python3-matplotlib python3-venv
   python3-torch libtorch-dev pybind11-dev
   clang libclang-rt-14-dev clang-format-14
   iproute2 procps
@@ -34,3 +34,38 @@ if ((${#missing[@]})); then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+# torch 2.x from PyPI for rina_torch's second build and tests (ctest -L
+# torch2), in a venv outside the checkout: RINA_TORCH2_VENV (default
+# ~/.cache/rina/torch2-venv), made with the first python3 on PATH (never
+# installing into Debian's /usr/bin/python3), torch==RINA_TORCH2_VERSION
+# (PyPI's Linux wheel is a CUDA build of several GB that also runs on the
+# CPU) and numpy. Made once, then reused; where PyPI cannot be reached it
+# says so and the torch2 tests skip. RINA_TORCH2=0 leaves it out. Sets
+# RINA_TORCH2_PYTHON to its interpreter when it is there.
+rina_torch2_venv() {
+  RINA_TORCH2_PYTHON=""
+  [[ "${RINA_TORCH2:-1}" == 0 ]] && { echo "rina: RINA_TORCH2=0: no torch 2.x venv, the torch2 tests skip"; return 0; }
+  local venv=${RINA_TORCH2_VENV:-$HOME/.cache/rina/torch2-venv}
+  local version=${RINA_TORCH2_VERSION:-2.15.0}
+  local stamp="$venv/.rina-torch-version"
+  if [[ ! -x "$venv/bin/python" || "$(cat "$stamp" 2>/dev/null)" != "$version" ]]; then
+    local base
+    base=$(command -v python3)
+    echo "rina: making a torch $version venv in $venv with $base (once; PyPI's wheel is several GB)"
+    local start=$SECONDS
+    rm -rf "$venv"
+    mkdir -p "$(dirname "$venv")"
+    if "$base" -m venv "$venv" &&
+      "$venv/bin/pip" install -q --disable-pip-version-check --timeout 60 --retries 2 \
+        "torch==$version" numpy; then
+      echo "$version" > "$stamp"
+      echo "rina: torch $version venv ready in $((SECONDS - start)) s"
+    else
+      echo "rina: could not install torch==$version from PyPI into $venv: the torch2 tests will skip" >&2
+      rm -rf "$venv"
+      return 0
+    fi
+  fi
+  RINA_TORCH2_PYTHON="$venv/bin/python"
+}

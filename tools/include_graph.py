@@ -17,8 +17,10 @@ not allow; with --modules, if modules of folder F include each other in a
 cycle (an include that runs back up: a.cc includes b.h, whose headers
 include a.h); with --rooms F, if a subfolder (a room) of folder F includes
 another room that the "| room of `F` | includes |" table of the --layers
-file does not allow, or rooms include each other in a cycle. Each problem
-names the files whose includes close it.
+file does not allow, or rooms include each other in a cycle, or a file
+outside F includes a header of a room that the table's third column
+("public headers", where a row has it) does not name. Each problem names
+the files whose includes close it.
 """
 import argparse
 import os
@@ -103,10 +105,11 @@ def room_of(rel, folder):
     return parts[1] if len(parts) > 2 and parts[0] == folder else None
 
 
-def read_layers(design, head=r"layer", what="| layer | includes |"):
-    """{folder: allowed folders} from the '| layer | includes |' table (or
-    another table whose first header cell matches head)."""
-    allowed = {}
+def read_table(design, head, what):
+    """{name: (allowed names, public headers)} from the table whose header
+    row starts with head and 'includes'; a third cell, where there is one,
+    lists the row's public headers (`x.h`)."""
+    table = {}
     with open(design, encoding="utf-8") as f:
         lines = f.read().splitlines()
     try:
@@ -118,13 +121,20 @@ def read_layers(design, head=r"layer", what="| layer | includes |"):
         if not line.startswith("|"):
             break
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) != 2:
-            raise SystemExit(f"include_graph: {design}: a layer row needs two cells: {line}")
-        what = re.sub(r"\([^)]*\)", "", cells[1])  # "(not `algo`)" names what is not allowed
-        targets = set(re.findall(r"`([a-z0-9_]+)`", what))
-        for layer in re.findall(r"`([a-z0-9_]+)`", cells[0]):
-            allowed[layer] = targets
-    return allowed
+        if len(cells) not in (2, 3):
+            raise SystemExit(f"include_graph: {design}: a table row needs two or three cells: "
+                             f"{line}")
+        allowed = re.sub(r"\([^)]*\)", "", cells[1])  # "(not `algo`)" names what is not allowed
+        targets = set(re.findall(r"`([a-z0-9_]+)`", allowed))
+        public = set(re.findall(r"`([a-z0-9_]+\.h)`", cells[2])) if len(cells) == 3 else set()
+        for name in re.findall(r"`([a-z0-9_]+)`", cells[0]):
+            table[name] = (targets, public)
+    return table
+
+
+def read_layers(design):
+    """{folder: allowed folders} from the '| layer | includes |' table."""
+    return {k: v[0] for k, v in read_table(design, r"layer", "| layer | includes |").items()}
 
 
 def cycle_text(cycle, witness):
@@ -135,12 +145,23 @@ def cycle_text(cycle, witness):
     return " -> ".join(cycle) + " (" + "; ".join(hops) + ")"
 
 
-def check_rooms(files, folder, allowed):
+def check_rooms(files, folder, table):
     """Problems of the rooms of folder: an include the rooms table does not
-    allow, a room missing from it, a cycle between rooms."""
+    allow, a room missing from it, a cycle between rooms, a header of a room
+    included from outside folder that is not one of its public headers."""
+    allowed = {room: targets for room, (targets, _) in table.items()}
     rooms, witness = {}, {}
+    problems = []
     for rel, incs in sorted(files.items()):
         room = room_of(rel, folder)
+        for inc in incs:
+            other = room_of(inc, folder)
+            if room is None and other is not None and folder_of(rel) != folder:
+                public = table.get(other, (set(), set()))[1]
+                if public and os.path.basename(inc) not in public:
+                    problems.append(
+                        f'{rel} includes "{inc}", which is not a public header of '
+                        f"{folder}/{other} (those are {', '.join(sorted(public))})")
         if room is None:
             continue
         rooms.setdefault(room, set())
@@ -151,7 +172,6 @@ def check_rooms(files, folder, allowed):
                 witness.setdefault((room, other), (rel, inc))
     if not rooms:
         return [f"{folder}: no rooms"]
-    problems = []
     cycle = find_cycle(rooms)
     if cycle:
         problems.append(f"rooms of {folder} include each other: " + cycle_text(cycle, witness))
@@ -213,13 +233,15 @@ def main():
     if a.check:
         layers = read_layers(a.layers) if a.layers else None
         problems = check(folders, modules, witness, layers, a.modules)
+        public_too = False
         for folder in a.rooms:
             if not a.layers:
                 print("include_graph: --rooms needs --layers (its rooms table)", file=sys.stderr)
                 return 2
-            rooms = read_layers(a.layers, head=rf"room\s+of\s+`{folder}`",
-                                what=f"| room of `{folder}` | includes |")
+            rooms = read_table(a.layers, rf"room\s+of\s+`{folder}`",
+                               f"| room of `{folder}` | includes |")
             problems += check_rooms(files, folder, rooms)
+            public_too |= any(public for _, public in rooms.values())
         for p in problems:
             print("include_graph: " + p, file=sys.stderr)
         if problems:
@@ -228,6 +250,7 @@ def main():
               f"{len(folders)} folders: no cycle"
               + (f" (modules of {', '.join(a.modules)} too)" if a.modules else "")
               + (f", rooms of {', '.join(a.rooms)} as their table says" if a.rooms else "")
+              + (" (public headers too)" if public_too else "")
               + (", layers as the table says" if layers else ""))
         return 0
     if a.folder:

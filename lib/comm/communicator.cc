@@ -2,7 +2,6 @@
 
 #include "algo/dispatch/dispatch.h"
 #include "algo/flat/flat.h"
-#include "algo/flat/weighted_allreduce.h"
 #include "comm/setup.h"
 #include "core/config.h"
 #include "core/log.h"
@@ -14,9 +13,7 @@ namespace rina::comm {
 Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
                             const config::Options& options, std::unique_ptr<Communicator>* out) {
   setLogRank(rank);
-  std::unique_ptr<Communicator> comm(new Communicator());
-  comm->rank_ = rank;
-  comm->nranks_ = nranks;
+  std::unique_ptr<Communicator> comm(new Communicator(rank, nranks));
   Setup s;
   RINA_TRY(comm->readKnobs(options, &s));  // checked knobs, algorithm, plan and path rules
   RINA_TRY(comm->joinBootstrap(id, &s));   // the unique id (RINA_COMM_ID: rank 0 serves it)
@@ -68,24 +65,22 @@ Status Communicator::broadcast(const void* send, void* recv, size_t count, rinaD
 }
 
 Status Communicator::updatePeers(const std::set<int>& wanted) {
-  for (auto it = conns_.begin(); it != conns_.end();) {
-    if (wanted.count(it->first) || basePeers_.count(it->first) || callPeers_.count(it->first)) {
-      ++it;
-      continue;
-    }
-    const transport::LinkCounters& k = it->second->counters();
-    stats_.closedBytesSent += k.bytes[static_cast<int>(transport::Direction::kSend)];
-    stats_.closedBytesReceived += k.bytes[static_cast<int>(transport::Direction::kRecv)];
-    RINA_TRACE("rank %d: closing the connection to rank %d (the plan no longer uses it)", rank_,
-               it->first);
-    it = conns_.erase(it);
+  std::vector<int> unused;
+  for (const auto& [peer, conn] : connections()) {
+    if (!wanted.count(peer) && !basePeers_.count(peer) && !callPeers_.count(peer))
+      unused.push_back(peer);
+  }
+  for (int peer : unused) {
+    RINA_TRACE("rank %d: closing the connection to rank %d (the plan no longer uses it)", rank(),
+               peer);
+    closeConnection(peer);
   }
   return connectMissing(wanted);
 }
 
 Status Communicator::connectForCall(const std::set<int>& peers) {
   for (int r : peers) {
-    if (r != rank_) callPeers_.insert(r);
+    if (r != rank()) callPeers_.insert(r);
   }
   return connectMissing(peers);
 }
@@ -93,15 +88,15 @@ Status Communicator::connectForCall(const std::set<int>& peers) {
 Status Communicator::connectMissing(const std::set<int>& peers) {
   transport::MeshOptions opt = mesh_;
   for (int r : peers) {
-    if (r != rank_ && !conns_.count(r)) opt.peers.insert(r);
+    if (r != rank() && !connections().count(r)) opt.peers.insert(r);
   }
   if (opt.peers.empty()) return {};
   opt.listenFd = listen_.get();
   opt.deadline = deadlineAfterMs(timeoutMs());
-  opt.abort = &aborted_;
-  std::map<int, std::unique_ptr<transport::Connection>> fresh;
+  opt.abort = abortFlag();
+  algo::ConnectionMap fresh;
   RINA_TRY(transport::buildMesh(opt, &fresh));
-  for (auto& [peer, conn] : fresh) conns_[peer] = std::move(conn);
+  addConnections(std::move(fresh));
   return {};
 }
 
@@ -117,7 +112,7 @@ Status Communicator::allToAllv(const void* send, const size_t* sendCounts, const
                                void* recv, const size_t* recvCounts, const size_t* recvDispls,
                                rinaDataType_t type) {
   std::set<int> everyone;
-  for (int r = 0; r < nranks_; ++r) everyone.insert(r);
+  for (int r = 0; r < size(); ++r) everyone.insert(r);
   RINA_TRY(connectForCall(everyone));
   return algo::allToAllv(*this, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type);
 }
@@ -143,13 +138,13 @@ std::set<int> rootedPeers(int rank, int nranks, int root) {
 
 Status Communicator::gather(const void* send, void* recv, size_t count, rinaDataType_t type,
                             int root) {
-  RINA_TRY(connectForCall(rootedPeers(rank_, nranks_, root)));
+  RINA_TRY(connectForCall(rootedPeers(rank(), size(), root)));
   return algo::starGather(*this, send, recv, count, type, root);
 }
 
 Status Communicator::scatter(const void* send, void* recv, size_t count, rinaDataType_t type,
                              int root) {
-  RINA_TRY(connectForCall(rootedPeers(rank_, nranks_, root)));
+  RINA_TRY(connectForCall(rootedPeers(rank(), size(), root)));
   return algo::starScatter(*this, send, recv, count, type, root);
 }
 

@@ -24,10 +24,12 @@
 #include "core/config.h"
 #include "core/socket.h"
 #include "core/status.h"
+#include "plan/path_choice.h"
 #include "rina/rina.h"
 #include "topo/rack_map.h"
 #include "transport/mesh.h"
 #include "transport/notice.h"
+#include "transport/shm_group.h"
 
 namespace rina::comm {
 
@@ -40,8 +42,13 @@ class Communicator : public algo::Context {
                        std::unique_ptr<Communicator>* out);
   ~Communicator();
 
+  // The knobs this communicator was made with, checked (core/config.h), with
+  // rank 0's schedule knobs adopted.
+  const config::Options& options() const { return options_; }
   // The topology the rack map came from (the planner's configured rates).
   const topo::TopologySpec& topology() const { return topology_; }
+  // This rank's INA counters (zero outside an INA rack of two or more).
+  InaCounters inaCounters() const { return rackAgent_ ? rackAgent_->counters() : InaCounters{}; }
   // The plan the rack algorithms follow and the agreement on it.
   PlanSync& plans() { return *plans_; }
 
@@ -55,7 +62,7 @@ class Communicator : public algo::Context {
   // The allreduce of the configured algorithm (algo/dispatch/dispatch.h), with this
   // communicator's plan and INA rack.
   Status allReduce(const void* send, void* recv, size_t count, rinaDataType_t type, rinaRedOp_t op);
-  // sum_r w_r x_r / sum_r w_r over allReduce (algo/flat/weighted_allreduce.h).
+  // sum_r w_r x_r / sum_r w_r over allReduce (algo/flat/flat.h).
   Status weightedAllReduce(const void* send, void* recv, size_t count, rinaDataType_t type,
                            double weight);
   // Around the ring, which every rank is connected to (algo/flat/flat.h):
@@ -143,7 +150,7 @@ class Communicator : public algo::Context {
               bool* exchanged);
 
  private:
-  Communicator() = default;
+  Communicator(int rank, int nranks) : Context(rank, nranks) {}
   // Applies one notice (revoke: the communicator is revoked; a shrink's
   // proposal or refusal: kept for the shrink that awaits it).
   void applyNotice(transport::Notice notice, Fd fd);
@@ -180,6 +187,8 @@ class Communicator : public algo::Context {
   // hands on to later ones and lives until create returns.
   struct Setup;
   Status readKnobs(const config::Options& options, Setup* s);
+  // The algorithms' knobs (algo::CallKnobs) from options_, at each change.
+  void handKnobsToContext();
   Status joinBootstrap(const rinaUniqueId& id, Setup* s);
   Status openListeners(Setup* s);
   Status meet(Setup* s);
@@ -196,11 +205,14 @@ class Communicator : public algo::Context {
                                      int socketsPerPeer);
   Status joinHostGroup(const std::vector<bootstrap::PeerInfo>& table, uint64_t commId,
                        Deadline deadline);
+  // joinHostGroup's segment until waited for, then handed to the context.
+  Status finishHostGroup(Deadline deadline);
   Status probe();
   Status setUpRack();
   Status startPlans(const plan::ReplanPolicy& policy);
   void logReady(const Setup& s) const;
 
+  config::Options options_;
   topo::TopologySpec topology_;
   std::unique_ptr<RackAgent> rackAgent_;
   std::unique_ptr<PlanSync> plans_;
@@ -227,6 +239,7 @@ class Communicator : public algo::Context {
   std::vector<Proposal> proposals_;
   std::map<uint64_t, std::string> refusals_;
   uint64_t shrinkAttempts_ = 0;
+  std::unique_ptr<transport::ShmGroup> joiningGroup_;
   uint64_t splits_ = 0;
 };
 

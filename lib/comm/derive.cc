@@ -11,7 +11,6 @@
 #include <algorithm>
 
 #include "algo/dispatch/dispatch.h"
-#include "algo/dispatch/peers.h"
 #include "comm/communicator.h"
 #include "comm/link_stats.h"
 #include "core/log.h"
@@ -20,33 +19,37 @@
 namespace rina::comm {
 
 std::unique_ptr<Communicator> Communicator::successor(int nranks, int rank) const {
-  std::unique_ptr<Communicator> next(new Communicator());
-  next->rank_ = rank;
-  next->nranks_ = nranks;
+  std::unique_ptr<Communicator> next(new Communicator(rank, nranks));
   next->options_ = options_;
+  next->handKnobsToContext();
   next->topology_ = topology_;
   next->algorithm_ = algorithm_;
   return next;
 }
 
 void Communicator::handOver(const std::vector<int>& members, Communicator* next) {
-  // members[i] is rank i of next; every other rank's connections close.
+  // members[i] is rank i of next; every other rank's connections close,
+  // and so do those of a transport that cannot be taken over (the pair
+  // connects afresh; both ends drop it alike).
   std::map<int, int> renumbered;
   for (size_t i = 0; i < members.size(); ++i) renumbered[members[i]] = static_cast<int>(i);
-  for (auto& [peer, conn] : conns_) {
+  algo::SpineConnectionMap spine;
+  algo::ConnectionMap all = releaseConnections(&spine);
+  algo::ConnectionMap kept;
+  algo::SpineConnectionMap keptSpine;
+  for (auto& [peer, conn] : all) {
     auto it = renumbered.find(peer);
-    if (it == renumbered.end() || it->second == next->rank_) continue;
+    if (it == renumbered.end() || it->second == next->rank() || !conn->canResync()) continue;
     conn->renumber(it->second);
-    next->conns_[it->second] = std::move(conn);
+    kept[it->second] = std::move(conn);
   }
-  for (auto& [key, conn] : spineConns_) {
+  for (auto& [key, conn] : spine) {
     auto it = renumbered.find(key.first);
-    if (it == renumbered.end() || it->second == next->rank_) continue;
+    if (it == renumbered.end() || !kept.count(it->second) || !conn->canResync()) continue;
     conn->renumber(it->second);
-    next->spineConns_[{it->second, key.second}] = std::move(conn);
+    keptSpine[{it->second, key.second}] = std::move(conn);
   }
-  conns_.clear();
-  spineConns_.clear();
+  next->addConnections(std::move(kept), std::move(keptSpine));
   next->listen_ = std::move(listen_);
   // Set-up connections of the new communicator that arrived meanwhile.
   for (transport::Arrival& a : arrivals_.mesh) {
@@ -59,42 +62,38 @@ void Communicator::handOver(const std::vector<int>& members, Communicator* next)
 Status Communicator::formDerived(const std::vector<bootstrap::PeerInfo>& table, uint64_t commId,
                                  std::unique_ptr<RackAgent> oldRack, Clock::time_point started,
                                  const std::string& how, bool resyncBegun) {
-  setLogRank(rank_);
+  setLogRank(rank());
   const Clock::time_point entered = Clock::now();
   plan::PathPolicy pathPolicy = plan::PathPolicy::kPlanned;
   RINA_TRY(plan::parsePathPolicy(options_.paths, &pathPolicy));
   RINA_TRY(choosePaths(table, pathPolicy));
   transport::MeshOptions mesh = meshOptions(table, commId, static_cast<int>(options_.socketNsocks));
   mesh.listenFd = listen_.get();
-  // The connections taken over: brought back to a common start, or (a
-  // transport that cannot) made afresh below. Those the new numbering no
-  // longer needs stay open too (a plan change closes them): a rank still
-  // waiting for its shrink's verdict would take one closed under it for a
-  // failed peer.
-  std::set<int> wanted = algo::neighbourRanks(rank_, nranks_);
-  for (int p : algo::rackPeerRanks(rank_, racks_)) wanted.insert(p);
-  std::erase_if(conns_, [&](const auto& c) { return !c.second->canResync(); });
-  std::erase_if(spineConns_, [&](const auto& c) {
-    return !conns_.count(c.first.first) || !c.second->canResync();
-  });
+  // The connections taken over are brought back to a common start. Those
+  // the new numbering no longer needs stay open too (a plan change closes
+  // them): a rank still waiting for its shrink's verdict would take one
+  // closed under it for a failed peer.
+  std::set<int> wanted = algo::neighbourRanks(rank(), size());
+  for (int p : algo::rackPeerRanks(rank(), racks())) wanted.insert(p);
   std::vector<transport::Connection*> kept;
-  for (auto& [peer, conn] : conns_) kept.push_back(conn.get());
-  for (auto& [key, conn] : spineConns_) kept.push_back(conn.get());
+  for (auto& [peer, conn] : connections()) kept.push_back(conn.get());
+  for (auto& [key, conn] : spineConnections()) kept.push_back(conn.get());
   // The host segment is joined first (a shrink joined it already) and
   // waited for last: its ranks meet while the connections are brought back
   // and made.
-  if (!hostGroup_) RINA_TRY(joinHostGroup(table, commId, mesh.deadline));
-  RINA_TRY(transport::resyncAll(kept, commId, rank_, mesh.deadline, &aborted_, resyncBegun));
+  if (!joiningGroup_) RINA_TRY(joinHostGroup(table, commId, mesh.deadline));
+  RINA_TRY(transport::resyncAll(kept, commId, rank(), mesh.deadline, abortFlag(), resyncBegun));
   const Clock::time_point resynced = Clock::now();
-  const size_t reused = conns_.size();
+  const size_t reused = connections().size();
   for (int p : wanted) {
-    if (!conns_.count(p)) mesh.peers.insert(p);
+    if (!connections().count(p)) mesh.peers.insert(p);
   }
-  std::map<int, std::unique_ptr<transport::Connection>> fresh;
+  algo::ConnectionMap fresh;
   RINA_TRY(transport::buildMesh(mesh, &fresh));
-  for (auto& [peer, conn] : fresh) conns_[peer] = std::move(conn);
+  const size_t made = fresh.size();
+  addConnections(std::move(fresh));
   const Clock::time_point connected = Clock::now();
-  if (hostGroup_) RINA_TRY(hostGroup_->waitJoined(mesh.deadline, &aborted_));
+  RINA_TRY(finishHostGroup(mesh.deadline));
   const Clock::time_point grouped = Clock::now();
   mesh_ = std::move(mesh);
   mesh_.peers.clear();
@@ -113,9 +112,9 @@ Status Communicator::formDerived(const std::vector<bootstrap::PeerInfo>& table, 
       "rank %d of %d ready (%s) in %.1f ms (agreement %.1f, resync %.1f, connections %.1f, "
       "host segment %.1f, the rest %.1f): %zu connection(s) kept, %zu made; racks %s; "
       "algorithm %s",
-      rank_, nranks_, how.c_str(), ms(started, done), ms(started, entered), ms(entered, resynced),
-      ms(resynced, connected), ms(connected, grouped), ms(grouped, done), reused, fresh.size(),
-      racks_.describe().c_str(), algo::algorithmName(algorithm_));
+      rank(), size(), how.c_str(), ms(started, done), ms(started, entered), ms(entered, resynced),
+      ms(resynced, connected), ms(connected, grouped), ms(grouped, done), reused, made,
+      racks().describe().c_str(), algo::algorithmName(algorithm_));
   watchNotices();
   return {};
 }

@@ -38,7 +38,7 @@ Status Communicator::grow(int nNew, const rinaUniqueId& id, std::unique_ptr<Comm
                           bool* exchanged) {
   *exchanged = false;
   const Clock::time_point started = Clock::now();
-  const std::string where = "rank " + std::to_string(rank_) + ": rinaCommGrow: ";
+  const std::string where = "rank " + std::to_string(rank()) + ": rinaCommGrow: ";
   bootstrap::IdData data{};
   bool fromEnv = false;
   // The id, never RINA_COMM_ID: the root is the process that made it.
@@ -47,13 +47,13 @@ Status Communicator::grow(int nNew, const rinaUniqueId& id, std::unique_ptr<Comm
   // here, before anyone waits at a root the others never reach.
   GrowRecord asked{kGrowMagic, nNew, idOk.ok() ? data.commId : 0,
                    idOk.ok() ? data.root : PackedAddr{}};
-  std::vector<GrowRecord> all(nranks_);
+  std::vector<GrowRecord> all(size());
   RINA_TRY(
       algo::ringAllGather(*this, &asked, all.data(), sizeof asked, rinaUint8, algo::kMembership)
           .prepend(where));
   *exchanged = true;
   if (!idOk.ok()) return Status(idOk).prepend(where + "uniqueId: ");
-  for (int r = 0; r < nranks_; ++r) {
+  for (int r = 0; r < size(); ++r) {
     const GrowRecord& g = all[r];
     if (g.magic != kGrowMagic) {
       return errorf(rinaRemoteError, "%srank %d sent a corrupt grow record", where.c_str(), r);
@@ -65,22 +65,22 @@ Status Communicator::grow(int nNew, const rinaUniqueId& id, std::unique_ptr<Comm
                     where.c_str(), r, g.nNew, g.root.str().c_str(), nNew, asked.root.str().c_str());
     }
   }
-  const int total = nranks_ + nNew;
+  const int total = size() + nNew;
   // Racks as RINA_RACKS gives them count ranks in order: the grown map is
   // this one's racks, then a rack of its own per joiner (a topology file
   // places joiners by their hosts; one rack per host needs no knob).
   config::Options grown = options_;
   if (grown.topoFile.empty() && !grown.racks.empty()) {
     // RINA_SWITCH lists the switches of the racks that still have one.
-    topo::RackMap racks = racks_;
-    RINA_TRY(pinSwitches(options_.switches, &racks).prepend(where));
+    topo::RackMap pinned = racks();
+    RINA_TRY(pinSwitches(options_.switches, &pinned).prepend(where));
     std::string switches;
-    for (const topo::Rack& r : racks.racks) {
+    for (const topo::Rack& r : pinned.racks) {
       if (r.ina && !r.switchCtrl.empty())
         switches.append(switches.empty() ? "" : ",").append(r.switchCtrl);
     }
     if (!switches.empty()) grown.switches = switches;
-    std::string text = topo::shortFormOf(racks_);
+    std::string text = topo::shortFormOf(racks());
     if (text.empty()) {
       return errorf(rinaInvalidUsage,
                     "%sthe racks of this communicator hold ranks out of rack order (a split "
@@ -97,12 +97,12 @@ Status Communicator::grow(int nNew, const rinaUniqueId& id, std::unique_ptr<Comm
   uint64_t newId = 0;
   // This rank's spine addresses were listened on at creation only: the
   // grown communicator's hops take the default path.
-  bootstrap::PeerInfo mine = mesh_.table[rank_];
+  bootstrap::PeerInfo mine = mesh_.table[rank()];
   mine.spineCount = 0;
-  RINA_TRY(bootstrap::rendezvous(data, rank_, total, mine, schedule, secret,
+  RINA_TRY(bootstrap::rendezvous(data, rank(), total, mine, schedule, secret,
                                  deadlineAfterMs(timeoutMs()), &table, &rankZero, &newId)
                .prepend(where));
-  for (int r = 0; r < nranks_; ++r) {
+  for (int r = 0; r < size(); ++r) {
     if (!(table[r].listen == mesh_.table[r].listen)) {
       return errorf(rinaInvalidUsage,
                     "%srank %d of the grown table listens at %s, not where rank %d of this "
@@ -111,17 +111,20 @@ Status Communicator::grow(int nNew, const rinaUniqueId& id, std::unique_ptr<Comm
                     mesh_.table[r].listen.str().c_str());
     }
   }
-  std::unique_ptr<Communicator> next = successor(total, rank_);
+  std::unique_ptr<Communicator> next = successor(total, rank());
   next->options_ = grown;
-  RINA_TRY(topo::rackMapFrom(grown.topoFile, grown.racks, hostIdsOf(table), &next->racks_,
+  next->handKnobsToContext();
+  topo::RackMap grownRacks;
+  RINA_TRY(topo::rackMapFrom(grown.topoFile, grown.racks, hostIdsOf(table), &grownRacks,
                              &next->topology_)
                .prepend(where));
-  std::vector<int> members(nranks_);
-  for (int r = 0; r < nranks_; ++r) members[r] = r;
+  next->setRacks(std::move(grownRacks));
+  std::vector<int> members(size());
+  for (int r = 0; r < size(); ++r) members[r] = r;
   mesh_.successorId = newId;
   handOver(members, next.get());
   RINA_TRY(next->formDerived(table, newId, std::move(rackAgent_), started,
-                             "grown from " + std::to_string(nranks_) + " ranks"));
+                             "grown from " + std::to_string(size()) + " ranks"));
   *out = std::move(next);
   return {};
 }

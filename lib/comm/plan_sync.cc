@@ -4,7 +4,7 @@
 #include <string>
 
 #include "algo/engine/engine.h"
-#include "algo/rack/plan_members.h"
+#include "algo/rack/rack.h"
 #include "core/log.h"
 #include "topo/ring_members.h"
 

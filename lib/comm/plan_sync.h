@@ -38,7 +38,7 @@
 #include <vector>
 
 #include "algo/engine/context.h"
-#include "algo/rack/rack_inputs.h"
+#include "algo/rack/rack.h"
 #include "comm/link_stats.h"
 #include "plan/network.h"
 #include "plan/plan.h"
@@ -52,9 +52,9 @@ class PlanSync final : public algo::PlanSource {
   // what no plan needs): a collective, as Communicator::updatePeers.
   using Connect = std::function<Status(const std::set<int>& wanted)>;
 
-  // Beyond this many ring members rank 0 would plan for too long (the ring
-  // heuristic grows about cubically: 0.06 s at 128 members, 49 s at 1024 on
-  // the build machine) while every rank waits: the rack order stays.
+  // Beyond this many ring members rank 0 would plan for too long while
+  // every rank waits (docs/planning.md gives the ring heuristic's times):
+  // the rack order stays.
   static constexpr size_t kMaxPlannedMembers = 128;
 
   // The planner's network from the topology and ctx's rack map (rates as
@@ -117,9 +117,8 @@ class PlanSync final : public algo::PlanSource {
   std::chrono::steady_clock::time_point exchangedAt_{};
   std::map<std::tuple<int, int, int>, double> baseline_;
   // Rank 0: a drop past the threshold whose plan came out the same was
-  // judged on peaks that still held readings from before it (in the lab, an
-  // uplink shaped from 200 to 50 Mbit/s first read as a 63-76% drop with the
-  // uplink's sum still above half its rate, so the plan stayed), and the
+  // judged on peaks that still held readings from before it (docs/planning.md,
+  // "Plans at run time", says what the lab showed), and the
   // stay made those transitional rates the baseline: the next drop past the
   // threshold would have to come from them. So the baseline from before
   // the drop is kept here, and at the first check from recheckAt_ on

@@ -609,7 +609,7 @@ Status RackAgent::takeStart(algo::Context& ctx, const algo::RackStart& in, int a
     fallBack(ctx, "the agent lost the switch", false);
   } else if (msg.regrant) {
     RINA_TRY(client_->setGrant(grantOf(msg)));
-    ctx.stats().inaRegrants++;
+    ++counters_.regrants;
   }
   return {};
 }
@@ -664,7 +664,7 @@ bool RackAgent::tryReturn(algo::Context& ctx, ina::Grant* g) {
 
 void RackAgent::returned(algo::Context& ctx) {
   active_ = true;
-  ctx.stats().inaReturns++;
+  counters_.returns++;
 }
 
 bool RackAgent::checkSwitch(algo::Context& ctx) {
@@ -723,16 +723,27 @@ bool RackAgent::requestSlotsAgain(algo::Context& ctx, ina::Grant* g) {
     return false;
   }
   regranted_ = true;
-  ctx.stats().inaRegrants++;
+  ++counters_.regrants;
   RINA_INFO("rank %d: rack %s: slots preempted; new grant of %u slots from %u", ctx.rank(),
             rack_->name.c_str(), g->length, g->base);
   return true;
 }
 
+void RackAgent::countCall(const ina::InaCallStats& s, size_t hostSlices) {
+  ++counters_.calls;
+  counters_.retransmissions += s.retransmissions;
+  counters_.datagrams += s.datagramsSent;
+  counters_.fastRetransmissions += s.fastRetransmissions;
+  counters_.lateAnswers += s.lateAnswers;
+  counters_.socketDrops += s.socketDrops;
+  counters_.windowCuts += s.windowCuts;
+  counters_.hostSlices += hostSlices;
+}
+
 void RackAgent::fallBack(algo::Context& ctx, const std::string& why, bool seenHere) {
   if (!active_) return;
   active_ = false;
-  ctx.stats().inaFallbacks++;
+  ++counters_.fallbacks;
   if (ctrl_ && registered_ && !released_) {
     // The rack never uses the switch again: its slots go back now, not at
     // rinaCommDestroy (a switch that times out may hold them for good).

@@ -23,7 +23,7 @@
 #include <string>
 
 #include "algo/engine/context.h"
-#include "algo/rack/rack_inputs.h"
+#include "algo/rack/rack.h"
 #include "core/config.h"
 #include "ina/ctrl_client.h"
 #include "ina/ina_client.h"
@@ -47,6 +47,22 @@ Status pinSwitches(const std::string& switches, topo::RackMap* map);
 // ids collide, source (null: getrandom again). Not thread-safe against
 // communicators being created.
 void setJobIdSourceForTesting(std::function<uint16_t()> source);
+
+// The INA counters of rinaCommGetStats (include/rina/rina.h names each):
+// this rank's switch calls and its rack's fallbacks and re-grants.
+struct InaCounters {
+  uint64_t fallbacks = 0;
+  uint64_t calls = 0;
+  uint64_t retransmissions = 0;
+  uint64_t hostSlices = 0;
+  uint64_t regrants = 0;
+  uint64_t datagrams = 0;
+  uint64_t fastRetransmissions = 0;
+  uint64_t lateAnswers = 0;
+  uint64_t socketDrops = 0;
+  uint64_t windowCuts = 0;
+  uint64_t returns = 0;  // the rack went back to its switch after a fallback
+};
 
 class RackAgent final : public algo::RackSwitch {
  public:
@@ -75,7 +91,10 @@ class RackAgent final : public algo::RackSwitch {
   // Plan checks (plans->checks()) are when a rack that fell back tries its
   // switch again; null: never.
   void followPlanChecks(const PlanSync* plans) { plans_ = plans; }
-  ina::InaClient& client() override { return *client_; }
+  ina::SwitchCalls& calls() override { return *client_; }
+  void countCall(const ina::InaCallStats& s, size_t hostSlices) override;
+  void countHostSlices(size_t n) override { counters_.hostSlices += n; }
+  const InaCounters& counters() const { return counters_; }
 
   // At the start of a collective that uses the switch: the agent applies
   // pushed notices and writes the mode and, after a re-grant, the new grant
@@ -153,6 +172,7 @@ class RackAgent final : public algo::RackSwitch {
   const PlanSync* plans_ = nullptr;
   uint64_t returnCheck_ = 0;            // plans_->checks() at the last start exchanged
   std::vector<ina::Endpoint> members_;  // agent: the workers' addresses, for a return
+  InaCounters counters_;
 };
 
 }  // namespace rina::comm

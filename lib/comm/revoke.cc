@@ -26,20 +26,20 @@ void Communicator::revoke(const std::string& why) {
   {
     std::lock_guard<std::mutex> lock(revokeMutex_);
     if (revoked_.load()) return;
-    revokedBy_ = "revoked on rank " + std::to_string(rank_) + " (" + why + ")";
+    revokedBy_ = "revoked on rank " + std::to_string(rank()) + " (" + why + ")";
     revoked_ = true;
   }
-  RINA_INFO("rank %d: communicator revoked: %s; telling the other %d rank(s)", rank_, why.c_str(),
-            nranks_ - 1);
+  RINA_INFO("rank %d: communicator revoked: %s; telling the other %d rank(s)", rank(), why.c_str(),
+            size() - 1);
   transport::Notice n;
   n.kind = transport::NoticeKind::kRevoke;
-  n.from = rank_;
-  n.ranks.assign(nranks_, false);
+  n.from = rank();
+  n.ranks.assign(size(), false);
   n.text = why;
   std::vector<PackedAddr> addrs;
   std::vector<std::string> bytes;
-  for (int r = 0; r < nranks_; ++r) {
-    if (r == rank_) continue;
+  for (int r = 0; r < size(); ++r) {
+    if (r == rank()) continue;
     addrs.push_back(mesh_.table[r].listen);
     bytes.push_back(transport::encodeNotice(n, r, mesh_.commId));
   }
@@ -48,7 +48,7 @@ void Communicator::revoke(const std::string& why) {
                          &sent);
   for (size_t i = 0; i < sent.size(); ++i) {
     if (!sent[i].ok()) {
-      RINA_INFO("rank %d: the revoke did not reach %s: %s", rank_, addrs[i].str().c_str(),
+      RINA_INFO("rank %d: the revoke did not reach %s: %s", rank(), addrs[i].str().c_str(),
                 sent[i].message().c_str());
     }
   }
@@ -67,7 +67,7 @@ void Communicator::watchNotices() {
 
 Status Communicator::revokedError(const std::string& call) const {
   std::lock_guard<std::mutex> lock(revokeMutex_);
-  return Status(rinaRevoked, call + ": rank " + std::to_string(rank_) + ": the communicator was " +
+  return Status(rinaRevoked, call + ": rank " + std::to_string(rank()) + ": the communicator was " +
                                  revokedBy_ + "; shrink it (rinaCommShrink) or destroy it");
 }
 
@@ -95,15 +95,15 @@ Status Communicator::takeNotices() {
     transport::Arrival a = std::move(arrivals_.notices.front());
     arrivals_.notices.pop_front();
     if (a.hello.commId != mesh_.commId) {
-      RINA_INFO("rank %d: dropped a notice from rank %d for another communicator", rank_,
+      RINA_INFO("rank %d: dropped a notice from rank %d for another communicator", rank(),
                 a.hello.from);
       continue;
     }
     transport::Notice n;
-    Status s = transport::readNotice(a.fd.get(), a.hello, nranks_,
+    Status s = transport::readNotice(a.fd.get(), a.hello, size(),
                                      deadlineAfterMs(std::min(timeoutMs(), kNoticeWaitMs)), &n);
     if (!s.ok()) {
-      RINA_WARN("rank %d: %s", rank_, s.message().c_str());
+      RINA_WARN("rank %d: %s", rank(), s.message().c_str());
       continue;
     }
     applyNotice(std::move(n), std::move(a.fd));
@@ -118,7 +118,7 @@ void Communicator::applyNotice(transport::Notice n, Fd fd) {
       if (!revoked_.load()) {
         revokedBy_ = "revoked by rank " + std::to_string(n.from) + " (" + n.text + ")";
         revoked_ = true;
-        RINA_INFO("rank %d: communicator %s", rank_, revokedBy_.c_str());
+        RINA_INFO("rank %d: communicator %s", rank(), revokedBy_.c_str());
       }
       return;
     }
@@ -138,7 +138,7 @@ void Communicator::applyNotice(transport::Notice n, Fd fd) {
                                        std::to_string(n.attempt) + ": " + n.text);
       return;
     case transport::NoticeKind::kVerdict:
-      RINA_WARN("rank %d: dropped a shrink verdict from rank %d that came outside a shrink", rank_,
+      RINA_WARN("rank %d: dropped a shrink verdict from rank %d that came outside a shrink", rank(),
                 n.from);
       return;
   }
@@ -148,15 +148,15 @@ Status Communicator::asyncError() {
   RINA_TRY(takeNotices());
   if (revoked()) return revokedError("rinaCommGetAsyncError");
   if (aborted()) {
-    return errorf(rinaAborted, "rinaCommGetAsyncError: rank %d: communicator was aborted", rank_);
+    return errorf(rinaAborted, "rinaCommGetAsyncError: rank %d: communicator was aborted", rank());
   }
   auto check = [this](transport::Connection& c) -> Status {
     Status s = c.checkGone();
-    if (!s.ok()) s.prepend("rinaCommGetAsyncError: rank " + std::to_string(rank_) + ": ");
+    if (!s.ok()) s.prepend("rinaCommGetAsyncError: rank " + std::to_string(rank()) + ": ");
     return s;
   };
-  for (auto& [peer, conn] : conns_) RINA_TRY(check(*conn));
-  for (auto& [key, conn] : spineConns_) RINA_TRY(check(*conn));
+  for (auto& [peer, conn] : connections()) RINA_TRY(check(*conn));
+  for (auto& [key, conn] : spineConnections()) RINA_TRY(check(*conn));
   if (rackAgent_) {
     RINA_TRY(rackAgent_->checkWhileIdle(*this).prepend("rinaCommGetAsyncError: "));
   }

@@ -9,13 +9,14 @@
 #include <cstring>
 
 #include "algo/dispatch/dispatch.h"
-#include "algo/dispatch/peers.h"
 #include "comm/link_stats.h"
 #include "comm/spine_addresses.h"
 #include "core/config.h"
 #include "core/log.h"
+#include "plan/path_choice.h"
 #include "topo/topology_json.h"
 #include "transport/mesh.h"
+#include "transport/shm_group.h"
 
 namespace rina::comm {
 namespace {
@@ -71,22 +72,31 @@ Status Communicator::readKnobs(const config::Options& options, Setup* s) {
   // Checked once here (a value set in code passes the table's checks as an
   // environment variable would), then handed down.
   options_ = options;
-  const std::string where = "rank " + std::to_string(rank_) + ": ";
+  const std::string where = "rank " + std::to_string(rank()) + ": ";
   RINA_TRY(config::check(&options_).prepend(where));
   config::printConfig(options_);
+  handKnobsToContext();
   RINA_TRY(algo::parseAlgorithm(options_.algo, &algorithm_).prepend("RINA_ALGO: "));
   s->policy = plan::ReplanPolicy::fromOptions(options_);
   s->socketsPerPeer = static_cast<int>(options_.socketNsocks);
   return plan::parsePathPolicy(options_.paths, &s->pathPolicy);
 }
 
+void Communicator::handKnobsToContext() {
+  setKnobs(algo::CallKnobs{.timeoutMs = options_.timeoutMs,
+                           .sliceBytes = static_cast<size_t>(options_.sliceBytes),
+                           .smallMsgBytes = static_cast<size_t>(options_.smallMsgBytes),
+                           .portMarkers = options_.inaPortMarkers,
+                           .spinUs = options_.spinUs});
+}
+
 Status Communicator::joinBootstrap(const rinaUniqueId& id, Setup* s) {
   bool fromEnv = false;
   RINA_TRY(bootstrap::resolveId(id, options_.commId, &s->id, &fromEnv));
   RINA_TRY(bootstrap::readCommSecret(options_.commSecret, &s->secret)
-               .prepend("rank " + std::to_string(rank_) + ": "));
+               .prepend("rank " + std::to_string(rank()) + ": "));
   // Under RINA_COMM_ID rank 0 is the root.
-  if (fromEnv && rank_ == 0) {
+  if (fromEnv && rank() == 0) {
     RINA_TRY(
         bootstrap::RootService::start(s->id.root, s->id.commId, timeoutMs(), s->secret, &s->root));
   }
@@ -98,33 +108,33 @@ Status Communicator::openListeners(Setup* s) {
   RINA_TRY(chooseListenAddress(options_.socketIfname, &listenAddr, &s->ifname));
   // Setup runs near the NIC in use (RINA_CPU_AFFINITY, topo/thread_placement.h);
   // under `setup` the thread gets its mask back when create returns.
-  RINA_TRY(topo::placeSetupThread(rank_, s->ifname, options_.cpuAffinity, &s->placement));
+  RINA_TRY(topo::placeSetupThread(rank(), s->ifname, options_.cpuAffinity, &s->placement));
   RINA_TRY(listenOn(listenAddr, false, &s->listen, &s->mine.listen));
   s->mine.pid = getpid();
   const std::string host = hostIdentity();
   std::strncpy(s->mine.host, host.c_str(), sizeof(s->mine.host) - 1);
-  return listenOnSpines(rank_, options_, s->mine.listen, &s->mine, &s->spineListen);
+  return listenOnSpines(rank(), options_, s->mine.listen, &s->mine, &s->spineListen);
 }
 
 Status Communicator::meet(Setup* s) {
   s->listening = Clock::now();
   std::string schedule, rankZero;
   RINA_TRY(
-      config::scheduleText(options_, &schedule).prepend("rank " + std::to_string(rank_) + ": "));
+      config::scheduleText(options_, &schedule).prepend("rank " + std::to_string(rank()) + ": "));
   // From here on the communicator's id (peer hellos, shared-memory names)
   // is the one the root drew for it, fresh per communicator.
-  RINA_TRY(bootstrap::rendezvous(s->id, rank_, nranks_, s->mine, schedule, s->secret,
+  RINA_TRY(bootstrap::rendezvous(s->id, rank(), size(), s->mine, schedule, s->secret,
                                  deadlineAfterMs(timeoutMs()), &s->table, &rankZero,
                                  &s->id.commId));
   s->met = Clock::now();
-  if (rank_ != 0) RINA_TRY(takeRankZeroSchedule(rankZero, s));
+  if (rank() != 0) RINA_TRY(takeRankZeroSchedule(rankZero, s));
   return {};
 }
 
 Status Communicator::takeRankZeroSchedule(const std::string& text, Setup* s) {
   std::vector<config::Adopted> adopted;
   RINA_TRY(config::adoptSchedule(&options_, text, &adopted)
-               .prepend("rank " + std::to_string(rank_) + ": rank 0's schedule knobs: "));
+               .prepend("rank " + std::to_string(rank()) + ": rank 0's schedule knobs: "));
   if (adopted.empty()) return {};
   std::string list;
   for (const config::Adopted& a : adopted) {
@@ -132,43 +142,49 @@ Status Communicator::takeRankZeroSchedule(const std::string& text, Setup* s) {
     list += std::string(a.knob->name) + "=" + a.mine + " here, " + a.theirs + " on rank 0";
   }
   RINA_WARN("rank %d: %s; every rank takes rank 0's values of the knobs that shape the schedule",
-            rank_, list.c_str());
+            rank(), list.c_str());
   // What readKnobs derived from them.
+  handKnobsToContext();
   RINA_TRY(algo::parseAlgorithm(options_.algo, &algorithm_).prepend("RINA_ALGO: "));
   s->policy = plan::ReplanPolicy::fromOptions(options_);
   return plan::parsePathPolicy(options_.paths, &s->pathPolicy);
 }
 
 Status Communicator::mapRacks(const Setup& s) {
+  topo::RackMap racks;
   RINA_TRY(
-      topo::rackMapFrom(options_.topoFile, options_.racks, hostIdsOf(s.table), &racks_, &topology_)
-          .prepend("rank " + std::to_string(rank_) + ": "));
+      topo::rackMapFrom(options_.topoFile, options_.racks, hostIdsOf(s.table), &racks, &topology_)
+          .prepend("rank " + std::to_string(rank()) + ": "));
+  setRacks(std::move(racks));
   return choosePaths(s.table, s.pathPolicy);
 }
 
 Status Communicator::choosePaths(const std::vector<bootstrap::PeerInfo>& table,
                                  plan::PathPolicy policy) {
-  basePeers_ = algo::basePeerRanks(rank_, racks_);
+  basePeers_ = algo::basePeerRanks(rank(), racks());
   // Every rank reaches a peer in another rack over each spine both have an
   // address on; hops pick among them (RINA_PATHS).
   int spines = bootstrap::kMaxSpineAddrs;
   for (const bootstrap::PeerInfo& p : table) spines = std::min<int>(spines, p.spineCount);
-  spines_ = spines;
-  defaultSpines_.assign(nranks_, -1);
-  for (int r = 0; r < nranks_ && spines >= 2; ++r) {
-    if (r != rank_ && racks_.rackOf[r] != racks_.rackOf[rank_])
-      defaultSpines_[r] = transport::defaultSpineOf(table[std::max(r, rank_)], spines);
+  const topo::RackMap& map = racks();
+  std::vector<int> defaultSpines(size(), -1);
+  for (int r = 0; r < size() && spines >= 2; ++r) {
+    if (r != rank() && map.rackOf[r] != map.rackOf[rank()])
+      defaultSpines[r] = transport::defaultSpineOf(table[std::max(r, rank())], spines);
   }
   topo::TopologySpec spec;
   const std::string& file = options_.topoFile;
   const bool haveSpec = !file.empty() && topo::loadTopologyFile(file, &spec).ok();
-  return plan::PathChoice::make(policy, spines, racks_, haveSpec ? &spec : nullptr, &paths_);
+  auto paths = std::make_unique<plan::PathChoice>();
+  RINA_TRY(plan::PathChoice::make(policy, spines, map, haveSpec ? &spec : nullptr, paths.get()));
+  setPaths(std::move(paths), spines, std::move(defaultSpines));
+  return {};
 }
 
 transport::MeshOptions Communicator::meshOptions(const std::vector<bootstrap::PeerInfo>& table,
                                                  uint64_t commId, int socketsPerPeer) {
   transport::MeshOptions mesh;
-  mesh.rank = rank_;
+  mesh.rank = rank();
   mesh.commId = commId;
   mesh.table = table;
   mesh.shmEnabled = !options_.shmDisable;
@@ -180,23 +196,26 @@ transport::MeshOptions Communicator::meshOptions(const std::vector<bootstrap::Pe
   mesh.socketsPerPeer = socketsPerPeer;
   mesh.knobs = options_;
   mesh.deadline = deadlineAfterMs(timeoutMs());
-  mesh.abort = &aborted_;
+  mesh.abort = abortFlag();
   mesh.arrivals = &arrivals_;
   return mesh;
 }
 
 Status Communicator::connectPeers(Setup* s) {
   transport::MeshOptions mesh = meshOptions(s->table, s->id.commId, s->socketsPerPeer);
-  mesh.peers = algo::neighbourRanks(rank_, nranks_);
-  for (int p : algo::rackPeerRanks(rank_, racks_)) mesh.peers.insert(p);
+  mesh.peers = algo::neighbourRanks(rank(), size());
+  for (int p : algo::rackPeerRanks(rank(), racks())) mesh.peers.insert(p);
   mesh.listenFd = s->listen.get();
   for (int p : mesh.peers) {
-    if (spines_ >= 2 && racks_.rackOf[p] != racks_.rackOf[rank_]) mesh.spinePeers.insert(p);
+    if (spines() >= 2 && racks().rackOf[p] != racks().rackOf[rank()]) mesh.spinePeers.insert(p);
   }
   for (const Fd& fd : s->spineListen) mesh.spineListenFds.push_back(fd.get());
-  RINA_TRY(transport::buildMesh(mesh, &conns_, &spineConns_));
+  algo::ConnectionMap conns;
+  algo::SpineConnectionMap spineConns;
+  RINA_TRY(transport::buildMesh(mesh, &conns, &spineConns));
+  addConnections(std::move(conns), std::move(spineConns));
   RINA_TRY(joinHostGroup(s->table, s->id.commId, mesh.deadline));
-  if (hostGroup_) RINA_TRY(hostGroup_->waitJoined(mesh.deadline, &aborted_));
+  RINA_TRY(finishHostGroup(mesh.deadline));
   s->connected = Clock::now();
   listen_ = std::move(s->listen);
   mesh_ = std::move(mesh);
@@ -214,10 +233,17 @@ Status Communicator::joinHostGroup(const std::vector<bootstrap::PeerInfo>& table
   const std::vector<std::string> hostIds = hostIdsOf(table);
   const bool oneHost = std::all_of(hostIds.begin(), hostIds.end(),
                                    [&](const std::string& h) { return h == hostIds[0]; });
-  if (options_.shmDisable || !oneHost || nranks_ < 2 || smallMsgBytes() == 0) return {};
-  return transport::ShmGroup::join(commId, table[0].pid, rank_, nranks_,
+  if (options_.shmDisable || !oneHost || size() < 2 || smallMsgBytes() == 0) return {};
+  return transport::ShmGroup::join(commId, table[0].pid, rank(), size(),
                                    std::min<size_t>(smallMsgBytes(), 1 << 20), deadline,
-                                   &hostGroup_);
+                                   &joiningGroup_);
+}
+
+Status Communicator::finishHostGroup(Deadline deadline) {
+  if (!joiningGroup_) return {};
+  RINA_TRY(joiningGroup_->waitJoined(deadline, abortFlag()));
+  setHostGroup(std::move(joiningGroup_));
+  return {};
 }
 
 Status Communicator::probe() {
@@ -243,19 +269,19 @@ void Communicator::logReady(const Setup& s) const {
   // Appends, not " " + ...: gcc 12 at -O3 misreads the prepend as an
   // overlapping copy (-Wrestrict).
   std::string summary;
-  for (auto& [peer, conn] : conns_) {
+  for (auto& [peer, conn] : connections()) {
     summary.append(" ").append(std::to_string(peer)).append(":").append(conn->kind());
   }
-  for (auto& [key, conn] : spineConns_) {
+  for (auto& [key, conn] : spineConnections()) {
     summary.append(" ").append(std::to_string(key.first)).append("/s");
     summary.append(std::to_string(key.second)).append(":").append(conn->kind());
   }
   RINA_INFO(
       "rank %d of %d ready on %s (%s); algorithm %s; timeout %lld ms; racks %s; paths %s; "
       "peers%s",
-      rank_, nranks_, s.mine.listen.str().c_str(), s.ifname.c_str(),
+      rank(), size(), s.mine.listen.str().c_str(), s.ifname.c_str(),
       algo::algorithmName(algorithm_), static_cast<long long>(timeoutMs()),
-      racks_.describe().c_str(), paths_.describe().c_str(),
+      racks().describe().c_str(), paths().describe().c_str(),
       summary.empty() ? " none" : summary.c_str());
   auto ms = [](Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
@@ -268,7 +294,7 @@ void Communicator::logReady(const Setup& s) const {
   RINA_INFO(
       "rank %d: set-up took %.1f ms (config and listening %.1f, rendezvous %.1f, "
       "connections %.1f, the rest %.1f)",
-      rank_, ms(s.started, done), ms(s.started, s.listening), ms(s.listening, s.met),
+      rank(), ms(s.started, done), ms(s.started, s.listening), ms(s.listening, s.met),
       ms(s.met, s.connected), ms(s.connected, done));
 }
 

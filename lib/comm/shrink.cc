@@ -55,13 +55,13 @@ void Communicator::refuseShrink(uint64_t attempt, const std::string& why) {
   transport::Notice n;
   n.kind = transport::NoticeKind::kRefusal;
   n.attempt = attempt;
-  n.from = rank_;
-  n.ranks.assign(nranks_, false);
+  n.from = rank();
+  n.ranks.assign(size(), false);
   n.text = why;
   std::vector<PackedAddr> addrs;
   std::vector<std::string> bytes;
-  for (int r = 0; r < nranks_; ++r) {
-    if (r == rank_) continue;
+  for (int r = 0; r < size(); ++r) {
+    if (r == rank()) continue;
     addrs.push_back(mesh_.table[r].listen);
     bytes.push_back(transport::encodeNotice(n, r, mesh_.commId));
   }
@@ -87,7 +87,7 @@ Status readAnswer(int fd, int from, int nranks, uint64_t commId, Deadline deadli
 }  // namespace
 
 Status Communicator::agreeOnShrink(uint64_t attempt, const std::vector<bool>& excluded) {
-  const std::string where = "rank " + std::to_string(rank_) + ": rinaCommShrink (attempt #" +
+  const std::string where = "rank " + std::to_string(rank()) + ": rinaCommShrink (attempt #" +
                             std::to_string(attempt) + ", excluding " + listOf(excluded) + "): ";
   int coordinator = 0;
   while (excluded[coordinator]) ++coordinator;
@@ -95,7 +95,7 @@ Status Communicator::agreeOnShrink(uint64_t attempt, const std::vector<bool>& ex
   transport::Notice mine;
   mine.kind = transport::NoticeKind::kProposal;
   mine.attempt = attempt;
-  mine.from = rank_;
+  mine.from = rank();
   mine.ranks = excluded;
   // Whatever fails here fails on every survivor: the reason goes to all.
   auto refuse = [&](rinaResult_t code, const std::string& why) {
@@ -106,8 +106,8 @@ Status Communicator::agreeOnShrink(uint64_t attempt, const std::vector<bool>& ex
     transport::Notice no;
     no.kind = transport::NoticeKind::kRefusal;
     no.attempt = attempt;
-    no.from = rank_;
-    no.ranks.assign(nranks_, false);
+    no.from = rank();
+    no.ranks.assign(size(), false);
     no.text = why;
     return no;
   };
@@ -123,7 +123,7 @@ Status Communicator::agreeOnShrink(uint64_t attempt, const std::vector<bool>& ex
   // has failed too: no survivor waits for it (looked at again while
   // waiting).
   auto failedSurvivor = [&]() -> std::string {
-    for (auto& [peer, conn] : conns_) {
+    for (auto& [peer, conn] : connections()) {
       Status gone = excluded[peer] ? Status() : conn->checkGone();
       if (!gone.ok()) {
         return "rank " + std::to_string(peer) + " is not excluded, but its connection closed (" +
@@ -140,7 +140,7 @@ Status Communicator::agreeOnShrink(uint64_t attempt, const std::vector<bool>& ex
     return refuse(rinaRemoteError, why);
   }
   Fd toCoordinator;
-  if (rank_ != coordinator) {
+  if (rank() != coordinator) {
     Status s = transport::sendNotice(mesh_.table[coordinator].listen,
                                      transport::encodeNotice(mine, coordinator, mesh_.commId),
                                      deadline, &toCoordinator);
@@ -153,8 +153,8 @@ Status Communicator::agreeOnShrink(uint64_t attempt, const std::vector<bool>& ex
     }
   }
   std::set<int> missing;
-  for (int r = 0; r < nranks_; ++r) {
-    if (!excluded[r] && r != rank_ && rank_ == coordinator) missing.insert(r);
+  for (int r = 0; r < size(); ++r) {
+    if (!excluded[r] && r != rank() && rank() == coordinator) missing.insert(r);
   }
   for (;;) {
     RINA_TRY(takeNotices().prepend(where));
@@ -165,7 +165,7 @@ Status Communicator::agreeOnShrink(uint64_t attempt, const std::vector<bool>& ex
       if (p.notice.attempt != attempt) continue;
       const int from = p.notice.from;
       std::string why;
-      if (rank_ != coordinator) {
+      if (rank() != coordinator) {
         why = "rank " + std::to_string(from) + " excludes " + listOf(p.notice.ranks) +
               " and sent its list here, while this rank excludes " + listOf(excluded) +
               " and sends it to rank " + std::to_string(coordinator);
@@ -176,7 +176,7 @@ Status Communicator::agreeOnShrink(uint64_t attempt, const std::vector<bool>& ex
               listOf(p.notice.ranks) + ")";
       } else if (p.notice.ranks != excluded) {
         why = "the lists differ: rank " + std::to_string(from) + " excludes " +
-              listOf(p.notice.ranks) + ", rank " + std::to_string(rank_) + " excludes " +
+              listOf(p.notice.ranks) + ", rank " + std::to_string(rank()) + " excludes " +
               listOf(excluded);
       }
       if (why.empty()) missing.erase(from);
@@ -195,7 +195,7 @@ Status Communicator::agreeOnShrink(uint64_t attempt, const std::vector<bool>& ex
       answerAll(refusalOf(mismatch));
       return refuse(rinaInvalidUsage, mismatch);
     }
-    if (rank_ == coordinator && missing.empty()) {
+    if (rank() == coordinator && missing.empty()) {
       transport::Notice verdict = mine;
       verdict.kind = transport::NoticeKind::kVerdict;
       answerAll(verdict);
@@ -209,7 +209,7 @@ Status Communicator::agreeOnShrink(uint64_t attempt, const std::vector<bool>& ex
       for (int r : missing) who.append(who.empty() ? "" : ",").append(std::to_string(r));
       return refuse(
           rinaTimeout,
-          rank_ == coordinator
+          rank() == coordinator
               ? "rank(s) " + who + " did not join the shrink within RINA_TIMEOUT_MS"
               : "no verdict from rank " + std::to_string(coordinator) + " within RINA_TIMEOUT_MS");
     }
@@ -222,7 +222,7 @@ Status Communicator::agreeOnShrink(uint64_t attempt, const std::vector<bool>& ex
     if (waits.size() < 2 || !(waits[1].revents & (POLLIN | POLLHUP | POLLERR))) continue;
     transport::Notice answer;
     Status s =
-        readAnswer(toCoordinator.get(), coordinator, nranks_, mesh_.commId, deadline, &answer);
+        readAnswer(toCoordinator.get(), coordinator, size(), mesh_.commId, deadline, &answer);
     if (!s.ok()) {
       if (refusalCame()) continue;
       return refuse(rinaRemoteError,
@@ -246,14 +246,14 @@ Status Communicator::agreeOnShrink(uint64_t attempt, const std::vector<bool>& ex
 Status Communicator::shrink(const std::vector<int>& exclude, std::unique_ptr<Communicator>* out) {
   const Clock::time_point started = Clock::now();
   const uint64_t attempt = ++shrinkAttempts_;
-  std::vector<bool> excluded(nranks_, false);
+  std::vector<bool> excluded(size(), false);
   for (int r : exclude) excluded[r] = true;
   std::vector<int> members;
-  for (int r = 0; r < nranks_; ++r) {
+  for (int r = 0; r < size(); ++r) {
     if (!excluded[r]) members.push_back(r);
   }
   const int newRank =
-      static_cast<int>(std::find(members.begin(), members.end(), rank_) - members.begin());
+      static_cast<int>(std::find(members.begin(), members.end(), rank()) - members.begin());
   std::vector<bootstrap::PeerInfo> table;
   for (int r : members) table.push_back(mesh_.table[r]);
   // Connections of the new communicator that peers open during the
@@ -264,25 +264,29 @@ Status Communicator::shrink(const std::vector<int>& exclude, std::unique_ptr<Com
   // communicator's host segment is joined (not waited for). This
   // communicator's streams are then no longer its own: a failed agreement
   // revokes it on every rank (a later shrink starts them over again).
-  for (auto& [peer, conn] : conns_) {
+  for (auto& [peer, conn] : connections()) {
     if (!excluded[peer] && conn->canResync()) conn->beginResync(mesh_.successorId);
   }
-  for (auto& [key, conn] : spineConns_) {
+  for (auto& [key, conn] : spineConnections()) {
     if (!excluded[key.first] && conn->canResync()) conn->beginResync(mesh_.successorId);
   }
   std::unique_ptr<Communicator> next = successor(static_cast<int>(members.size()), newRank);
-  RINA_TRY(next->joinHostGroup(table, mesh_.successorId, deadlineAfterMs(timeoutMs())));
+  // Its name holds the members too: ranks whose lists differ (the
+  // agreement then fails) never meet in one segment.
+  uint64_t segmentId = mesh_.successorId;
+  for (int r : members) segmentId = segmentId * 0x100000001b3ull ^ static_cast<uint64_t>(r);
+  RINA_TRY(next->joinHostGroup(table, segmentId, deadlineAfterMs(timeoutMs())));
   Status agreed = agreeOnShrink(attempt, excluded);
   if (!agreed.ok()) {
     revoke("shrink attempt #" + std::to_string(attempt) + " failed: " + agreed.message());
     return agreed;
   }
-  topo::RackMap racks = racks_;
-  RINA_TRY(pinSwitches(options_.switches, &racks));
-  next->racks_ = topo::subRackMap(racks, members, /*partialRacksKeepIna=*/true);
+  topo::RackMap pinned = racks();
+  RINA_TRY(pinSwitches(options_.switches, &pinned));
+  next->setRacks(topo::subRackMap(pinned, members, /*partialRacksKeepIna=*/true));
   handOver(members, next.get());
   RINA_TRY(next->formDerived(table, mesh_.successorId, std::move(rackAgent_), started,
-                             "shrunk from " + std::to_string(nranks_) + " ranks",
+                             "shrunk from " + std::to_string(size()) + " ranks",
                              /*resyncBegun=*/true));
   *out = std::move(next);
   return {};

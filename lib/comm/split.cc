@@ -33,7 +33,7 @@ Status Communicator::split(int color, int key, bool argsOk, std::unique_ptr<Comm
   *exchanged = false;
   const Clock::time_point started = Clock::now();
   const uint64_t number = ++splits_;
-  const std::string where = "rank " + std::to_string(rank_) + ": rinaCommSplit: ";
+  const std::string where = "rank " + std::to_string(rank()) + ": rinaCommSplit: ";
   SplitRecord mine{};
   mine.magic = kSplitMagic;
   mine.argsOk = argsOk ? 1 : 0;
@@ -43,18 +43,18 @@ Status Communicator::split(int color, int key, bool argsOk, std::unique_ptr<Comm
   if (argsOk && color >= 0) {
     // The child's connections arrive at a socket of its own, on this
     // rank's address; its hops take the default path.
-    PackedAddr addr = mesh_.table[rank_].listen;
+    PackedAddr addr = mesh_.table[rank()].listen;
     addr.port = 0;
-    mine.info = mesh_.table[rank_];
+    mine.info = mesh_.table[rank()];
     mine.info.spineCount = 0;
     RINA_TRY(listenOn(addr, false, &listen, &mine.info.listen).prepend(where));
   }
-  std::vector<SplitRecord> all(nranks_);
+  std::vector<SplitRecord> all(size());
   RINA_TRY(algo::ringAllGather(*this, &mine, all.data(), sizeof mine, rinaUint8, algo::kMembership)
                .prepend(where));
   *exchanged = true;
   std::vector<int> members;
-  for (int r = 0; r < nranks_; ++r) {
+  for (int r = 0; r < size(); ++r) {
     const SplitRecord& rec = all[r];
     if (rec.magic != kSplitMagic) {
       return errorf(rinaRemoteError, "%srank %d sent a corrupt split record", where.c_str(), r);
@@ -70,12 +70,12 @@ Status Communicator::split(int color, int key, bool argsOk, std::unique_ptr<Comm
   std::stable_sort(members.begin(), members.end(),
                    [&](int a, int b) { return all[a].key < all[b].key; });
   const int newRank =
-      static_cast<int>(std::find(members.begin(), members.end(), rank_) - members.begin());
+      static_cast<int>(std::find(members.begin(), members.end(), rank()) - members.begin());
   std::unique_ptr<Communicator> child = successor(static_cast<int>(members.size()), newRank);
   child->listen_ = std::move(listen);
-  topo::RackMap racks = racks_;
-  RINA_TRY(pinSwitches(options_.switches, &racks).prepend(where));
-  child->racks_ = topo::subRackMap(racks, members, /*partialRacksKeepIna=*/false);
+  topo::RackMap pinned = racks();
+  RINA_TRY(pinSwitches(options_.switches, &pinned).prepend(where));
+  child->setRacks(topo::subRackMap(pinned, members, /*partialRacksKeepIna=*/false));
   std::vector<bootstrap::PeerInfo> table;
   for (int r : members) table.push_back(all[r].info);
   // The child's id, the same on each of its ranks: this one's, the split's
@@ -83,7 +83,7 @@ Status Communicator::split(int color, int key, bool argsOk, std::unique_ptr<Comm
   const uint64_t id = successorId((number << 32) ^ static_cast<uint32_t>(color) ^ (1ull << 63));
   RINA_TRY(child->formDerived(
       table, id, nullptr, started,
-      "split from " + std::to_string(nranks_) + " ranks, color " + std::to_string(color)));
+      "split from " + std::to_string(size()) + " ranks, color " + std::to_string(color)));
   *out = std::move(child);
   return {};
 }

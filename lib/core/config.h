@@ -23,9 +23,10 @@
 
 namespace rina::config {
 
-// RINA_ALGO's choices. lib/algo's table of algorithms (algo/engine/algorithm.h)
-// checks at compile time that these are its names in its order; this
-// layer sits below algo and cannot read the table itself.
+// RINA_ALGO's choices. lib/algo's table of algorithms (algo/engine/algorithm.h;
+// the check is in algorithm.cc) checks at compile time that these are its
+// names in its order; this layer sits below algo and cannot read the table
+// itself.
 constexpr char kAlgorithmChoices[] = "auto|ring|rd|oneshot|hier|rina|ps-ina";
 
 // "N" collectives or "Ns" seconds (RINA_PLAN_INTERVAL, RINA_PLAN_CHECK_EVERY).

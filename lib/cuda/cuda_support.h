@@ -4,10 +4,11 @@
 // cuda_stub.cc instead, with the same functions answering "not built".
 //
 // A collective's buffers are classified first (cudaPointerGetAttributes):
-// device memory goes through pinned host buffers (staging.cc); host, pinned
-// and managed memory are used directly. When CUDA is unusable (no driver, no
-// GPU), a pointer that is not mapped host memory is reported as a probable
-// device pointer (rinaSystemError), never dereferenced.
+// device memory goes through pinned host buffers (runtime.cc; lib/api/call.cc
+// decides when to stage); host, pinned and managed memory are used
+// directly. When CUDA is unusable (no driver, no GPU), a pointer that is not
+// mapped host memory is reported as a probable device pointer
+// (rinaSystemError), never dereferenced.
 #ifndef RINA_LIB_CUDA_CUDA_SUPPORT_H_
 #define RINA_LIB_CUDA_CUDA_SUPPORT_H_
 

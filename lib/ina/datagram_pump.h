@@ -30,6 +30,7 @@
 #include "ina/congestion.h"
 #include "ina/ina_sender.h"
 #include "ina/rto.h"
+#include "ina/switch_calls.h"
 #include "rina/ina_wire.h"
 #include "wire/ctrl_protocol.h"
 #include "wire/endpoint.h"
@@ -65,35 +66,6 @@ struct InaClientOptions {
   // makes the client send over UDP from then on, with an INFO line, instead
   // of failing (RINA_INA_TRANSPORT=auto).
   bool udpFallback = true;
-};
-
-// What one call did on the wire.
-struct InaCallStats {
-  uint64_t slices = 0;               // data slices of the call
-  uint64_t datagramsSent = 0;        // first sends, prologue included
-  uint64_t bytesSent = 0;            // INA datagram bytes, first sends and resends
-  uint64_t retransmissions = 0;      // all resends, fast ones included
-  uint64_t fastRetransmissions = 0;  // resends of datagrams overtaken by later answers
-  uint64_t results = 0;
-  uint64_t staleResults = 0;  // duplicates and results of earlier calls
-  // A second answer for a datagram this worker resent: its first copy was
-  // only late, not lost (a lower bound of the resends that were not needed:
-  // the switch drops a resend that finds its slot still waiting, and answers
-  // nothing).
-  uint64_t lateAnswers = 0;
-  uint64_t nacks = 0;
-  // Answers the kernel dropped at this worker's socket (receive buffer full)
-  // while the call ran.
-  uint64_t socketDrops = 0;
-  // The congestion response during the call: window halvings (and how
-  // many of them were undone), the smallest window a port of the call had,
-  // and first sends the pacer held back.
-  uint64_t windowCuts = 0;
-  uint64_t windowUndos = 0;
-  uint32_t smallestWindow = 0;
-  uint64_t pacedHolds = 0;
-  int64_t rtoUs = 0;   // at the end of the call
-  int64_t srttUs = 0;  // smoothed round trip at the end of the call (-1: no sample yet)
 };
 
 inline int64_t microsBetween(Clock::time_point a, Clock::time_point b) {

@@ -25,31 +25,9 @@
 #include "core/status.h"
 #include "ina/datagram_pump.h"
 #include "ina/loss_recovery.h"
+#include "ina/switch_calls.h"
 
 namespace rina::ina {
-
-// One slice of a rack all-gather.
-struct GatherSlice {
-  size_t offset = 0;   // bytes into the buffer
-  uint32_t bytes = 0;  // 1 to kWordBytes * sliceElems()
-  uint8_t root = 0;    // the worker (index in the rack) whose bytes these are
-};
-struct InaGatherOptions {
-  const std::vector<GatherSlice>* slices = nullptr;
-  // Whether this worker's own slice i may go (its bytes are final); null:
-  // all at once.
-  std::function<bool(uint32_t)> ready;
-  // The part of the window it uses (slots 0: the rest of the window); each
-  // root gets slots / fan-in of it.
-  uint32_t firstSlot = 0;
-  uint32_t slots = 0;
-};
-struct InaGatherResult {
-  // Other roots' slices that never arrived here (lost multicasts, or a root
-  // that lost the switch): the caller fetches them over host connections.
-  std::vector<uint32_t> missingSlices;
-  InaCallStats stats;
-};
 
 class GatherCall : public PumpCall {
  public:

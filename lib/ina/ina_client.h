@@ -24,13 +24,14 @@
 #include "ina/gather_call.h"
 #include "ina/ina_sender.h"
 #include "ina/reduce_call.h"
+#include "ina/switch_calls.h"
 #include "rina/rina.h"
 #include "wire/ctrl_protocol.h"
 #include "wire/endpoint.h"
 
 namespace rina::ina {
 
-class InaClient {
+class InaClient final : public SwitchCalls {
  public:
   // sender: how datagrams leave; null = UDP on the client's socket.
   static Status create(const InaClientOptions& options, std::unique_ptr<InaClient>* out,
@@ -52,7 +53,8 @@ class InaClient {
   Status setGrant(const Grant& grant) { return pump_->setGrant(grant); }
   const Grant& grant() const { return pump_->grant(); }
   // Slots a call may use (the grant, or fewer by InaClientOptions::window).
-  uint32_t window() const { return pump_->window(); }
+  uint32_t window() const override { return pump_->window(); }
+  uint32_t grantedSlots() const override { return grant().length; }
   // Whether the switch NACKed a slot of this grant (preempted under us).
   bool lostSlots() const { return pump_->lostSlots(); }
   // Whether a call took a live result of this grant (NACKs, stale and
@@ -60,7 +62,7 @@ class InaClient {
   bool resultSinceGrant() const { return pump_->resultSinceGrant(); }
 
   // Elements per slice (the switch's payload size).
-  size_t sliceElems() const { return grant().payloadElems; }
+  size_t sliceElems() const override { return grant().payloadElems; }
 
   // In place: buffer holds this worker's input, then the rack sum (except
   // hostSlices). Types: int32, float32, float16, bfloat16.
@@ -71,28 +73,29 @@ class InaClient {
   // engine, beside its connections): start, progress() until done(), then
   // finish(). progress() never blocks; between passes sleep on fd()
   // (readable) for at most waitMs(). One call at a time.
-  Status start(void* buffer, size_t count, rinaDataType_t type, const InaCallOptions& call);
+  Status start(void* buffer, size_t count, rinaDataType_t type,
+               const InaCallOptions& call) override;
   // Sends what the window allows, takes what arrived, resends what is late
   // (for the all-gather in progress too); *moved when anything went or
   // came. rinaTimeout when the switch is silent for switchTimeoutMs (the
   // call is then over: finish() says which slices never completed).
-  Status progress(bool* moved);
-  bool done() const { return !reduce_ || reduce_->done(); }
+  Status progress(bool* moved) override;
+  bool done() const override { return !reduce_ || reduce_->done(); }
   // The running reduce sends data slices [0, n) only, until a larger n: a
   // caller that consumes the sums in slice order keeps the switch's
   // datagrams from running far ahead of it on a shared host link.
-  void limitReduce(uint32_t n) {
+  void limitReduce(uint32_t n) override {
     if (reduce_) reduce_->setSendLimit(n);
   }
   // ReduceCall::sliceFinal and sliceOnHost for the call in progress.
-  bool sliceFinal(uint32_t i) const { return reduce_ && reduce_->sliceFinal(i); }
-  bool sliceOnHost(uint32_t i) const { return reduce_ && reduce_->sliceOnHost(i); }
-  int fd() const { return pump_->fd(); }
-  int waitMs() const;
+  bool sliceFinal(uint32_t i) const override { return reduce_ && reduce_->sliceFinal(i); }
+  bool sliceOnHost(uint32_t i) const override { return reduce_ && reduce_->sliceOnHost(i); }
+  int fd() const override { return pump_->fd(); }
+  int waitMs() const override;
   // Ends the call: its status (the first error of progress(), if any) and
   // the result; after an error hostSlices also lists every slice that never
   // became final.
-  Status finish(InaCallResult* result);
+  Status finish(InaCallResult* result) override;
 
   // A rack all-gather through the switch, driven like start(): every worker
   // of the rack calls it with the same slices; each sends its own (as BCAST,
@@ -102,11 +105,11 @@ class InaClient {
   // be arriving, so keep calling progress() until the caller knows every
   // root is done, then finishGather(). rinaInvalidUsage when the grant has
   // fewer slots than the rack has workers.
-  Status startGather(void* buffer, const InaGatherOptions& options);
+  Status startGather(void* buffer, const InaGatherOptions& options) override;
   bool gatherHas(uint32_t i) const { return gather_ && gather_->has(i); }
-  bool gatherRootsDone() const { return !gather_ || gather_->rootsDone(); }
-  Status gatherStatus() const { return gather_ ? gather_->status() : Status(); }
-  Status finishGather(InaGatherResult* result);
+  bool gatherRootsDone() const override { return !gather_ || gather_->rootsDone(); }
+  Status gatherStatus() const override { return gather_ ? gather_->status() : Status(); }
+  Status finishGather(InaGatherResult* result) override;
 
   // See broadcast_call.h. Every worker of the rack calls it with the same
   // size; exactly one is root.

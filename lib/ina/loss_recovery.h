@@ -1,29 +1,8 @@
 // Which of a call's datagrams in flight are lost, per switch port: what a
 // SliceWindow and a rack all-gather's root both ask before they resend.
-//
-// A switch port (one aggregation thread) completes a worker's datagrams in
-// the order the worker sent them: every worker sends in seq order over one
-// path and the thread takes datagrams in arrival order, so slot s completes
-// (at the last worker's contribution to it) before slot s + 1 (at the last
-// worker's contribution to that, sent after its contribution to s), and a
-// thread's answers leave in completion order. So, as TCP finds its losses:
-//   - overtaken: an answer for a later datagram of the port, sent no
-//     earlier, while one is in flight, means it was lost: resent at once,
-//     once per send (no reordering needs tolerating; waiting for more
-//     answers would turn every loss in a small window into a timeout);
-//   - timeout: a port whose oldest datagram in flight went a retransmission
-//     timeout without any answer of the port (the timer restarts at every
-//     answer, not at every send, so a queue that drains slowly is no loss)
-//     resends that datagram alone and backs the timeout off. The port's
-//     answers then come in order: while they keep coming (within a
-//     reordering allowance of a quarter round trip, at least a
-//     millisecond) nothing more goes; once they stop with datagrams sent
-//     before the timeout still in flight, those are lost, and they go
-//     again oldest first, two per answer since the timeout (TCP's slow
-//     start after a timeout), until none is left. A timeout that was only
-//     a late switch or peer thus resends one datagram: the originals'
-//     answers take the rest out of flight as they come.
-// Every resend is a loss to the port's congestion window.
+// A port answers a worker's datagrams in the order it sent them, so a
+// later answer means loss, and the timer is a last resort; docs/racks.md
+// ("Congestion") gives the argument and the timeout's recovery.
 #ifndef RINA_LIB_INA_LOSS_RECOVERY_H_
 #define RINA_LIB_INA_LOSS_RECOVERY_H_
 

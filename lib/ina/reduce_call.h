@@ -24,74 +24,10 @@
 #include "core/status.h"
 #include "ina/datagram_pump.h"
 #include "ina/slice_window.h"
+#include "ina/switch_calls.h"
 #include "rina/rina.h"
 
 namespace rina::ina {
-
-// The types the switch sums (int32, float32, float16, bfloat16): the size
-// of one element on the wire, 0 for any other type.
-size_t switchElementSize(rinaDataType_t type);
-
-struct SliceSpan {
-  size_t first = 0;  // element offset in the buffer
-  uint32_t len = 0;  // elements, 1 to sliceElems()
-};
-inline constexpr uint8_t kSliceOther = 0;
-inline constexpr uint8_t kSlicePort = 1;
-inline constexpr uint8_t kSliceAll = 2;
-
-struct InaCallOptions {
-  // The port worker's extra upstream partial (same type and count as the
-  // buffer), added to its contribution before it is sent.
-  const void* upstreamPartial = nullptr;
-  // This worker's input, when it is not in the buffer (out of place: same
-  // type and count): values and exponents are read from here and sums
-  // written to the buffer, whose slices that get no sum here (acknowledged,
-  // or left to the host) are then left as they were. Not with
-  // upstreamPartial.
-  const void* input = nullptr;
-  // Reduce to the port only (TO_PORT): the switch sends the sum to the
-  // worker that set isPort and a bare acknowledgement to the others, whose
-  // buffers keep their input. Every worker of the call passes the same
-  // resultToPortOnly, and exactly one sets isPort.
-  bool resultToPortOnly = false;
-  bool isPort = false;
-  // A reduce-scatter (with resultToPortOnly; replaces isPort): per data
-  // slice, who gets the sum. kSlicePort: this worker, the slice's only
-  // port; kSliceOther: another worker (this one gets a bare acknowledgement
-  // and keeps its input); kSliceAll: every worker (a slice that straddles
-  // two ports' ranges). The rack's workers must agree: each slice has one
-  // port or is kSliceAll everywhere. Not with upstreamPartial.
-  const std::vector<uint8_t>* sliceRoles = nullptr;
-  // With sliceRoles: this worker's kSlicePort slices go as port markers
-  // (header-only DATA with TO_PORT, include/rina/ina_wire.h): the switch
-  // counts them as zeros and this worker adds its own values to the sum
-  // when it comes, so a rack of n uploads (n-1)/n of the buffer per worker
-  // instead of all of it. Needs a switch that knows markers (rina-switchd,
-  // p4/); the rack's workers need not agree on it.
-  bool portMarkers = false;
-  // Where each data slice lies (null: slice i is elements [i P, i P + P) of
-  // the buffer, the last one short). Slices of 1 to P elements anywhere in
-  // the buffer, in the order they go to the switch, so a caller can send
-  // what it needs first first and keep slices inside its own parts.
-  const std::vector<SliceSpan>* spans = nullptr;
-  // A float call's exponent-only datagrams (the prologue) go as port
-  // markers (header-only, TO_PORT): the switch takes each worker's exponent
-  // and bit, and one worker gets the (zero) sum, the others an
-  // acknowledgement, instead of a window of zeros up and down every
-  // worker's link. Needs a switch that knows markers, as portMarkers.
-  bool markerPrologue = false;
-  // The part of the window this call uses (firstSlot .. firstSlot + slots -
-  // 1; slots 0: the rest of the window), so an all-gather can run beside it
-  // on other slots. Every worker of the rack passes the same.
-  uint32_t firstSlot = 0;
-  uint32_t slots = 0;
-};
-
-struct InaCallResult {
-  std::vector<uint32_t> hostSlices;  // ascending slice indices
-  InaCallStats stats;
-};
 
 class ReduceCall : public PumpCall, private SliceWindow::Source {
  public:

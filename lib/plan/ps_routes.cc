@@ -12,12 +12,12 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // (rate, resources at that rate): fewer tight resources is a step towards a
 // higher rate, which lets single moves climb off plateaus.
-std::pair<double, int> score(const GridInstance& g, const Routing& routing) {
+std::pair<double, int> score(const PsRoutingProblem& g, const Routing& routing) {
   std::vector<double> load(g.resources.size(), 0);
   std::vector<char> used(g.nodes.size(), 0);
   for (size_t w = 0; w < g.workers.size(); ++w) {
     for (size_t grp = 0; grp < routing[w].size(); ++grp) {
-      const GridInstance::Option& o = g.workers[w].options[routing[w][grp]];
+      const PsRoutingProblem::Option& o = g.workers[w].options[routing[w][grp]];
       for (int l : o.path) load[l] += g.shares[o.group];
       if (o.aggNode >= 0) used[o.aggNode] = 1;
     }
@@ -46,7 +46,7 @@ bool better(std::pair<double, int> a, std::pair<double, int> b) {
 
 }  // namespace
 
-Status validateGrid(const GridInstance& g) {
+Status validateRoutingProblem(const PsRoutingProblem& g) {
   const int nr = static_cast<int>(g.resources.size());
   const int nn = static_cast<int>(g.nodes.size());
   const int ng = static_cast<int>(g.shares.size());
@@ -108,7 +108,7 @@ Status validateGrid(const GridInstance& g) {
   return {};
 }
 
-double routingRate(const GridInstance& g, const Routing& routing) {
+double routingRate(const PsRoutingProblem& g, const Routing& routing) {
   return score(g, routing).first;
 }
 
@@ -118,7 +118,7 @@ namespace {
 // stream (the PS ingress pays for every used node) unless the last worker
 // leaves, so also try moving every worker of node a at once, each to the
 // option (in the same group) that is best for the routing so far.
-bool closeNodes(const GridInstance& g, Routing* routing, std::pair<double, int>* cur) {
+bool closeNodes(const PsRoutingProblem& g, Routing* routing, std::pair<double, int>* cur) {
   bool improved = false;
   for (size_t a = 0; a < g.nodes.size(); ++a) {
     Routing trial = *routing;
@@ -150,7 +150,7 @@ bool closeNodes(const GridInstance& g, Routing* routing, std::pair<double, int>*
 
 }  // namespace
 
-void repairRouting(const GridInstance& g, Routing* routing) {
+void repairRouting(const PsRoutingProblem& g, Routing* routing) {
   auto cur = score(g, *routing);
   for (int pass = 0; pass < 20; ++pass) {
     bool improved = closeNodes(g, routing, &cur);
@@ -173,10 +173,11 @@ void repairRouting(const GridInstance& g, Routing* routing) {
   }
 }
 
-GridRounding roundGrid(const GridInstance& g, const GridLpResult& lp, int samples, uint64_t seed) {
+RoundedRouting roundRouting(const PsRoutingProblem& g, const RoutingLpResult& lp, int samples,
+                            uint64_t seed) {
   std::mt19937_64 rng(seed);
   const size_t ng = g.shares.size();
-  GridRounding best;
+  RoundedRouting best;
   best.roundedRate = -1;
   for (int s = 0; s < std::max(samples, 1); ++s) {
     Routing routing(g.workers.size(), std::vector<int>(ng, -1));
@@ -212,7 +213,7 @@ GridRounding roundGrid(const GridInstance& g, const GridLpResult& lp, int sample
   return best;
 }
 
-Routing nearestSwitchRouting(const GridInstance& g) {
+Routing nearestSwitchRouting(const PsRoutingProblem& g) {
   const size_t ng = g.shares.size();
   Routing routing(g.workers.size(), std::vector<int>(ng, -1));
   for (size_t w = 0; w < g.workers.size(); ++w) {
@@ -233,7 +234,7 @@ Routing nearestSwitchRouting(const GridInstance& g) {
   return routing;
 }
 
-Routing noInaRouting(const GridInstance& g) {
+Routing noInaRouting(const PsRoutingProblem& g) {
   const size_t ng = g.shares.size();
   Routing routing(g.workers.size(), std::vector<int>(ng, -1));
   for (size_t w = 0; w < g.workers.size(); ++w) {

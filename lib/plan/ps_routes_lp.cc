@@ -15,19 +15,19 @@ namespace rina::plan {
 
 #ifndef RINA_HAVE_GLPK
 
-bool gridLpAvailable() { return false; }
+bool routingLpAvailable() { return false; }
 
-Status solveGridLp(const GridInstance&, GridLpResult*) {
+Status solveRoutingLp(const PsRoutingProblem&, RoutingLpResult*) {
   return errorf(rinaInvalidUsage,
                 "GRID LP: rina was built without GLPK (install libglpk-dev and re-run cmake)");
 }
 
 #else
 
-bool gridLpAvailable() { return true; }
+bool routingLpAvailable() { return true; }
 
-Status solveGridLp(const GridInstance& g, GridLpResult* out) {
-  RINA_TRY(validateGrid(g));
+Status solveRoutingLp(const PsRoutingProblem& g, RoutingLpResult* out) {
+  RINA_TRY(validateRoutingProblem(g));
   auto t0 = std::chrono::steady_clock::now();
   timespec cpu0;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
@@ -136,7 +136,7 @@ Status solveGridLp(const GridInstance& g, GridLpResult* out) {
                   "GRID LP: GLPK simplex failed (rc %d, status %d) on %d rows x %d columns", rc,
                   status, row, ncols);
   }
-  GridLpResult res;
+  RoutingLpResult res;
   res.rate = glp_get_col_prim(lp, 1);
   res.rows = row;
   res.cols = ncols;

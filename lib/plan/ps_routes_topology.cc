@@ -12,7 +12,7 @@ namespace {
 // (no resource, index -1, left out of paths).
 class ResourceTable {
  public:
-  explicit ResourceTable(GridInstance* g) : g_(g) {}
+  explicit ResourceTable(PsRoutingProblem* g) : g_(g) {}
   int get(const std::string& name, double capacity) {
     if (!(capacity > 0)) return -1;
     auto [it, fresh] = index_.emplace(name, static_cast<int>(g_->resources.size()));
@@ -21,7 +21,7 @@ class ResourceTable {
   }
 
  private:
-  GridInstance* g_;
+  PsRoutingProblem* g_;
   std::map<std::string, int> index_;
 };
 
@@ -29,7 +29,7 @@ class ResourceTable {
 // aggregated stream.
 class NodeTable {
  public:
-  NodeTable(GridInstance* g, int group, std::string suffix)
+  NodeTable(PsRoutingProblem* g, int group, std::string suffix)
       : g_(g), group_(group), suffix_(std::move(suffix)) {}
   int get(const std::string& name, const std::vector<int>& outPath) {
     auto [it, fresh] = index_.emplace(name, static_cast<int>(g_->nodes.size()));
@@ -38,7 +38,7 @@ class NodeTable {
   }
 
  private:
-  GridInstance* g_;
+  PsRoutingProblem* g_;
   int group_;
   std::string suffix_;  // appended to the node's name
   std::map<std::string, int> index_;
@@ -89,7 +89,7 @@ Status checkFatTreeSpec(const FatTreeSpec& spec) {
 // capacities.
 class FatTreeResources {
  public:
-  FatTreeResources(const FatTreeSpec& spec, GridInstance* g)
+  FatTreeResources(const FatTreeSpec& spec, PsRoutingProblem* g)
       : spec_(spec), res_(g), h2_(spec.k / 2) {}
   int half() const { return h2_; }
   int edgeOf(int h) const { return h / h2_; }
@@ -121,7 +121,7 @@ class FatTreeResources {
   const int h2_;
 };
 
-GridInstance::Worker& workerNamed(GridInstance* g, const std::string& name) {
+PsRoutingProblem::Worker& workerNamed(PsRoutingProblem* g, const std::string& name) {
   for (auto& x : g->workers) {
     if (x.name == name) return x;
   }
@@ -134,7 +134,7 @@ GridInstance::Worker& workerNamed(GridInstance* g, const std::string& name) {
 // options towards it.
 class FatTreeGroup {
  public:
-  FatTreeGroup(const FatTreeSpec& spec, FatTreeResources* r, GridInstance* g, int grp)
+  FatTreeGroup(const FatTreeSpec& spec, FatTreeResources* r, PsRoutingProblem* g, int grp)
       : spec_(spec),
         r_(*r),
         g_(g),
@@ -149,7 +149,7 @@ class FatTreeGroup {
   // Worker w's options: aggregate at its edge, at an aggregation switch of
   // its pod, at a core, at the PS's edge, or not at all.
   void addWorker(int w) {
-    GridInstance::Worker& worker = workerNamed(g_, S("host", w));
+    PsRoutingProblem::Worker& worker = workerNamed(g_, S("host", w));
     const int e = r_.edgeOf(w), pod = r_.podOfEdge(e);
     if (spec_.edgeAggCap[e] > 0) addEdgeOption(w, &worker);
     const std::vector<std::vector<int>> toEp = shortestPathsToPsEdge(w);
@@ -178,11 +178,11 @@ class FatTreeGroup {
     return path({r_.c2a(c, P_), r_.a2e(r_.aggIdx(P_, c / h2_), Ep_), ingress_});
   }
 
-  void addOption(GridInstance::Worker* worker, int aggNode, std::vector<int> p) {
+  void addOption(PsRoutingProblem::Worker* worker, int aggNode, std::vector<int> p) {
     worker->options.push_back({grp_, aggNode, std::move(p)});
   }
 
-  void addEdgeOption(int w, GridInstance::Worker* worker) {
+  void addEdgeOption(int w, PsRoutingProblem::Worker* worker) {
     const int e = r_.edgeOf(w);
     std::vector<int> toNode = path({r_.up(w), r_.capE(e)});
     const int n = nodes_.get(S("edge", e), fromEdge(e));
@@ -211,7 +211,7 @@ class FatTreeGroup {
     return toEp;
   }
 
-  void addAggOptions(int w, GridInstance::Worker* worker) {
+  void addAggOptions(int w, PsRoutingProblem::Worker* worker) {
     const int e = r_.edgeOf(w), pod = r_.podOfEdge(e);
     for (int i = 0; i < h2_; ++i) {
       int a = r_.aggIdx(pod, i);
@@ -222,7 +222,7 @@ class FatTreeGroup {
     }
   }
 
-  void addCoreOptions(int w, GridInstance::Worker* worker) {
+  void addCoreOptions(int w, PsRoutingProblem::Worker* worker) {
     const int e = r_.edgeOf(w), pod = r_.podOfEdge(e);
     for (int i = 0; i < h2_; ++i) {
       for (int j = 0; j < h2_; ++j) {
@@ -235,14 +235,15 @@ class FatTreeGroup {
     }
   }
 
-  void addPsEdgeOptions(const std::vector<std::vector<int>>& toEp, GridInstance::Worker* worker) {
+  void addPsEdgeOptions(const std::vector<std::vector<int>>& toEp,
+                        PsRoutingProblem::Worker* worker) {
     const int n = nodes_.get(S("edge", Ep_), path({ingress_}));
     for (auto& p : toEp) addOption(worker, n, withCap(p, r_.capE(Ep_)));
   }
 
   const FatTreeSpec& spec_;
   FatTreeResources& r_;
-  GridInstance* g_;
+  PsRoutingProblem* g_;
   const int grp_;
   const int ps_, Ep_, P_;  // the PS host, its edge switch, its pod
   const int h2_;
@@ -256,9 +257,9 @@ bool isPsHost(const FatTreeSpec& spec, int h) {
 
 }  // namespace
 
-Status buildFatTreeGrid(const FatTreeSpec& spec, GridInstance* out) {
+Status buildFatTreeRoutingProblem(const FatTreeSpec& spec, PsRoutingProblem* out) {
   RINA_TRY(checkFatTreeSpec(spec));
-  GridInstance g;
+  PsRoutingProblem g;
   g.shares = spec.shares;
   FatTreeResources resources(spec, &g);
   const int hosts = spec.k * spec.k * spec.k / 4;
@@ -268,7 +269,7 @@ Status buildFatTreeGrid(const FatTreeSpec& spec, GridInstance* out) {
       if (!isPsHost(spec, w)) group.addWorker(w);
     }
   }
-  RINA_TRY(validateGrid(g));
+  RINA_TRY(validateRoutingProblem(g));
   *out = std::move(g);
   return {};
 }
@@ -297,7 +298,7 @@ FatTreeSpec randomFatTree(int k, double inaFraction, uint64_t seed,
 
 namespace {
 
-Status checkLeafSpineSpec(const Network& net, const LeafSpineGridSpec& spec) {
+Status checkLeafSpineSpec(const Network& net, const LeafSpineRoutingSpec& spec) {
   RINA_TRY(validateNetwork(net));
   const int nh = static_cast<int>(net.hosts.size());
   if (spec.psHost < 0 || spec.psHost >= nh) {
@@ -314,9 +315,9 @@ Status checkLeafSpineSpec(const Network& net, const LeafSpineGridSpec& spec) {
 
 // The leaf-spine network's resources towards the PS host, its aggregation
 // nodes (one group), and every worker's options.
-class LeafSpineGrid {
+class LeafSpineProblem {
  public:
-  LeafSpineGrid(const Network& net, const LeafSpineGridSpec& spec, GridInstance* g)
+  LeafSpineProblem(const Network& net, const LeafSpineRoutingSpec& spec, PsRoutingProblem* g)
       : net_(net),
         spec_(spec),
         res_(g),
@@ -327,8 +328,8 @@ class LeafSpineGrid {
         ingress_(res_.get(net.racks[P_].name + "->" + net.hosts[ps_].name + " (PS ingress)",
                           net.hosts[ps_].linkMbit)) {}
 
-  GridInstance::Worker workerOptions(int w) {
-    GridInstance::Worker worker{net_.hosts[w].name, {}};
+  PsRoutingProblem::Worker workerOptions(int w) {
+    PsRoutingProblem::Worker worker{net_.hosts[w].name, {}};
     const int r = net_.hosts[w].rack;
     if (r == P_) {
       addInPsRack(w, &worker);
@@ -354,7 +355,7 @@ class LeafSpineGrid {
   int spineCap(int s) { return res_.get("aggregate@" + S("spine", s), spec_.spineAggMbit); }
 
   // A worker beside the PS: aggregate at their ToR (if INA), or not at all.
-  void addInPsRack(int w, GridInstance::Worker* worker) {
+  void addInPsRack(int w, PsRoutingProblem::Worker* worker) {
     if (net_.racks[P_].ina) {
       const int n = nodes_.get(net_.racks[P_].name, path({ingress_}));
       worker->options.push_back({0, n, withCap(path({up(w)}), rackCap(P_))});
@@ -365,7 +366,7 @@ class LeafSpineGrid {
   // A worker in rack r: aggregate at its ToR (if INA; its stream over the
   // rack's spine), then over each spine: at the spine, at the PS's ToR (if
   // INA), or not at all.
-  void addFromOtherRack(int w, int r, GridInstance::Worker* worker) {
+  void addFromOtherRack(int w, int r, PsRoutingProblem::Worker* worker) {
     if (net_.racks[r].ina) {
       int s = r % std::max(S_, 1);  // its stream's spine, spread by rack
       int n =
@@ -389,7 +390,7 @@ class LeafSpineGrid {
   }
 
   const Network& net_;
-  const LeafSpineGridSpec& spec_;
+  const LeafSpineRoutingSpec& spec_;
   ResourceTable res_;
   NodeTable nodes_;
   const int ps_, P_;  // the PS host and its rack
@@ -399,14 +400,15 @@ class LeafSpineGrid {
 
 }  // namespace
 
-Status buildLeafSpineGrid(const Network& net, const LeafSpineGridSpec& spec, GridInstance* out) {
+Status buildLeafSpineRoutingProblem(const Network& net, const LeafSpineRoutingSpec& spec,
+                                    PsRoutingProblem* out) {
   RINA_TRY(checkLeafSpineSpec(net, spec));
-  GridInstance g;
-  LeafSpineGrid grid(net, spec, &g);
+  PsRoutingProblem g;
+  LeafSpineProblem grid(net, spec, &g);
   for (int w = 0; w < static_cast<int>(net.hosts.size()); ++w) {
     if (w != spec.psHost) g.workers.push_back(grid.workerOptions(w));
   }
-  RINA_TRY(validateGrid(g));
+  RINA_TRY(validateRoutingProblem(g));
   *out = std::move(g);
   return {};
 }

@@ -32,7 +32,7 @@ struct FatTreeSpec {
   std::vector<int> psHosts{0};      // one per group (InArt: several)
   std::vector<double> shares{1.0};  // model share per PS
 };
-Status buildFatTreeGrid(const FatTreeSpec& spec, GridInstance* out);
+Status buildFatTreeRoutingProblem(const FatTreeSpec& spec, PsRoutingProblem* out);
 
 // Random heterogeneous rates for experiments: host links drawn uniformly from
 // hostRates (default {10, 25, 40, 100} Gbit/s; the PS, host 0, gets 100),
@@ -45,12 +45,13 @@ FatTreeSpec randomFatTree(int k, double inaFraction, uint64_t seed,
 // worker's ToR (if INA), at a spine (if spineAggMbit > 0), at the PS's ToR
 // (if INA), or none, over any spine. aggMbit: per rack, the ToR's
 // aggregation capacity (0 = unlimited).
-struct LeafSpineGridSpec {
+struct LeafSpineRoutingSpec {
   int psHost = 0;
   std::vector<double> rackAggMbit;  // per rack; empty = all unlimited
   double spineAggMbit = 0;          // > 0: spines aggregate with this capacity
 };
-Status buildLeafSpineGrid(const Network& net, const LeafSpineGridSpec& spec, GridInstance* out);
+Status buildLeafSpineRoutingProblem(const Network& net, const LeafSpineRoutingSpec& spec,
+                                    PsRoutingProblem* out);
 
 }  // namespace rina::plan
 

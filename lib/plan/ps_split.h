@@ -20,7 +20,7 @@ struct ModelSplit {
   std::vector<int64_t> units;  // per PS, sums to the model's units
   double seconds = 0;          // max_j B_j + m_j / R_j of the integer split
   double lowerBound = 0;       // the continuous optimum (no split does better)
-  // m_j / M for the PS that got units (GridInstance::shares) and their indices.
+  // m_j / M for the PS that got units (PsRoutingProblem::shares) and their indices.
   std::vector<double> shares;
   std::vector<int> servers;
 };

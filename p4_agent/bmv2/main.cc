@@ -6,8 +6,6 @@
 // ..." line on stdout once it serves.
 #include <linux/filter.h>
 #include <poll.h>
-#include <signal.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 
 #include <cerrno>
@@ -19,17 +17,16 @@
 
 #include "bmv2/bmv2_data_plane.h"
 #include "bmv2/runtime_cli.h"
-#include "switchd/control.h"
-#include "switchd/ctrl_server.h"
-#include "switchd/flag_parser.h"
-#include "wire/ctrl_auth.h"
+#include "switchd/control_service.h"
 #include "wire/net.h"
 
 namespace rina::bmv2 {
 namespace {
 
+constexpr char kProgram[] = "rina-bmv2ctl";
+
 struct Flags {
-  ina::Endpoint control{0x7F000001, 9101};
+  switchd::ControlFlags control;
   ina::Endpoint data{0, kProgramDataPort};
   bool dataGiven = false;
   bool holdData = true;
@@ -40,11 +37,6 @@ struct Flags {
   uint32_t switchPort = 0;
   uint32_t slots = kProgramSlots;
   std::string neighborsFile;
-  uint64_t idleMs = 2000;
-  double statsInterval = 0;
-  switchd::CtrlServerOptions ctrl;
-  std::string authFile;
-  uint32_t priorityCap = 255;
 };
 
 void usage() {
@@ -84,8 +76,8 @@ void usage() {
 
 // False at --help, or after printing what is wrong.
 bool parseFlags(int argc, char** argv, Flags* f) {
-  switchd::FlagParser p("rina-bmv2ctl");
-  p.addValue("--control", [f](std::string_view v) { return ina::parseEndpoint(v, &f->control); });
+  switchd::FlagParser p(kProgram);
+  switchd::addControlFlags(p, &f->control);
   p.addValue("--data", [f](std::string_view v) {
     f->dataGiven = true;
     if (v == "off") {
@@ -105,17 +97,11 @@ bool parseFlags(int argc, char** argv, Flags* f) {
   p.addNumber("--switch-port", &f->switchPort, 0u, 510u);
   p.addNumber("--slots", &f->slots, 1u, kProgramSlots);
   p.addText("--neighbors", &f->neighborsFile);
-  p.addNumber("--idle-ms", &f->idleMs, uint64_t{0});
-  p.addNumber("--stats-interval", &f->statsInterval, 0.0);
-  p.addNumber("--ctrl-max-connections", &f->ctrl.maxConnections, size_t{1});
-  p.addNumber("--ctrl-idle-ms", &f->ctrl.idleMs, uint64_t{1});
-  p.addText("--auth-file", &f->authFile);
-  p.addNumber("--priority-cap", &f->priorityCap, 0u, 255u);
   std::string error;
   const switchd::FlagParser::Outcome outcome = p.parse(argc, argv, &error);
   if (outcome == switchd::FlagParser::Outcome::kError) fprintf(stderr, "%s\n", error.c_str());
   if (outcome != switchd::FlagParser::Outcome::kParsed) return false;
-  if (!f->dataGiven) f->data.addr = f->control.addr;
+  if (!f->dataGiven) f->data.addr = f->control.control.addr;
   return true;
 }
 
@@ -138,12 +124,7 @@ int run(int argc, char** argv) {
     usage();
     return 2;
   }
-  sigset_t mask;
-  sigemptyset(&mask);
-  sigaddset(&mask, SIGINT);
-  sigaddset(&mask, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &mask, nullptr);
-  Fd stopFd(signalfd(-1, &mask, SFD_CLOEXEC));
+  const Fd stopFd = switchd::blockStopSignals();
 
   Bmv2DataPlaneOptions po;
   po.totalSlots = flags.slots;
@@ -160,13 +141,7 @@ int run(int argc, char** argv) {
       return 1;
     }
   }
-  if (!flags.authFile.empty()) {
-    std::string error;
-    if (!ina::readSecretFile(flags.authFile, &flags.ctrl.secret, &error)) {
-      fprintf(stderr, "rina-bmv2ctl: --auth-file: %s\n", error.c_str());
-      return 1;
-    }
-  }
+  if (!switchd::readAdminSecret(kProgram, &flags.control)) return 1;
   Fd held;
   if (flags.holdData) {
     if (Status s = holdDataPort(flags.data, &held); !s.ok()) {
@@ -198,32 +173,17 @@ int run(int argc, char** argv) {
   }
   Fd listener;
   ina::Endpoint control;
-  if (Status s = ina::listenTcp(flags.control, &listener, &control); !s.ok()) {
-    fprintf(stderr, "rina-bmv2ctl: control: %s\n", s.message().c_str());
-    return 1;
-  }
-  if (flags.ctrl.secret.empty()) {
-    fprintf(stderr,
-            "rina-bmv2ctl: no --auth-file: anyone who reaches the control port %s can register, "
-            "release and list jobs\n",
-            control.toString().c_str());
-  }
-  switchd::ControllerOptions options{flags.slots,
-                                     kProgramPayloadElems,
-                                     kProgramDataPort,
-                                     1,
-                                     flags.idleMs,
-                                     !flags.ctrl.secret.empty(),
-                                     static_cast<uint8_t>(flags.priorityCap)};
-  switchd::Controller controller(options, dataPlane);
+  if (!switchd::listenForControl(kProgram, flags.control, &listener, &control)) return 1;
+  switchd::Controller controller(
+      switchd::controllerOptions(flags.control, flags.slots, kProgramPayloadElems, kProgramDataPort,
+                                 1),
+      dataPlane);
   printf("rina-bmv2ctl ready data=%s ports=1 control=%s slots=%u payload=%u thrift=%s\n",
          flags.data.toString().c_str(), control.toString().c_str(), flags.slots,
          kProgramPayloadElems, flags.thrift.toString().c_str());
   fflush(stdout);
-  switchd::CtrlServer server(std::move(listener), controller, flags.ctrl);
-  server.run(stopFd.get(), flags.statsInterval);
-  fprintf(stderr, "rina-bmv2ctl final %s\n", controller.statsJson(switchd::steadyNowMs()).c_str());
-  return 0;
+  return switchd::serveUntilStopped(kProgram, std::move(listener), controller, flags.control,
+                                    stopFd);
 }
 
 }  // namespace

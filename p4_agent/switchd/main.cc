@@ -3,9 +3,7 @@
 // once it serves, so scripts and tests can read the ports it bound.
 #include <linux/filter.h>
 #include <netinet/in.h>
-#include <signal.h>
 #include <sys/resource.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 
 #include <cerrno>
@@ -18,36 +16,30 @@
 #include <vector>
 
 #include "rina/ina_roce.h"
-#include "switchd/control.h"
-#include "switchd/ctrl_server.h"
+#include "switchd/control_service.h"
 #include "switchd/data_thread.h"
-#include "switchd/flag_parser.h"
-#include "wire/ctrl_auth.h"
 
 namespace rina::switchd {
 namespace {
 
 constexpr int kCommandTimeoutMs = 2000;
 
+constexpr char kProgram[] = "rina-switchd";
+
 struct Flags {
   ina::Endpoint listen{0x7F000001, 9100};
-  ina::Endpoint control{0x7F000001, 9101};
+  ControlFlags control;
   uint32_t slots = 8192;
   uint32_t payload = ina::kDefaultPayloadElems;
   double capacityPps = 0;
   double dropRate = 0;
   double sendDropRate = 0;
   uint64_t seed = 1;
-  double statsInterval = 0;
   uint32_t threads = 1;
   std::vector<int> cores;
-  uint64_t idleMs = 2000;
   int rocePort = ina::roce::kUdpPort;  // -1: off
   bool rocePortGiven = false;
   bool roceRaw = false;
-  CtrlServerOptions ctrl;
-  std::string authFile;
-  uint32_t priorityCap = 255;
 };
 
 void usage() {
@@ -93,10 +85,10 @@ void usage() {
 
 // False at --help, or after printing what is wrong.
 bool parseFlags(int argc, char** argv, Flags* f) {
-  FlagParser p("rina-switchd");
+  FlagParser p(kProgram);
+  addControlFlags(p, &f->control);
   p.addSwitch("--roce-raw", [f] { f->roceRaw = true; });
   p.addValue("--listen", [f](std::string_view v) { return ina::parseEndpoint(v, &f->listen); });
-  p.addValue("--control", [f](std::string_view v) { return ina::parseEndpoint(v, &f->control); });
   p.addNumber("--slots", &f->slots, 1u, ina::kMaxSlots);
   p.addNumber("--payload", &f->payload, 1u, ina::kMaxPayloadElems);
   p.addNumber("--capacity-pps", &f->capacityPps, 0.0);
@@ -107,7 +99,6 @@ bool parseFlags(int argc, char** argv, Flags* f) {
     return parseNumber(v, &f->sendDropRate) && f->sendDropRate >= 0 && f->sendDropRate < 1;
   });
   p.addNumber("--seed", &f->seed, uint64_t{0});
-  p.addNumber("--stats-interval", &f->statsInterval, 0.0);
   p.addNumber("--threads", &f->threads, 1u, 64u);
   p.addValue("--roce-port", [f](std::string_view v) {
     f->rocePortGiven = true;
@@ -117,11 +108,6 @@ bool parseFlags(int argc, char** argv, Flags* f) {
     }
     return parseNumber(v, &f->rocePort) && f->rocePort >= 0 && f->rocePort <= 65535;
   });
-  p.addText("--auth-file", &f->authFile);
-  p.addNumber("--priority-cap", &f->priorityCap, 0u, 255u);
-  p.addNumber("--ctrl-max-connections", &f->ctrl.maxConnections, size_t{1});
-  p.addNumber("--ctrl-idle-ms", &f->ctrl.idleMs, uint64_t{1});
-  p.addNumber("--idle-ms", &f->idleMs, uint64_t{0});
   p.addValue("--cores", [f](std::string_view v) {
     f->cores.clear();
     bool ok = true;
@@ -331,12 +317,7 @@ int run(int argc, char** argv) {
     usage();
     return 2;
   }
-  sigset_t mask;
-  sigemptyset(&mask);
-  sigaddset(&mask, SIGINT);
-  sigaddset(&mask, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &mask, nullptr);  // before any thread starts
-  Fd stopFd(signalfd(-1, &mask, SFD_CLOEXEC));
+  const Fd stopFd = blockStopSignals();  // before any thread starts
 
   std::vector<Fd> sockets;
   uint16_t basePort = 0;
@@ -362,19 +343,10 @@ int run(int argc, char** argv) {
     }
     if (!openRawSockets(rocePort, roceSockets, &raw)) return 1;
   }
-  if (!flags.authFile.empty()) {
-    std::string error;
-    if (!ina::readSecretFile(flags.authFile, &flags.ctrl.secret, &error)) {
-      fprintf(stderr, "rina-switchd: --auth-file: %s\n", error.c_str());
-      return 1;
-    }
-  }
+  if (!readAdminSecret(kProgram, &flags.control)) return 1;
   Fd listener;
   ina::Endpoint control;
-  if (Status s = ina::listenTcp(flags.control, &listener, &control); !s.ok()) {
-    fprintf(stderr, "rina-switchd: control: %s\n", s.message().c_str());
-    return 1;
-  }
+  if (!listenForControl(kProgram, flags.control, &listener, &control)) return 1;
 
   std::vector<std::unique_ptr<DataThread>> threads;
   for (uint32_t i = 0; i < flags.threads; ++i) {
@@ -390,20 +362,9 @@ int run(int argc, char** argv) {
         raw.empty() ? RawRoce() : std::move(raw[i])));
   }
   ShardedDataPlane dataPlane(threads);
-  ControllerOptions co{flags.slots,
-                       flags.payload,
-                       basePort,
-                       static_cast<uint16_t>(flags.threads),
-                       flags.idleMs,
-                       !flags.ctrl.secret.empty(),
-                       static_cast<uint8_t>(flags.priorityCap)};
-  if (flags.ctrl.secret.empty()) {
-    fprintf(stderr,
-            "rina-switchd: no --auth-file: anyone who reaches the control port %s can register, "
-            "release and list jobs\n",
-            control.toString().c_str());
-  }
-  Controller controller(co, dataPlane);
+  Controller controller(controllerOptions(flags.control, flags.slots, flags.payload, basePort,
+                                          static_cast<uint16_t>(flags.threads)),
+                        dataPlane);
   std::string roce = roceSockets.empty() ? std::string("off")
                                          : ina::Endpoint{flags.listen.addr, rocePort}.toString();
   printf("rina-switchd ready data=%s ports=%u control=%s slots=%u payload=%u roce=%s\n",
@@ -411,10 +372,7 @@ int run(int argc, char** argv) {
          control.toString().c_str(), flags.slots, flags.payload, roce.c_str());
   fflush(stdout);
 
-  CtrlServer server(std::move(listener), controller, flags.ctrl);
-  server.run(stopFd.get(), flags.statsInterval);
-  fprintf(stderr, "rina-switchd final %s\n", controller.statsJson(steadyNowMs()).c_str());
-  return 0;
+  return serveUntilStopped(kProgram, std::move(listener), controller, flags.control, stopFd);
 }
 
 }  // namespace

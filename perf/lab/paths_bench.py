@@ -97,8 +97,8 @@ def static_experiment(args, work, algorithms, size):
         uplinks = [slow if s == slow_spine else fast for s in range(2)]
         doc = topology(uplinks, args.host_mbit, "rina" in algorithms)
         with Lab(args.lab_name, doc, work, args.switchd) as lab:
-            commands.append(f"# topology file: {json.dumps(doc)}")
-            commands.append(f"rina-netlab --name {args.lab_name} up {lab.path}")
+            commands.append(f"# {os.path.basename(lab.path)}: {json.dumps(doc)}")
+            commands.append(f"rina-netlab --name {args.lab_name} up {os.path.basename(lab.path)}")
             for policy in POLICIES:
                 run = ["run", "--timeout", str(RUN_TIMEOUT_S), "--env", f"RINA_PATHS={policy}",
                        "--"] + perf_cmd(args.build, algorithms, size, args.iters)
@@ -183,8 +183,8 @@ def midrun_experiment(args, work, algorithms, size):
     doc = topology([fast, fast], args.host_mbit, algo == "rina")
     timeline = os.path.join(work, "timeline.txt")
     with Lab(args.lab_name, doc, work, args.switchd) as lab:
-        commands.append(f"# topology file: {json.dumps(doc)}")
-        commands.append(f"rina-netlab --name {args.lab_name} up {lab.path}")
+        commands.append(f"# {os.path.basename(lab.path)}: {json.dumps(doc)}")
+        commands.append(f"rina-netlab --name {args.lab_name} up {os.path.basename(lab.path)}")
         run = ["run", "--timeout", str(RUN_TIMEOUT_S), *plan_env, "--"] + \
             perf_cmd(args.build, [algo], size, args.midrun_iters,
                      ["--timeline", timeline], check="2", warmup="0")
@@ -206,7 +206,7 @@ def midrun_experiment(args, work, algorithms, size):
                  if "RINA INFO plan #" in line]
         stats = [line for line in out.splitlines() if line.startswith("# rina plans")]
         commands.append(f"rina-netlab --name {args.lab_name} " +
-                        " ".join(shlex.quote(c) for c in run))
+                        " ".join(shlex.quote(c) for c in run).replace(work + os.sep, ""))
         commands.append(f"rina-netlab --name {args.lab_name} {' '.join(shape)}   "
                         f"# {args.change_after:g} s after the run started")
     rows = read_timeline(timeline)
@@ -217,8 +217,8 @@ def midrun_experiment(args, work, algorithms, size):
         run2 = ["run", "--timeout", str(RUN_TIMEOUT_S), "--env", "RINA_PATHS=planned", "--"] + \
             perf_cmd(args.build, [algo], size, args.iters)
         best = perf_times(netlab(args.lab_name, *run2), [algo])[algo]
-        commands.append(f"# topology file: {json.dumps(doc2)}")
-        commands.append(f"rina-netlab --name {args.lab_name} up {lab.path}")
+        commands.append(f"# {os.path.basename(lab.path)}: {json.dumps(doc2)}")
+        commands.append(f"rina-netlab --name {args.lab_name} up {os.path.basename(lab.path)}")
         commands.append(f"rina-netlab --name {args.lab_name} " +
                         " ".join(shlex.quote(c) for c in run2))
     t0 = rows[0][2]

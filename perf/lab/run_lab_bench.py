@@ -332,7 +332,7 @@ def main():
                 f"- Load average (1, 5, 15 min) before / after: {' '.join(load_before)} / "
                 f"{' '.join(load_after)}; each run's below",
                 f"- rina: commit {commit}, build `{os.path.relpath(build, REPO)}`"
-                + (f"; baseline build `{baseline}`" if baseline else ""), "",
+                + (f"; baseline build `{args.baseline}`" if baseline else ""), "",
                 "Commands:", "", "```",
                 f"rina-netlab --name {LAB_NAME} up {os.path.relpath(topo_path, REPO)} "
                 f"--mtu {args.mtu}",

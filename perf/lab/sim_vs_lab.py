@@ -198,7 +198,9 @@ def main():
     print(f"worst disagreement {worst * 100:.1f}% (tolerance {args.tolerance * 100:.0f}%)")
     if args.markdown:
         with open(args.markdown, "w") as f:
-            f.write("\n".join(["```"] + commands + ["```", ""] + lines) + "\n")
+            # The sim topologies are this run's scratch files: named, not placed.
+            shown = [c.replace(work + os.sep, "") for c in commands]
+            f.write("\n".join(["```"] + shown + ["```", ""] + lines) + "\n")
     bad = [r for r in rows if abs(r[5]) > args.tolerance]
     for rule, algo, size, lab, sim, err in bad:
         print(f"FAIL: {algo} at {size >> 20} MiB (RINA_PATHS {rule}): rina-sim {sim * 1e3:.1f} ms, "

@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
       return std::fprintf(stderr, "grid_bench: unknown flag %s\n", a.c_str()), 2;
     }
   }
-  if (!rina::plan::gridLpAvailable()) {
+  if (!rina::plan::routingLpAvailable()) {
     std::fprintf(stderr, "grid_bench: built without GLPK\n");
     return 3;
   }
@@ -84,14 +84,14 @@ int main(int argc, char** argv) {
         spec.psHosts = used;
         spec.shares = split.shares;
       }
-      rina::plan::GridInstance g;
-      rina::Status s = rina::plan::buildFatTreeGrid(spec, &g);
+      rina::plan::PsRoutingProblem g;
+      rina::Status s = rina::plan::buildFatTreeRoutingProblem(spec, &g);
       if (!s.ok()) return std::fprintf(stderr, "grid_bench: %s\n", s.message().c_str()), 1;
-      rina::plan::GridLpResult lp;
-      s = rina::plan::solveGridLp(g, &lp);
+      rina::plan::RoutingLpResult lp;
+      s = rina::plan::solveRoutingLp(g, &lp);
       if (!s.ok()) return std::fprintf(stderr, "grid_bench: %s\n", s.message().c_str()), 1;
       auto t0 = std::chrono::steady_clock::now();
-      rina::plan::GridRounding r = rina::plan::roundGrid(g, lp, samples, seed);
+      rina::plan::RoundedRouting r = rina::plan::roundRouting(g, lp, samples, seed);
       double roundSec =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       // No worker sends faster than its own host link.

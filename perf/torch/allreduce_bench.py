@@ -35,7 +35,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ranks import (REPO, PYTHON, CApi, add_worker_arguments, env_with_package,  # noqa: E402
+from ranks import (shown, REPO, PYTHON, CApi, add_worker_arguments, env_with_package,  # noqa: E402
                    human, machine_note, parse_size, run_ranks)
 
 DEFAULT_SIZES = "4K,16K,64K,256K,1M,4M,16M,64M"
@@ -158,7 +158,7 @@ def worker(args):
         mine = torch.tensor([times[b] for b in backends], dtype=torch.float64)
         dist.all_reduce(mine, op=dist.ReduceOp.MAX, group=groups["gloo"])
         results.append({"size": size, "calls_per_block": calls,
-                        "perf_command": shlex.join(perf_command(args, size, calls)),
+                        "perf_command": shown(perf_command(args, size, calls)),
                         "us": {b: [x * 1e6 for x in mine[i].tolist()]
                                for i, b in enumerate(backends)}})
     capi.close()
@@ -181,7 +181,7 @@ def torch_round(args, sizes, backends):
     finally:
         shutil.rmtree(store, ignore_errors=True)
     line = [l for l in out.splitlines() if l.startswith("RESULT ")][-1]
-    return json.loads(line[len("RESULT "):]), shlex.join(cmd(0))
+    return json.loads(line[len("RESULT "):]), shown(cmd(0))
 
 
 def write_results(args, sizes, torch_rounds, commands, started):
@@ -270,7 +270,7 @@ def write_results(args, sizes, torch_rounds, commands, started):
             + f" ({100 * (round_ratio(t, s, 'rina_alone', 'perf') - 1):+.1f}%)"
             for s in sizes)
         lines.append(f"- round {i + 1}: {cells}")
-    lines += ["", "## Commands", "", "```", " ".join(shlex.quote(a) for a in sys.argv)]
+    lines += ["", "## Commands", "", "```", shown(sys.argv)]
     lines += ["# each round runs:"] + commands + ["```", ""]
     md = "\n".join(lines)
     with open(args.out, "w") as f:

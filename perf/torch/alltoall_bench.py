@@ -35,7 +35,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ranks import (REPO, PYTHON, CApi, add_worker_arguments, env_with_package,  # noqa: E402
+from ranks import (shown, REPO, PYTHON, CApi, add_worker_arguments, env_with_package,  # noqa: E402
                    human, machine_note, parse_size, run_ranks)
 
 DEFAULT_SIZES = "64K,256K,1M,4M,16M,64M"
@@ -165,7 +165,7 @@ def write_results(args, rows, command, started):
         cells = ", ".join(" / ".join(f"{row['us'][b][r]:.0f}" for b in BACKENDS)
                           for r in range(args.rounds))
         lines.append(f"- {human(row['size'])} ({row['iters']} calls per block): {cells}")
-    lines += ["", "## Command", "", "```", " ".join(shlex.quote(a) for a in sys.argv),
+    lines += ["", "## Command", "", "```", shown(sys.argv),
               "# runs, per rank R:", command, "```", ""]
     md = "\n".join(lines)
     with open(args.out, "w") as f:
@@ -195,7 +195,7 @@ def main():
                     "--sizes", args.sizes, "--rounds", str(args.rounds)]
         out = run_ranks(cmd, args.ranks, env_with_package(args.build), timeout=3600)
     line = next(l for l in out.splitlines() if l.startswith("RESULT "))
-    write_results(args, json.loads(line[len("RESULT "):]), shlex.join(cmd("R")), started)
+    write_results(args, json.loads(line[len("RESULT "):]), shown(cmd("R")), started)
     return 0
 
 

@@ -31,7 +31,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ranks import REPO, PYTHON, CApi, env_with_package, machine_note  # noqa: E402
+from ranks import REPO, PYTHON, CApi, env_with_package, machine_note, shown  # noqa: E402
 
 # (name, what it calls), in the order of the table.
 PATHS = (
@@ -132,8 +132,8 @@ def main():
         over = "-" if name in ("loop", "capi") else f"{wall[name] - wall['capi']:+.2f}"
         rounds = ", ".join(f"{x:.2f}" for x in result["wall_us"][name])
         lines.append(f"| {what} | {wall[name]:.2f} | {cpu[name]:.2f} | {over} | {rounds} |")
-    lines += ["", "## Command", "", "```", " ".join(shlex.quote(a) for a in sys.argv),
-              "# which ran:", shlex.join(cmd), "```", ""]
+    lines += ["", "## Command", "", "```", shown(sys.argv),
+              "# which ran:", shown(cmd), "```", ""]
     md = "\n".join(lines)
     with open(args.out, "w") as f:
         f.write(md)

@@ -34,7 +34,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ranks import (REPO, PYTHON, Failure, add_worker_arguments, env_with_package,  # noqa: E402
+from ranks import (shown, REPO, PYTHON, Failure, add_worker_arguments, env_with_package,  # noqa: E402
                    machine_note, run_ranks)
 
 BACKENDS = ("rina", "gloo")
@@ -128,7 +128,7 @@ def run_local(args):
                     timeout=3600)
     finally:
         shutil.rmtree(store, ignore_errors=True)
-    return out, [shlex.join(cmd(0)) + f"   # and ranks 1..{args.ranks - 1}"]
+    return out, [shown(cmd(0)) + f"   # and ranks 1..{args.ranks - 1}"]
 
 
 def netlab(args, *cmd, timeout=600):
@@ -142,7 +142,7 @@ def netlab(args, *cmd, timeout=600):
 def run_lab(args):
     up = ["up", args.lab, "--mtu", str(args.mtu), "--switchd",
           os.path.join(os.path.abspath(args.build), "p4_agent/rina-switchd")]
-    commands = [shlex.join(["tools/rina-netlab", "--name", args.lab_name, *up])]
+    commands = [shown([os.path.join(REPO, "tools/rina-netlab"), "--name", args.lab_name, *up])]
     netlab(args, *up)
     try:
         state = json.load(open(os.path.join("/run/rina-netlab", args.lab_name, "state.json")))
@@ -157,7 +157,7 @@ def run_lab(args):
         def cmd(r):
             return [os.path.join(REPO, "tools/rina-netlab"), "--name", args.lab_name, "exec",
                     hosts[r], "--", "env", f"RANK={r}", PYTHON, script, *worker_args(args)]
-        commands.append(shlex.join(cmd(0)) + f"   # and ranks 1..{len(hosts) - 1}, at once, "
+        commands.append(shown(cmd(0)) + f"   # and ranks 1..{len(hosts) - 1}, at once, "
                         f"with MASTER_ADDR={master} MASTER_PORT={LAB_PORT} "
                         f"WORLD_SIZE={len(hosts)} GLOO_SOCKET_IFNAME=eth0")
         out = run_ranks(cmd, len(hosts), env, timeout=3600)
@@ -167,7 +167,7 @@ def run_lab(args):
                 "-b", "16M", "-e", "64M", "-f", "4", "-n", "3", "-w", "1", "-c", "1",
                 "-a", "ring,rina"]
         run = ["run", "--timeout", "1200", "--"] + perf
-        commands.append(shlex.join(["tools/rina-netlab", "--name", args.lab_name, *run]))
+        commands.append(shown([os.path.join(REPO, "tools/rina-netlab"), "--name", args.lab_name, *run]))
         out += "\nALLREDUCE\n" + netlab(args, *run, timeout=1500)
     finally:
         netlab(args, "down")
@@ -238,7 +238,7 @@ def main():
                  if l.strip() and not l.startswith("#  ")]
         lines += ["The collectives alone in the same lab (`rina-allreduce-perf`, float32 sum, "
                   "ring and rina interleaved):", "", "```"] + table + ["```", ""]
-    lines += ["## Commands", "", "```", " ".join(shlex.quote(a) for a in sys.argv),
+    lines += ["## Commands", "", "```", shown(sys.argv),
               "# which ran:"] + commands + ["```", ""]
     md = "\n".join(lines)
     with open(out_path, "w") as f:

@@ -3,6 +3,7 @@ package folder, running N ranks of a worker as separate processes, and
 rina's C API through ctypes."""
 
 import argparse
+import json
 import os
 import re
 import shlex
@@ -12,15 +13,40 @@ import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PYTHON = "/usr/bin/python3"
+# The torch 2.x venv tools/deps.sh makes.
+TORCH2_PYTHON = os.environ.get("RINA_TORCH2_PYTHON") or os.path.expanduser(
+    "~/.cache/rina/torch2-venv/bin/python")
 
 
 class Failure(Exception):
     pass
 
 
-def env_with_package(build, extra=None):
+def shown(cmd):
+    """cmd as a result file gives it, for anyone to run from the repository
+    root: paths inside the repository relative to it, a temporary folder as
+    a fresh one, the home folder as ~."""
+    temp = (tempfile.gettempdir() + os.sep, "/dev/shm/")
+    home = os.path.expanduser("~") + os.sep
+
+    def one(a):
+        if a.startswith(REPO + os.sep) or a == REPO:
+            return os.path.relpath(a, REPO)
+        if a.startswith(temp):
+            return "TEMPDIR"
+        if a.startswith(home):
+            return "HOMEDIR/" + a[len(home):]
+        return a
+    return (shlex.join([one(a) for a in cmd]).replace("TEMPDIR", '"$(mktemp -d)"')
+            .replace("HOMEDIR/", "~/"))
+
+
+def env_with_package(build, extra=None, package="python"):
+    """The environment of a rank: the build's package folder (python/ for
+    RINA_PYTHON's torch, python-torch2/ for the torch 2.x venv's) first on
+    PYTHONPATH, one OpenMP thread."""
     env = dict(os.environ)
-    pkg = os.path.join(os.path.abspath(build), "python")
+    pkg = os.path.join(os.path.abspath(build), package)
     env["PYTHONPATH"] = pkg + (":" + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["OMP_NUM_THREADS"] = "1"
     env.update(extra or {})
@@ -114,6 +140,40 @@ class CApi:
 
     def close(self):
         self.lib.rinaCommDestroy(self.comm)
+
+
+def run_torch2_job(script, args, extra):
+    """Runs script's worker (`--worker --rank R ...` plus extra) on args.ranks
+    ranks of args.python with the build's python-torch2 package; returns
+    rank 0's RESULT data, the command of rank R, when it started and torch's
+    version."""
+    import datetime
+    started = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+    version = torch_version(args.python)
+    with tempfile.TemporaryDirectory(prefix="rina-torch2-", dir="/dev/shm") as store:
+        def cmd(r):
+            return [args.python, os.path.abspath(script), "--worker", "--rank", str(r),
+                    "--world", str(args.ranks), "--store", store, "--build",
+                    os.path.abspath(args.build), *extra]
+        out = run_ranks(cmd, args.ranks, env_with_package(args.build, package="python-torch2"),
+                        timeout=3600)
+    line = next(l for l in out.splitlines() if l.startswith("RESULT "))
+    return json.loads(line[len("RESULT "):]), shown(cmd("R")), started, version
+
+
+def torch_version(python):
+    """The version of the torch that python imports."""
+    return subprocess.run([python, "-c", "import torch; print(torch.__version__)"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+def save_results(out, markdown, data):
+    """Writes a driver's table to out (markdown) and its data beside it (.json)."""
+    with open(out, "w") as f:
+        f.write(markdown)
+    with open(os.path.splitext(out)[0] + ".json", "w") as f:
+        json.dump(data, f, indent=1)
+    print(markdown)
 
 
 def human(size):

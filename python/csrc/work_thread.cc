@@ -83,7 +83,7 @@ void CallQueue::runFront(std::unique_lock<std::mutex>& lock) {
   running_ = nullptr;
   if (items_.empty()) handed_ = false;  // drained, by the thread or a waiter
   if (idleWaiters_ > 0) idle_.notify_all();
-  if (handed_ && !items_.empty()) threadWake_.notify_one();
+  if (handed_ && !held_ && !items_.empty()) threadWake_.notify_one();
 }
 
 void CallQueue::runThrough(const RinaWork* work) {
@@ -110,27 +110,36 @@ void CallQueue::handToThread(const RinaWork* work) {
 
 bool CallQueue::runForThread() {
   std::unique_lock<std::mutex> lock(mu_);
-  threadWake_.wait(
-      lock, [this] { return stopped_ || (handed_ && running_ == nullptr && !items_.empty()); });
+  threadWake_.wait(lock, [this] {
+    return stopped_ || (handed_ && !held_ && running_ == nullptr && !items_.empty());
+  });
   if (stopped_) return false;
   runFront(lock);
   return true;
 }
 
-void CallQueue::stop(const std::string& why) {
+void CallQueue::hold(bool held) {
+  std::lock_guard<std::mutex> lock(mu_);
+  held_ = held;
+  if (!held_ && handed_) threadWake_.notify_one();
+}
+
+void CallQueue::stop(const std::string& why, bool waitForRunning) {
   std::deque<Item> dropped;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stopped_) return;
-    stopped_ = true;
-    stopReason_ = "rina_torch: " + why + " before this call ran";
-    dropped.swap(items_);
-    threadWake_.notify_all();
-    idle_.notify_all();
+    if (!stopped_) {
+      stopped_ = true;
+      stopReason_ = "rina_torch: " + why + " before this call ran";
+      dropped.swap(items_);
+      threadWake_.notify_all();
+      idle_.notify_all();
+    }
   }
   for (Item& item : dropped) {
     complete(item, std::make_exception_ptr(std::runtime_error(stopReason_)));
   }
+  if (!waitForRunning) return;
   // A call running in a waiting caller's thread ends before the group goes.
   std::unique_lock<std::mutex> lock(mu_);
   ++idleWaiters_;

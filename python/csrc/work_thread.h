@@ -109,9 +109,13 @@ class CallQueue {
   // The thread's loop: blocks until it has a call to run and runs it; false
   // once stopped.
   bool runForThread();
+  // While held, the thread starts nothing (a caller's wait still runs the
+  // queue): calls queued together start together (coalescing).
+  void hold(bool held);
   // Takes no more calls, fails the queued ones with "rina_torch: <why>
-  // before this call ran", and waits for the call running, if any.
-  void stop(const std::string& why);
+  // before this call ran", and (waitForRunning) waits for the call running,
+  // if any. A second call only waits.
+  void stop(const std::string& why, bool waitForRunning = true);
 
  private:
   // Completes item's work, or its Future when the work is gone.
@@ -129,6 +133,7 @@ class CallQueue {
   std::deque<Item> items_;
   const RinaWork* running_ = nullptr;  // the first of a point-to-point batch
   bool handed_ = false;                // the thread runs the queue until it is empty
+  bool held_ = false;
   int idleWaiters_ = 0;
   bool stopped_ = false;
   std::string stopReason_;

@@ -7,8 +7,9 @@
 nothing. Debian bookworm's torchrun needs --redirects 1 --tee 1 under Python
 3.11, whatever the backend.) Every rank draws its own batches from a fixed seed, trains the same
 model with DistributedDataParallel, and rank 0 prints the loss. With
---save-params FILE each rank writes its final parameters to FILE.<rank>.pt,
-so runs can be compared bit for bit.
+--save-params FILE each rank writes its loss at every step and its final
+parameters to FILE.<rank>.pt ({"losses": [...], "params": [...]}), so runs can
+be compared bit for bit.
 """
 
 import argparse
@@ -50,7 +51,7 @@ def main():
     p.add_argument("--lr", type=float, default=0.2)
     p.add_argument("--timeout", type=float, default=300, help="process group timeout, seconds")
     p.add_argument("--save-params", metavar="FILE",
-                   help="each rank writes its final parameters to FILE.<rank>.pt")
+                   help="each rank writes its losses and final parameters to FILE.<rank>.pt")
     args = p.parse_args()
 
     if args.backend == "rina":
@@ -67,6 +68,7 @@ def main():
     loss_fn = nn.CrossEntropyLoss()
     data = torch.Generator().manual_seed(1000 + rank)
 
+    losses = []
     start = time.perf_counter()
     for step in range(args.steps):
         x, y = synthetic_batch(data, args.batch, args.features, args.classes)
@@ -74,6 +76,7 @@ def main():
         loss = loss_fn(model(x), y)
         loss.backward()  # DDP averages the gradients over the ranks here
         opt.step()
+        losses.append(loss.item())
         if rank == 0 and (step % 10 == 0 or step == args.steps - 1):
             print(f"step {step:4d}  loss {loss.item():.4f}", flush=True)
     elapsed = time.perf_counter() - start
@@ -81,7 +84,8 @@ def main():
         print(f"{args.backend}: {world} ranks, {args.steps} steps in {elapsed:.2f} s "
               f"({1000 * elapsed / max(1, args.steps):.1f} ms per step)")
     if args.save_params:
-        torch.save([q.detach().clone() for q in model.module.parameters()],
+        torch.save({"losses": losses,
+                    "params": [q.detach().clone() for q in model.module.parameters()]},
                    f"{args.save_params}.{rank}.pt")
     dist.destroy_process_group()
 

@@ -10,9 +10,10 @@
 #include <numeric>
 #include <random>
 
-#include "algo/dispatch/peers.h"
+#include "algo/dispatch/dispatch.h"
 #include "algo/rack/member.h"
 #include "algo/rack/member_ring.h"
+#include "algo/rack/rack.h"
 #include "comm/link_stats.h"
 #include "plan/network.h"
 #include "rack_maps.h"
@@ -41,7 +42,7 @@ TEST(PlanMembers, RinaMembersFollowOrderPortsAndSpines) {
   EXPECT_EQ(planChunks(map), 6);
   const plan::Plan p = samplePlan();
   ASSERT_TRUE(checkPlanFits(p, map, 6).ok());
-  const std::vector<Member> m = rinaMembers(map, &p);
+  const std::vector<Member> m = inaMembers(map, &p);
   ASSERT_EQ(m.size(), 3u);
   EXPECT_EQ(m[0].ranks, (std::vector<int>{0, 1}));
   EXPECT_EQ(m[1].ranks, (std::vector<int>{3, 4, 5}));
@@ -55,7 +56,7 @@ TEST(PlanMembers, RinaMembersFollowOrderPortsAndSpines) {
   EXPECT_TRUE(m[0].inaRack);
   EXPECT_FALSE(m[2].inaRack);
   // Without a plan: rank order and rotation.
-  const std::vector<Member> plain = rinaMembers(map, nullptr);
+  const std::vector<Member> plain = inaMembers(map, nullptr);
   EXPECT_EQ(plain[1].ranks, (std::vector<int>{2}));
   EXPECT_EQ(plain[2].portFor(1), 4);
   EXPECT_EQ(plain[2].spineToNext, -1);

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "algo/dispatch/peers.h"
+#include "algo/dispatch/dispatch.h"
 #include "comm/communicator.h"
 #include "comm/rack_agent.h"
 #include "core/config.h"

@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "algo/dispatch/peers.h"
+#include "algo/dispatch/dispatch.h"
 #include "api/handle.h"
 #include "rank_harness.h"
 

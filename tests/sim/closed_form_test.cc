@@ -67,7 +67,7 @@ TEST(ClosedForm, FlatRingIsPacedByTheSlowestHost) {
 
 TEST(ClosedForm, SingleInaRack) {
   const SimTopology t = leafSpineOf(1, 8, 1);
-  expectWithin1Percent(allreduceTime(t, Algorithm::kRina), kS / kB);
+  expectWithin1Percent(allreduceTime(t, Algorithm::kInaMemberRing), kS / kB);
   expectWithin1Percent(allreduceTime(t, Algorithm::kPsIna), kS / kB);
 }
 
@@ -95,8 +95,9 @@ TEST(ClosedForm, RinaPortsCarryTheRing) {
   for (auto [racks, k] : {std::pair{4, 4}, std::pair{8, 16}}) {
     const SimTopology t = leafSpineOf(racks, k, 4);
     const double r = racks;
-    expectWithin1Percent(allreduceTime(t, Algorithm::kRina), (1 + 2 * (r - 1) / (r * k)) * kS / kB);
-    expectWithin1Percent(allreduceTime(t, Algorithm::kRina, kS, false),
+    expectWithin1Percent(allreduceTime(t, Algorithm::kInaMemberRing),
+                         (1 + 2 * (r - 1) / (r * k)) * kS / kB);
+    expectWithin1Percent(allreduceTime(t, Algorithm::kInaMemberRing, kS, false),
                          (1 + 1.0 / k + 2 * (r - 1) / (r * k)) * kS / kB);
   }
 }
@@ -107,7 +108,8 @@ TEST(ClosedForm, RinaIsPacedByItsSlowestPort) {
   opt.slowFraction = 1;
   opt.slowFactor = 0.25;
   const SimTopology t = leafSpineOf(4, 4, 2, opt);
-  expectWithin1Percent(allreduceTime(t, Algorithm::kRina), (1 + 2 * 3.0 / 16) * kS / (kB / 4));
+  expectWithin1Percent(allreduceTime(t, Algorithm::kInaMemberRing),
+                       (1 + 2 * 3.0 / 16) * kS / (kB / 4));
 }
 
 TEST(ClosedForm, LinkLoadIsTheScheduleBytes) {
@@ -147,7 +149,7 @@ TEST(ClosedForm, RinaWithoutInaIsTheFlatRing) {
   TopologyOptions opt;
   opt.inaFraction = 0;
   const SimTopology t = leafSpineOf(4, 4, 1, opt);
-  expectWithin1Percent(allreduceTime(t, Algorithm::kRina), 2 * 15.0 / 16 * kS / kB);
+  expectWithin1Percent(allreduceTime(t, Algorithm::kInaMemberRing), 2 * 15.0 / 16 * kS / kB);
 }
 
 TEST(ClosedForm, HierPortCarriesRingAndBroadcast) {
@@ -161,7 +163,7 @@ TEST(ClosedForm, OversubscribedUplinkBoundsRina) {
   TopologyOptions opt;
   opt.oversubscription = 8;
   const SimTopology t = leafSpineOf(4, 4, 1, opt);
-  expectWithin1Percent(allreduceTime(t, Algorithm::kRina), 2 * 3.0 / 4 * kS / (kB / 2));
+  expectWithin1Percent(allreduceTime(t, Algorithm::kInaMemberRing), 2 * 3.0 / 4 * kS / (kB / 2));
 }
 
 TEST(ClosedForm, FewSlotsBoundInaByWindowOverRtt) {
@@ -169,7 +171,7 @@ TEST(ClosedForm, FewSlotsBoundInaByWindowOverRtt) {
   TopologyOptions opt;
   opt.sw.slots = 64;
   const SimTopology t = leafSpineOf(1, 4, 1, opt);
-  expectWithin1Percent(allreduceTime(t, Algorithm::kRina), kS / (64 * 256 / 10e-6));
+  expectWithin1Percent(allreduceTime(t, Algorithm::kInaMemberRing), kS / (64 * 256 / 10e-6));
 }
 
 TEST(ClosedForm, SwitchAggregationCapacity) {
@@ -177,7 +179,7 @@ TEST(ClosedForm, SwitchAggregationCapacity) {
   TopologyOptions opt;
   opt.sw.aggregationBps = 40e9 / 8;
   const SimTopology t = leafSpineOf(1, 8, 1, opt);
-  expectWithin1Percent(allreduceTime(t, Algorithm::kRina), 8 * kS / (40e9 / 8));
+  expectWithin1Percent(allreduceTime(t, Algorithm::kInaMemberRing), 8 * kS / (40e9 / 8));
 }
 
 TEST(ClosedForm, FatTreeIsNonBlocking) {
@@ -230,8 +232,8 @@ ClusterResult slotScenario(SlotPolicy policy, int priorityB) {
   TopologyOptions o;
   o.sw.slots = 1024;
   const SimTopology t = leafSpineOf(1, 8, 1, o);
-  JobSpec a{"a", {0, 1, 2, 3}, Algorithm::kRina, kS, 3, 0.1, 0, 0, 1024};
-  JobSpec b{"b", {4, 5, 6, 7}, Algorithm::kRina, kS, 3, 0.1, 0.09, priorityB, 1024};
+  JobSpec a{"a", {0, 1, 2, 3}, Algorithm::kInaMemberRing, kS, 3, 0.1, 0, 0, 1024};
+  JobSpec b{"b", {4, 5, 6, 7}, Algorithm::kInaMemberRing, kS, 3, 0.1, 0.09, priorityB, 1024};
   ClusterOptions opt;
   opt.policy = policy;
   opt.stepLatencySec = 0;
@@ -269,8 +271,8 @@ TEST(Jobs, EsaPriorityPreemptsABusyJob) {
   TopologyOptions o;
   o.sw.slots = 1024;
   const SimTopology t = leafSpineOf(1, 8, 1, o);
-  JobSpec a{"a", {0, 1, 2, 3}, Algorithm::kRina, kS, 1, 0.1, 0, 0, 1024};
-  JobSpec b{"b", {4, 5, 6, 7}, Algorithm::kRina, kS, 1, 0.1, 0.05, 1, 1024};
+  JobSpec a{"a", {0, 1, 2, 3}, Algorithm::kInaMemberRing, kS, 1, 0.1, 0, 0, 1024};
+  JobSpec b{"b", {4, 5, 6, 7}, Algorithm::kInaMemberRing, kS, 1, 0.1, 0.05, 1, 1024};
   ClusterOptions opt;
   opt.stepLatencySec = 0;
   DefaultPlanner planner;
@@ -305,7 +307,7 @@ TEST(StepModel, FlatRingMatchesTheAggregate) {
 }
 
 TEST(StepModel, SingleInaRack) {
-  expectWithin1Percent(stepTime(leafSpineOf(1, 8, 1), Algorithm::kRina), kS / kB);
+  expectWithin1Percent(stepTime(leafSpineOf(1, 8, 1), Algorithm::kInaMemberRing), kS / kB);
 }
 
 TEST(StepModel, RinaWithoutOverlapBetweenSteps) {
@@ -313,7 +315,7 @@ TEST(StepModel, RinaWithoutOverlapBetweenSteps) {
   // port that sends its contribution and the downstream copy (2C), the
   // final multicast by C, an all-gather step by C: (3(R-1) + 1) C / B.
   const SimTopology t = leafSpineOf(16, 8, 2);
-  expectWithin1Percent(stepTime(t, Algorithm::kRina), (3 * 15.0 + 1) / 16 * kS / kB);
+  expectWithin1Percent(stepTime(t, Algorithm::kInaMemberRing), (3 * 15.0 + 1) / 16 * kS / kB);
 }
 
 TEST(StepModel, OnlyRingAndRina) {
@@ -357,7 +359,7 @@ TEST(PlannerSeam, PortSharesMoveTheBottleneck) {
   SimTopology t = leafSpineOf(4, 4, 2);
   for (int link : {t.hosts[0].up, t.hosts[0].down}) t.linkCapacity[link] = kB / 2;
   t.hosts[0].rate = kB / 2;
-  JobSpec job{"j", allHosts(t), Algorithm::kRina, kS, 1, 0, 0, 0, 0};
+  JobSpec job{"j", allHosts(t), Algorithm::kInaMemberRing, kS, 1, 0, 0, 0, 0};
   ClusterOptions opt;
   opt.stepLatencySec = 0;
   std::string error;

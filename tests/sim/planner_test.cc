@@ -70,9 +70,9 @@ SimTopology twoRacksOneSlowSpine(int slow, bool ina) {
 }
 
 TEST(SimPlanner, SpinesMatchBruteForce) {
-  for (Algorithm algo : {Algorithm::kRing, Algorithm::kRina, Algorithm::kHier}) {
+  for (Algorithm algo : {Algorithm::kRing, Algorithm::kInaMemberRing, Algorithm::kHier}) {
     for (int slow : {0, 1}) {
-      const SimTopology t = twoRacksOneSlowSpine(slow, algo == Algorithm::kRina);
+      const SimTopology t = twoRacksOneSlowSpine(slow, algo == Algorithm::kInaMemberRing);
       // All 4 assignments of spines to the hops a -> b and b -> a.
       double best = 1e30, worst = 0;
       for (int ab = 0; ab < 2; ++ab) {
@@ -117,12 +117,12 @@ TEST(SimPlanner, PortSharesNearBruteForce) {
   for (int k = 0; k <= 64; ++k) {
     TablePlanner table;
     table.shares = {1 - k / 64.0, k / 64.0};
-    best = std::min(best, allreduceTime(t, Algorithm::kRina, table));
+    best = std::min(best, allreduceTime(t, Algorithm::kInaMemberRing, table));
   }
   LibPlanner plan;
-  const double planned = allreduceTime(t, Algorithm::kRina, plan);
+  const double planned = allreduceTime(t, Algorithm::kInaMemberRing, plan);
   DefaultPlanner def;
-  const double equal = allreduceTime(t, Algorithm::kRina, def);
+  const double equal = allreduceTime(t, Algorithm::kInaMemberRing, def);
   std::printf("rina, a1 at 1/4 rate: planned shares %.1f ms, equal %.1f ms, best of 65 %.1f ms\n",
               planned * 1e3, equal * 1e3, best * 1e3);
   EXPECT_LT(planned, equal * 0.99) << "equal shares " << equal << " s";
@@ -173,8 +173,8 @@ TEST(SimPlanner, MultiRailHostsSplitTheirTrafficByPath) {
   EXPECT_EQ(rails.hosts[0].railUp[0], rails.hosts[0].up);
   EXPECT_TRUE(one.hosts[0].railUp.empty());
   LibPlanner plan;
-  EXPECT_NEAR(allreduceTime(rails, Algorithm::kRina, plan) / (1.0 * kS / B), 1.0, 0.01);
-  EXPECT_NEAR(allreduceTime(one, Algorithm::kRina, plan) / (1.5 * kS / B), 1.0, 0.01);
+  EXPECT_NEAR(allreduceTime(rails, Algorithm::kInaMemberRing, plan) / (1.0 * kS / B), 1.0, 0.01);
+  EXPECT_NEAR(allreduceTime(one, Algorithm::kInaMemberRing, plan) / (1.5 * kS / B), 1.0, 0.01);
   // The flat ring's hops are host to host: a1 -> b0 over spine 1 on NIC 1,
   // the in-rack hops on NIC 0, so no NIC carries more than 1.5 S: 1.5 S / B
   // either way (the uplinks to spine 1 carry one hop each).

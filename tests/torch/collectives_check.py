@@ -15,12 +15,14 @@ and out of place), broadcast, all_gather, all_gather_into_tensor (in place
 and out), all_gather_coalesced, gather, scatter, all_to_all_single (even and
 uneven splits), all_to_all (list form), a ring of batch_isend_irecv (small
 and large), send / recv with tags into a non-contiguous tensor, recv from
-any source, barrier, asynchronous calls completing in order; then what rina
+any source, barrier, asynchronous calls completing in order, DDP with the
+allreduce and bf16 (1.13: fp16) compression communication hooks (on the
+Work's Future);
+on torch 2.x the coalescing manager and a "cpu:rina,cuda:gloo" group; then what rina
 does not do must raise RuntimeError naming it; and destroying a group fails
 its call in progress and its queued calls promptly.
 """
 
-import argparse
 import datetime
 import os
 import sys
@@ -29,11 +31,24 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-REDUCE_DTYPES = ["float32", "float64", "float16", "bfloat16", "int8", "uint8", "int32", "int64"]
-OPS = ["SUM", "AVG", "PRODUCT", "MIN", "MAX"]
+TORCH2 = None  # set by the worker: torch 2.x's Backend API (coalescing, device maps)
+REDUCE_DTYPES = ["float32", "float64", "float16", "bfloat16", "int8", "uint8", "int16", "int32",
+                 "int64", "bool"]
+OPS = ["SUM", "AVG", "PRODUCT", "MIN", "MAX", "PREMUL_SUM"]
+PREMUL_FACTOR = 0.5  # exact in every floating dtype
 
 
-def launch(n):
+def ops_for(name):
+    """The reduce ops rina takes for a dtype (bool: logical or / and)."""
+    if name == "bool":
+        return ["SUM", "PRODUCT", "MIN", "MAX"]
+    if name in ("float32", "float64", "float16", "bfloat16"):
+        return OPS
+    return [op for op in OPS if op != "PREMUL_SUM"]
+
+
+def launch(args):
+    n = args.ranks
     import ranks
     result = ranks.spawn(os.path.abspath(__file__), n, timeout=600)
     ok = ranks.report(result)
@@ -60,7 +75,9 @@ class Checker:
         for r in range(self.world):
             g = torch.Generator().manual_seed(case * 1009 + r)
             unsigned = name == "uint8"
-            if op == "PRODUCT":
+            if name == "bool":
+                out.append(torch.randint(0, 2, shape, generator=g))
+            elif op == "PRODUCT":
                 choices = torch.tensor([1, 2, 3] if unsigned else [-2, -1, 1, 2])
                 idx = torch.randint(0, len(choices), shape, generator=g)
                 out.append(choices[idx])
@@ -76,6 +93,10 @@ class Checker:
         torch = self.torch
         stacked = torch.stack(values)
         dt = self.dtype(name)
+        if name == "bool":  # SUM and MAX: any; PRODUCT and MIN: all
+            return (stacked.amax(0) if op in ("SUM", "MAX") else stacked.amin(0)).to(dt)
+        if op == "PREMUL_SUM":  # each input scaled in its dtype, then summed (exact)
+            return (stacked.to(dt) * PREMUL_FACTOR).to(torch.float64).sum(0).to(dt)
         if op == "SUM":
             return stacked.sum(0).to(dt)
         if op == "PRODUCT":
@@ -116,7 +137,8 @@ class Checker:
     def reductions(self, name, op):
         torch, dist = self.torch, self.torch.distributed
         dt, n, me = self.dtype(name), self.world, self.rank
-        rop = getattr(dist.ReduceOp, op)
+        rop = dist._make_nccl_premul_sum(PREMUL_FACTOR) if op == "PREMUL_SUM" \
+            else getattr(dist.ReduceOp, op)
         tag = f"{name} {op}"
 
         # all_reduce, contiguous and not (a transposed view)
@@ -349,25 +371,95 @@ class Checker:
             dist.send(torch.full((7,), me * 11, dtype=torch.int64), dst=0)
         dist.barrier()
 
+    def coalescing(self):
+        """torch 2.x's coalescing manager: all_reduce, all_gather_into_tensor and
+        reduce_scatter_tensor issued inside it run as one coalesced call each
+        kind, and the manager's work completes them all."""
+        torch, dist = self.torch, self.torch.distributed
+        n, me = self.world, self.rank
+        cpu = torch.device("cpu")
+        case = self.next_case()
+        vals = [self.inputs("float32", "SUM", (5 + i,), case * 5 + i) for i in range(3)]
+        ts = [v[me].to(torch.float32, copy=True) for v in vals]
+        with dist._coalescing_manager(device=cpu, async_ops=True) as cm:
+            for t in ts:
+                dist.all_reduce(t)
+        cm.wait()
+        for i, t in enumerate(ts):
+            self.expect(f"coalesced all_reduce {i}", t, self.reference(vals[i], "float32", "SUM"))
+        case = self.next_case()
+        vals = [self.inputs("bfloat16", "SUM", (n * (3 + i),), case * 5 + i) for i in range(2)]
+        outs = [torch.empty(3 + i, dtype=torch.bfloat16) for i in range(2)]
+        with dist._coalescing_manager(device=cpu, async_ops=True) as cm:
+            for i, o in enumerate(outs):
+                dist.reduce_scatter_tensor(o, vals[i][me].to(torch.bfloat16), op=dist.ReduceOp.AVG)
+        cm.wait()
+        for i, o in enumerate(outs):
+            want = self.reference(vals[i], "bfloat16", "AVG")[me * (3 + i):(me + 1) * (3 + i)]
+            self.expect(f"coalesced reduce_scatter_tensor AVG {i}", o, want)
+        case = self.next_case()
+        vals = [self.inputs("int64", "SUM", (2 + i,), case * 5 + i) for i in range(2)]
+        outs = [torch.empty(n * (2 + i), dtype=torch.int64) for i in range(2)]
+        with dist._coalescing_manager(device=cpu, async_ops=True) as cm:
+            for i, o in enumerate(outs):
+                dist.all_gather_into_tensor(o, vals[i][me].clone())
+        cm.wait()
+        for i, o in enumerate(outs):
+            self.expect(f"coalesced all_gather_into_tensor {i}", o, torch.cat(vals[i]))
+
+    def device_map(self):
+        """A group of "cpu:rina,cuda:gloo": its CPU tensors go to rina."""
+        torch, dist = self.torch, self.torch.distributed
+        import rina_torch
+        g = dist.new_group(backend="cpu:rina,cuda:gloo")
+        backend = g._get_backend(torch.device("cpu"))
+        if isinstance(backend, rina_torch.RinaBackend):
+            self.passed += 1
+        else:
+            self.failures.append(f"device map: the CPU backend is {type(backend).__name__}")
+        t = torch.full((4,), float(self.rank + 1))
+        dist.all_reduce(t, group=g)
+        self.expect("device map cpu:rina all_reduce", t,
+                    torch.full((4,), float(self.world * (self.world + 1) // 2)))
+        dist.destroy_process_group(g)
+
+    def ddp_comm_hooks(self):
+        """DDP communication hooks run on the Work's Future: the allreduce
+        hook and a compression hook (bf16; fp16 on torch 1.13) average every
+        rank's gradient."""
+        torch, dist = self.torch, self.torch.distributed
+        from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+        from torch.nn.parallel import DistributedDataParallel
+        n, me = self.world, self.rank
+        # (torch 1.13 takes its bf16 hook only with NCCL: fp16 there.)
+        for name in ("allreduce_hook", "bf16_compress_hook" if TORCH2 else "fp16_compress_hook"):
+            model = DistributedDataParallel(torch.nn.Linear(8, 4, bias=False))
+            model.register_comm_hook(None, getattr(default_hooks, name))
+            model(torch.full((2, 8), float(me + 1))).sum().backward()
+            # d(sum(W x))/dW = 2 (rank + 1) on every rank; their mean is n + 1.
+            self.expect(f"DDP with {name}", model.module.weight.grad,
+                        torch.full((4, 8), float(n + 1)))
+
     def refusals(self):
         """What rina does not do raises RuntimeError naming the call, dtype or op."""
         torch, dist = self.torch, self.torch.distributed
         cases = [
-            ("all_reduce int16", "dtype Short",
-             lambda: dist.all_reduce(torch.ones(4, dtype=torch.int16))),
-            ("all_reduce bool", "dtype Bool",
-             lambda: dist.all_reduce(torch.ones(4, dtype=torch.bool))),
-            ("reduce_scatter_tensor int16", "dtype Short",
-             lambda: dist.reduce_scatter_tensor(torch.ones(1, dtype=torch.int16),
-                                                torch.ones(self.world, dtype=torch.int16))),
-            ("all_reduce BAND", "op BAND",
+            ("reduce_scatter_tensor complex64", "dtype ComplexFloat",
+             lambda: dist.reduce_scatter_tensor(torch.ones(1, dtype=torch.complex64),
+                                                torch.ones(self.world, dtype=torch.complex64))),
+            ("all_reduce BAND int32", "op BAND",
              lambda: dist.all_reduce(torch.ones(4, dtype=torch.int32), op=dist.ReduceOp.BAND)),
-            ("all_reduce BOR", "op BOR",
+            ("all_reduce BOR int32", "op BOR",
              lambda: dist.all_reduce(torch.ones(4, dtype=torch.int32), op=dist.ReduceOp.BOR)),
-            ("all_reduce BXOR", "op BXOR",
+            ("all_reduce BXOR int32", "op BXOR",
              lambda: dist.all_reduce(torch.ones(4, dtype=torch.int32), op=dist.ReduceOp.BXOR)),
-            ("reduce BAND", "op BAND",
+            ("reduce BAND int32", "op BAND",
              lambda: dist.reduce(torch.ones(4, dtype=torch.int32), dst=0, op=dist.ReduceOp.BAND)),
+            ("all_reduce AVG bool", "op AVG is not supported for dtype Bool",
+             lambda: dist.all_reduce(torch.ones(4, dtype=torch.bool), op=dist.ReduceOp.AVG)),
+            ("all_reduce PREMUL_SUM int32", "PREMUL_SUM takes floating-point",
+             lambda: dist.all_reduce(torch.ones(4, dtype=torch.int32),
+                                     op=dist._make_nccl_premul_sum(2.0))),
             ("send to itself", "to or from itself",
              lambda: self.torch.distributed.distributed_c10d._get_default_group().send(
                  [torch.ones(1)], self.rank, 0)),
@@ -434,17 +526,23 @@ def worker(args):
     import torch
     import torch.distributed as dist
     import rina_torch  # noqa: F401  registers "rina"
+    global TORCH2
+    TORCH2 = rina_torch._C.torch_backend_api == "Backend"
     torch.set_num_threads(1)
     dist.init_process_group("rina", init_method=f"file://{args.store}/store", rank=args.rank,
                             world_size=args.world, timeout=datetime.timedelta(seconds=120))
     assert dist.get_backend() == "rina", dist.get_backend()
     c = Checker(args.rank, args.world)
     for name in REDUCE_DTYPES:
-        for op in OPS:
+        for op in ops_for(name):
             c.reductions(name, op)
-    for name in REDUCE_DTYPES + ["bool", "int16", "complex64"]:
+    for name in REDUCE_DTYPES + ["complex64"]:
         c.movement(name)
+    if TORCH2:
+        c.coalescing()
+        c.device_map()
     c.asynchronous()
+    c.ddp_comm_hooks()
     c.point_to_point()
     c.refusals()
     if args.world > 1:
@@ -457,17 +555,6 @@ def worker(args):
     return 1 if c.failures else 0
 
 
-def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--ranks", type=int, help="launch this many ranks")
-    p.add_argument("--rank", type=int)
-    p.add_argument("--world", type=int)
-    p.add_argument("--store")
-    args = p.parse_args()
-    if args.rank is None:
-        return launch(args.ranks)
-    return worker(args)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    import ranks
+    sys.exit(ranks.main(launch, worker, default_ranks=None))

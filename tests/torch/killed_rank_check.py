@@ -10,7 +10,6 @@ other rank got a RuntimeError from rina (naming a rank) within the timeout
 of its last completed step, then left cleanly.
 """
 
-import argparse
 import datetime
 import os
 import signal
@@ -78,19 +77,11 @@ def worker(args):
     return 4
 
 
-def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--ranks", type=int, default=4)
+def add_arguments(p):
     p.add_argument("--victim", type=int, default=2)
     p.add_argument("--timeout", type=int, default=20)
-    p.add_argument("--rank", type=int)
-    p.add_argument("--world", type=int)
-    p.add_argument("--store")
-    args = p.parse_args()
-    if args.rank is None:
-        return launch(args)
-    return worker(args)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    import ranks
+    sys.exit(ranks.main(launch, worker, default_ranks=4, add_arguments=add_arguments))

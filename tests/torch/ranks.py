@@ -1,11 +1,15 @@
 """Runs the ranks of a torch.distributed test as separate processes.
 
+main(launch, worker) is a test script's entry point: without --rank it
+calls launch(args) (which spawns the ranks), with it worker(args).
+
 spawn(script, n, args) starts `python3 script --rank r --world n --store DIR
 ARGS` for every rank (DIR: a fresh folder for a FileStore), waits for all with
 a time limit, kills what is left after it, and returns each rank's exit code
 (negative: killed by that signal) with its output.
 """
 
+import argparse
 import os
 import shutil
 import signal
@@ -70,3 +74,17 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def main(launch, worker, default_ranks, add_arguments=None):
+    """A test script's entry point: `--ranks N` (launch(args): spawn the
+    ranks) or, in a rank, `--rank R --world N --store DIR` (worker(args))."""
+    p = argparse.ArgumentParser()
+    p.add_argument("--ranks", type=int, default=default_ranks, help="launch this many ranks")
+    p.add_argument("--rank", type=int)
+    p.add_argument("--world", type=int)
+    p.add_argument("--store")
+    if add_arguments:
+        add_arguments(p)
+    args = p.parse_args()
+    return launch(args) if args.rank is None else worker(args)

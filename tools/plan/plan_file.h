@@ -27,7 +27,7 @@ struct PlanFile {
   plan::Network net;
   int chunks = 0;
   bool hasGrid = false;
-  plan::LeafSpineGridSpec grid;
+  plan::LeafSpineRoutingSpec grid;
 };
 
 Status parsePlanFile(const std::string& text, PlanFile* out);

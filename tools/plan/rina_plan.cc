@@ -188,13 +188,13 @@ int main(int argc, char** argv) {
                    args.file.c_str());
       return 2;
     }
-    plan::GridInstance g;
-    if (Status s = plan::buildLeafSpineGrid(net, pf.grid, &g); !s.ok()) {
+    plan::PsRoutingProblem g;
+    if (Status s = plan::buildLeafSpineRoutingProblem(net, pf.grid, &g); !s.ok()) {
       std::fprintf(stderr, "rina-plan: %s\n", s.message().c_str());
       return 2;
     }
-    plan::GridLpResult lp;
-    Status s = plan::solveGridLp(g, &lp);
+    plan::RoutingLpResult lp;
+    Status s = plan::solveRoutingLp(g, &lp);
     json jg;
     jg["ps"] = net.hosts[pf.grid.psHost].name;
     jg["nearest_switch_mbit"] = jrate(plan::routingRate(g, plan::nearestSwitchRouting(g)));
@@ -203,7 +203,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "rina-plan: %s\n", s.message().c_str());
       rc = 3;
     } else {
-      plan::GridRounding r = plan::roundGrid(g, lp, args.samples, args.seed);
+      plan::RoundedRouting r = plan::roundRouting(g, lp, args.samples, args.seed);
       jg["lp_mbit"] = lp.rate;
       jg["rounded_mbit"] = r.rate;
       jg["lp_seconds"] = lp.seconds;

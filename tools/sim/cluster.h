@@ -17,7 +17,7 @@ namespace rina::sim {
 struct JobSpec {
   std::string name;
   std::vector<int> hosts;  // worker indices, ascending
-  Algorithm algo = Algorithm::kRina;
+  Algorithm algo = Algorithm::kInaMemberRing;
   double bytes = 0;       // allreduce size
   int iterations = 1;     // compute + allreduce, this many times
   double computeSec = 0;  // before each allreduce

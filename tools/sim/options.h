@@ -17,7 +17,7 @@ struct SimOptions {
   std::string topoFile;
   int racks = 0, hostsPerRack = 0, spines = 0, fatTreeK = 0;
   TopologyOptions topo;
-  std::vector<Algorithm> algorithms{Algorithm::kRina};
+  std::vector<Algorithm> algorithms{Algorithm::kInaMemberRing};
   double bytes = 1 << 30;
   double stepLatencySec = 5e-6;
   int jobs = 1;

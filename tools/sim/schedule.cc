@@ -268,7 +268,7 @@ Collective planAllreduce(Algorithm algo, const SimTopology& topo, const std::vec
       return ringOfMembers(topo, hosts, ina, planner, false);
     case Algorithm::kHier:
       return hierarchical(topo, hosts, planner);
-    case Algorithm::kRina:
+    case Algorithm::kInaMemberRing:
       return ringOfMembers(topo, hosts, ina, planner, true);
     case Algorithm::kPsIna:
       return psIna(topo, hosts, ina, planner);

@@ -20,7 +20,7 @@ namespace rina::sim {
 using algo::Algorithm;
 using algo::algorithmName;
 inline constexpr Algorithm kSimulatedAlgorithms[] = {Algorithm::kRing, Algorithm::kHier,
-                                                     Algorithm::kRina, Algorithm::kPsIna};
+                                                     Algorithm::kInaMemberRing, Algorithm::kPsIna};
 // name: the table's name of a simulated algorithm; false for any other.
 bool parseSimulatedAlgorithm(std::string_view name, Algorithm* out);
 // The simulated algorithms' names in the table's order, joined by ", ".

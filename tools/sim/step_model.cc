@@ -31,14 +31,14 @@ int portOf(const RingMember& m, const std::vector<double>& shares, int c, int ch
 bool stepSynchronousAllreduce(Algorithm algo, const SimTopology& topo, double bytes,
                               double stepLatencySec, Planner& planner, StepRun* out,
                               std::string* error) {
-  if (algo != Algorithm::kRing && algo != Algorithm::kRina) {
+  if (algo != Algorithm::kRing && algo != Algorithm::kInaMemberRing) {
     *error = std::string("the step model covers ring and rina, not ") + algorithmName(algo);
     return false;
   }
   std::vector<RingMember> members;
   for (size_t r = 0; r < topo.racks.size(); ++r) {
     const SimRack& rack = topo.racks[r];
-    if (algo == Algorithm::kRina && rack.ina) {
+    if (algo == Algorithm::kInaMemberRing && rack.ina) {
       members.push_back(RingMember{static_cast<int>(r), true, rack.hosts});
     } else {
       for (int h : rack.hosts) members.push_back(RingMember{static_cast<int>(r), false, {h}});
@@ -87,7 +87,7 @@ bool stepSynchronousAllreduce(Algorithm algo, const SimTopology& topo, double by
     }
   }
   // The last sum of each INA rack completes its chunk: multicast to the rack.
-  if (algo == Algorithm::kRina) {
+  if (algo == Algorithm::kInaMemberRing) {
     auto& step = flows.emplace_back(n);
     for (int i = 0; i < n; ++i) {
       const int m = order[i], c = mod(i + 1, n);

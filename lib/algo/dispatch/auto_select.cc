@@ -40,7 +40,7 @@ LinkModel linkModel(const topo::RackMap& map, bool portMarkers) {
       const double reduce = portMarkers ? (k - 1) / k : 1;
       bytes = members.size() == 1 ? 1 : reduce + 1 / k + 2 * (R - 1) / (R * k);
     }
-    m.rina = std::max(m.rina, bytes * fastest / rate);
+    m.inaMemberRing = std::max(m.inaMemberRing, bytes * fastest / rate);
   }
   return m;
 }
@@ -61,13 +61,13 @@ Algorithm resolveAuto(const topo::RackMap& map, size_t bytes, size_t smallMsgByt
     return Algorithm::kRing;
   }
   const LinkModel m = linkModel(map, portMarkers);
-  const bool rina = m.rina < m.ring;
+  const Algorithm faster = m.inaMemberRing < m.ring ? Algorithm::kInaMemberRing : Algorithm::kRing;
   if (why) {
     std::snprintf(buf, sizeof buf, "link model, busiest host link: rina %.2f S, ring %.2f S: %s",
-                  m.rina, m.ring, algorithmName(rina ? Algorithm::kRina : Algorithm::kRing));
+                  m.inaMemberRing, m.ring, algorithmName(faster));
     *why = buf;
   }
-  return rina ? Algorithm::kRina : Algorithm::kRing;
+  return faster;
 }
 
 }  // namespace rina::algo

@@ -28,7 +28,7 @@ namespace rina::algo {
 // 1.75 for a flat ring of 8).
 struct LinkModel {
   double ring = 0;
-  double rina = 0;
+  double inaMemberRing = 0;
 };
 LinkModel linkModel(const topo::RackMap& map, bool portMarkers = true);
 

@@ -10,27 +10,6 @@
 
 namespace rina::algo {
 
-Status parseAlgorithm(const std::string& name, Algorithm* out) {
-  std::string known;
-  for (const AlgorithmEntry& a : kAlgorithmTable) {
-    if (name == a.name) {
-      *out = a.algorithm;
-      return {};
-    }
-    known += known.empty() ? "" : ", ";
-    known += a.name;
-  }
-  return errorf(rinaInvalidArgument, "unknown algorithm '%s' (known: %s)", name.c_str(),
-                known.c_str());
-}
-
-const char* algorithmName(Algorithm a) {
-  for (const AlgorithmEntry& e : kAlgorithmTable) {
-    if (e.algorithm == a) return e.name;
-  }
-  return "auto";
-}
-
 namespace {
 
 // The latency algorithm for `bytes`: one-shot over the host segment when
@@ -67,7 +46,7 @@ Algorithm resolveAllReduce(Context& ctx, Algorithm configured, size_t bytes) {
 
 bool followsPlan(const Context& ctx, Algorithm configured) {
   if (ctx.size() < 2) return false;
-  return configured == Algorithm::kHier || configured == Algorithm::kRina ||
+  return configured == Algorithm::kHier || configured == Algorithm::kInaMemberRing ||
          (configured == Algorithm::kAuto && ctx.racks().anyIna());
 }
 
@@ -91,8 +70,8 @@ Status allReduce(Context& ctx, Algorithm configured, const RackInputs& in, const
       return oneShotAllReduce(ctx, send, recv, count, type, op);
     case Algorithm::kHier:
       return hierAllReduce(ctx, in.plans, send, recv, count, type, op);
-    case Algorithm::kRina:
-      return inaRingAllReduce(ctx, in.plans, in.rack, send, recv, count, type, op);
+    case Algorithm::kInaMemberRing:
+      return inaMemberRingAllReduce(ctx, in.plans, in.rack, send, recv, count, type, op);
     case Algorithm::kPsIna:
       return psInaAllReduce(ctx, in.rack, send, recv, count, type, op);
     case Algorithm::kRing:

@@ -1,4 +1,4 @@
-#include "algo/dispatch/peers.h"
+#include "algo/dispatch/dispatch.h"
 
 namespace rina::algo {
 

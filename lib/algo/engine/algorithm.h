@@ -8,15 +8,15 @@
 #include <cstdint>
 #include <iterator>
 #include <string>
-#include <string_view>
 
-#include "core/config.h"
 #include "core/status.h"
 #include "rina/rina.h"
 
 namespace rina::algo {
 
-enum class Algorithm { kAuto, kRing, kRecursiveDoubling, kHier, kRina, kPsIna, kOneShot };
+// Users name them as the table below says: kInaMemberRing (INA racks and
+// autonomous workers as the members of one ring) is "rina", kPsIna "ps-ina".
+enum class Algorithm { kAuto, kRing, kRecursiveDoubling, kHier, kInaMemberRing, kPsIna, kOneShot };
 inline constexpr int kAlgorithms = 7;
 
 struct AlgorithmEntry {
@@ -32,7 +32,7 @@ inline constexpr AlgorithmEntry kAlgorithmTable[] = {
     {Algorithm::kRecursiveDoubling, "rd", &rinaCommStats_t::callsRd},
     {Algorithm::kOneShot, "oneshot", &rinaCommStats_t::callsOneShot},
     {Algorithm::kHier, "hier", &rinaCommStats_t::callsHier},
-    {Algorithm::kRina, "rina", &rinaCommStats_t::callsRina},
+    {Algorithm::kInaMemberRing, "rina", &rinaCommStats_t::callsRina},
     {Algorithm::kPsIna, "ps-ina", &rinaCommStats_t::callsPsIna},
 };
 
@@ -47,24 +47,6 @@ constexpr bool algorithmTableComplete() {
   return true;
 }
 static_assert(algorithmTableComplete(), "kAlgorithmTable needs one row per Algorithm");
-
-// The table's names joined as "auto|ring|...".
-constexpr bool choicesAreTableNames(std::string_view choices) {
-  for (const AlgorithmEntry& e : kAlgorithmTable) {
-    const std::string_view name = e.name;
-    if (choices.substr(0, name.size()) != name) return false;
-    choices.remove_prefix(name.size());
-    if (&e != std::end(kAlgorithmTable) - 1) {
-      if (choices.empty() || choices.front() != '|') return false;
-      choices.remove_prefix(1);
-    }
-  }
-  return choices.empty();
-}
-// The knob table (core, which sits below algo and cannot read this one)
-// lists RINA_ALGO's choices; they must be this table's names in its order.
-static_assert(choicesAreTableNames(config::kAlgorithmChoices),
-              "config::kAlgorithmChoices must list kAlgorithmTable's names in its order");
 
 Status parseAlgorithm(const std::string& name, Algorithm* out);
 // "auto" for a value outside the table (a peer's header).

@@ -3,9 +3,55 @@
 #include <cstdlib>
 #include <utility>
 
+#include "plan/path_choice.h"
+#include "transport/connection.h"
+#include "transport/shm_group.h"
+
 namespace rina::algo {
 
+Context::Context(int rank, int nranks)
+    : rank_(rank), nranks_(nranks), paths_(std::make_unique<plan::PathChoice>()) {}
+
 Context::~Context() { std::free(scratch_); }
+
+void Context::setPaths(std::unique_ptr<plan::PathChoice> paths, int spines,
+                       std::vector<int> defaultSpines) {
+  paths_ = std::move(paths);
+  spines_ = spines;
+  defaultSpines_ = std::move(defaultSpines);
+}
+
+void Context::setHostGroup(std::unique_ptr<transport::ShmGroup> group) {
+  hostGroup_ = std::move(group);
+}
+
+void Context::addConnections(ConnectionMap fresh, SpineConnectionMap spine) {
+  conns_.merge(fresh);
+  spineConns_.merge(spine);
+}
+
+void Context::closeConnection(int peer) {
+  auto it = conns_.find(peer);
+  if (it == conns_.end()) return;
+  const transport::LinkCounters& k = it->second->counters();
+  stats_.closedBytesSent += k.bytes[static_cast<int>(transport::Direction::kSend)];
+  stats_.closedBytesReceived += k.bytes[static_cast<int>(transport::Direction::kRecv)];
+  conns_.erase(it);
+}
+
+ConnectionMap Context::releaseConnections(SpineConnectionMap* spine) {
+  *spine = std::move(spineConns_);
+  spineConns_.clear();
+  ConnectionMap all = std::move(conns_);
+  conns_.clear();
+  return all;
+}
+
+int Context::hopSpine(int from, int to, int planSpine) const {
+  return planSpine >= 0 && paths_->policy() == plan::PathPolicy::kPlanned
+             ? planSpine
+             : paths_->spineFor(from, to);
+}
 
 transport::Connection* Context::peer(int r) const {
   auto it = conns_.find(r);

@@ -3,9 +3,10 @@
 // and by peer and spine, with the rule for which spine a hop takes), the
 // settings that shape a collective, an abort flag, a collective counter,
 // scratch memory and the counters it adds to. The communicator (lib/comm)
-// is one: it makes the connections and adds what algorithms take as
-// inputs instead (the plan every rank follows and the rack's INA agent,
-// rack_inputs.h).
+// is one: it makes the connections and hands them in through the protected
+// setters below, the only way in; it adds what algorithms take as inputs
+// instead (the plan every rank follows and the rack's INA agent,
+// rack/rack_inputs.h).
 #ifndef RINA_LIB_ALGO_ENGINE_CONTEXT_H_
 #define RINA_LIB_ALGO_ENGINE_CONTEXT_H_
 
@@ -19,28 +20,22 @@
 
 #include "algo/engine/algorithm.h"
 #include "algo/engine/engine.h"
-#include "core/config.h"
-#include "plan/path_choice.h"
 #include "topo/rack_map.h"
-#include "transport/connection.h"
-#include "transport/shm_group.h"
+
+namespace rina::plan {
+class PathChoice;
+}
+namespace rina::transport {
+class Connection;
+class ShmGroup;
+}  // namespace rina::transport
 
 namespace rina::algo {
 
-// Counters behind rinaCommGetStats.
+// Counters behind rinaCommGetStats that the algorithms keep (the INA
+// counters are the rack's: rack/rack_inputs.h, RackSwitch).
 struct CommStats {
   uint64_t calls[kAlgorithms] = {};  // per Algorithm that actually ran (index = enum value)
-  uint64_t inaFallbacks = 0;
-  uint64_t inaCalls = 0;
-  uint64_t inaRetransmissions = 0;
-  uint64_t inaHostSlices = 0;
-  uint64_t inaRegrants = 0;
-  uint64_t inaDatagrams = 0;
-  uint64_t inaFastRetransmissions = 0;
-  uint64_t inaLateAnswers = 0;
-  uint64_t inaSocketDrops = 0;
-  uint64_t inaWindowCuts = 0;
-  uint64_t inaReturns = 0;  // the rack went back to its switch after a fallback
   // Connections closed because a new plan no longer needed them: their
   // bytes stay in rinaCommGetStats' totals.
   uint64_t closedBytesSent = 0;
@@ -53,6 +48,19 @@ struct CommStats {
   uint64_t gathers = 0;
   uint64_t scatters = 0;
 };
+
+// The knobs that shape a collective on every rank alike (core/config.h
+// names them; the communicator reads them from its checked options).
+struct CallKnobs {
+  int64_t timeoutMs = 0;     // RINA_TIMEOUT_MS
+  size_t sliceBytes = 0;     // RINA_SLICE_BYTES
+  size_t smallMsgBytes = 0;  // RINA_SMALL_MSG_BYTES
+  bool portMarkers = false;  // RINA_INA_PORT_MARKERS
+  int64_t spinUs = 0;        // RINA_SPIN_US
+};
+
+using ConnectionMap = std::map<int, std::unique_ptr<transport::Connection>>;
+using SpineConnectionMap = std::map<std::pair<int, int>, std::unique_ptr<transport::Connection>>;
 
 class Context {
  public:
@@ -74,11 +82,7 @@ class Context {
   // The spine the hop from rank `from` to rank `to` takes: the current
   // plan's (planSpine, for member-ring hops) under RINA_PATHS=planned when
   // it has one, else RINA_PATHS's rule; -1: the default path.
-  int hopSpine(int from, int to, int planSpine = -1) const {
-    return planSpine >= 0 && paths_.policy() == plan::PathPolicy::kPlanned
-               ? planSpine
-               : paths_.spineFor(from, to);
-  }
+  int hopSpine(int from, int to, int planSpine = -1) const;
   // The ring's connections to and from neighbours, on their hop's spine.
   transport::Connection* hopTo(int next, int planSpine = -1) const {
     return connectionFor(next, hopSpine(rank_, next, planSpine));
@@ -86,7 +90,8 @@ class Context {
   transport::Connection* hopFrom(int prev, int planSpine = -1) const {
     return connectionFor(prev, hopSpine(prev, rank_, planSpine));
   }
-  const plan::PathChoice& paths() const { return paths_; }
+  // The rule hops follow (RINA_PATHS; plan/path_choice.h).
+  const plan::PathChoice& paths() const { return *paths_; }
   // Spines every rank has an address on (0 or 1: one path).
   int spines() const { return spines_; }
   // The spine the default connection to rank r runs over (what its bytes
@@ -94,27 +99,20 @@ class Context {
   // one on which the accepting (higher) rank's default address lies; else -1.
   int defaultSpine(int r) const;
   // Every connection of this rank, by peer rank (ascending).
-  const std::map<int, std::unique_ptr<transport::Connection>>& connections() const {
-    return conns_;
-  }
+  const ConnectionMap& connections() const { return conns_; }
   // Connections over a chosen spine, by (peer, spine); see connectionFor.
-  const std::map<std::pair<int, int>, std::unique_ptr<transport::Connection>>& spineConnections()
-      const {
-    return spineConns_;
-  }
+  const SpineConnectionMap& spineConnections() const { return spineConns_; }
 
-  // The knobs this context was made with, checked (core/config.h).
-  const config::Options& options() const { return options_; }
-  int64_t timeoutMs() const { return options_.timeoutMs; }
-  size_t sliceBytes() const { return static_cast<size_t>(options_.sliceBytes); }
-  size_t smallMsgBytes() const { return static_cast<size_t>(options_.smallMsgBytes); }
+  int64_t timeoutMs() const { return knobs_.timeoutMs; }
+  size_t sliceBytes() const { return knobs_.sliceBytes; }
+  size_t smallMsgBytes() const { return knobs_.smallMsgBytes; }
   // The segment shared by the ranks on this host (one-shot collectives);
   // null when ranks live on several hosts or shared memory is off.
   transport::ShmGroup* hostGroup() const { return hostGroup_.get(); }
   // RINA_INA_PORT_MARKERS: rina's rack reduce-scatter ports send markers
   // (and auto's link model counts them).
-  bool portMarkers() const { return options_.inaPortMarkers; }
-  int64_t spinUs() const { return options_.spinUs; }
+  bool portMarkers() const { return knobs_.portMarkers; }
+  int64_t spinUs() const { return knobs_.spinUs; }
 
   const std::atomic<bool>* abortFlag() const { return &aborted_; }
   void abort() { aborted_ = true; }
@@ -138,13 +136,8 @@ class Context {
   const std::function<Status()>* callWatch() const { return &callWatch_; }
   // The owner's part alone, for exchanges outside a collective.
   const std::function<Status()>* ownerWatch() const { return &ownerWatch_; }
-  // Set by the owner (comm/communicator.h): what a quiet wait also looks at
-  // (notices that revoke the communicator), and a descriptor whose
-  // readiness wakes a quiet wait to look (its listening socket); -1: none.
-  void setOwnerWatch(std::function<Status()> watch, int wakeFd) {
-    ownerWatch_ = std::move(watch);
-    wakeFd_ = wakeFd;
-  }
+  // A descriptor whose readiness wakes a quiet wait to look (the owner's
+  // listening socket); -1: none.
   int wakeFd() const { return wakeFd_; }
 
   // 64-byte aligned scratch of at least bytes; valid until the next call.
@@ -161,24 +154,47 @@ class Context {
   }
 
  protected:
-  Context() = default;
+  // What set-up hands in, step by step (comm/setup.cc): until then a
+  // context is one rank's, with no peers, no spines and zero knobs.
+  Context(int rank, int nranks);
   ~Context();
-
-  // Filled in by whoever sets the context up (comm/communicator.h).
-  int rank_ = 0;
-  int nranks_ = 1;
-  topo::RackMap racks_;
-  std::map<int, std::unique_ptr<transport::Connection>> conns_;
-  std::map<std::pair<int, int>, std::unique_ptr<transport::Connection>> spineConns_;
-  std::unique_ptr<transport::ShmGroup> hostGroup_;
-  plan::PathChoice paths_;
-  int spines_ = 0;
-  std::vector<int> defaultSpines_;  // by rank; empty: -1 for every peer
-  config::Options options_;
-  std::atomic<bool> aborted_{false};
-  CommStats stats_;
+  void setKnobs(const CallKnobs& knobs) { knobs_ = knobs; }
+  void setRacks(topo::RackMap racks) { racks_ = std::move(racks); }
+  // The hop rule, the spines every rank has an address on, and per rank
+  // the spine of its default connection (empty: -1 for every peer).
+  void setPaths(std::unique_ptr<plan::PathChoice> paths, int spines,
+                std::vector<int> defaultSpines);
+  void setHostGroup(std::unique_ptr<transport::ShmGroup> group);
+  // Connections made at set-up and later for new plans and calls (a peer
+  // already connected keeps its connection).
+  void addConnections(ConnectionMap fresh, SpineConnectionMap spine = {});
+  // Closes the default connection to peer; its bytes stay in the totals
+  // (CommStats::closedBytes*).
+  void closeConnection(int peer);
+  // Hands every connection over (a communicator made from this one takes
+  // them, comm/derive.cc); this context then has none.
+  ConnectionMap releaseConnections(SpineConnectionMap* spine);
+  // What a quiet wait also looks at (notices that revoke the communicator),
+  // and a descriptor whose readiness wakes it to look (its listening
+  // socket; -1: none).
+  void setOwnerWatch(std::function<Status()> watch, int wakeFd) {
+    ownerWatch_ = std::move(watch);
+    wakeFd_ = wakeFd;
+  }
 
  private:
+  int rank_;
+  int nranks_;
+  topo::RackMap racks_;
+  ConnectionMap conns_;
+  SpineConnectionMap spineConns_;
+  std::unique_ptr<transport::ShmGroup> hostGroup_;
+  std::unique_ptr<plan::PathChoice> paths_;
+  int spines_ = 0;
+  std::vector<int> defaultSpines_;  // by rank; empty: -1 for every peer
+  CallKnobs knobs_;
+  std::atomic<bool> aborted_{false};
+  CommStats stats_;
   // The schedules of the peers on this host against this rank's (one-shot).
   Status checkHostSchedules() const;
 

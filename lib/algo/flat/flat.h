@@ -1,11 +1,13 @@
 // The flat collectives: on a ring, chain or star of ranks over a Context,
-// with no notion of racks. Arguments are already validated by the C API;
+// with no notion of racks; the one header of lib/algo/flat that the rooms
+// and layers above include. Arguments are already validated by the C API;
 // counts are in elements. The dispatcher (algo/dispatch/dispatch.h) picks
 // among the allreduce algorithms; the rack algorithms are algo/rack/rack.h.
 #ifndef RINA_LIB_ALGO_FLAT_FLAT_H_
 #define RINA_LIB_ALGO_FLAT_FLAT_H_
 
 #include <cstring>
+#include <functional>
 
 #include "algo/engine/context.h"
 #include "algo/engine/engine.h"
@@ -73,6 +75,24 @@ Status starGather(Context& ctx, const void* send, void* recv, size_t count, rina
 // The root's block r (send + r * count) straight to rank r's recv.
 Status starScatter(Context& ctx, const void* send, void* recv, size_t count, rinaDataType_t type,
                    int root);
+
+// Weighted average over ranks on top of any allreduce
+// (weighted_allreduce.cc): rank r passes weight w_r (e.g. its batch size
+// from plan/batch_sizes.h) and every rank gets
+//   sum_r w_r x_r / sum_r w_r,
+// the unbiased mean gradient when batches differ.
+// The allreduce it runs on (the communicator's, with its algorithm).
+using AllReduceFn = std::function<Status(const void* send, void* recv, size_t count,
+                                         rinaDataType_t type, rinaRedOp_t op)>;
+
+// Two collectives: a float64 allreduce of (weight, invalid-weight flag), so
+// every rank agrees on W = sum w_r and on whether some rank's weight was bad
+// (negative, NaN, inf: rinaInvalidArgument on every rank; W = 0 likewise),
+// then each rank scales x by w_r / W (in float for float16/bfloat16) and the
+// scaled buffers are summed. Floating types only (checked before any
+// communication, so a mismatch is the caller's to avoid, as with count).
+Status weightedAllReduce(const AllReduceFn& allReduce, const void* send, void* recv, size_t count,
+                         rinaDataType_t type, double weight);
 
 }  // namespace rina::algo
 

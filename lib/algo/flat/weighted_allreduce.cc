@@ -1,9 +1,8 @@
-#include "algo/flat/weighted_allreduce.h"
-
 #include <cmath>
 #include <cstring>
 #include <vector>
 
+#include "algo/flat/flat.h"
 #include "reduce/half.h"
 
 namespace rina::algo {

@@ -7,24 +7,13 @@
 
 namespace rina::algo {
 
-void countInaCall(Context& ctx, const ina::InaCallStats& s, size_t hostSlices) {
-  ctx.stats().inaCalls++;
-  ctx.stats().inaRetransmissions += s.retransmissions;
-  ctx.stats().inaDatagrams += s.datagramsSent;
-  ctx.stats().inaFastRetransmissions += s.fastRetransmissions;
-  ctx.stats().inaLateAnswers += s.lateAnswers;
-  ctx.stats().inaSocketDrops += s.socketDrops;
-  ctx.stats().inaWindowCuts += s.windowCuts;
-  ctx.stats().inaHostSlices += hostSlices;
-}
-
 std::vector<Member> hierMembers(const topo::RackMap& map) {
   std::vector<Member> out;
   for (const topo::Rack& r : map.racks) out.push_back(Member{r.ranks, false});
   return out;
 }
 
-std::vector<Member> rinaMembers(const topo::RackMap& map) {
+std::vector<Member> inaMembers(const topo::RackMap& map) {
   std::vector<Member> out;
   for (const topo::RingMember& rm : topo::ringMembers(map)) {
     // An INA rack of one has nothing for its switch to sum: it runs as an

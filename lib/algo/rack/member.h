@@ -13,7 +13,6 @@
 #include "algo/engine/context.h"
 #include "algo/engine/engine.h"
 #include "algo/rack/rack_inputs.h"
-#include "ina/ina_client.h"
 
 namespace rina::algo {
 
@@ -34,7 +33,7 @@ std::vector<Member> hierMembers(const topo::RackMap& map);
 // rina / ps-ina: topo::ringMembers: an INA rack is one member (switch
 // aggregation when it has two or more ranks); every rank of a rack without
 // INA is an autonomous member.
-std::vector<Member> rinaMembers(const topo::RackMap& map);
+std::vector<Member> inaMembers(const topo::RackMap& map);
 int memberIndexOf(const std::vector<Member>& members, int rank);
 // rina's sub-rings over several members (member_ring.cc): the number of
 // segments a buffer is cut into, so one port per segment and member; the
@@ -67,9 +66,6 @@ bool sumsOnSwitch(const RackCall& call, const Member& m);
 // RackStart (the rack's mode, new slots after a preemption) goes to its
 // workers in the same exchange, right after its header.
 Status beginMemberCall(RackCall& call, const std::vector<Member>& members, size_t count);
-
-// Counts one switch call of this rank in the communicator's stats.
-void countInaCall(Context& ctx, const ina::InaCallStats& s, size_t hostSlices);
 
 // Runs one engine over the items (step names the phase in errors).
 Status runStep(RackCall& call, std::vector<SendItem> sends, std::vector<RecvItem> recvs);

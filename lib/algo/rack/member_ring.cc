@@ -70,8 +70,7 @@ using Range = std::pair<size_t, size_t>;
 // How far the rack's switch reduce may run ahead of the ring, in diagonals
 // beyond those the ring reads next (each about R K slices per worker). Without a
 // bound, the reduce's datagrams can fill the shared host link's queue while
-// the ring's TCP waits behind them: in a lab (b) trace one call of six ended
-// its switch reduce a quarter early and then took 20% longer.
+// the ring's TCP waits behind them (perf/results/lab-b-two-racks-ab-reduce-lead.md).
 constexpr size_t kReduceLeadDiagonals = 1;
 
 // Names: chunk c of segment k is a *piece*; slice j of a piece is a
@@ -354,9 +353,9 @@ Status hierAllReduce(Context& ctx, PlanSource* plans, const void* send, void* re
   return planMembersAndRun(ctx, plans, nullptr, hierMembers, send, recv, count, type, op);
 }
 
-Status inaRingAllReduce(Context& ctx, PlanSource* plans, RackSwitch* rack, const void* send,
-                        void* recv, size_t count, rinaDataType_t type, rinaRedOp_t op) {
-  return planMembersAndRun(ctx, plans, rack, rinaMembers, send, recv, count, type, op);
+Status inaMemberRingAllReduce(Context& ctx, PlanSource* plans, RackSwitch* rack, const void* send,
+                              void* recv, size_t count, rinaDataType_t type, rinaRedOp_t op) {
+  return planMembersAndRun(ctx, plans, rack, inaMembers, send, recv, count, type, op);
 }
 
 }  // namespace rina::algo

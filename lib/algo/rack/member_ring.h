@@ -1,5 +1,5 @@
 // The member ring under rina and hier (member_ring.cc; the entry points are
-// hierAllReduce and inaRingAllReduce in rack.h). What is exported
+// hierAllReduce and inaMemberRingAllReduce in rack.h). What is exported
 // here is its slicing rule, which the planner's tests check by hand.
 #ifndef RINA_LIB_ALGO_RACK_MEMBER_RING_H_
 #define RINA_LIB_ALGO_RACK_MEMBER_RING_H_
@@ -15,13 +15,10 @@ namespace rina::algo {
 // datagrams) unless RINA_SLICE_BYTES is smaller. The ring runs as a
 // wavefront over (step, slice): with few slices per chunk much of a
 // collective is the wavefront filling and draining, while the rack's switch
-// reduce-scatter (upload-heavy) runs ahead at the start and its all-gather
-// (download-heavy) is left at the end, each with the other direction of the
-// host link half idle. In lab (b) at 64 MiB, 8 slices per step (112 KiB)
-// left each rack's last port multicasting for 40-115 ms after everyone else
-// was done; 32 per step (32 KiB) took 1-5% off the call, and 64 (16 KiB)
-// gained under 1% more on a quiet machine and lost 2-5% with both cores
-// loaded. Every rank computes the same value.
+// reduce-scatter runs ahead at the start and its all-gather is left at the
+// end, each with the other direction of the host link half idle
+// (perf/results/lab-b-two-racks-ab-finer-slices.md: why 32). Every rank
+// computes the same value.
 inline constexpr size_t kMemberSlicesPerStep = 32;
 inline constexpr size_t kMinMemberSliceBytes = 16 * 1024;
 inline constexpr size_t kMemberSliceAlignElems = 2048;  // ina::kMaxPayloadElems

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "algo/engine/partition.h"
+#include "algo/rack/rack.h"
 #include "topo/ring_members.h"
 
 namespace rina::algo {
@@ -34,7 +35,7 @@ std::vector<int> rackOrder(const topo::RackMap& map, const plan::Plan& plan) {
 
 }  // namespace
 
-int planChunks(const topo::RackMap& map) { return subRingCount(rinaMembers(map)); }
+int planChunks(const topo::RackMap& map) { return subRingCount(inaMembers(map)); }
 
 Status checkPlanFits(const plan::Plan& plan, const topo::RackMap& map, int chunks) {
   const int n = static_cast<int>(map.rackOf.size());
@@ -78,9 +79,9 @@ Status checkPlanFits(const plan::Plan& plan, const topo::RackMap& map, int chunk
   return {};
 }
 
-std::vector<Member> rinaMembers(const topo::RackMap& map, const plan::Plan* plan) {
-  if (!plan) return rinaMembers(map);
-  const std::vector<Member> byRank = rinaMembers(map);
+std::vector<Member> inaMembers(const topo::RackMap& map, const plan::Plan* plan) {
+  if (!plan) return inaMembers(map);
+  const std::vector<Member> byRank = inaMembers(map);
   std::vector<Member> out;
   for (size_t k = 0; k < plan->ring.size(); ++k) {
     const int agent = plan->ring[k];

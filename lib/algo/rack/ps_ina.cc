@@ -16,7 +16,7 @@ namespace rina::algo {
 Status psInaAllReduce(Context& ctx, RackSwitch* rack, const void* sendv, void* recvv, size_t count,
                       rinaDataType_t type, rinaRedOp_t op) {
   const uint64_t seq = ctx.nextSeq();
-  const std::vector<Member> members = rinaMembers(ctx.racks());
+  const std::vector<Member> members = inaMembers(ctx.racks());
   const int r = ctx.rank();
   const Member& me = members[memberIndexOf(members, r)];
   const int agent = me.ranks.front();

@@ -1,11 +1,17 @@
-// The rack algorithms' entry points, the one header the dispatcher uses
-// (member.h: what a member is; member_ring.cc: hier and rina; ps_ina.cc).
+// The rack algorithms' entry points and what the communicator asks of them
+// (plan_members.cc: whether a plan fits, whom it makes a rank talk to),
+// with their inputs (rack_inputs.h): the one header of lib/algo/rack that
+// the rooms and layers above include (member.h: what a member is;
+// member_ring.cc: hier and rina; ps_ina.cc).
 #ifndef RINA_LIB_ALGO_RACK_RACK_H_
 #define RINA_LIB_ALGO_RACK_RACK_H_
+
+#include <set>
 
 #include "algo/engine/context.h"
 #include "algo/rack/rack_inputs.h"
 #include "core/status.h"
+#include "plan/plan.h"
 #include "rina/rina.h"
 
 namespace rina::algo {
@@ -19,13 +25,32 @@ Status hierAllReduce(Context& ctx, PlanSource* plans, const void* send, void* re
 // rina: INA racks are one ring member each, reducing through their switch
 // (the port adds the upstream partial) and broadcasting by switch
 // multicast; other ranks are autonomous ring members.
-Status inaRingAllReduce(Context& ctx, PlanSource* plans, RackSwitch* rack, const void* send,
-                        void* recv, size_t count, rinaDataType_t type, rinaRedOp_t op);
+Status inaMemberRingAllReduce(Context& ctx, PlanSource* plans, RackSwitch* rack, const void* send,
+                              void* recv, size_t count, rinaDataType_t type, rinaRedOp_t op);
 // ps-ina (ATP/SwitchML-style baseline): every member reduces to its agent
 // (through the switch in INA racks), the agents' sums meet at rank 0 (the
 // parameter server), which sends the result back to be broadcast.
 Status psInaAllReduce(Context& ctx, RackSwitch* rack, const void* send, void* recv, size_t count,
                       rinaDataType_t type, rinaRedOp_t op);
+
+// The plans the communicator agrees on (plan/plan.h), as the rack
+// algorithms read them.
+// Port choices the planner makes per INA rack: one per rina sub-ring
+// (subRingCount of the map's rina members).
+int planChunks(const topo::RackMap& map);
+
+// Whether a plan received from rank 0 fits this communicator: its ring
+// visits every ring member (topo::ringMembers) once, by the member's agent;
+// one spine (>= -1) per hop; each INA rack of two or more has `chunks`
+// ports, all ranks of that rack. rinaInternalError naming what does not fit.
+Status checkPlanFits(const plan::Plan& plan, const topo::RackMap& map, int chunks);
+
+// The ranks `rank` talks to under the plan in rina and hier besides
+// basePeerRanks: every rank of the ring members before and after its own,
+// and of the racks before and after its own in the plan's rack order
+// (ports rotate, so any rank of a neighbour may be a chunk's partner). The
+// relation is symmetric, so both ends of a pair agree on connecting it.
+std::set<int> planPeerRanks(int rank, const topo::RackMap& map, const plan::Plan& plan);
 
 }  // namespace rina::algo
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "core/status.h"
-#include "ina/ina_client.h"
+#include "ina/switch_calls.h"
 #include "plan/plan.h"
 
 namespace rina::algo {
@@ -35,8 +35,9 @@ struct RackStart {
   uint64_t words[5] = {};
 };
 
-// The INA side of this rank's rack: its switch client and its mode (switch
-// or host aggregation), which every worker of the rack agrees on.
+// The INA side of this rank's rack: the calls on its switch, its mode
+// (switch or host aggregation), which every worker of the rack agrees on,
+// and the INA counters of rinaCommGetStats, which the rack keeps.
 class RackSwitch {
  public:
   // The rack still aggregates through its switch.
@@ -46,7 +47,13 @@ class RackSwitch {
   // (the agent then tries its switch again). Every worker of the rack
   // answers alike.
   virtual bool startDue() const = 0;
-  virtual ina::InaClient& client() = 0;
+  virtual ina::SwitchCalls& calls() = 0;
+  // Counts one switch call of this rank: what it did on the wire, and the
+  // slices it left to the hosts that this rank sums.
+  virtual void countCall(const ina::InaCallStats& s, size_t hostSlices) = 0;
+  // Counts slices summed on the hosts apart from a call (the rack's union
+  // of those no worker may keep, counted at the agent).
+  virtual void countHostSlices(size_t n) = 0;
   // At the start of a collective that uses the switch, the agent applies
   // what the switch told it (a preemption: new slots) and writes what every
   // worker is to be told; each worker then takes it from the agent (rank

@@ -107,7 +107,7 @@ void RackTask::noteInaStats(const char* what, const ina::InaCallStats& t) {
 // ---------------------------------------------------------------- reduce
 
 Status RackTask::startSwitchReduce() {
-  ina::InaClient& client = ina_->client();
+  ina::SwitchCalls& client = ina_->calls();
   const size_t P = client.sliceElems();
   const int me = call_.ctx.rank();
   size_t count = 0;
@@ -213,9 +213,9 @@ void RackTask::beginFix() {
 }
 
 void RackTask::scanReduced() {
-  const ina::InaClient& client = ina_->client();
+  const ina::SwitchCalls& client = ina_->calls();
   const size_t horizon =
-      std::min(state_.size(), scanFrom_ + 2 * size_t{client.grant().length} + 64);
+      std::min(state_.size(), scanFrom_ + 2 * size_t{client.grantedSlots()} + 64);
   for (size_t s = scanFrom_; s < horizon; ++s) {
     if (state_[s] == kPending && client.sliceFinal(static_cast<uint32_t>(s))) {
       state_[s] = client.sliceOnHost(static_cast<uint32_t>(s)) ? kOnHost : kClean;
@@ -230,7 +230,7 @@ bool RackTask::reduced(size_t p, size_t b, size_t e) const {
     // Host reduce: the piece is done once every rack-mate's part of it came in.
     return allReduced_ || (p < hostDone_.size() && hostDone_[p] == others_.size());
   }
-  const size_t P = ina_->client().sliceElems();
+  const size_t P = ina_->calls().sliceElems();
   const size_t first = firstSpan_[p] + b / P, last = firstSpan_[p] + (e - 1) / P;
   for (size_t s = first; s <= last; ++s) {
     if (state_[s] != kClean) return false;
@@ -368,7 +368,7 @@ void RackTask::addEveryWorkerFix(Engine& e) {
   }
   const int agent = m_.ranks.front();
   if (call_.ctx.rank() == agent) {
-    call_.ctx.stats().inaHostSlices += everyHost_.size();
+    ina_->countHostSlices(everyHost_.size());
     for (int q : others_) {
       for (uint32_t s : everyHost_) {
         char* at = data_ + spans_[s].first * es_;
@@ -418,11 +418,11 @@ void RackTask::addEveryWorkerFix(Engine& e) {
 void RackTask::limitToRing() {
   if (!ahead_) return;
   const size_t pieces = std::min(ahead_(), reduceOrder_.size());
-  ina_->client().limitReduce(static_cast<uint32_t>(firstSpan_[pieces]));
+  ina_->calls().limitReduce(static_cast<uint32_t>(firstSpan_[pieces]));
 }
 
 bool RackTask::pollSwitchReduce(bool* moved) {
-  ina::InaClient& client = ina_->client();
+  ina::SwitchCalls& client = ina_->calls();
   limitToRing();
   bool progressed = false;
   (void)client.progress(&progressed);  // a failure shows in finish()
@@ -445,7 +445,7 @@ bool RackTask::pollSwitchReduce(bool* moved) {
     if (roles_[s] != ina::kSliceOther) mine_.push_back(s);
     if (roles_[s] != ina::kSliceAll) ++hostSlices;
   }
-  countInaCall(call_.ctx, res.stats, hostSlices);
+  ina_->countCall(res.stats, hostSlices);
   noteInaStats("switch reduce", res.stats);
   beginFix();
   *moved = true;
@@ -453,7 +453,7 @@ bool RackTask::pollSwitchReduce(bool* moved) {
 }
 
 void RackTask::pollSwitchGather(bool* moved) {
-  ina::InaClient& client = ina_->client();
+  ina::SwitchCalls& client = ina_->calls();
   bool progressed = false;
   (void)client.progress(&progressed);
   *moved |= progressed;
@@ -533,7 +533,7 @@ Status RackTask::progress(bool* moved) {
     // The all-gather runs on (and others' multicasts keep coming) while the
     // rack exchanges messages.
     bool progressed = false;
-    (void)ina_->client().progress(&progressed);
+    (void)ina_->calls().progress(&progressed);
     *moved |= progressed;
   }
   return next(moved);
@@ -541,8 +541,8 @@ Status RackTask::progress(bool* moved) {
 
 void RackTask::arm(transport::WaitSet& ws, int* timeoutMs) {
   if (phase_ == Phase::kSwitchReduce || gatherActive_) {
-    ws.addFd(ina_->client().fd(), POLLIN);
-    *timeoutMs = std::min(*timeoutMs, std::max(1, ina_->client().waitMs()));
+    ws.addFd(ina_->calls().fd(), POLLIN);
+    *timeoutMs = std::min(*timeoutMs, std::max(1, ina_->calls().waitMs()));
   }
   if (sub_ && !sub_->finished()) sub_->arm(ws);
 }

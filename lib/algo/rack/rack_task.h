@@ -1,34 +1,7 @@
-// The inside of one rack during a rina allreduce over several members, as
-// one EngineTask that runs beside the member ring in the same engine loop:
-//
-//   reduce: every worker's pieces go to the switch (a reduce-scatter: each
-//     piece's sum to its port only), in the order the ring needs them, and
-//     a ring item waits only for the slices it reads (reduced());
-//   fix:    slices the switch did not sum at their port (preempted slots,
-//     int32 overflow, NaN/Inf, a lost switch) are summed on the hosts: each
-//     port asks its rack-mates for their inputs there;
-//   gather: every final piece goes from its port to the rack's other
-//     workers through the switch (multicast), as soon as the ring made it
-//     final (agFinal);
-//   repair: what a multicast did not deliver comes from the port over the
-//     host connections.
-//
-// When the rack has no switch (fallen back, or a type or op the switch
-// cannot sum) the same phases run over shm/TCP: a host reduce to the ports,
-// then the ports send each final piece to the rack.
-//
-// Either phase may be left out, which makes the rack's blocking steps
-// (rack_phases.h): a reduce alone (ps-ina's reduce to the agent), an
-// all-gather alone (a broadcast from the agent), and a reduce whose sums go
-// to every worker (a member that is the whole ring: one switch call, S up
-// and S down per worker; the slices some worker did not get are summed on
-// the hosts from the saved inputs, at the agent, which sends them back). The rack's workers agree
-// on every decision through the messages of the fix and repair phases, so a
-// switch lost in the middle changes nothing in the result: the rack falls
-// back for the rest of this and every later collective.
-//
-// Host connections inside the rack belong to this task while it runs (the
-// member ring only uses connections between members).
+// The inside of one rack during a rina allreduce over several members: one
+// EngineTask beside the member ring (reduce, fix, gather, repair; over the
+// switch or the hosts), whose host connections inside the rack it owns
+// while it runs. docs/racks.md ("The rack's phases") describes each phase.
 #ifndef RINA_LIB_ALGO_RACK_RACK_TASK_H_
 #define RINA_LIB_ALGO_RACK_RACK_TASK_H_
 
@@ -39,7 +12,7 @@
 
 #include "algo/engine/engine.h"
 #include "algo/rack/member.h"
-#include "ina/ina_client.h"
+#include "ina/switch_calls.h"
 
 namespace rina::algo {
 

@@ -7,7 +7,7 @@
 namespace rina::algo {
 
 Status RackTask::beginSwitchGather(uint32_t firstSlot, uint32_t slots) {
-  ina::InaClient& client = ina_->client();
+  ina::SwitchCalls& client = ina_->calls();
   const size_t maxBytes = 4 * client.sliceElems();
   gatherSlices_.clear();
   gatherPiece_.clear();
@@ -48,7 +48,7 @@ Status RackTask::startGather() {
     // The switch gather begun beside the reduce-scatter is given up: the
     // rack fell back, so every worker gathers everything over the hosts.
     ina::InaGatherResult dropped;
-    (void)ina_->client().finishGather(&dropped);
+    (void)ina_->calls().finishGather(&dropped);
     gatherActive_ = false;
   }
   if (gatherOrder_.empty()) {  // a reduce alone
@@ -103,7 +103,7 @@ Status RackTask::startHostGather() {
 }
 
 Status RackTask::afterGatherDone() {
-  ina::InaClient& client = ina_->client();
+  ina::SwitchCalls& client = ina_->calls();
   bool moved = false;
   (void)client.progress(&moved);  // what is already in the socket
   ina::InaGatherResult res;
@@ -113,7 +113,7 @@ Status RackTask::afterGatherDone() {
     lostSwitch_ = true;
     why_ = st.message();
   }
-  countInaCall(call_.ctx, res.stats, res.missingSlices.size());
+  ina_->countCall(res.stats, res.missingSlices.size());
   noteInaStats("all-gather", res.stats);
   rackFallBack_ |= lostSwitch_;
   std::vector<uint32_t> counts(others_.size());

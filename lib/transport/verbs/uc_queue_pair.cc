@@ -40,10 +40,7 @@ class IbvUcQueuePair : public UcQueuePair {
  public:
   explicit IbvUcQueuePair(VerbsContextPtr ctx) : ctx_(std::move(ctx)) {}
   ~IbvUcQueuePair() override {
-    if (qp_) ibv_destroy_qp(qp_);
-    if (cq_) ibv_destroy_cq(cq_);
-    if (recvCq_) ibv_destroy_cq(recvCq_);
-    if (channel_) ibv_destroy_comp_channel(channel_);
+    q_.destroy();
     if (mr_.id != 0) (void)ctx_->mrs->release(mr_.id);
     if (ringMr_.id != 0) (void)ctx_->mrs->release(ringMr_.id);
   }
@@ -59,23 +56,21 @@ class IbvUcQueuePair : public UcQueuePair {
     return true;
   }
   Status receive(const std::function<void(std::span<const uint8_t>)>& fn) override;
-  int receiveFd() const override { return channel_->fd; }
+  int receiveFd() const override { return q_.channel->fd; }
 
  private:
   Status postReceive();
   Status take(const ibv_wc& wc, const std::function<void(std::span<const uint8_t>)>& fn);
-  Status fail(const char* what, int err) const {
-    return systemErrorf(err, "rank %d: INA over RDMA UC (%s): %s", ctx_->opt.rank,
-                        ctx_->name.c_str(), what);
+  Status fail(const char* what, int err) const { return fail(systemErrorf(err, "%s", what)); }
+  Status fail(Status s) const {
+    return s.prepend("rank " + std::to_string(ctx_->opt.rank) + ": INA over RDMA UC (" +
+                     ctx_->name + "): ");
   }
 
   VerbsContextPtr ctx_;
-  ibv_cq* cq_ = nullptr;
-  ibv_qp* qp_ = nullptr;
+  QueuePair q_;
   std::unique_ptr<uint8_t, FreeDeleter> buffers_;
   MrRegion mr_;
-  ibv_comp_channel* channel_ = nullptr;
-  ibv_cq* recvCq_ = nullptr;
   std::unique_ptr<uint8_t, FreeDeleter> ringBuffer_;
   MrRegion ringMr_;
   UcReceiveRing ring_;
@@ -86,25 +81,11 @@ class IbvUcQueuePair : public UcQueuePair {
 };
 
 Status IbvUcQueuePair::setUp() {
-  cq_ = ibv_create_cq(ctx_->ctx, kDepth, nullptr, nullptr, 0);
-  if (!cq_) return fail("ibv_create_cq", errno);
-  channel_ = ibv_create_comp_channel(ctx_->ctx);
-  if (!channel_) return fail("ibv_create_comp_channel", errno);
-  int fl = fcntl(channel_->fd, F_GETFL);
-  if (fl < 0 || fcntl(channel_->fd, F_SETFL, fl | O_NONBLOCK) != 0)
-    return fail("fcntl on the completion channel", errno);
-  recvCq_ = ibv_create_cq(ctx_->ctx, kRingSlots, nullptr, channel_, 0);
-  if (!recvCq_) return fail("ibv_create_cq (receive)", errno);
-  ibv_qp_init_attr ia{};
-  ia.send_cq = cq_;
-  ia.recv_cq = recvCq_;
-  ia.qp_type = IBV_QPT_UC;
-  ia.cap.max_send_wr = kDepth;
-  ia.cap.max_recv_wr = kRingSlots;
-  ia.cap.max_send_sge = 1;
-  ia.cap.max_recv_sge = 1;
-  qp_ = ibv_create_qp(ctx_->pd, &ia);
-  if (!qp_) return fail("ibv_create_qp (UC)", errno);
+  // Sends are reaped by polling; the switch's answers (writes into the
+  // receive ring) raise events.
+  const QueuePairShape shape{
+      .type = IBV_QPT_UC, .sendDepth = kDepth, .recvDepth = kRingSlots, .sendEvents = false};
+  if (Status s = createQueuePair(*ctx_, shape, &q_); !s.ok()) return fail(s);
   const size_t bytes = size_t{kDepth} * maxWriteBytes();
   void* p = nullptr;
   if (posix_memalign(&p, 4096, bytes) != 0) return fail("send buffers", ENOMEM);
@@ -116,17 +97,9 @@ Status IbvUcQueuePair::setUp() {
   ringBuffer_.reset(static_cast<uint8_t*>(p));
   RINA_TRY(ctx_->mrs->acquire(ringBuffer_.get(), ringBytes, &ringMr_));
   scratch_.resize(maxWriteBytes());
-  ibv_qp_attr a{};
-  a.qp_state = IBV_QPS_INIT;
-  a.pkey_index = 0;
-  a.port_num = static_cast<uint8_t>(ctx_->port);
-  a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;  // the switch's answers
-  int rc =
-      ibv_modify_qp(qp_, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-  if (rc != 0) return fail("QP to INIT", rc);
   for (uint32_t i = 0; i < kRingSlots; ++i) RINA_TRY(postReceive());
-  if (ibv_req_notify_cq(recvCq_, 0) != 0) return fail("ibv_req_notify_cq", errno);
-  ring_.qpn = qp_->qp_num;
+  if (ibv_req_notify_cq(q_.recvCq, 0) != 0) return fail("ibv_req_notify_cq", errno);
+  ring_.qpn = q_.qp->qp_num;
   ring_.psn = std::random_device{}() & 0xffffff;
   ring_.addr = reinterpret_cast<uintptr_t>(ringBuffer_.get());
   ring_.rkey = ringMr_.keys.rkey;
@@ -139,7 +112,7 @@ Status IbvUcQueuePair::postReceive() {
   ibv_recv_wr wr{};
   ibv_recv_wr* bad = nullptr;
   wr.num_sge = 0;  // write with immediate: the data lands at the RETH address
-  int rc = ibv_post_recv(qp_, &wr, &bad);
+  int rc = ibv_post_recv(q_.qp, &wr, &bad);
   return rc == 0 ? Status() : fail("ibv_post_recv", rc);
 }
 
@@ -168,18 +141,18 @@ Status IbvUcQueuePair::take(const ibv_wc& wc,
 Status IbvUcQueuePair::receive(const std::function<void(std::span<const uint8_t>)>& fn) {
   ibv_cq* cq = nullptr;
   void* unused = nullptr;
-  while (ibv_get_cq_event(channel_, &cq, &unused) == 0) ibv_ack_cq_events(cq, 1);
+  while (ibv_get_cq_event(q_.channel, &cq, &unused) == 0) ibv_ack_cq_events(cq, 1);
   ibv_wc wc[32];
   bool armed = false;
   for (;;) {
-    int n = ibv_poll_cq(recvCq_, 32, wc);
+    int n = ibv_poll_cq(q_.recvCq, 32, wc);
     if (n < 0) return fail("ibv_poll_cq (receive)", EIO);
     for (int i = 0; i < n; ++i) RINA_TRY(take(wc[i], fn));
     if (n == 32) continue;
     if (armed) return {};
     // Arm, then look once more: a write between the poll and the arming
     // raises no event.
-    if (ibv_req_notify_cq(recvCq_, 0) != 0) return fail("ibv_req_notify_cq", errno);
+    if (ibv_req_notify_cq(q_.recvCq, 0) != 0) return fail("ibv_req_notify_cq", errno);
     armed = true;
   }
 }
@@ -202,17 +175,17 @@ Status IbvUcQueuePair::connect(uint32_t ipv4, uint32_t remoteQpn) {
   a.ah_attr.grh.sgid_index = static_cast<uint8_t>(ctx_->opt.gidIndex);
   a.ah_attr.grh.hop_limit = 64;
   int rc = ibv_modify_qp(
-      qp_, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN);
+      q_.qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN);
   if (rc != 0) return fail("QP to RTR (check RINA_IB_GID_INDEX: a RoCEv2 IPv4 GID)", rc);
   a = ibv_qp_attr{};
   a.qp_state = IBV_QPS_RTS;
   // The switch does not check PSNs (include/rina/ina_roce.h); any start will do.
   a.sq_psn = std::random_device{}() & 0xffffff;
-  rc = ibv_modify_qp(qp_, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+  rc = ibv_modify_qp(q_.qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
   if (rc != 0) return fail("QP to RTS", rc);
   connected_ = true;
   RINA_INFO("rank %d: INA over RDMA UC: %s port %d, QPN %u -> switch QP %u, path MTU %u bytes",
-            ctx_->opt.rank, ctx_->name.c_str(), ctx_->port, qp_->qp_num, remoteQpn,
+            ctx_->opt.rank, ctx_->name.c_str(), ctx_->port, q_.qp->qp_num, remoteQpn,
             maxWriteBytes());
   return {};
 }
@@ -239,7 +212,7 @@ Status IbvUcQueuePair::post(const UcWriteRequest& wr, bool* posted) {
   w.num_sge = 1;
   w.wr.rdma.remote_addr = wr.remoteAddr;
   w.wr.rdma.rkey = wr.rkey;
-  int rc = ibv_post_send(qp_, &w, &bad);
+  int rc = ibv_post_send(q_.qp, &w, &bad);
   if (rc == ENOMEM) return {};  // queue full after all: the caller reaps and retries
   if (rc != 0) return fail("ibv_post_send", rc);
   ++posted_;
@@ -250,7 +223,7 @@ Status IbvUcQueuePair::post(const UcWriteRequest& wr, bool* posted) {
 Status IbvUcQueuePair::reap() {
   ibv_wc wc[32];
   for (;;) {
-    int n = ibv_poll_cq(cq_, 32, wc);
+    int n = ibv_poll_cq(q_.sendCq, 32, wc);
     if (n < 0) return fail("ibv_poll_cq", EIO);
     for (int i = 0; i < n; ++i) {
       if (wc[i].status != IBV_WC_SUCCESS) {

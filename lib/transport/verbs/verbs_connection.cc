@@ -162,10 +162,7 @@ class VerbsConnection : public Connection {
   VerbsConnection(int peer, VerbsContextPtr ctx, Fd liveness)
       : Connection(peer), ctx_(std::move(ctx)), liveness_(std::move(liveness)) {}
   ~VerbsConnection() override {
-    if (qp_) ibv_destroy_qp(qp_);
-    if (sendCq_) ibv_destroy_cq(sendCq_);
-    if (recvCq_) ibv_destroy_cq(recvCq_);
-    if (channel_) ibv_destroy_comp_channel(channel_);
+    q_.destroy();
     for (uint64_t id : {sendMr_.id, recvMr_.id}) {
       if (id != 0) (void)ctx_->mrs->release(id);
     }
@@ -182,8 +179,10 @@ class VerbsConnection : public Connection {
   Status checkAlive() override;
 
  private:
-  Status fail(const char* what, int err) const {
-    return systemErrorf(err, "rank %d: RDMA to peer %d: %s", ctx_->opt.rank, peer(), what);
+  Status fail(const char* what, int err) const { return fail(systemErrorf(err, "%s", what)); }
+  Status fail(Status s) const {
+    return s.prepend("rank " + std::to_string(ctx_->opt.rank) + ": RDMA to peer " +
+                     std::to_string(peer()) + ": ");
   }
   Status progress();
   Status handle(const ibv_wc& wc, bool recvSide);
@@ -199,10 +198,7 @@ class VerbsConnection : public Connection {
   VerbsContextPtr ctx_;
   Fd liveness_;
   Fd kick_;
-  ibv_comp_channel* channel_ = nullptr;
-  ibv_cq* sendCq_ = nullptr;
-  ibv_cq* recvCq_ = nullptr;
-  ibv_qp* qp_ = nullptr;
+  QueuePair q_;
   std::unique_ptr<char, AlignedFree> sendRing_, recvRing_;
   MrRegion sendMr_, recvMr_;
   QpInfo local_, remote_;
@@ -220,27 +216,11 @@ class VerbsConnection : public Connection {
 };
 
 Status VerbsConnection::setUp(QpInfo* local) {
-  ibv_context* ic = ctx_->ctx;
   kick_ = Fd(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
   if (!kick_.valid()) return fail("eventfd", errno);
-  channel_ = ibv_create_comp_channel(ic);
-  if (!channel_) return fail("ibv_create_comp_channel", errno);
-  int fl = fcntl(channel_->fd, F_GETFL);
-  if (fl < 0 || fcntl(channel_->fd, F_SETFL, fl | O_NONBLOCK) != 0)
-    return fail("fcntl on completion channel", errno);
-  sendCq_ = ibv_create_cq(ic, kQueueDepth, nullptr, channel_, 0);
-  recvCq_ = ibv_create_cq(ic, kQueueDepth, nullptr, channel_, 0);
-  if (!sendCq_ || !recvCq_) return fail("ibv_create_cq", errno);
-  ibv_qp_init_attr ia{};
-  ia.send_cq = sendCq_;
-  ia.recv_cq = recvCq_;
-  ia.qp_type = IBV_QPT_RC;
-  ia.cap.max_send_wr = kQueueDepth;
-  ia.cap.max_recv_wr = kQueueDepth;
-  ia.cap.max_send_sge = 1;
-  ia.cap.max_recv_sge = 1;
-  qp_ = ibv_create_qp(ctx_->pd, &ia);
-  if (!qp_) return fail("ibv_create_qp (RC)", errno);
+  const QueuePairShape shape{
+      .type = IBV_QPT_RC, .sendDepth = kQueueDepth, .recvDepth = kQueueDepth, .sendEvents = true};
+  if (Status s = createQueuePair(*ctx_, shape, &q_); !s.ok()) return fail(s);
 
   const size_t ringBytes = size_t{kSlots} * kSlotBytes;
   for (auto* ring : {&sendRing_, &recvRing_}) {
@@ -251,18 +231,10 @@ Status VerbsConnection::setUp(QpInfo* local) {
   RINA_TRY(ctx_->mrs->acquire(sendRing_.get(), ringBytes, &sendMr_));
   RINA_TRY(ctx_->mrs->acquire(recvRing_.get(), ringBytes, &recvMr_));
 
-  ibv_qp_attr a{};
-  a.qp_state = IBV_QPS_INIT;
-  a.pkey_index = 0;
-  a.port_num = static_cast<uint8_t>(ctx_->port);
-  a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-  int rc =
-      ibv_modify_qp(qp_, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-  if (rc != 0) return fail("QP to INIT", rc);
   for (int i = 0; i < kQueueDepth; ++i) RINA_TRY(postRecv());
 
   std::random_device rd;
-  local_.qpn = qp_->qp_num;
+  local_.qpn = q_.qp->qp_num;
   local_.lid = ctx_->portAttr.lid;
   local_.port = static_cast<uint8_t>(ctx_->port);
   local_.gidIndex = static_cast<uint8_t>(ctx_->opt.gidIndex);
@@ -305,7 +277,7 @@ Status VerbsConnection::connect(const QpInfo& remote) {
     a.ah_attr.grh.sgid_index = static_cast<uint8_t>(ctx_->opt.gidIndex);
     a.ah_attr.grh.hop_limit = 64;
   }
-  int rc = ibv_modify_qp(qp_, &a,
+  int rc = ibv_modify_qp(q_.qp, &a,
                          IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
                              IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
   if (rc != 0)
@@ -319,7 +291,7 @@ Status VerbsConnection::connect(const QpInfo& remote) {
   a.rnr_retry = 7;
   a.sq_psn = local_.psn;
   a.max_rd_atomic = 1;
-  rc = ibv_modify_qp(qp_, &a,
+  rc = ibv_modify_qp(q_.qp, &a,
                      IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
                          IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
   if (rc != 0) return fail("QP to RTS", rc);
@@ -333,7 +305,7 @@ Status VerbsConnection::postRecv() {
   ibv_recv_wr* bad = nullptr;
   wr.wr_id = 0;
   wr.num_sge = 0;  // write-with-immediate: the data lands at the RDMA address
-  int rc = ibv_post_recv(qp_, &wr, &bad);
+  int rc = ibv_post_recv(q_.qp, &wr, &bad);
   return rc == 0 ? Status() : fail("ibv_post_recv", rc);
 }
 
@@ -350,7 +322,7 @@ Status VerbsConnection::postWrite(uint64_t kind, const char* local, uint32_t len
   wr.num_sge = len > 0 ? 1 : 0;
   wr.wr.rdma.remote_addr = remote;
   wr.wr.rdma.rkey = remote_.ringRkey;
-  int rc = ibv_post_send(qp_, &wr, &bad);
+  int rc = ibv_post_send(q_.qp, &wr, &bad);
   if (rc != 0) return fail("ibv_post_send", rc);
   ++writesInFlight_;
   return {};
@@ -425,7 +397,7 @@ Status VerbsConnection::progress() {
   }
   ibv_cq* cq = nullptr;
   void* unused = nullptr;
-  while (ibv_get_cq_event(channel_, &cq, &unused) == 0) ibv_ack_cq_events(cq, 1);
+  while (ibv_get_cq_event(q_.channel, &cq, &unused) == 0) ibv_ack_cq_events(cq, 1);
   uint64_t drain;
   while (read(kick_.get(), &drain, sizeof(drain)) > 0) {
   }
@@ -441,7 +413,7 @@ Status VerbsConnection::progress() {
   ibv_wc wc[16];
   for (bool recvSide : {false, true}) {
     for (;;) {
-      int n = ibv_poll_cq(recvSide ? recvCq_ : sendCq_, 16, wc);
+      int n = ibv_poll_cq(recvSide ? q_.recvCq : q_.sendCq, 16, wc);
       if (n < 0) return fail("ibv_poll_cq", EIO);
       for (int i = 0; i < n; ++i) RINA_TRY(handle(wc[i], recvSide));
       if (n < 16) break;
@@ -491,20 +463,20 @@ void VerbsConnection::endMessage(Direction d) {
 }
 
 void VerbsConnection::armWait(WaitSet& ws, bool send, bool recv) {
-  ibv_req_notify_cq(sendCq_, 0);
-  ibv_req_notify_cq(recvCq_, 0);
+  ibv_req_notify_cq(q_.sendCq, 0);
+  ibv_req_notify_cq(q_.recvCq, 0);
   // A completion between the last poll and the arming raises no event:
   // take what is there now (handled by the next try) and wake at once.
   ibv_wc wc[4];
   for (bool recvSide : {false, true}) {
-    int n = ibv_poll_cq(recvSide ? recvCq_ : sendCq_, 4, wc);
+    int n = ibv_poll_cq(recvSide ? q_.recvCq : q_.sendCq, 4, wc);
     for (int i = 0; i < n; ++i) stash_.push_back({wc[i], recvSide});
   }
   if (!stash_.empty()) {
     uint64_t one = 1;
     (void)!write(kick_.get(), &one, sizeof(one));
   }
-  ws.addFd(channel_->fd, POLLIN);
+  ws.addFd(q_.channel->fd, POLLIN);
   ws.addFd(kick_.get(), POLLIN);
   (void)send;
   (void)recv;
@@ -539,7 +511,7 @@ Status VerbsConnection::checkAlive() {
   wr.num_sge = 1;
   wr.wr.rdma.remote_addr = remote_.ringAddr + uint64_t{remote_.slots} * remote_.slotBytes - 1;
   wr.wr.rdma.rkey = remote_.ringRkey;
-  if (ibv_post_send(qp_, &wr, &bad) != 0) return gone;  // the QP failed already
+  if (ibv_post_send(q_.qp, &wr, &bad) != 0) return gone;  // the QP failed already
   ++writesInFlight_;
   return {};
 }

@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
 """PyTorch's own distributed test suite (torch/testing/_internal/distributed/
-distributed_test.py, as Debian's python3-torch ships it) on one backend.
+distributed_test.py, as Debian's python3-torch and PyPI's torch 2.x wheels ship
+it) on one backend.
 
     BACKEND=rina WORLD_SIZE=3 PYTHONPATH=build/python \\
         /usr/bin/python3 tests/torch/suite/dist_suite.py [--select REGEX] [--list]
+    BACKEND=rina WORLD_SIZE=4 PYTHONPATH=build/python-torch2 \\
+        ~/.cache/rina/torch2-venv/bin/python tests/torch/suite/dist_suite.py --start fork
 
 As torch's own test_distributed_spawn.py: every test spawns WORLD_SIZE ranks
-that each call init_process_group(BACKEND) through a file store. The
+that each call init_process_group(BACKEND) through a file store (--start
+fork forks them from this process instead, as torch's old
+test_distributed_fork.py did: no import of torch per rank and test). The
 backend's name is added to the suite's feature sets ("ddp", "subgroup",
 "plugin") before the suite is imported, since its decorators read them at
 import. Without --select it runs the CPU tests: names without cuda, nccl,
@@ -50,11 +55,17 @@ if __name__ == "__main__":
                         help="fail unless at least this many tests passed (not skipped)")
     parser.add_argument("--results", help="write every test's outcome (and skip reason) to this "
                         "JSON file")
+    parser.add_argument("--start", choices=["spawn", "fork"], default="spawn",
+                        help="how each test's ranks start: spawn (as torch's own "
+                        "test_distributed_spawn.py; each rank imports torch and the suite "
+                        "anew) or fork (from this process, which already has: several "
+                        "times faster)")
     parser.add_argument("--as-gloo", action="store_true",
                         help="let the suite's decorators see BACKEND=gloo (so tests gated to "
                         "Gloo by name run) while every call still goes to BACKEND: what rina "
                         "does with the tests gated by name; not a conformance run")
     ARGS = parser.parse_args()
+    os.environ["DIST_SUITE_START"] = ARGS.start
     # torch's helpers parse sys.argv when imported.
     sys.argv = sys.argv[:1]
 
@@ -85,7 +96,11 @@ if AS_GLOO:
 class TestDistBackendWithSpawn(TestDistBackend, DistributedTest._DistTestBase):
     def setUp(self):
         super().setUp()
-        self._spawn_processes()
+        if os.environ.get("DIST_SUITE_START") == "fork":
+            import torch.multiprocessing
+            self._start_processes(torch.multiprocessing.get_context("fork").Process)
+        else:
+            self._spawn_processes()
 
 
 def chosen_tests(loader, select, exclude):

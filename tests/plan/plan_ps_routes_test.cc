@@ -14,7 +14,7 @@ namespace rina::plan {
 namespace {
 
 // Independent: loads counted per resource name in a map, nodes by name.
-double referenceRate(const GridInstance& g, const Routing& routing) {
+double referenceRate(const PsRoutingProblem& g, const Routing& routing) {
   std::map<std::string, double> load;
   std::map<std::string, int> usedNodes;
   for (size_t w = 0; w < g.workers.size(); ++w) {
@@ -35,7 +35,7 @@ double referenceRate(const GridInstance& g, const Routing& routing) {
 }
 
 // Best integral routing by enumeration (one group).
-double bruteForce(const GridInstance& g, Routing* best = nullptr) {
+double bruteForce(const PsRoutingProblem& g, Routing* best = nullptr) {
   Routing cur(g.workers.size(), std::vector<int>{0});
   double top = -1;
   while (true) {
@@ -69,39 +69,39 @@ Network leafSpine(std::mt19937& rng, int racks, int hostsPerRack, int spines) {
   return net;
 }
 
-TEST(PlanGrid, RoutingRateMatchesIndependentCount) {
+TEST(PlanPsRoutes, RoutingRateMatchesIndependentCount) {
   std::mt19937 rng(1);
   for (int trial = 0; trial < 30; ++trial) {
     Network net = leafSpine(rng, 3, 2, 2);
-    LeafSpineGridSpec spec{
+    LeafSpineRoutingSpec spec{
         static_cast<int>(rng() % 6), {200000, 50000, 100000}, trial % 2 ? 80000.0 : 0.0};
-    GridInstance g;
-    ASSERT_TRUE(buildLeafSpineGrid(net, spec, &g).ok());
+    PsRoutingProblem g;
+    ASSERT_TRUE(buildLeafSpineRoutingProblem(net, spec, &g).ok());
     Routing r(g.workers.size(), std::vector<int>(1));
     for (size_t w = 0; w < r.size(); ++w) r[w][0] = rng() % g.workers[w].options.size();
     EXPECT_DOUBLE_EQ(routingRate(g, r), referenceRate(g, r));
   }
 }
 
-TEST(PlanGrid, LpBoundsBruteForceAndRounding) {
-  if (!gridLpAvailable()) GTEST_SKIP() << "built without GLPK";
+TEST(PlanPsRoutes, LpBoundsBruteForceAndRounding) {
+  if (!routingLpAvailable()) GTEST_SKIP() << "built without GLPK";
   std::mt19937 rng(2);
   int tight = 0, trials = 25;
   for (int trial = 0; trial < trials; ++trial) {
     // 2 or 3 racks of 2 hosts, one of them the PS: <= 5 workers.
     Network net = leafSpine(rng, 2 + trial % 2, 2, 1 + trial % 2);
-    LeafSpineGridSpec spec{
+    LeafSpineRoutingSpec spec{
         static_cast<int>(rng() % net.hosts.size()), {}, trial % 3 == 0 ? 60000.0 : 0.0};
     for (size_t r = 0; r < net.racks.size(); ++r)
       spec.rackAggMbit.push_back(rng() % 2 ? 50000 : 150000);
-    GridInstance g;
-    ASSERT_TRUE(buildLeafSpineGrid(net, spec, &g).ok());
+    PsRoutingProblem g;
+    ASSERT_TRUE(buildLeafSpineRoutingProblem(net, spec, &g).ok());
     ASSERT_LE(g.workers.size(), 6u);
-    GridLpResult lp;
-    ASSERT_TRUE(solveGridLp(g, &lp).ok());
+    RoutingLpResult lp;
+    ASSERT_TRUE(solveRoutingLp(g, &lp).ok());
     double best = bruteForce(g);
     EXPECT_GE(lp.rate, best * (1 - 1e-9)) << trial;
-    GridRounding rounded = roundGrid(g, lp, 32, 7 + trial);
+    RoundedRouting rounded = roundRouting(g, lp, 32, 7 + trial);
     EXPECT_LE(rounded.rate, lp.rate * (1 + 1e-9));
     EXPECT_LE(rounded.rate, best * (1 + 1e-9));
     EXPECT_GE(rounded.rate, rounded.roundedRate);
@@ -126,34 +126,34 @@ TEST(PlanGrid, LpBoundsBruteForceAndRounding) {
 // aggregated gives min(c_min, A / (n - k), P / (k + 1)) (P / k when none
 // aggregates); with A large every worker aggregates, r = min(c_min, P), and
 // the LP cannot beat that either (each host link carries r, the ingress >= r).
-GridInstance star(int n, double A, double P, const std::vector<double>& c) {
+PsRoutingProblem star(int n, double A, double P, const std::vector<double>& c) {
   Network net;
   net.racks.push_back({"tor", true, {}, {}});
   for (int h = 0; h <= n; ++h) {
     net.racks[0].hosts.push_back(h);
     net.hosts.push_back({'h' + std::to_string(h), 0, h == 0 ? P : c[h - 1]});
   }
-  GridInstance g;
-  EXPECT_TRUE(buildLeafSpineGrid(net, LeafSpineGridSpec{0, {A}, 0}, &g).ok());
+  PsRoutingProblem g;
+  EXPECT_TRUE(buildLeafSpineRoutingProblem(net, LeafSpineRoutingSpec{0, {A}, 0}, &g).ok());
   return g;
 }
 
-TEST(PlanGrid, StarClosedForm) {
+TEST(PlanPsRoutes, StarClosedForm) {
   std::mt19937 rng(3);
   for (int trial = 0; trial < 20; ++trial) {
     int n = 2 + trial % 5;
     std::vector<double> c(n);
     for (double& x : c) x = 10000.0 * (1 + rng() % 10);
     double A = 10000.0 * (1 + rng() % 30), P = 10000.0 * (1 + rng() % 10);
-    GridInstance g = star(n, A, P, c);
+    PsRoutingProblem g = star(n, A, P, c);
     double cmin = *std::min_element(c.begin(), c.end());
     double closed = std::min(cmin, P / n);  // k = n: nobody aggregates
     for (int k = 0; k < n; ++k)
       closed = std::max(closed, std::min({cmin, A / (n - k), P / (k + 1)}));
     EXPECT_DOUBLE_EQ(bruteForce(g), closed) << trial;
-    if (!gridLpAvailable()) continue;
-    GridLpResult lp;
-    ASSERT_TRUE(solveGridLp(g, &lp).ok());
+    if (!routingLpAvailable()) continue;
+    RoutingLpResult lp;
+    ASSERT_TRUE(solveRoutingLp(g, &lp).ok());
     EXPECT_GE(lp.rate, closed * (1 - 1e-9));
     if (A >= n * cmin) {
       EXPECT_NEAR(lp.rate, std::min(cmin, P), 1e-6 * lp.rate) << trial;
@@ -164,22 +164,22 @@ TEST(PlanGrid, StarClosedForm) {
 
 // Without INA the only routes are direct and the PS ingress is shared by all
 // n workers: LP = integral = min(c_min, P / n).
-TEST(PlanGrid, NoInaClosedForm) {
-  if (!gridLpAvailable()) GTEST_SKIP() << "built without GLPK";
-  GridInstance g = star(5, 1e6, 100000, {40000, 25000, 100000, 10000, 40000});
+TEST(PlanPsRoutes, NoInaClosedForm) {
+  if (!routingLpAvailable()) GTEST_SKIP() << "built without GLPK";
+  PsRoutingProblem g = star(5, 1e6, 100000, {40000, 25000, 100000, 10000, 40000});
   for (auto& w : g.workers) {
-    std::erase_if(w.options, [](const GridInstance::Option& o) { return o.aggNode >= 0; });
+    std::erase_if(w.options, [](const PsRoutingProblem::Option& o) { return o.aggNode >= 0; });
   }
-  GridLpResult lp;
-  ASSERT_TRUE(solveGridLp(g, &lp).ok());
+  RoutingLpResult lp;
+  ASSERT_TRUE(solveRoutingLp(g, &lp).ok());
   EXPECT_NEAR(lp.rate, 10000, 1e-6);
   EXPECT_DOUBLE_EQ(bruteForce(g), 10000);
 }
 
-TEST(PlanGrid, FatTreeBuilderAndBaselines) {
+TEST(PlanPsRoutes, FatTreeBuilderAndBaselines) {
   FatTreeSpec spec = randomFatTree(4, 0.5, 11);
-  GridInstance g;
-  ASSERT_TRUE(buildFatTreeGrid(spec, &g).ok());
+  PsRoutingProblem g;
+  ASSERT_TRUE(buildFatTreeRoutingProblem(spec, &g).ok());
   EXPECT_EQ(g.workers.size(), 15u);
   for (const auto& w : g.workers) {
     // Every worker has the 4 shortest paths of another pod (or fewer nearby).
@@ -192,10 +192,10 @@ TEST(PlanGrid, FatTreeBuilderAndBaselines) {
   double none = routingRate(g, noInaRouting(g));
   // No INA: the PS ingress is shared by all 15 workers.
   EXPECT_LE(none, spec.hostMbit[0] / 15 * (1 + 1e-12));
-  if (!gridLpAvailable()) return;
-  GridLpResult lp;
-  ASSERT_TRUE(solveGridLp(g, &lp).ok());
-  GridRounding r = roundGrid(g, lp, 16, 1);
+  if (!routingLpAvailable()) return;
+  RoutingLpResult lp;
+  ASSERT_TRUE(solveRoutingLp(g, &lp).ok());
+  RoundedRouting r = roundRouting(g, lp, 16, 1);
   EXPECT_LE(r.rate, lp.rate * (1 + 1e-9));
   EXPECT_GE(r.rate, atp);  // the repaired nearest-switch routing is a candidate
   EXPECT_DOUBLE_EQ(r.rate, referenceRate(g, r.routing));
@@ -203,42 +203,42 @@ TEST(PlanGrid, FatTreeBuilderAndBaselines) {
   EXPECT_LE(none, lp.rate * (1 + 1e-9));
 }
 
-TEST(PlanGrid, InArtGroupsShareTheModel) {
-  if (!gridLpAvailable()) GTEST_SKIP() << "built without GLPK";
+TEST(PlanPsRoutes, InArtGroupsShareTheModel) {
+  if (!routingLpAvailable()) GTEST_SKIP() << "built without GLPK";
   // Two PS with equal shares and no INA: each worker sends r/2 to each PS,
   // so the LP rate is min(c_min, 2 * P_j / n) per PS ingress.
   FatTreeSpec spec = randomFatTree(4, 0.0, 5);
   for (double& h : spec.hostMbit) h = 40000;
   spec.psHosts = {0, 15};
   spec.shares = {0.5, 0.5};
-  GridInstance g;
-  ASSERT_TRUE(buildFatTreeGrid(spec, &g).ok());
+  PsRoutingProblem g;
+  ASSERT_TRUE(buildFatTreeRoutingProblem(spec, &g).ok());
   EXPECT_EQ(g.workers.size(), 14u);
-  GridLpResult lp;
-  ASSERT_TRUE(solveGridLp(g, &lp).ok());
+  RoutingLpResult lp;
+  ASSERT_TRUE(solveRoutingLp(g, &lp).ok());
   EXPECT_NEAR(lp.rate, 40000.0 * 2 / 14, 1e-6);
 }
 
 // A build without GLPK says so instead of solving.
-TEST(PlanGrid, SolveWithoutGlpkSaysSo) {
-  if (gridLpAvailable()) GTEST_SKIP() << "built with GLPK";
-  GridLpResult lp;
-  Status s = solveGridLp(star(2, 1e5, 1e5, {1e4, 1e4}), &lp);
+TEST(PlanPsRoutes, SolveWithoutGlpkSaysSo) {
+  if (routingLpAvailable()) GTEST_SKIP() << "built with GLPK";
+  RoutingLpResult lp;
+  Status s = solveRoutingLp(star(2, 1e5, 1e5, {1e4, 1e4}), &lp);
   EXPECT_EQ(s.code(), rinaInvalidUsage);
   EXPECT_NE(s.message().find("without GLPK"), std::string::npos) << s.message();
 }
 
-TEST(PlanGrid, RejectsBadInstances) {
-  GridInstance good = star(2, 1e5, 1e5, {1e4, 1e4});
-  ASSERT_TRUE(validateGrid(good).ok());
-  auto expectBad = [](GridInstance g, const char* what) {
-    EXPECT_EQ(validateGrid(g).code(), rinaInvalidArgument) << what;
-    GridLpResult lp;
-    if (gridLpAvailable()) {
-      EXPECT_EQ(solveGridLp(g, &lp).code(), rinaInvalidArgument) << what;
+TEST(PlanPsRoutes, RejectsBadInstances) {
+  PsRoutingProblem good = star(2, 1e5, 1e5, {1e4, 1e4});
+  ASSERT_TRUE(validateRoutingProblem(good).ok());
+  auto expectBad = [](PsRoutingProblem g, const char* what) {
+    EXPECT_EQ(validateRoutingProblem(g).code(), rinaInvalidArgument) << what;
+    RoutingLpResult lp;
+    if (routingLpAvailable()) {
+      EXPECT_EQ(solveRoutingLp(g, &lp).code(), rinaInvalidArgument) << what;
     }
   };
-  GridInstance g = good;
+  PsRoutingProblem g = good;
   g.resources[0].capacity = 0;
   expectBad(g, "zero capacity");
   g = good;
@@ -277,28 +277,29 @@ TEST(PlanGrid, RejectsBadInstances) {
   // Unbounded: a worker whose only option uses no capacity at all.
   g = good;
   for (auto& w : g.workers) w.options = {{0, -1, {}}};
-  if (gridLpAvailable()) {
-    GridLpResult lp;
-    EXPECT_EQ(solveGridLp(g, &lp).code(), rinaInvalidArgument);
+  if (routingLpAvailable()) {
+    RoutingLpResult lp;
+    EXPECT_EQ(solveRoutingLp(g, &lp).code(), rinaInvalidArgument);
   }
   // Builders.
-  GridInstance out;
+  PsRoutingProblem out;
   FatTreeSpec f = randomFatTree(4, 0.5, 1);
   f.k = 5;
-  EXPECT_EQ(buildFatTreeGrid(f, &out).code(), rinaInvalidArgument);
+  EXPECT_EQ(buildFatTreeRoutingProblem(f, &out).code(), rinaInvalidArgument);
   f = randomFatTree(4, 0.5, 1);
   f.hostMbit.pop_back();
-  EXPECT_EQ(buildFatTreeGrid(f, &out).code(), rinaInvalidArgument);
+  EXPECT_EQ(buildFatTreeRoutingProblem(f, &out).code(), rinaInvalidArgument);
   f = randomFatTree(4, 0.5, 1);
   f.psHosts = {16};
-  EXPECT_EQ(buildFatTreeGrid(f, &out).code(), rinaInvalidArgument);
+  EXPECT_EQ(buildFatTreeRoutingProblem(f, &out).code(), rinaInvalidArgument);
   f = randomFatTree(4, 0.5, 1);
   f.psHosts = {0, 1};
-  EXPECT_EQ(buildFatTreeGrid(f, &out).code(), rinaInvalidArgument);  // one share
+  EXPECT_EQ(buildFatTreeRoutingProblem(f, &out).code(), rinaInvalidArgument);  // one share
   std::mt19937 rng(1);
   Network net = leafSpine(rng, 2, 2, 1);
-  EXPECT_EQ(buildLeafSpineGrid(net, LeafSpineGridSpec{4, {}, 0}, &out).code(), rinaInvalidArgument);
-  EXPECT_EQ(buildLeafSpineGrid(net, LeafSpineGridSpec{0, {1.0}, 0}, &out).code(),
+  EXPECT_EQ(buildLeafSpineRoutingProblem(net, LeafSpineRoutingSpec{4, {}, 0}, &out).code(),
+            rinaInvalidArgument);
+  EXPECT_EQ(buildLeafSpineRoutingProblem(net, LeafSpineRoutingSpec{0, {1.0}, 0}, &out).code(),
             rinaInvalidArgument);
 }
 

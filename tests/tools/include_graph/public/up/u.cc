@@ -1,0 +1,3 @@
+// up reaches past low.h
+#include "x/low/inner.h"
+#include "x/low/low.h"

@@ -1,0 +1,1 @@
+// inside low: not for the folders above

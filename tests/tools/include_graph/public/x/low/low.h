@@ -1,0 +1,1 @@
+// low: what the folders above include
