@@ -70,13 +70,16 @@ Status checkCollective(rinaComm* comm, const Collective& call, size_t* bytes) {
   return checkUsable(comm, name);
 }
 
+Status checkNotUsedUp(const rinaComm* comm, const char* fn) {
+  if (!comm->replacedBy) return {};
+  return errorf(rinaInvalidUsage,
+                "%s: rank %d: this communicator was used up by %s: call the new one, and "
+                "destroy this one",
+                fn, comm->impl->rank(), comm->replacedBy);
+}
+
 Status checkUsable(rinaComm* comm, const char* fn) {
-  if (comm->replacedBy) {
-    return errorf(rinaInvalidUsage,
-                  "%s: rank %d: this communicator was used up by %s: call the new one, and "
-                  "destroy this one",
-                  fn, comm->impl->rank(), comm->replacedBy);
-  }
+  RINA_TRY(checkNotUsedUp(comm, fn));
   if (comm->impl->aborted()) return errorf(rinaAborted, "%s: communicator was aborted", fn);
   RINA_TRY(comm->impl->takeNotices().prepend(std::string(fn) + ": "));
   if (comm->impl->revoked()) return comm->impl->revokedError(fn);

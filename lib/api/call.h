@@ -43,6 +43,9 @@ using comm::Communicator;
 
 // Null, destroyed or not a handle: an error naming the function; else ok.
 Status checkHandle(const rinaComm* comm, const char* fn);
+// A communicator made from comm took its connections (rinaCommShrink,
+// rinaCommGrow): rinaInvalidUsage naming fn and the call that did; else ok.
+Status checkNotUsedUp(const rinaComm* comm, const char* fn);
 // Whether calls may run on comm (a live handle): first reads the notices
 // that came (a revoke), then refuses a revoked, aborted, used up or failed
 // communicator with an error naming its state.

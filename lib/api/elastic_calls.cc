@@ -23,6 +23,7 @@ extern "C" {
 rinaResult_t rinaCommRevoke(rinaComm_t comm) {
   Status s = checkHandle(comm, "rinaCommRevoke");
   if (!s.ok()) return fail(nullptr, s);
+  if (s = rina::api::checkNotUsedUp(comm, "rinaCommRevoke"); !s.ok()) return fail(comm, s);
   {
     // With no call running, a revoke that already came needs no notices of
     // this rank's: every rank has one (after a failure every survivor
@@ -42,6 +43,9 @@ rinaResult_t rinaCommGetAsyncError(rinaComm_t comm, rinaResult_t* asyncError) {
   if (!s.ok()) return fail(nullptr, s);
   if (!asyncError) {
     return fail(comm, errorf(rinaInvalidArgument, "rinaCommGetAsyncError: asyncError is NULL"));
+  }
+  if (s = rina::api::checkNotUsedUp(comm, "rinaCommGetAsyncError"); !s.ok()) {
+    return fail(comm, s);
   }
   std::unique_lock<std::mutex> running(comm->running, std::try_to_lock);
   if (!running.owns_lock()) {
@@ -113,10 +117,7 @@ rinaResult_t rinaCommShrink(rinaComm_t comm, const int* excludeRanks, int exclud
       exclude.push_back(r);
     }
   }
-  if (comm->replacedBy) {
-    return fail(comm, errorf(rinaInvalidUsage, "%s: rank %d: this communicator was used up by %s",
-                             fn, c.rank(), comm->replacedBy));
-  }
+  if (s = rina::api::checkNotUsedUp(comm, fn); !s.ok()) return fail(comm, s);
   if (!bad.empty()) {
     // The other survivors wait for this rank's list: they hear why at once.
     Status why = errorf(rinaInvalidArgument, "%s: rank %d: %s", fn, c.rank(), bad.c_str());

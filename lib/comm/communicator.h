@@ -8,6 +8,7 @@
 #define RINA_LIB_COMM_COMMUNICATOR_H_
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -162,7 +163,9 @@ class Communicator : public algo::Context {
   // shrink.cc: the survivors' agreement on the excluded ranks, and the
   // refusal every other rank gets when it fails; the id of the
   // communicator a shrink attempt forms.
-  Status agreeOnShrink(uint64_t attempt, const std::vector<bool>& excluded);
+  // meanwhile: what this rank does once its list is on its way.
+  Status agreeOnShrink(uint64_t attempt, const std::vector<bool>& excluded,
+                       const std::function<Status()>& meanwhile);
   void refuseShrink(uint64_t attempt, const std::string& why);
   uint64_t successorId(uint64_t attempt) const;
   // derive.cc: a communicator of nranks ranks with this one's knobs,

@@ -4,8 +4,6 @@
 // which each rank reads at the start of every call and after every quiet
 // wait of a call in progress (its engines wake when the socket becomes
 // readable: Context::setOwnerWatch).
-#include <poll.h>
-
 #include "comm/communicator.h"
 #include "core/log.h"
 #include "transport/channel.h"

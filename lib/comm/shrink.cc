@@ -20,6 +20,7 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <functional>
 #include <string>
 
 #include "comm/communicator.h"
@@ -86,7 +87,8 @@ Status readAnswer(int fd, int from, int nranks, uint64_t commId, Deadline deadli
 
 }  // namespace
 
-Status Communicator::agreeOnShrink(uint64_t attempt, const std::vector<bool>& excluded) {
+Status Communicator::agreeOnShrink(uint64_t attempt, const std::vector<bool>& excluded,
+                                   const std::function<Status()>& meanwhile) {
   const std::string where = "rank " + std::to_string(rank()) + ": rinaCommShrink (attempt #" +
                             std::to_string(attempt) + ", excluding " + listOf(excluded) + "): ";
   int coordinator = 0;
@@ -152,6 +154,7 @@ Status Communicator::agreeOnShrink(uint64_t attempt, const std::vector<bool>& ex
                         s.message() + "; exclude it too if it failed");
     }
   }
+  if (Status m = meanwhile(); !m.ok()) return refuse(m.code(), m.message());
   std::set<int> missing;
   for (int r = 0; r < size(); ++r) {
     if (!excluded[r] && r != rank() && rank() == coordinator) missing.insert(r);
@@ -271,12 +274,14 @@ Status Communicator::shrink(const std::vector<int>& exclude, std::unique_ptr<Com
     if (!excluded[key.first] && conn->canResync()) conn->beginResync(mesh_.successorId);
   }
   std::unique_ptr<Communicator> next = successor(static_cast<int>(members.size()), newRank);
-  // Its name holds the members too: ranks whose lists differ (the
-  // agreement then fails) never meet in one segment.
+  // The host segment is joined once this rank's list is on its way. Its
+  // name holds the members too: ranks whose lists differ (the agreement
+  // then fails) never meet in one segment.
   uint64_t segmentId = mesh_.successorId;
   for (int r : members) segmentId = segmentId * 0x100000001b3ull ^ static_cast<uint64_t>(r);
-  RINA_TRY(next->joinHostGroup(table, segmentId, deadlineAfterMs(timeoutMs())));
-  Status agreed = agreeOnShrink(attempt, excluded);
+  Status agreed = agreeOnShrink(attempt, excluded, [&] {
+    return next->joinHostGroup(table, segmentId, deadlineAfterMs(timeoutMs()));
+  });
   if (!agreed.ok()) {
     revoke("shrink attempt #" + std::to_string(attempt) + " failed: " + agreed.message());
     return agreed;
