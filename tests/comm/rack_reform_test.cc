@@ -5,7 +5,8 @@
 // the switch, and the sums stay exact and on the switch (no fallback). A
 // switch that is killed makes its rack fall back; started again on the same
 // address, the rack returns to it at a later plan check, counted in
-// rinaCommGetStats (inaReturns), and every result stays exact.
+// rinaCommGetStats (inaReturns), and every result stays exact. A split
+// child keeps the switch for the racks it holds whole.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -207,6 +208,60 @@ TEST(RackReform, GrowRegistersTheRacksAgain) {
     EXPECT_EQ(rinaCommDestroy(next), rinaSuccess);
   });
   joiner.join();
+}
+
+// Split: a child holding all of rack a (and rank 3 of rack b) registers a
+// job of its own for rack a beside the parent's two; rank 3, without the
+// rest of its rack, sums without the switch. Calls on parent and child
+// interleave, all exact; the child's job goes with the child.
+TEST(RackReform, SplitKeepsWholeRacksOnTheSwitch) {
+  SecretDir secret;
+  ASSERT_TRUE(secret.ok());
+  ina::testing::SwitchdProcess sw({"--slots", "1024", "--auth-file", secret.file()});
+  ASSERT_TRUE(sw.ready());
+  ScopedEnv noEnvSecret("RINA_SWITCH_AUTH_FILE", nullptr);
+  SwitchStats stats(sw.control(), secret.file());
+  const std::vector<int> parentIds = {0, 1, 2, 3, 4};
+  const std::vector<int> childIds = {0, 1, 2, 3};
+  std::barrier sync(5);
+  runThreads(
+      5, rackOptions(sw.control().toString(), secret.file()), [&](int rank, rinaComm_t comm) {
+        expectExact(comm, parentIds, 20000);
+        rinaComm_t child = nullptr;
+        ASSERT_EQ(rinaCommSplit(comm, rank < 4 ? 0 : 1, rank, &child), rinaSuccess)
+            << rinaCommGetLastError(comm);
+        int childSize = 0;
+        ASSERT_EQ(rinaCommCount(child, &childSize), rinaSuccess);
+        ASSERT_EQ(childSize, rank < 4 ? 4 : 1) << "rank " << rank;
+        for (int round = 0; round < 2; ++round) {
+          if (rank < 4) expectExact(child, childIds, 20000);
+          expectExact(comm, parentIds, 20000);
+        }
+        sync.arrive_and_wait();
+        if (rank == 0) {
+          const std::string during = stats.now();
+          EXPECT_EQ(sorted(jsonFields(during, "fanin")), (std::vector<long long>{2, 3, 3}))
+              << during;
+          EXPECT_EQ(jsonField(during, "slots_used"), 300) << during;
+        }
+        const rinaCommStats_t s = statsOf(child);
+        EXPECT_EQ(s.inaFallbacks, 0u) << "rank " << rank;
+        if (rank < 3) {
+          EXPECT_GT(s.inaCalls, 0u) << "rank " << rank << ": rack a is whole in the child";
+        } else {
+          EXPECT_EQ(s.inaCalls, 0u) << "rank " << rank << ": its rack is not whole";
+        }
+        sync.arrive_and_wait();
+        EXPECT_EQ(rinaCommDestroy(child), rinaSuccess);
+        sync.arrive_and_wait();
+        if (rank == 0) {
+          const std::string after = stats.now();
+          EXPECT_EQ(sorted(jsonFields(after, "fanin")), (std::vector<long long>{2, 3})) << after;
+          EXPECT_EQ(jsonField(after, "slots_used"), 200) << after;
+        }
+        expectExact(comm, parentIds, 20000);
+        EXPECT_EQ(statsOf(comm).inaFallbacks, 0u) << "rank " << rank;
+      });
 }
 
 // The switch killed between calls and started again at the same address:
