@@ -15,6 +15,12 @@
 //     rinaCommGrow of n ranks by one joiner (rinaCommJoin), against
 //     destroying the n-rank communicator and making an (n + 1)-rank one with
 //     a new id, alternating.
+//   rina-elastic-bench revoke [-n 4,8,16] [-r ROUNDS] [-c COUNT]
+//     Every rank but the last enters an allreduce of COUNT float32 that the
+//     last rank never joins; once all are waiting in it (5 ms after the last
+//     one entered), the last rank calls rinaCommRevoke. Per round: the time
+//     from the revoke to the last waiting rank's call returning rinaRevoked
+//     (any other result fails the round), and the revoke call's own time.
 // Times are from a barrier that every rank passes to the last rank's end,
 // in ms; each line ends with medians over the rounds.
 #include <signal.h>
@@ -223,6 +229,58 @@ void recovery(const std::vector<int>& sizes, int rounds, size_t count) {
   }
 }
 
+// --- revoke: how long calls in flight take to return rinaRevoked.
+void revokeLatency(const std::vector<int>& sizes, int rounds, size_t count) {
+  printf(
+      "# revoke: ranks 0..n-2 wait in an allreduce of %zu float32 that rank n-1 never joins; "
+      "rank n-1 revokes; ms from the revoke\n",
+      count);
+  printf("# %5s %6s %18s %10s\n", "ranks", "round", "last_returned_ms", "call_ms");
+  for (int n : sizes) {
+    std::vector<double> returned, calls;
+    for (int round = 0; round < rounds; ++round) {
+      const int revoker = n - 1;
+      const bool ok = runRanks(n, 0, [&](int r, rinaComm_t comm) {
+        if (!allreduceOnes(comm, count, static_cast<float>(n))) fail(r, "allreduce", comm);
+        barrier(0, n);
+        if (r != revoker) {
+          std::vector<float> v(count, 1.0f);
+          shared->looping.fetch_add(1);
+          const rinaResult_t rc =
+              rinaAllReduce(v.data(), v.data(), count, rinaFloat32, rinaSum, comm);
+          shared->end[r] = nowMs();
+          if (rc != rinaRevoked) {
+            fprintf(stderr, "rank %d: the call in flight returned %d, not rinaRevoked: %s\n", r,
+                    static_cast<int>(rc), rinaCommGetLastError(comm));
+            shared->failures.fetch_add(1);
+          }
+        } else {
+          const double deadline = nowMs() + 120000;
+          while (shared->looping.load() < n - 1 && nowMs() < deadline) sched_yield();
+          const double settle = nowMs() + 5;
+          while (nowMs() < settle) sched_yield();
+          shared->start[r] = nowMs();
+          if (rinaCommRevoke(comm) != rinaSuccess) fail(r, "revoke", comm);
+          shared->end[r] = nowMs();
+        }
+        barrier(1, n);
+        rinaCommDestroy(comm);
+      });
+      if (!ok) {
+        fprintf(stderr, "rina-elastic-bench: revoke round failed\n");
+        exit(1);
+      }
+      double last = 0;
+      for (int r = 0; r < revoker; ++r) last = std::max(last, shared->end[r]);
+      returned.push_back(last - shared->start[revoker]);
+      calls.push_back(shared->end[revoker] - shared->start[revoker]);
+      printf("  %5d %6d %18.2f %10.2f\n", n, round, returned.back(), calls.back());
+      fflush(stdout);
+    }
+    printf("  %5d median %16.2f %10.2f\n", n, median(returned), median(calls));
+  }
+}
+
 // --- shrink against destroy + create, alternating.
 void shrinkVsRecreate(const std::vector<int>& sizes, int rounds) {
   printf(
@@ -359,13 +417,14 @@ std::vector<int> parseSizes(const char* text) {
 int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr,
-            "usage: rina-elastic-bench recovery|shrink|grow [-n SIZES] [-r ROUNDS] [-c COUNT]\n");
+            "usage: rina-elastic-bench recovery|revoke|shrink|grow [-n SIZES] [-r ROUNDS] [-c "
+            "COUNT]\n");
     return 2;
   }
   const std::string mode = argv[1];
-  std::vector<int> sizes = mode == "recovery" ? std::vector<int>{4, 8, 16}
-                           : mode == "grow"   ? std::vector<int>{8}
-                                              : std::vector<int>{8, 16};
+  std::vector<int> sizes = mode == "recovery" || mode == "revoke" ? std::vector<int>{4, 8, 16}
+                           : mode == "grow"                       ? std::vector<int>{8}
+                                                                  : std::vector<int>{8, 16};
   int rounds = 5;
   size_t count = 1 << 18;
   for (int i = 2; i + 1 < argc; i += 2) {
@@ -391,6 +450,8 @@ int main(int argc, char** argv) {
   }
   if (mode == "recovery") {
     recovery(sizes, rounds, count);
+  } else if (mode == "revoke") {
+    revokeLatency(sizes, rounds, count);
   } else if (mode == "shrink") {
     shrinkVsRecreate(sizes, rounds);
   } else if (mode == "grow") {
