@@ -145,6 +145,21 @@ def cycle_text(cycle, witness):
     return " -> ".join(cycle) + " (" + "; ".join(hops) + ")"
 
 
+def table_breaks(graph, allowed, witness, name, table, table_of):
+    """Problems of graph against a table: a node the table (table_of) does
+    not list, an edge it does not allow; name(node) prints a node."""
+    problems = []
+    for node in sorted(graph):
+        if node not in allowed:
+            problems.append(f"{name(node)}: not in the {table_of}")
+            continue
+        for target in sorted(graph[node] - allowed[node]):
+            src, inc = witness[(node, target)]
+            problems.append(f"{name(node)} includes {name(target)}, which the {table} does not "
+                            f'allow ({src} includes "{inc}")')
+    return problems
+
+
 def check_rooms(files, folder, table):
     """Problems of the rooms of folder: an include the rooms table does not
     allow, a room missing from it, a cycle between rooms, a header of a room
@@ -175,15 +190,8 @@ def check_rooms(files, folder, table):
     cycle = find_cycle(rooms)
     if cycle:
         problems.append(f"rooms of {folder} include each other: " + cycle_text(cycle, witness))
-    for room in sorted(rooms):
-        if room not in allowed:
-            problems.append(f"{folder}/{room}: not in the rooms table of {folder}")
-            continue
-        for target in sorted(rooms[room] - allowed[room]):
-            src, inc = witness[(room, target)]
-            problems.append(f"{folder}/{room} includes {folder}/{target}, which the rooms table "
-                            f'does not allow ({src} includes "{inc}")')
-    return problems
+    return problems + table_breaks(rooms, allowed, witness, lambda room: f"{folder}/{room}",
+                                   "rooms table", f"rooms table of {folder}")
 
 
 def check(folders, modules, witness, layers, strict):
@@ -202,16 +210,8 @@ def check(folders, modules, witness, layers, strict):
             problems.append(f"modules of {folder or '.'} include each other: "
                             + cycle_text(cycle, witness))
     if layers is not None:
-        for folder in sorted(folders):
-            if not folder:
-                continue
-            if folder not in layers:
-                problems.append(f"{folder}: not in the layer table")
-                continue
-            for target in sorted(folders[folder] - layers[folder]):
-                src, inc = witness[(folder, target)]
-                problems.append(f"{folder} includes {target}, which the layer table does not "
-                                f'allow ({src} includes "{inc}")')
+        named = {f: e for f, e in folders.items() if f}
+        problems += table_breaks(named, layers, witness, lambda f: f, "layer table", "layer table")
     return problems
 
 

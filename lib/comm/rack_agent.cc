@@ -731,12 +731,7 @@ bool RackAgent::requestSlotsAgain(algo::Context& ctx, ina::Grant* g) {
 
 void RackAgent::countCall(const ina::InaCallStats& s, size_t hostSlices) {
   ++counters_.calls;
-  counters_.retransmissions += s.retransmissions;
-  counters_.datagrams += s.datagramsSent;
-  counters_.fastRetransmissions += s.fastRetransmissions;
-  counters_.lateAnswers += s.lateAnswers;
-  counters_.socketDrops += s.socketDrops;
-  counters_.windowCuts += s.windowCuts;
+  ina::addCounts(s, &counters_.wire);
   counters_.hostSlices += hostSlices;
 }
 

@@ -49,18 +49,14 @@ Status pinSwitches(const std::string& switches, topo::RackMap* map);
 void setJobIdSourceForTesting(std::function<uint16_t()> source);
 
 // The INA counters of rinaCommGetStats (include/rina/rina.h names each):
-// this rank's switch calls and its rack's fallbacks and re-grants.
+// this rank's switch calls, what they did on the wire, and its rack's
+// fallbacks and re-grants.
 struct InaCounters {
-  uint64_t fallbacks = 0;
   uint64_t calls = 0;
-  uint64_t retransmissions = 0;
+  ina::InaCallStats wire;  // the calls' counts, added up
   uint64_t hostSlices = 0;
+  uint64_t fallbacks = 0;
   uint64_t regrants = 0;
-  uint64_t datagrams = 0;
-  uint64_t fastRetransmissions = 0;
-  uint64_t lateAnswers = 0;
-  uint64_t socketDrops = 0;
-  uint64_t windowCuts = 0;
   uint64_t returns = 0;  // the rack went back to its switch after a fallback
 };
 

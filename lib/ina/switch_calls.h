@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <vector>
 
 #include "core/status.h"
@@ -44,6 +45,18 @@ struct InaCallStats {
   int64_t rtoUs = 0;   // at the end of the call
   int64_t srttUs = 0;  // smoothed round trip at the end of the call (-1: no sample yet)
 };
+
+// Adds s's counts to *total (not its gauges: the smallest window, rto and
+// srtt, which do not add up).
+inline void addCounts(const InaCallStats& s, InaCallStats* total) {
+  using S = InaCallStats;
+  for (uint64_t S::*count :
+       {&S::slices, &S::datagramsSent, &S::bytesSent, &S::retransmissions, &S::fastRetransmissions,
+        &S::results, &S::staleResults, &S::lateAnswers, &S::nacks, &S::socketDrops, &S::windowCuts,
+        &S::windowUndos, &S::pacedHolds}) {
+    total->*count += s.*count;
+  }
+}
 
 // The types the switch sums (int32, float32, float16, bfloat16): the size
 // of one element on the wire, 0 for any other type.

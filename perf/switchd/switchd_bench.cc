@@ -204,13 +204,7 @@ int main(int argc, char** argv) {
         return 1;
       }
       const rina::ina::InaCallStats& c = res[w].stats;
-      total.retransmissions += c.retransmissions;
-      total.fastRetransmissions += c.fastRetransmissions;
-      total.datagramsSent += c.datagramsSent;
-      total.lateAnswers += c.lateAnswers;
-      total.socketDrops += c.socketDrops;
-      total.windowCuts += c.windowCuts;
-      total.windowUndos += c.windowUndos;
+      rina::ina::addCounts(c, &total);
       smallestWindow = std::min(smallestWindow, c.smallestWindow);
       host += res[w].hostSlices.size();
     }

@@ -1,4 +1,4 @@
-// Batched UDP I/O (lib/ina/udp_batch.h) over loopback: every datagram
+// Batched UDP I/O (lib/wire/udp_batch.h) over loopback: every datagram
 // arrives whole, in order per destination, from the sender's address, with
 // segmentation offload on or off on either side; runs only join datagrams of
 // one destination and length; a refused segmented send falls back to single

@@ -81,7 +81,7 @@ std::vector<std::pair<int, std::vector<int>>> hostsByRack(const SimTopology& top
 // contributions to the switch's reduce-scatter), S down (its share's sums
 // and the others' final pieces), and f_w S up (every final piece of its
 // share goes to the switch's multicast, the rack's own chunk included:
-// lib/algo/rina.cc, per INA worker S (1 + 2(R-1)/(Rn)) up, without markers
+// lib/algo/rack/member_ring.cc, per INA worker S (1 + 2(R-1)/(Rn)) up, without markers
 // S (1 + 1/n + 2(R-1)/(Rn)); one INA rack alone: S up, one switch call);
 // the hop traffic enters and leaves
 // at the ports, over the NIC of the hop's spine on multi-rail hosts (switch

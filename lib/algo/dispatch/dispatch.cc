@@ -1,3 +1,4 @@
+// Which allreduce algorithm runs a call, and the hand-off to it (dispatch.h).
 #include "algo/dispatch/dispatch.h"
 
 #include <string>
