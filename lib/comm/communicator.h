@@ -167,6 +167,10 @@ class Communicator : public algo::Context {
   Status agreeOnShrink(uint64_t attempt, const std::vector<bool>& excluded,
                        const std::function<Status()>& meanwhile);
   void refuseShrink(uint64_t attempt, const std::string& why);
+  // revoke.cc: n (from this rank) to every other rank's listening socket,
+  // waiting at most waitMs; *addrs and *sent: where each went and how.
+  void noticeOthers(transport::Notice n, int64_t waitMs, std::vector<PackedAddr>* addrs,
+                    std::vector<Status>* sent);
   uint64_t successorId(uint64_t attempt) const;
   // derive.cc: a communicator of nranks ranks with this one's knobs,
   // topology and algorithm; this one's listening socket and connections to

@@ -31,25 +31,29 @@ void Communicator::revoke(const std::string& why) {
             size() - 1);
   transport::Notice n;
   n.kind = transport::NoticeKind::kRevoke;
-  n.from = rank();
-  n.ranks.assign(size(), false);
   n.text = why;
   std::vector<PackedAddr> addrs;
-  std::vector<std::string> bytes;
-  for (int r = 0; r < size(); ++r) {
-    if (r == rank()) continue;
-    addrs.push_back(mesh_.table[r].listen);
-    bytes.push_back(transport::encodeNotice(n, r, mesh_.commId));
-  }
   std::vector<Status> sent;
-  transport::postNotices(addrs, bytes, deadlineAfterMs(std::min(timeoutMs(), kNoticeWaitMs)),
-                         &sent);
+  noticeOthers(std::move(n), kNoticeWaitMs, &addrs, &sent);
   for (size_t i = 0; i < sent.size(); ++i) {
     if (!sent[i].ok()) {
       RINA_INFO("rank %d: the revoke did not reach %s: %s", rank(), addrs[i].str().c_str(),
                 sent[i].message().c_str());
     }
   }
+}
+
+void Communicator::noticeOthers(transport::Notice n, int64_t waitMs, std::vector<PackedAddr>* addrs,
+                                std::vector<Status>* sent) {
+  n.from = rank();
+  n.ranks.assign(size(), false);
+  std::vector<std::string> bytes;
+  for (int r = 0; r < size(); ++r) {
+    if (r == rank()) continue;
+    addrs->push_back(mesh_.table[r].listen);
+    bytes.push_back(transport::encodeNotice(n, r, mesh_.commId));
+  }
+  transport::postNotices(*addrs, bytes, deadlineAfterMs(std::min(timeoutMs(), waitMs)), sent);
 }
 
 void Communicator::watchNotices() {

@@ -56,19 +56,10 @@ void Communicator::refuseShrink(uint64_t attempt, const std::string& why) {
   transport::Notice n;
   n.kind = transport::NoticeKind::kRefusal;
   n.attempt = attempt;
-  n.from = rank();
-  n.ranks.assign(size(), false);
   n.text = why;
   std::vector<PackedAddr> addrs;
-  std::vector<std::string> bytes;
-  for (int r = 0; r < size(); ++r) {
-    if (r == rank()) continue;
-    addrs.push_back(mesh_.table[r].listen);
-    bytes.push_back(transport::encodeNotice(n, r, mesh_.commId));
-  }
   std::vector<Status> sent;
-  transport::postNotices(addrs, bytes, deadlineAfterMs(std::min(timeoutMs(), kRefusalWaitMs)),
-                         &sent);
+  noticeOthers(std::move(n), kRefusalWaitMs, &addrs, &sent);
 }
 
 namespace {

@@ -67,12 +67,18 @@ config::Options rackOptions(const std::string& control, const std::string& auth)
   return o;
 }
 
-class SwitchStats {
+// A rina-switchd that takes admin commands signed with a secret (the racks'
+// options carry it, the environment does not), and its STATS.
+class SignedSwitch {
  public:
-  SwitchStats(const ina::Endpoint& control, const std::string& auth) {
-    EXPECT_TRUE(ina::CtrlClient::connect(control, 5000, &admin_, auth).ok());
+  SignedSwitch() : sw_({"--slots", "1024", "--auth-file", secret_.file()}) {
+    if (secret_.ok() && sw_.ready()) {
+      EXPECT_TRUE(ina::CtrlClient::connect(sw_.control(), 5000, &admin_, secret_.file()).ok());
+    }
   }
-  std::string now() {
+  bool ready() const { return secret_.ok() && sw_.ready() && admin_; }
+  config::Options options() const { return rackOptions(sw_.control().toString(), secret_.file()); }
+  std::string stats() {
     std::string reply;
     Status s = admin_->query("STATS", &reply);
     EXPECT_TRUE(s.ok()) << s.message();
@@ -80,6 +86,9 @@ class SwitchStats {
   }
 
  private:
+  SecretDir secret_;
+  ina::testing::SwitchdProcess sw_;
+  ScopedEnv noEnvSecret_{"RINA_SWITCH_AUTH_FILE", nullptr};
   std::unique_ptr<ina::CtrlClient> admin_;
 };
 
@@ -92,12 +101,8 @@ std::vector<long long> sorted(std::vector<long long> v) {
 // alone: the rank left alone in its rack (it then sums without the switch).
 void shrinkTwoRacks(const std::vector<int>& out, const std::vector<long long>& faninsAfter,
                     long long slotsAfter, int alone = -1) {
-  SecretDir secret;
-  ASSERT_TRUE(secret.ok());
-  ina::testing::SwitchdProcess sw({"--slots", "1024", "--auth-file", secret.file()});
+  SignedSwitch sw;
   ASSERT_TRUE(sw.ready());
-  ScopedEnv noEnvSecret("RINA_SWITCH_AUTH_FILE", nullptr);
-  SwitchStats stats(sw.control(), secret.file());
   const int n = 5;
   std::vector<int> ids;
   for (int r = 0; r < n; ++r) {
@@ -106,47 +111,46 @@ void shrinkTwoRacks(const std::vector<int>& out, const std::vector<long long>& f
   std::barrier sync(n);
   std::latch shrunk(static_cast<int>(ids.size()));
   std::latch checked(static_cast<int>(ids.size()));  // no survivor leaves before the check
-  runThreads(
-      n, rackOptions(sw.control().toString(), secret.file()), [&](int rank, rinaComm_t comm) {
-        expectExact(comm, {0, 1, 2, 3, 4}, 20000);
-        sync.arrive_and_wait();
-        if (rank == 0) {
-          const std::string before = stats.now();
-          EXPECT_EQ(sorted(jsonFields(before, "fanin")), (std::vector<long long>{2, 3})) << before;
-          EXPECT_EQ(jsonField(before, "slots_used"), 200) << before;
-        }
-        sync.arrive_and_wait();
-        if (std::find(out.begin(), out.end(), rank) != out.end()) {
-          checked.wait();
-          return;
-        }
-        rinaComm_t next = nullptr;
-        ASSERT_EQ(rinaCommShrink(comm, out.data(), static_cast<int>(out.size()), &next,
-                                 RINA_SHRINK_DEFAULT),
-                  rinaSuccess)
-            << rinaCommGetLastError(comm);
-        expectExact(next, ids, 20000);
-        expectExact(next, ids, 3);
-        shrunk.arrive_and_wait();
-        int newRank = -1;
-        rinaCommUserRank(next, &newRank);
-        if (newRank == 0) {
-          // Released at once: the old jobs are gone, only the new ones hold slots.
-          const std::string after = stats.now();
-          EXPECT_EQ(sorted(jsonFields(after, "fanin")), faninsAfter) << after;
-          EXPECT_EQ(jsonField(after, "slots_used"), slotsAfter) << after;
-          EXPECT_EQ(jsonField(after, "releases"), 2) << after;
-        }
-        const rinaCommStats_t s = statsOf(next);
-        EXPECT_EQ(s.inaFallbacks, 0u) << "rank " << newRank;
-        if (rank == alone) {
-          EXPECT_EQ(s.inaCalls, 0u) << "rank " << newRank << " is alone in its rack";
-        } else {
-          EXPECT_GT(s.inaCalls, 0u) << "rank " << newRank;
-        }
-        checked.arrive_and_wait();
-        EXPECT_EQ(rinaCommDestroy(next), rinaSuccess);
-      });
+  runThreads(n, sw.options(), [&](int rank, rinaComm_t comm) {
+    expectExact(comm, {0, 1, 2, 3, 4}, 20000);
+    sync.arrive_and_wait();
+    if (rank == 0) {
+      const std::string before = sw.stats();
+      EXPECT_EQ(sorted(jsonFields(before, "fanin")), (std::vector<long long>{2, 3})) << before;
+      EXPECT_EQ(jsonField(before, "slots_used"), 200) << before;
+    }
+    sync.arrive_and_wait();
+    if (std::find(out.begin(), out.end(), rank) != out.end()) {
+      checked.wait();
+      return;
+    }
+    rinaComm_t next = nullptr;
+    ASSERT_EQ(
+        rinaCommShrink(comm, out.data(), static_cast<int>(out.size()), &next, RINA_SHRINK_DEFAULT),
+        rinaSuccess)
+        << rinaCommGetLastError(comm);
+    expectExact(next, ids, 20000);
+    expectExact(next, ids, 3);
+    shrunk.arrive_and_wait();
+    int newRank = -1;
+    rinaCommUserRank(next, &newRank);
+    if (newRank == 0) {
+      // Released at once: the old jobs are gone, only the new ones hold slots.
+      const std::string after = sw.stats();
+      EXPECT_EQ(sorted(jsonFields(after, "fanin")), faninsAfter) << after;
+      EXPECT_EQ(jsonField(after, "slots_used"), slotsAfter) << after;
+      EXPECT_EQ(jsonField(after, "releases"), 2) << after;
+    }
+    const rinaCommStats_t s = statsOf(next);
+    EXPECT_EQ(s.inaFallbacks, 0u) << "rank " << newRank;
+    if (rank == alone) {
+      EXPECT_EQ(s.inaCalls, 0u) << "rank " << newRank << " is alone in its rack";
+    } else {
+      EXPECT_GT(s.inaCalls, 0u) << "rank " << newRank;
+    }
+    checked.arrive_and_wait();
+    EXPECT_EQ(rinaCommDestroy(next), rinaSuccess);
+  });
 }
 
 TEST(RackReform, ShrinkRegistersEveryRackAgainAndFreesTheOldSlots) {
@@ -162,13 +166,9 @@ TEST(RackReform, RackLeftWithOneHostGoesAutonomous) { shrinkTwoRacks({4}, {3}, 1
 
 // Grow: the joiner lands in a rack of its own; the old racks register again.
 TEST(RackReform, GrowRegistersTheRacksAgain) {
-  SecretDir secret;
-  ASSERT_TRUE(secret.ok());
-  ina::testing::SwitchdProcess sw({"--slots", "1024", "--auth-file", secret.file()});
+  SignedSwitch sw;
   ASSERT_TRUE(sw.ready());
-  ScopedEnv noEnvSecret("RINA_SWITCH_AUTH_FILE", nullptr);
-  SwitchStats stats(sw.control(), secret.file());
-  config::Options o = rackOptions(sw.control().toString(), secret.file());
+  config::Options o = sw.options();
   std::promise<rinaUniqueId> idMade;
   std::shared_future<rinaUniqueId> id = idMade.get_future().share();
   const std::vector<int> ids = {0, 1, 2, 3, 4, 100};
@@ -198,7 +198,7 @@ TEST(RackReform, GrowRegistersTheRacksAgain) {
     expectExact(next, ids, 20000);
     sync.arrive_and_wait();
     if (rank == 0) {
-      const std::string after = stats.now();
+      const std::string after = sw.stats();
       EXPECT_EQ(sorted(jsonFields(after, "fanin")), (std::vector<long long>{2, 3})) << after;
       EXPECT_EQ(jsonField(after, "slots_used"), 200) << after;
       EXPECT_EQ(jsonField(after, "releases"), 2) << after;
@@ -215,53 +215,47 @@ TEST(RackReform, GrowRegistersTheRacksAgain) {
 // rest of its rack, sums without the switch. Calls on parent and child
 // interleave, all exact; the child's job goes with the child.
 TEST(RackReform, SplitKeepsWholeRacksOnTheSwitch) {
-  SecretDir secret;
-  ASSERT_TRUE(secret.ok());
-  ina::testing::SwitchdProcess sw({"--slots", "1024", "--auth-file", secret.file()});
+  SignedSwitch sw;
   ASSERT_TRUE(sw.ready());
-  ScopedEnv noEnvSecret("RINA_SWITCH_AUTH_FILE", nullptr);
-  SwitchStats stats(sw.control(), secret.file());
   const std::vector<int> parentIds = {0, 1, 2, 3, 4};
   const std::vector<int> childIds = {0, 1, 2, 3};
   std::barrier sync(5);
-  runThreads(
-      5, rackOptions(sw.control().toString(), secret.file()), [&](int rank, rinaComm_t comm) {
-        expectExact(comm, parentIds, 20000);
-        rinaComm_t child = nullptr;
-        ASSERT_EQ(rinaCommSplit(comm, rank < 4 ? 0 : 1, rank, &child), rinaSuccess)
-            << rinaCommGetLastError(comm);
-        int childSize = 0;
-        ASSERT_EQ(rinaCommCount(child, &childSize), rinaSuccess);
-        ASSERT_EQ(childSize, rank < 4 ? 4 : 1) << "rank " << rank;
-        for (int round = 0; round < 2; ++round) {
-          if (rank < 4) expectExact(child, childIds, 20000);
-          expectExact(comm, parentIds, 20000);
-        }
-        sync.arrive_and_wait();
-        if (rank == 0) {
-          const std::string during = stats.now();
-          EXPECT_EQ(sorted(jsonFields(during, "fanin")), (std::vector<long long>{2, 3, 3}))
-              << during;
-          EXPECT_EQ(jsonField(during, "slots_used"), 300) << during;
-        }
-        const rinaCommStats_t s = statsOf(child);
-        EXPECT_EQ(s.inaFallbacks, 0u) << "rank " << rank;
-        if (rank < 3) {
-          EXPECT_GT(s.inaCalls, 0u) << "rank " << rank << ": rack a is whole in the child";
-        } else {
-          EXPECT_EQ(s.inaCalls, 0u) << "rank " << rank << ": its rack is not whole";
-        }
-        sync.arrive_and_wait();
-        EXPECT_EQ(rinaCommDestroy(child), rinaSuccess);
-        sync.arrive_and_wait();
-        if (rank == 0) {
-          const std::string after = stats.now();
-          EXPECT_EQ(sorted(jsonFields(after, "fanin")), (std::vector<long long>{2, 3})) << after;
-          EXPECT_EQ(jsonField(after, "slots_used"), 200) << after;
-        }
-        expectExact(comm, parentIds, 20000);
-        EXPECT_EQ(statsOf(comm).inaFallbacks, 0u) << "rank " << rank;
-      });
+  runThreads(5, sw.options(), [&](int rank, rinaComm_t comm) {
+    expectExact(comm, parentIds, 20000);
+    rinaComm_t child = nullptr;
+    ASSERT_EQ(rinaCommSplit(comm, rank < 4 ? 0 : 1, rank, &child), rinaSuccess)
+        << rinaCommGetLastError(comm);
+    int childSize = 0;
+    ASSERT_EQ(rinaCommCount(child, &childSize), rinaSuccess);
+    ASSERT_EQ(childSize, rank < 4 ? 4 : 1) << "rank " << rank;
+    for (int round = 0; round < 2; ++round) {
+      if (rank < 4) expectExact(child, childIds, 20000);
+      expectExact(comm, parentIds, 20000);
+    }
+    sync.arrive_and_wait();
+    if (rank == 0) {
+      const std::string during = sw.stats();
+      EXPECT_EQ(sorted(jsonFields(during, "fanin")), (std::vector<long long>{2, 3, 3})) << during;
+      EXPECT_EQ(jsonField(during, "slots_used"), 300) << during;
+    }
+    const rinaCommStats_t s = statsOf(child);
+    EXPECT_EQ(s.inaFallbacks, 0u) << "rank " << rank;
+    if (rank < 3) {
+      EXPECT_GT(s.inaCalls, 0u) << "rank " << rank << ": rack a is whole in the child";
+    } else {
+      EXPECT_EQ(s.inaCalls, 0u) << "rank " << rank << ": its rack is not whole";
+    }
+    sync.arrive_and_wait();
+    EXPECT_EQ(rinaCommDestroy(child), rinaSuccess);
+    sync.arrive_and_wait();
+    if (rank == 0) {
+      const std::string after = sw.stats();
+      EXPECT_EQ(sorted(jsonFields(after, "fanin")), (std::vector<long long>{2, 3})) << after;
+      EXPECT_EQ(jsonField(after, "slots_used"), 200) << after;
+    }
+    expectExact(comm, parentIds, 20000);
+    EXPECT_EQ(statsOf(comm).inaFallbacks, 0u) << "rank " << rank;
+  });
 }
 
 // The switch killed between calls and started again at the same address:
