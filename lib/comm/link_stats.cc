@@ -90,9 +90,11 @@ Status probeLinks(algo::Context& ctx, size_t bytes, int64_t timeoutMs) {
   return {};
 }
 
-Status gatherLinkRates(algo::Context& ctx, std::vector<LinkRate>* table) {
+Status gatherLinkRates(algo::Context& ctx, std::vector<LinkRate>* table,
+                       const std::vector<LinkRate>& extra) {
   table->clear();
   std::vector<LinkRate> rows = localLinkRates(ctx);
+  rows.insert(rows.end(), extra.begin(), extra.end());
   const int n = ctx.size(), r = ctx.rank();
   const uint64_t seq = ctx.nextSeq();
   transport::Connection* up = r + 1 < n ? ctx.peer(r + 1) : nullptr;  // rows come from here
@@ -112,9 +114,11 @@ Status gatherLinkRates(algo::Context& ctx, std::vector<LinkRate>* table) {
     head.recvs().push_back(RecvItem{
         .conn = up, .dst = reinterpret_cast<char*>(&count), .len = sizeof(count), .step = 1});
     RINA_TRY(head.run());
-    // At most one default and kMaxSpineAddrs per-spine connections per pair.
+    // At most one default and kMaxSpineAddrs per-spine connections per
+    // pair, and a switch row per rank.
     const uint64_t most =
-        static_cast<uint64_t>(n) * static_cast<uint64_t>(n) * (1 + bootstrap::kMaxSpineAddrs);
+        static_cast<uint64_t>(n) * static_cast<uint64_t>(n) * (1 + bootstrap::kMaxSpineAddrs) +
+        static_cast<uint64_t>(n);
     if (count > most) {
       return errorf(rinaRemoteError, "rank %d: gather link rates: peer %d announced %llu rows", r,
                     r + 1, static_cast<unsigned long long>(count));
@@ -339,6 +343,59 @@ void holdMeasuredRates(const plan::Network& configured, plan::Network* net) {
     if (held(p.mbit, ref, kHoldHostFraction) == p.mbit) kept.push_back(p);
   }
   net->probes = std::move(kept);
+  // A switch against what its hosts could send it, or its own configured
+  // rate; with neither configured, a measure says nothing of the switch.
+  for (size_t r = 0; r < net->racks.size() && r < configured.racks.size(); ++r) {
+    double& sw = net->racks[r].switchMbit;
+    const double own = configured.racks[r].switchMbit;
+    if (own > 0) {
+      sw = sw > 0 ? held(sw, own, kHoldSwitchFraction) : own;
+      continue;
+    }
+    double hosts = 0;
+    for (int h : configured.racks[r].hosts) {
+      const double link = configured.hosts[h].linkMbit;
+      hosts = link > 0 && hosts >= 0 ? hosts + link : -1;
+    }
+    if (hosts <= 0 || sw >= hosts * kHoldSwitchFraction) sw = 0;
+  }
+}
+
+LinkRate switchRateRow(int rank, const transport::LinkCounters& k) {
+  LinkRate l;
+  l.rank = rank;
+  l.peer = kSwitchPeer;
+  l.defaultPath = 0;
+  l.bytesRecv = k.bytes[kRecv];
+  l.recvBusyNs = k.busyNs[kRecv];
+  l.recvRate = k.rate(transport::Direction::kRecv);
+  std::strncpy(l.kind, "switch", sizeof(l.kind) - 1);
+  return l;
+}
+
+std::vector<LinkRate> takeSwitchRows(std::vector<LinkRate>* table) {
+  std::vector<LinkRate> rows;
+  std::vector<LinkRate> links;
+  for (const LinkRate& l : *table) (l.peer == kSwitchPeer ? rows : links).push_back(l);
+  *table = std::move(links);
+  return rows;
+}
+
+void addMeasuredSwitchRates(const std::vector<LinkRate>& rows, plan::Network* net) {
+  const int n = static_cast<int>(net->hosts.size());
+  std::vector<double> sum(net->racks.size(), 0);
+  std::vector<int> workers(net->racks.size(), 0);
+  for (const LinkRate& l : rows) {
+    if (l.peer != kSwitchPeer || l.rank < 0 || l.rank >= n || !measured(l)) continue;
+    const int rack = net->hosts[l.rank].rack;
+    sum[rack] += mbitOf(l);
+    workers[rack]++;
+  }
+  for (size_t r = 0; r < net->racks.size(); ++r) {
+    if (!workers[r] || !net->racks[r].ina) continue;
+    const double k = static_cast<double>(net->racks[r].hosts.size());
+    net->racks[r].switchMbit = sum[r] * k / workers[r];
+  }
 }
 
 }  // namespace rina::comm

@@ -50,7 +50,9 @@ Status probeLinks(algo::Context& ctx, size_t bytes, int64_t timeoutMs);
 // every rank's localLinkRates, passed down the ring from rank n-1, and gets
 // the whole table sorted by (rank, peer, spine); the other ranks get an
 // empty one.
-Status gatherLinkRates(algo::Context& ctx, std::vector<LinkRate>* table);
+// extra: rows of this rank's beyond its connections (switchRateRow).
+Status gatherLinkRates(algo::Context& ctx, std::vector<LinkRate>* table,
+                       const std::vector<LinkRate>& extra = {});
 
 // The planner's view of a table (addMeasuredRates does all of it, in order).
 //
@@ -118,9 +120,28 @@ void addMeasuredRates(const std::vector<LinkRate>& table, plan::Network* net);
 // it); otherwise the configured rate stands. Where nothing is configured
 // the measure stands, except that a host's reference is the fastest host
 // of its rack.
+// A switch's measured rate counts below kHoldSwitchFraction of what its
+// hosts could send it together (their configured link rates) or of its own
+// configured rate: a switch beside the ring's TCP on the host links
+// answers at a share of the link, which says nothing of the switch. With
+// neither configured it does not count (nothing says the switch, not the
+// path to it, set the pace).
 inline constexpr double kHoldHostFraction = 0.125;
 inline constexpr double kHoldPathFraction = 0.5;
+inline constexpr double kHoldSwitchFraction = 0.125;
 void holdMeasuredRates(const plan::Network& configured, plan::Network* net);
+
+// The switch of this rank's INA rack as a row of the table: peer
+// kSwitchPeer, its answered payload bytes and their rate
+// (ina::InaClient::switchCounters) in the receive fields.
+inline constexpr int32_t kSwitchPeer = -1;
+LinkRate switchRateRow(int rank, const transport::LinkCounters& counters);
+// Moves the switch rows out of table (which then holds links only).
+std::vector<LinkRate> takeSwitchRows(std::vector<LinkRate>* table);
+// Each INA rack's switch rate (plan::Network::Rack::switchMbit): the sum
+// of its workers' measured rates (they send at once), scaled to the whole
+// rack when only some measured. Racks without a measure keep theirs.
+void addMeasuredSwitchRates(const std::vector<LinkRate>& switchRows, plan::Network* net);
 
 }  // namespace rina::comm
 

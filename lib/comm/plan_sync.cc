@@ -1,12 +1,13 @@
 #include "comm/plan_sync.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "algo/engine/engine.h"
 #include "algo/rack/rack.h"
 #include "core/log.h"
-#include "topo/ring_members.h"
 
 namespace rina::comm {
 namespace {
@@ -83,11 +84,13 @@ void setPlanRatesHookForTesting(std::function<void(uint64_t, std::vector<LinkRat
 void setPlanExchangeHookForTesting(std::function<void(int)> fn) { exchangeHook() = std::move(fn); }
 
 Status PlanSync::create(const algo::Context& ctx, const topo::TopologySpec& topology,
-                        const plan::ReplanPolicy& policy, Connect connect,
-                        std::unique_ptr<PlanSync>* out) {
+                        const plan::ReplanPolicy& policy, bool forceIna, Connect connect,
+                        SwitchRows switchRows, std::unique_ptr<PlanSync>* out) {
   std::unique_ptr<PlanSync> s(new PlanSync());
   s->policy_ = policy;
+  s->forceIna_ = forceIna;
   s->connect_ = std::move(connect);
+  s->switchRows_ = std::move(switchRows);
   RINA_TRY(plan::networkFromTopology(topology, ctx.racks(), &s->network_)
                .prepend("rank " + std::to_string(ctx.rank()) + ": the planner's network: "));
   // Addresses on more spines than the topology names (RINA_SPINE_ADDRS
@@ -96,26 +99,48 @@ Status PlanSync::create(const algo::Context& ctx, const topo::TopologySpec& topo
     s->network_.spineMbit.resize(ctx.spines(), 0);
     for (plan::Network::Rack& rack : s->network_.racks) rack.uplinkMbit.resize(ctx.spines(), 0);
   }
-  s->chunks_ = algo::planChunks(ctx.racks());
-  const size_t members = topo::ringMembers(ctx.racks()).size();
+  // As many ring members as any choice of modes can make.
+  const size_t members = ctx.size();
   s->active_ = ctx.size() >= 2 && members <= kMaxPlannedMembers;
-  if (ctx.rank() == 0 && ctx.size() >= 2 && !s->active_) {
-    RINA_INFO(
-        "%zu ring members: more than %zu to plan at run time; hier and rina keep the rack "
-        "order",
-        members, kMaxPlannedMembers);
-  }
+  s->switchMeasured_.assign(s->network_.racks.size(), 0);
+  s->switchAtPlan_.assign(s->network_.racks.size(), 0);
   *out = std::move(s);
   return {};
 }
 
+plan::PlanOptions PlanSync::planOptions(const algo::Context& ctx) const {
+  plan::PlanOptions o;
+  o.model.portMarkers = ctx.portMarkers();
+  o.forceIna = forceIna_;
+  return o;
+}
+
 Status PlanSync::start(algo::Context& ctx) {
-  if (started_ || !active_) return {};
-  return exchange(ctx, true);
+  if (started_ || ctx.size() < 2) return {};
+  if (active_) return exchange(ctx, true);
+  // Too many ranks to plan for at run time: every rank makes the same
+  // plan from the configured rates, with no exchange, and keeps it.
+  plan::PlanOptions o = planOptions(ctx);
+  o.rackOrder = true;
+  o.reason = "initial, " + std::to_string(ctx.size()) + " ranks: racks in rank order, no re-plans";
+  plan::Plan p;
+  plan::RackChoice choice;
+  RINA_TRY(plan::makePlan(network_, o, &p, &choice)
+               .prepend("rank " + std::to_string(ctx.rank()) + ": the plan: "));
+  RINA_TRY(algo::checkPlanFits(p, ctx.racks()));
+  RINA_TRY(connect_(algo::planPeerRanks(ctx.rank(), ctx.racks(), p)));
+  if (ctx.rank() == 0) {
+    RINA_INFO("%s", p.describe().c_str());
+    RINA_INFO("plan #%llu: %s", ull(p.epoch),
+              plan::describeChoice(network_, choice, o.bytes, o.model).c_str());
+  }
+  plan_ = std::move(p);
+  started_ = true;
+  return {};
 }
 
 Status PlanSync::beforeCollective(algo::Context& ctx) {
-  if (!active_) return {};
+  if (!active_) return start(ctx);
   if (!started_) {
     RINA_TRY(exchange(ctx, true));
   } else if (checkDue()) {
@@ -130,7 +155,7 @@ Status PlanSync::exchange(algo::Context& ctx, bool initial) {
   const int r = ctx.rank();
   const uint64_t check = checks_++;
   std::vector<LinkRate> table;
-  RINA_TRY(gatherLinkRates(ctx, &table));
+  RINA_TRY(gatherLinkRates(ctx, &table, switchRows_ ? switchRows_() : std::vector<LinkRate>{}));
   if (exchangeHook()) exchangeHook()(r);
   std::vector<uint8_t> bytes;
   uint64_t next = 0;
@@ -156,7 +181,7 @@ Status PlanSync::exchange(algo::Context& ctx, bool initial) {
   const std::string where = "rank " + std::to_string(r) + ": ";
   RINA_TRY(plan::Plan::deserialize(bytes.data(), bytes.size(), &p)
                .prepend(where + "the plan from rank 0: "));
-  RINA_TRY(algo::checkPlanFits(p, ctx.racks(), chunks_).prepend(where));
+  RINA_TRY(algo::checkPlanFits(p, ctx.racks()).prepend(where));
   RINA_TRY(connect_(algo::planPeerRanks(r, ctx.racks(), p))
                .prepend(where + "plan #" + std::to_string(p.epoch) +
                         ": connecting to its ring neighbours: "));
@@ -200,6 +225,7 @@ std::vector<uint8_t> PlanSync::decide(algo::Context& ctx, bool initial, uint64_t
                                       std::vector<LinkRate>* table) {
   usePeakRates(table);
   if (ratesHook()) ratesHook()(check, table);
+  const std::string switchMoved = noteSwitchRates(takeSwitchRows(table));
   const auto now = std::chrono::steady_clock::now();
   const topo::RackMap& map = ctx.racks();
   std::string reason = "initial";
@@ -221,6 +247,10 @@ std::vector<uint8_t> PlanSync::decide(algo::Context& ctx, bool initial, uint64_t
     plan::ReplanPolicy::Decision d =
         policy_.decide(since_ - evaluatedAt_, seconds, r.then, r.current, &r.names);
     dropped = d.replan && policy_.decide(0, 0, r.then, r.current).replan;
+    if (!d.replan && !switchMoved.empty()) {
+      d.replan = true;
+      d.reason = switchMoved;
+    }
     if (!d.replan && !beforeDrop_.empty() && now >= recheckAt_) {
       // The look again: the rates before the drop, by the threshold alone.
       const RatePairs before = pairRates(map, *table, beforeDrop_);
@@ -235,15 +265,16 @@ std::vector<uint8_t> PlanSync::decide(algo::Context& ctx, bool initial, uint64_t
   }
   plan::Network net = network_;
   addMeasuredRates(*table, &net);
+  for (size_t r = 0; r < net.racks.size(); ++r) net.racks[r].switchMbit = switchMeasured_[r];
   holdMeasuredRates(network_, &net);
-  plan::PlanOptions options;
-  options.chunks = chunks_;
+  plan::PlanOptions options = planOptions(ctx);
   options.epoch = epoch() + 1;
   options.reason = reason;
   options.previous = plan_ ? &*plan_ : nullptr;
   options.keepMargin = policy_.threshold();
   plan::Plan p;
-  Status st = plan::makePlan(net, options, &p);
+  plan::RackChoice choice;
+  Status st = plan::makePlan(net, options, &p, &choice);
   if (!st.ok()) {
     RINA_WARN("rank 0: no plan #%llu (%s): %s; keeping %s", ull(options.epoch), reason.c_str(),
               st.message().c_str(), plan_ ? "the current plan" : "the rack order");
@@ -264,6 +295,7 @@ std::vector<uint8_t> PlanSync::decide(algo::Context& ctx, bool initial, uint64_t
     if (!insideInaRack(map, l)) baseline_[std::make_tuple(l.peer, l.rank, l.spine)] = hopMbit(l);
   }
   madeAt_ = now;
+  for (size_t r = 0; r < net.racks.size(); ++r) switchAtPlan_[r] = net.racks[r].switchMbit;
   if (stays) {
     // Nothing to switch to: the rates it was made from become the baseline.
     RINA_TRACE("plan check %llu: plan #%llu stays (%s): the rates give the same plan", ull(check),
@@ -272,8 +304,43 @@ std::vector<uint8_t> PlanSync::decide(algo::Context& ctx, bool initial, uint64_t
     return {};
   }
   RINA_INFO("%s", p.describe().c_str());
+  RINA_INFO("plan #%llu: %s", ull(p.epoch),
+            plan::describeChoice(net, choice, options.bytes, options.model).c_str());
   evaluatedAt_ = 0;
   return p.serialize();
+}
+
+std::string PlanSync::noteSwitchRates(const std::vector<LinkRate>& rows) {
+  plan::Network measured = network_;
+  for (plan::Network::Rack& rack : measured.racks) rack.switchMbit = 0;
+  addMeasuredSwitchRates(rows, &measured);
+  for (size_t r = 0; r < measured.racks.size(); ++r) {
+    if (measured.racks[r].switchMbit > 0) switchMeasured_[r] = measured.racks[r].switchMbit;
+    measured.racks[r].switchMbit = switchMeasured_[r];
+  }
+  // What a plan would take of them now.
+  plan::Network held = network_;
+  for (size_t r = 0; r < held.racks.size(); ++r) held.racks[r].switchMbit = switchMeasured_[r];
+  holdMeasuredRates(network_, &held);
+  for (size_t r = 0; r < held.racks.size(); ++r) {
+    const double now = held.racks[r].switchMbit, then = switchAtPlan_[r];
+    const double t = policy_.threshold();
+    const bool moved = (now > 0) != (then > 0) ||
+                       (now > 0 && t > 0 && std::abs(now - then) > t * std::max(now, then));
+    if (!moved) continue;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "the switch of rack %s measured %.1f Mbit/s (plan #%llu: ",
+                  held.racks[r].name.c_str(), switchMeasured_[r], ull(epoch()));
+    std::string why = buf;
+    if (then > 0) {
+      std::snprintf(buf, sizeof buf, "%.1f Mbit/s)", then);
+      why += buf;
+    } else {
+      why += "no limit)";
+    }
+    return why;
+  }
+  return {};
 }
 
 Status PlanSync::broadcast(algo::Context& ctx, std::vector<uint8_t>* bytes, uint64_t* nextCheck) {

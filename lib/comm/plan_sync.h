@@ -51,21 +51,25 @@ class PlanSync final : public algo::PlanSource {
   // Connects to the ranks a new plan makes this rank talk to (and closes
   // what no plan needs): a collective, as Communicator::updatePeers.
   using Connect = std::function<Status(const std::set<int>& wanted)>;
+  // This rank's rows beyond its connections for the rate gather: its INA
+  // rack's switch as it met it (switchRateRow), or none.
+  using SwitchRows = std::function<std::vector<LinkRate>()>;
 
   // Beyond this many ring members rank 0 would plan for too long while
   // every rank waits (docs/planning.md gives the ring heuristic's times):
-  // the rack order stays.
+  // every rank makes the same plan from the configured rates alone, with
+  // the racks' modes chosen but the members in rack order, and it stays.
   static constexpr size_t kMaxPlannedMembers = 128;
 
   // The planner's network from the topology and ctx's rack map (rates as
-  // configured); no messages.
+  // configured); no messages. forceIna: RINA_PLAN_INA=on.
   static Status create(const algo::Context& ctx, const topo::TopologySpec& topology,
-                       const plan::ReplanPolicy& policy, Connect connect,
-                       std::unique_ptr<PlanSync>* out);
+                       const plan::ReplanPolicy& policy, bool forceIna, Connect connect,
+                       SwitchRows switchRows, std::unique_ptr<PlanSync>* out);
 
   // Collective: the initial plan, from the configured rates plus whatever
   // the links measured so far (the creation probe).
-  Status start(algo::Context& ctx);
+  Status start(algo::Context& ctx) override;
   // Collective, first thing in every hier / rina allreduce: the initial
   // plan if none was made yet, the exchange at a check point, then counts
   // the collective.
@@ -84,6 +88,12 @@ class PlanSync final : public algo::PlanSource {
   // Rank 0: a new plan's bytes, or none to keep the current plan.
   std::vector<uint8_t> decide(algo::Context& ctx, bool initial, uint64_t check,
                               std::vector<LinkRate>* table);
+  // Rank 0: the switch rows' measures into switchMeasured_; a reason to
+  // re-plan when a switch's rate as the plan would take it (held) moved
+  // from the one the current plan was made with, else empty.
+  std::string noteSwitchRates(const std::vector<LinkRate>& rows);
+  // The plan options every plan is made with (RINA_PLAN_INA, port markers).
+  plan::PlanOptions planOptions(const algo::Context& ctx) const;
   // Rank 0: each row's recvRate becomes the highest smoothed rate the
   // connection showed at this check and the checks of the kPeakSeconds
   // before it, counting only checks since which it received kFreshBytes
@@ -96,9 +106,13 @@ class PlanSync final : public algo::PlanSource {
 
   plan::ReplanPolicy policy_;
   Connect connect_;
+  SwitchRows switchRows_;
+  bool forceIna_ = false;
   plan::Network network_;  // as configured; rank 0 adds measured rates to a copy
-  int chunks_ = 1;         // port choices per INA rack (planChunks)
   bool active_ = false;    // two or more ranks, at most kMaxPlannedMembers members
+  // Rank 0: each rack's switch rate as last measured (0: never), and as the
+  // current plan took it (after holdMeasuredRates).
+  std::vector<double> switchMeasured_, switchAtPlan_;
   bool started_ = false;
   std::optional<plan::Plan> plan_;
   uint64_t since_ = 0;      // hier / rina collectives run under the current plan

@@ -88,6 +88,8 @@ class RackAgent final : public algo::RackSwitch {
   // switch again; null: never.
   void followPlanChecks(const PlanSync* plans) { plans_ = plans; }
   ina::SwitchCalls& calls() override { return *client_; }
+  // The switch as this worker's reduce calls met it (plan_sync.h's switch row).
+  const transport::LinkCounters& switchCounters() const { return client_->switchCounters(); }
   void countCall(const ina::InaCallStats& s, size_t hostSlices) override;
   void countHostSlices(size_t n) override { counters_.hostSlices += n; }
   const InaCounters& counters() const { return counters_; }

@@ -254,7 +254,15 @@ Status Communicator::setUpRack() { return RackAgent::setup(*this, options_, &rac
 
 Status Communicator::startPlans(const plan::ReplanPolicy& policy) {
   RINA_TRY(PlanSync::create(
-      *this, topology_, policy, [this](const std::set<int>& wanted) { return updatePeers(wanted); },
+      *this, topology_, policy, options_.planIna == "on",
+      [this](const std::set<int>& wanted) { return updatePeers(wanted); },
+      [this] {
+        std::vector<LinkRate> rows;
+        if (rackAgent_) {
+          rows.push_back(switchRateRow(rank(), rackAgent_->switchCounters()));
+        }
+        return rows;
+      },
       &plans_));
   // The initial plan now when the configured algorithm follows plans (its
   // connections are made before the first collective), else at the first

@@ -357,6 +357,16 @@ constexpr Knob kKnobs[] = {
      .min = 0,
      .expect = "expected a number >= 0",
      .schedule = true},
+    {.name = "RINA_PLAN_INA",
+     .defaultValue = "choose",
+     .doc = "rina's INA racks: choose (the plan sums each on its switch, on its hosts, or makes "
+            "its hosts ring members, whichever the link model finds fastest) or on (every INA "
+            "rack on its switch)",
+     .type = Type::kChoice,
+     .field = &Options::planIna,
+     .choices = "choose|on",
+     .expect = "expected choose or on",
+     .schedule = true},
     {.name = "RINA_PLAN_CHECK_EVERY",
      .defaultValue = "0.5s",
      .doc = "with a threshold or a time interval: hier/rina collectives between looks at the "

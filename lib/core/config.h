@@ -86,6 +86,7 @@ struct Options {
   Every planInterval;      // RINA_PLAN_INTERVAL
   double planThreshold;    // RINA_PLAN_THRESHOLD
   Every planCheckEvery;    // RINA_PLAN_CHECK_EVERY
+  std::string planIna;     // RINA_PLAN_INA
   // librina_mpi (process).
   int64_t mpiMinBytes;  // RINA_MPI_MIN_BYTES
   bool mpiDisable;      // RINA_MPI_DISABLE

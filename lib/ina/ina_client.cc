@@ -58,6 +58,10 @@ Status InaClient::finish(InaCallResult* result) {
   if (!reduce_) return Status();
   Status st = reduce_->finish(result);
   reduce_.reset();
+  const double answered = static_cast<double>(result->stats.results) *
+                          static_cast<double>(kWordBytes * grant().payloadElems);
+  switchCounters_.bytes[1] += static_cast<uint64_t>(answered);
+  switchCounters_.closeRun(transport::Direction::kRecv, answered, result->stats.busyNs);
   return st;
 }
 

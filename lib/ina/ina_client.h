@@ -26,6 +26,7 @@
 #include "ina/reduce_call.h"
 #include "ina/switch_calls.h"
 #include "rina/rina.h"
+#include "transport/connection.h"
 #include "wire/ctrl_protocol.h"
 #include "wire/endpoint.h"
 
@@ -96,6 +97,11 @@ class InaClient final : public SwitchCalls {
   // the result; after an error hostSlices also lists every slice that never
   // became final.
   Status finish(InaCallResult* result) override;
+  // The switch's rate as this worker's reduce calls met it: datagram
+  // payload bytes answered (kRecv) over the time datagrams were in flight,
+  // smoothed as a connection's (transport::LinkCounters). A port marker
+  // counts as a full datagram: a switch's cost is per datagram.
+  const transport::LinkCounters& switchCounters() const { return switchCounters_; }
 
   // A rack all-gather through the switch, driven like start(): every worker
   // of the rack calls it with the same slices; each sends its own (as BCAST,
@@ -124,6 +130,7 @@ class InaClient final : public SwitchCalls {
   // end first.
   std::unique_ptr<ReduceCall> reduce_;  // the call start() began
   std::unique_ptr<GatherCall> gather_;  // the all-gather startGather() began
+  transport::LinkCounters switchCounters_;
 };
 
 }  // namespace rina::ina

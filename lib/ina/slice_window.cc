@@ -51,6 +51,11 @@ void SliceWindow::begin() {
 }
 
 InaCallStats SliceWindow::finalStats() {
+  if (busySince_ != Clock::time_point{}) {
+    stats_.busyNs +=
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - busySince_).count();
+    busySince_ = {};
+  }
   InaCallStats s = stats_;
   pump_.endCall(&s);
   return s;
@@ -118,6 +123,16 @@ Status SliceWindow::pump(Source& source, bool* moved) {
     RINA_TRY(resendLate());
   }
   *moved = sent || completed_ != completedBefore;
+  // Busy while a datagram is in flight (held back by the send limit or the
+  // caller, the window is idle and its time is not the switch's).
+  const bool inFlight = nextToSend_ > completed_;
+  if (inFlight && busySince_ == Clock::time_point{}) {
+    busySince_ = now;
+  } else if (!inFlight && busySince_ != Clock::time_point{}) {
+    stats_.busyNs +=
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - busySince_).count();
+    busySince_ = {};
+  }
   return Status();
 }
 

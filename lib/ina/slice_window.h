@@ -91,6 +91,7 @@ class SliceWindow {
   uint32_t limit_;           // setSendLimit; total_ at first
   bool limitDropped_ = false;
   Clock::time_point heldSince_{};  // the limit last held a send back; {} if not
+  Clock::time_point busySince_{};  // a datagram is in flight since; {} if none
   uint32_t completed_ = 0;
   LossRecovery loss_;
   bool answered_ = false;  // since the last scan for lost datagrams

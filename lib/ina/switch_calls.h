@@ -42,6 +42,9 @@ struct InaCallStats {
   uint64_t windowUndos = 0;
   uint32_t smallestWindow = 0;
   uint64_t pacedHolds = 0;
+  // Time with a datagram of the call in flight: its answers over it are
+  // the rate the switch (and the path to it) summed at.
+  int64_t busyNs = 0;
   int64_t rtoUs = 0;   // at the end of the call
   int64_t srttUs = 0;  // smoothed round trip at the end of the call (-1: no sample yet)
 };

@@ -75,6 +75,7 @@ Status validateNetwork(const Network& net) {
                     rack.name.c_str(), rack.uplinkMbit.size(), net.spineMbit.size());
     }
     for (double u : rack.uplinkMbit) RINA_TRY(checkRate(u, "uplink of rack", rack.name));
+    RINA_TRY(checkRate(rack.switchMbit, "switch of rack", rack.name));
     for (int h : rack.hosts) {
       if (h < 0 || h >= nh) {
         return errorf(rinaInvalidArgument, "rack '%s' names host %d of %d", rack.name.c_str(), h,

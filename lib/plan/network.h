@@ -28,6 +28,10 @@ struct Network {
     bool ina = false;
     std::vector<int> hosts;          // indices into hosts (= ranks), ascending
     std::vector<double> uplinkMbit;  // per spine: ToR <-> spine s
+    // INA racks: the rate the switch takes in the rack's datagrams at, in
+    // Mbit/s of payload summed over its workers (measured: what the
+    // workers' switch calls achieved, link_stats.h); 0 = unknown, no limit.
+    double switchMbit = 0;
   };
   // A measured rate of the hop from one host to another (a probe between
   // candidate pairs); caps the hop between their members: over every path
@@ -57,10 +61,10 @@ Status networkFromTopology(const topo::TopologySpec& spec, const topo::RackMap& 
 Status validateNetwork(const Network& net);
 
 struct Member {
-  std::string name;  // rack name (INA) or host name
+  std::string name;  // rack name (a rack that aggregates) or host name
   int rack = 0;
-  bool ina = false;
-  std::vector<int> hosts;  // the rack's hosts (INA) or the one host
+  bool ina = false;        // summed by its switch
+  std::vector<int> hosts;  // the rack's hosts (a rack that aggregates) or the one host
   int agent() const { return hosts.front(); }
 };
 

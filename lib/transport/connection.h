@@ -6,6 +6,7 @@
 #ifndef RINA_LIB_TRANSPORT_CONNECTION_H_
 #define RINA_LIB_TRANSPORT_CONNECTION_H_
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -34,10 +35,29 @@ enum class Direction { kSend, kRecv };
 // smoothNs: sums over busy runs, decayed with a time constant of 100 ms of
 // busy time; their ratio is the smoothed achieved rate.
 struct LinkCounters {
+  // The smoothed rate forgets older busy time with this time constant (in
+  // busy time, so many short transfers do not wash out a long one).
+  static constexpr double kRateWindowNs = 100e6;
+  // Busy runs that moved fewer bytes leave the smoothed rate alone: their
+  // time is mostly latency and engine passes (a 64-byte plan notice "runs"
+  // at a few Mbit/s on any link), which would read as a slow link to the
+  // planner.
+  static constexpr double kRateMinBytes = 64 << 10;
+
   uint64_t bytes[2] = {};
   int64_t busyNs[2] = {};
   double smoothBytes[2] = {};
   double smoothNs[2] = {};
+
+  // A busy run of ns that moved runBytes (already in bytes[]) ended.
+  void closeRun(Direction d, double runBytes, int64_t ns) {
+    const int i = static_cast<int>(d);
+    busyNs[i] += ns;
+    if (runBytes < kRateMinBytes) return;
+    const double keep = std::exp(-static_cast<double>(ns) / kRateWindowNs);
+    smoothBytes[i] = keep * smoothBytes[i] + runBytes;
+    smoothNs[i] = keep * smoothNs[i] + static_cast<double>(ns);
+  }
 
   // Smoothed bytes per second in direction d; 0 before anything moved.
   double rate(Direction d) const {

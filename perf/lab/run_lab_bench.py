@@ -12,6 +12,7 @@ algorithm) and a copy of the topology file as perf/results/lab-NAME.json.
   perf/lab/run_lab_bench.py [--build DIR] [--baseline DIR] [--algorithms LIST]
                             [--sizes 1M,...] [-n ITERS] [-w WARMUP] [--repeats R]
                             [--mtu BYTES] [--background-load N] [--env NAME=VALUE]...
+                            [--switchd-args ARGS] [--rina-ring-target X]
                             [--lab-name NAME] [--suffix S] [TOPOLOGY.json ...]
 
 Defaults: perf/lab/lab-a-one-rack.json and perf/lab/lab-b-two-racks.json,
@@ -26,7 +27,13 @@ this build, each in a lab brought up with its own rina-switchd, and the
 results give this build's time over the baseline's per run and size.
 --background-load N: N processes that only spin run beside the lab during
 every measurement (the machine loaded by something else). --env NAME=VALUE
-(repeatable) goes to every rank (rina-netlab run --env).
+(repeatable) goes to every rank (rina-netlab run --env); with
+RINA_DEBUG=INFO the plans rank 0 made and their choice of how each INA rack
+takes part (docs/planning.md) are copied into the results, per run.
+--switchd-args ARGS: the INA racks' rina-switchd flags (rina-netlab up
+--switchd-args; e.g. "--payload 2048 --capacity-pps 1000", a slow switch).
+--rina-ring-target X: the per-run target on rina / ring throughput for
+topologies of several members (default 1.10, lab (b)'s).
 Needs root.
 """
 
@@ -121,7 +128,8 @@ def run_bench(build, sizes, algorithms, iters, warmup, raw_json):
         sys.stdout.write(run.stdout)
         with open(raw_json) as f:
             line = f"rina-netlab --name {LAB_NAME} " + " ".join(shlex.quote(c) for c in cmd)
-            return line, json.load(f), run.stdout, dropped
+            # The ranks' log lines (RINA_DEBUG) come on stderr.
+            return line, json.load(f), run.stdout + run.stderr, dropped
     sys.exit("no algorithm left to run")
 
 
@@ -167,6 +175,9 @@ def targets(topology, name, times, sizes):
     return lines
 
 
+RINA_RING_TARGET = 1.10  # --rina-ring-target
+
+
 def run_targets(topology, mbit, run, sizes):
     """Per run: (text, met) for every target this run can be held to."""
     out = []
@@ -180,7 +191,8 @@ def run_targets(topology, mbit, run, sizes):
             out.append((f"{human(s)} rina / theory {r:.2f} (<= {limit:.2f})", r <= limit))
         if rina and ring and not one_rack(topology):
             r = ring / rina
-            out.append((f"{human(s)} rina / ring throughput {r:.2f} (>= 1.10)", r >= 1.10))
+            out.append((f"{human(s)} rina / ring throughput {r:.2f} (>= {RINA_RING_TARGET:.2f})",
+                        r >= RINA_RING_TARGET))
     ina = run["ina"]
     if ina.get("first"):
         r = ina["resent"] / ina["first"]
@@ -203,8 +215,11 @@ def measure(label, build, topo_path, args, sizes, name, r, bring_up):
     after, times, INA lines."""
     if bring_up:
         netlab("down", check=False)
-        netlab("up", os.path.abspath(topo_path), "--mtu", str(args.mtu), "--switchd",
-               os.path.join(build, "p4_agent/rina-switchd"))
+        up = ["up", os.path.abspath(topo_path), "--mtu", str(args.mtu), "--switchd",
+              os.path.join(build, "p4_agent/rina-switchd")]
+        if args.switchd_args:
+            up += ["--switchd-args", args.switchd_args]
+        netlab(*up)
     load = spinners(args.background_load)
     try:
         loadavg = open("/proc/loadavg").read().split()[:3]
@@ -218,7 +233,18 @@ def measure(label, build, topo_path, args, sizes, name, r, bring_up):
     times = {(row["size"], row["algo"]): row["time_us"] for row in result["rows"]}
     return {"label": label, "run": r + 1, "load": loadavg, "times": times, "result": result,
             "command": command, "dropped": dropped, "ina": ina_sends(stdout),
-            "net": counters_delta(before, after)}
+            "net": counters_delta(before, after), "plans": plan_lines(stdout)}
+
+
+def plan_lines(output):
+    """Rank 0's INFO lines of the plans it made and their choice of rack
+    modes (RINA_DEBUG=INFO), without the logger's prefix."""
+    out = []
+    for line in output.splitlines():
+        m = re.search(r"(plan #\d+[ :].*)$", line)
+        if m and m.group(1) not in out:
+            out.append(m.group(1))
+    return out
 
 
 def counters_row(run):
@@ -236,7 +262,7 @@ def counters_row(run):
 
 
 def main():
-    global LAB_NAME, ENV
+    global LAB_NAME, ENV, RINA_RING_TARGET
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog=__doc__.split("\n\n", 1)[1])
@@ -256,12 +282,17 @@ def main():
                         help="processes that only spin beside every measurement")
     parser.add_argument("--env", action="append", default=[],
                         help="NAME=VALUE for every rank (repeatable)")
+    parser.add_argument("--switchd-args", default="",
+                        help="rina-switchd flags of the INA racks (rina-netlab up --switchd-args)")
+    parser.add_argument("--rina-ring-target", type=float, default=1.10,
+                        help="per-run target on rina / ring throughput (default 1.10)")
     parser.add_argument("--suffix", default="", help="appended to the result file names")
     parser.add_argument("--lab-name", default="bench",
                         help="rina-netlab --name of the lab (default bench)")
     args = parser.parse_args()
     LAB_NAME = args.lab_name
     ENV = args.env
+    RINA_RING_TARGET = args.rina_ring_target
     if not re.fullmatch(r"[A-Za-z0-9_]+", LAB_NAME):
         parser.error("--lab-name: letters, digits and _ only")
     sizes = sorted(parse_size(s) for s in args.sizes.split(","))
@@ -335,7 +366,9 @@ def main():
                 + (f"; baseline build `{args.baseline}`" if baseline else ""), "",
                 "Commands:", "", "```",
                 f"rina-netlab --name {LAB_NAME} up {os.path.relpath(topo_path, REPO)} "
-                f"--mtu {args.mtu}",
+                f"--mtu {args.mtu}"
+                + (f" --switchd-args {shlex.quote(args.switchd_args)}" if args.switchd_args
+                   else ""),
                 mine[0]["command"].replace(build + "/", os.path.relpath(build, REPO) + "/")
                        .replace(RAW + "/", "perf/results/raw/"),
                 f"rina-netlab --name {LAB_NAME} down", "```", "",
@@ -371,12 +404,14 @@ def main():
             out += ["rina theory: S / B, every worker's contribution up and the sum down "
                     "(tools/demo.sh's)."]
         out += [""]
-        out += ["Targets on the median table:"] + targets(topology, name, times, sizes) + [""]
+        median_targets = targets(topology, name, times, sizes)
+        if median_targets:
+            out += ["Targets on the median table:"] + median_targets + [""]
 
         out += ["## Every run", "",
                 "Times in ms; the targets each run met (all must hold in every run to be "
                 "claimed)" + (f"; rina / ring theory {RINA_RING_THEORY_B:.3f}"
-                              if not one_rack(topology) else "") + ".", ""]
+                              if "two-racks" in name else "") + ".", ""]
         out += ["| run | load (1, 5, 15 min) | " + " | ".join(
             f"{human(s)} {a}" for s in sizes for a in algos) + " | targets |",
             "|" + "---|" * (3 + len(sizes) * len(algos))]
@@ -423,6 +458,10 @@ def main():
                 "UDP RcvbufErrors | qdisc drops | window cuts | host slices | fallbacks |",
                 "|" + "---|" * 14]
         out += [counters_row(run) for run in runs]
+        if any(run["plans"] for run in runs):
+            out += ["", "## The plans (rank 0, RINA_DEBUG=INFO)", ""]
+            for run in runs:
+                out += [f"{run['label']} {run['run']}:", "", "```"] + run["plans"] + ["```", ""]
         out += ["", f"![busbw vs size](lab-{name}.png)", ""]
         md = os.path.join(RESULTS, f"lab-{name}.md")
         with open(md, "w") as f:

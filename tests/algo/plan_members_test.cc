@@ -39,9 +39,8 @@ plan::Plan samplePlan() {
 
 TEST(PlanMembers, RinaMembersFollowOrderPortsAndSpines) {
   const topo::RackMap map = rackMapOf("2:ina,1,3:ina");
-  EXPECT_EQ(planChunks(map), 6);
   const plan::Plan p = samplePlan();
-  ASSERT_TRUE(checkPlanFits(p, map, 6).ok());
+  ASSERT_TRUE(checkPlanFits(p, map).ok());
   const std::vector<Member> m = inaMembers(map, &p);
   ASSERT_EQ(m.size(), 3u);
   EXPECT_EQ(m[0].ranks, (std::vector<int>{0, 1}));
@@ -69,7 +68,7 @@ TEST(PlanMembers, HierMembersTakeTheRackOrderOfThePlan) {
   p.ring = {0, 6, 4, 1, 2, 7, 3};
   p.hopSpine = {2, 3, 4, 5, 6, 7, 8};
   p.ports = {{4, {5, 5}}};
-  ASSERT_TRUE(checkPlanFits(p, map, 2).ok());
+  ASSERT_TRUE(checkPlanFits(p, map).ok());
   const std::vector<Member> m = hierMembers(map, &p);
   ASSERT_EQ(m.size(), 4u);
   EXPECT_EQ(m[0].ranks, (std::vector<int>{0, 1}));
@@ -117,7 +116,7 @@ TEST(PlanMembers, PeersAreTheRingNeighboursAndSymmetric) {
 TEST(PlanMembers, PlansThatDoNotFitAreRefused) {
   const topo::RackMap map = rackMapOf("2:ina,1,3:ina");
   auto refused = [&](const plan::Plan& p, const char* what) {
-    Status s = checkPlanFits(p, map, 6);
+    Status s = checkPlanFits(p, map);
     EXPECT_EQ(s.code(), rinaInternalError) << what;
     return s.message();
   };
@@ -146,6 +145,51 @@ TEST(PlanMembers, PlansThatDoNotFitAreRefused) {
   p = samplePlan();
   p.hopSpine[1] = -2;
   refused(p, "bad spine");
+  // The rack of 2 autonomous: its ranks are members of their own, and it
+  // names no ports.
+  p = samplePlan();
+  p.ports[0] = {0, {}, plan::RackMode::kAutonomous};
+  EXPECT_NE(refused(p, "an autonomous rack's agent alone").find("ring members"), std::string::npos);
+  p.ring = {0, 3, 2, 1};
+  p.hopSpine = {0, 0, 0, 0};
+  // Members of 1, 1, 1 and 3 ranks: three sub-rings, not six.
+  EXPECT_NE(refused(p, "six ports for three sub-rings").find("has 6 ports, expected 3"),
+            std::string::npos);
+  p.ports[1].portRanks = {5, 4, 3};
+  EXPECT_TRUE(checkPlanFits(p, map).ok());
+  p.ports[0].portRanks = {0, 1, 0};
+  EXPECT_NE(refused(p, "ports of an autonomous rack").find("has 3 ports, expected 0"),
+            std::string::npos);
+}
+
+TEST(PlanMembers, RackModesMakeTheMembers) {
+  // Rack r0 (2, INA) autonomous, r2 (3, INA) summed on its hosts.
+  const topo::RackMap map = rackMapOf("2:ina,1,3:ina");
+  plan::Plan p;
+  p.ring = {1, 3, 2, 0};
+  p.hopSpine = {-1, 0, 0, 0};
+  p.ports = {{0, {}, plan::RackMode::kAutonomous}, {3, {3, 4, 5}, plan::RackMode::kHosts}};
+  ASSERT_TRUE(checkPlanFits(p, map).ok());
+  const std::vector<Member> m = inaMembers(map, &p);
+  ASSERT_EQ(m.size(), 4u);
+  EXPECT_EQ(m[0].ranks, (std::vector<int>{1}));
+  EXPECT_EQ(m[1].ranks, (std::vector<int>{3, 4, 5}));
+  EXPECT_FALSE(m[1].inaRack);  // its hosts sum, as after a lost switch
+  EXPECT_EQ(m[1].portFor(1), 4);
+  EXPECT_EQ(m[3].ranks, (std::vector<int>{0}));
+  EXPECT_FALSE(m[3].inaRack);
+  EXPECT_EQ(subRingCount(m), 3);
+  // Rank 0's ring neighbours, rank 2 and rank 1, among its peers.
+  const std::set<int> peers = planPeerRanks(0, map, p);
+  EXPECT_EQ(peers.count(1) + peers.count(2), 2u);
+  // hier keeps every rack one member; the autonomous rack rotates its ports.
+  const std::vector<Member> h = hierMembers(map, &p);
+  ASSERT_EQ(h.size(), 3u);
+  EXPECT_EQ(h[0].ranks, (std::vector<int>{0, 1}));
+  EXPECT_TRUE(h[0].ports.empty());
+  // A plan that names no mode for an INA rack is refused.
+  p.ports.pop_back();
+  EXPECT_EQ(checkPlanFits(p, map).code(), rinaInternalError);
 }
 
 LinkRate row(int rank, int peer, double mbit, const char* kind = "socket") {

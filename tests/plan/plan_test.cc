@@ -85,7 +85,10 @@ TEST(Plan, SmallNetworksMatchBruteForce) {
     Network net = makeNetwork(racks, {rates[rng() % 4], rates[rng() % 4]}, uplinks);
     if (ringMembers(net).size() > 7) continue;
     Plan p;
-    ASSERT_TRUE(makePlan(net, PlanOptions{4, 1, "test"}, &p).ok());
+    // The members of ringMembers(net): every INA rack on its switch.
+    PlanOptions o{4, 1, "test"};
+    o.forceIna = true;
+    ASSERT_TRUE(makePlan(net, o, &p).ok());
     double best = bruteForcePlan(net, 4);
     // Order first, then spines: never above the joint optimum.
     EXPECT_LE(p.bottleneckMbit, best * (1 + 1e-12));
@@ -98,16 +101,22 @@ TEST(Plan, SmallNetworksMatchBruteForce) {
   EXPECT_GE(matched, trials * 3 / 4);
 }
 
-TEST(Plan, PortsFollowHostRates) {
-  // One INA rack of a 25G and a 100G host; 10 chunks -> 2 and 8.
+TEST(Plan, PortsFollowTheLinkModel) {
+  // One INA rack of a 25G and a 100G host beside a 40G host: two members,
+  // h = 1. Every host sends S to the switch, so the 25G host takes S/25G
+  // whatever it ports; porting a share f costs (1 + f)/B. The 100G host
+  // porting all: 2/100G < 1/25G; the split 2 and 8 (by rate) would give the
+  // 25G host 1.2/25G. So all 10 chunks go to the 100G host, and the rack
+  // stays on its switch (autonomous: h = 4/3 on the 25G host, 1.33/25G).
   Network net =
       makeNetwork({{true, {25000, 100000}}, {false, {40000}}}, {400000}, {{400000}, {400000}});
   Plan p;
   ASSERT_TRUE(makePlan(net, PlanOptions{10, 0, "initial"}, &p).ok());
   ASSERT_EQ(p.ports.size(), 1u);
   EXPECT_EQ(p.ports[0].agent, 0);
-  EXPECT_EQ(std::count(p.ports[0].portRanks.begin(), p.ports[0].portRanks.end(), 0), 2);
-  EXPECT_EQ(std::count(p.ports[0].portRanks.begin(), p.ports[0].portRanks.end(), 1), 8);
+  EXPECT_EQ(p.ports[0].mode, RackMode::kSwitch);
+  EXPECT_EQ(std::count(p.ports[0].portRanks.begin(), p.ports[0].portRanks.end(), 0), 0);
+  EXPECT_EQ(std::count(p.ports[0].portRanks.begin(), p.ports[0].portRanks.end(), 1), 10);
   // Two members: hop rate min(rack port rate 125G, host 40G) = 40G.
   EXPECT_EQ(p.bottleneckMbit, 40000);
   EXPECT_EQ(p.ring, (std::vector<int>{0, 2}));
@@ -125,9 +134,19 @@ TEST(Plan, FromTopologySpec) {
   ASSERT_TRUE(networkFromTopology(spec, map, &net).ok());
   EXPECT_EQ(ringMembers(net).size(), 3u);
   Plan p;
+  // An INA rack of 2 beside two hosts: on its switch a host carries
+  // 1 + h/2 = 5/3 S (3 members, h = 4/3), autonomous 1.5 S (4 members).
   ASSERT_TRUE(makePlan(net, PlanOptions{}, &p).ok());
-  EXPECT_EQ(p.ring.size(), 3u);
+  EXPECT_EQ(p.ring.size(), 4u);
+  ASSERT_EQ(p.ports.size(), 1u);
+  EXPECT_EQ(p.ports[0].mode, RackMode::kAutonomous);
+  EXPECT_TRUE(p.ports[0].portRanks.empty());
   EXPECT_EQ(p.bottleneckMbit, 500);
+  PlanOptions forced;
+  forced.forceIna = true;
+  ASSERT_TRUE(makePlan(net, forced, &p).ok());
+  EXPECT_EQ(p.ring.size(), 3u);
+  EXPECT_EQ(p.ports[0].mode, RackMode::kSwitch);
   spec.spines = 0;
   EXPECT_EQ(networkFromTopology(spec, map, &net).code(), rinaInvalidArgument);
 }
@@ -191,6 +210,7 @@ Plan samplePlan() {
   p.bottleneckMbit = 9400.5;
   p.exactOrder = true;
   p.reason = "link 3 moved 10000 -> 5000 Mbit/s";
+  p.predicted = {{1e-8, 6}, {2e-8, 4}, {0.5e-8, 6}, 1e-4};
   return p;
 }
 
@@ -200,7 +220,7 @@ TEST(Plan, SerializeRoundTrip) {
   Plan q;
   ASSERT_TRUE(Plan::deserialize(bytes.data(), bytes.size(), &q).ok());
   EXPECT_EQ(p, q);
-  EXPECT_LT(bytes.size(), 100u);  // compact: varints
+  EXPECT_LT(bytes.size(), 140u);  // compact: varints
   Plan empty;
   bytes = empty.serialize();
   ASSERT_TRUE(Plan::deserialize(bytes.data(), bytes.size(), &q).ok());
@@ -219,8 +239,13 @@ TEST(Plan, DeserializeRejectsMalformed) {
     b[at] = v;
     return Plan::deserialize(b.data(), b.size(), &q);
   };
-  EXPECT_EQ(mutated(0, 'X').code(), rinaInvalidUsage);   // magic
-  EXPECT_EQ(mutated(4, 99).code(), rinaInvalidUsage);    // version
+  EXPECT_EQ(mutated(0, 'X').code(), rinaInvalidUsage);  // magic
+  EXPECT_EQ(mutated(4, 99).code(), rinaInvalidUsage);   // version
+  // A plan of version 1 (no rack modes) is refused, not misread.
+  Status v1 = mutated(4, 1);
+  EXPECT_EQ(v1.code(), rinaInvalidUsage);
+  EXPECT_NE(v1.message().find("version 1, this build reads only 2"), std::string::npos)
+      << v1.message();
   EXPECT_EQ(mutated(5, 0x80).code(), rinaInvalidUsage);  // flags
   std::vector<uint8_t> b = good;
   b.push_back(0);
@@ -235,6 +260,20 @@ TEST(Plan, DeserializeRejectsMalformed) {
   b = good;
   b[epochEnd + 8] = 0x7f;
   EXPECT_EQ(Plan::deserialize(b.data(), b.size(), &q).code(), rinaInvalidUsage);
+  // A rack mode this build does not know: the first ports entry is agent 0,
+  // then its mode.
+  {
+    Plan one;
+    one.ports = {{3, {3, 4}, RackMode::kHosts}};
+    b = one.serialize();
+    const std::vector<uint8_t> agentThenMode = {3, 1, 2, 3, 4};
+    auto at = std::search(b.begin(), b.end(), agentThenMode.begin(), agentThenMode.end());
+    ASSERT_NE(at, b.end());
+    at[1] = 3;
+    EXPECT_EQ(Plan::deserialize(b.data(), b.size(), &q).code(), rinaInvalidUsage);
+    at[1] = 2;  // autonomous: known
+    EXPECT_TRUE(Plan::deserialize(b.data(), b.size(), &q).ok());
+  }
   // A varint that never ends.
   b.assign(good.begin(), good.begin() + 6);
   for (int i = 0; i < 12; ++i) b.push_back(0xff);
@@ -249,6 +288,12 @@ TEST(Plan, DescribeNamesOrderSpinesPortsAndReason) {
   EXPECT_NE(d.find("bottleneck 9400 Mbit/s (optimal order, heuristic spines)"), std::string::npos)
       << d;
   EXPECT_NE(d.find("ports of 9: 9,10,9,11"), std::string::npos) << d;
+  Plan p = samplePlan();
+  p.ports[0].mode = RackMode::kHosts;
+  p.ports[1] = {9, {}, RackMode::kAutonomous};
+  d = p.describe();
+  EXPECT_NE(d.find("ring 0[hosts] -s1-> 4 -> 5 -s0-> 9 -s3-> 0"), std::string::npos) << d;
+  EXPECT_NE(d.find("rack of 9: autonomous"), std::string::npos) << d;
 }
 
 TEST(Replan, ParseIntervalsAndThresholds) {

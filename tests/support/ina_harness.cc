@@ -21,6 +21,13 @@
 namespace rina::ina::testing {
 namespace {
 
+// The INA tests exercise the switch path, so every INA rack of theirs is
+// on its switch (RINA_PLAN_INA=on) unless the environment or a test says
+// otherwise: the plan would make small racks beside autonomous hosts
+// autonomous. The plan's per-rack choice has tests of their own
+// (RINA_PLAN_INA=choose).
+const bool kEveryInaRackOnItsSwitch = [] { return setenv("RINA_PLAN_INA", "on", 0) == 0; }();
+
 // The sender of a gated worker: datagrams before the gate's slice go at
 // once, the rest after SliceGate::pass. inner is attached after the client
 // exists when it is the client's own UDP socket.

@@ -19,12 +19,16 @@ using nlohmann::json;
 using namespace rina;
 
 const char kUsage[] =
-    "usage: rina-plan FILE [--grid] [--json] [--chunks N] [--samples N] [--seed S]\n"
+    "usage: rina-plan FILE [--grid] [--json] [--chunks N] [--ina choose|on] [--samples N]\n"
+    "                 [--seed S]\n"
     "\n"
     "Reads a topology and measured link rates (JSON, see docs/planning.md) and\n"
-    "prints the plan rank 0 would make: the ring order over members (INA racks\n"
-    "and autonomous hosts) with its bottleneck hop rate, the spine of every\n"
-    "inter-rack hop, and the port host of each chunk in every INA rack.\n"
+    "prints the plan rank 0 would make: how each INA rack takes part (on its\n"
+    "switch, on its hosts, or its hosts autonomous) with the link model's\n"
+    "predicted time of each option at 64 MiB, the ring order over members\n"
+    "with its bottleneck hop rate, the spine of every inter-rack hop, the port\n"
+    "host of each chunk in every rack that aggregates, and the predicted times\n"
+    "of ring, hier and rina.\n"
     "\n"
     "  --grid       also solve GRID for ps-ina (needs the file's \"grid\" section\n"
     "               and a build with GLPK): the LP's minimum worker rate, the\n"
@@ -32,7 +36,9 @@ const char kUsage[] =
     "               rates, and each worker's aggregation switch and path\n"
     "  --json       print JSON instead of text\n"
     "  --chunks N   chunks per ring pass for the port shares (default: the\n"
-    "               file's \"chunks\", else one per member)\n"
+    "               file's \"chunks\", else rina's sub-rings for the members)\n"
+    "  --ina M      choose: the plan picks each INA rack's mode (default);\n"
+    "               on: every INA rack on its switch (RINA_PLAN_INA)\n"
     "  --samples N  randomized roundings of the GRID LP (default 64)\n"
     "  --seed S     rounding seed (default 1)\n"
     "  -h, --help   this text\n"
@@ -54,6 +60,7 @@ struct Args {
   bool grid = false, asJson = false;
   int chunks = 0, samples = 64;
   uint64_t seed = 1;
+  bool forceIna = false;
 };
 
 int parseArgs(int argc, char** argv, Args* a) {
@@ -77,6 +84,11 @@ int parseArgs(int argc, char** argv, Args* a) {
       if (!number(1, 1 << 20, &v))
         return std::fprintf(stderr, "rina-plan: --chunks needs 1..1048576\n"), 2;
       a->chunks = static_cast<int>(v);
+    } else if (s == "--ina") {
+      const std::string m = i + 1 < argc ? argv[++i] : "";
+      if (m != "choose" && m != "on")
+        return std::fprintf(stderr, "rina-plan: --ina needs choose or on\n"), 2;
+      a->forceIna = m == "on";
     } else if (s == "--samples") {
       if (!number(1, 100000, &v))
         return std::fprintf(stderr, "rina-plan: --samples needs 1..100000\n"), 2;
@@ -121,16 +133,21 @@ int main(int argc, char** argv) {
     return 2;
   }
   const plan::Network& net = pf.net;
-  std::vector<plan::Member> members = plan::ringMembers(net);
   plan::PlanOptions opts;
-  opts.chunks = args.chunks ? args.chunks
-                : pf.chunks ? pf.chunks
-                            : static_cast<int>(members.size());
+  opts.chunks = args.chunks ? args.chunks : pf.chunks;
+  opts.forceIna = args.forceIna;
   opts.reason = "rina-plan " + args.file;
   plan::Plan p;
-  if (Status s = plan::makePlan(net, opts, &p); !s.ok()) {
+  plan::RackChoice choice;
+  if (Status s = plan::makePlan(net, opts, &p, &choice); !s.ok()) {
     std::fprintf(stderr, "rina-plan: %s\n", s.message().c_str());
     return 2;
+  }
+  const std::vector<plan::Member> members = plan::ringMembers(net, choice.modes);
+  if (!opts.chunks) {
+    std::vector<int> sizes;
+    for (const plan::Member& m : members) sizes.push_back(static_cast<int>(m.hosts.size()));
+    opts.chunks = plan::subRings(sizes);
   }
   plan::RateMatrix hop = plan::hopRates(net, members, opts.chunks);
   std::vector<int> memberOfAgent(net.hosts.size(), -1);
@@ -145,6 +162,22 @@ int main(int argc, char** argv) {
        std::to_string(members.size()) + " ring members, " + std::to_string(opts.chunks) +
        " chunks");
   line(p.describe());
+  line("racks: " + plan::describeChoice(net, choice, opts.bytes, opts.model));
+  json modes = json::object();
+  for (const auto& rp : p.ports) {
+    modes[net.racks[net.hosts[rp.agent].rack].name] = plan::rackModeName(rp.mode);
+  }
+  json predicted = json::object();
+  const std::pair<const char*, plan::Cost> costs[] = {
+      {"ring", p.predicted.ring}, {"hier", p.predicted.hier}, {"rina", p.predicted.rina}};
+  for (const auto& [name, c] : costs) {
+    predicted[name] = {{"seconds_per_byte", c.perByte},
+                       {"steps", c.steps},
+                       {"seconds_64MiB", c.seconds(opts.bytes, p.predicted.stepLatencySec)}};
+  }
+  predicted["step_latency_s"] = p.predicted.stepLatencySec;
+  predicted["rina_ina_forced_seconds_64MiB"] =
+      choice.forcedIna.seconds(opts.bytes, p.predicted.stepLatencySec);
   line("ring:");
   json ring = json::array();
   for (size_t k = 0; k < p.ring.size(); ++k) {
@@ -166,6 +199,7 @@ int main(int argc, char** argv) {
   json ports = json::object();
   if (!p.ports.empty()) line("ports per chunk:");
   for (const auto& rp : p.ports) {
+    if (rp.mode == plan::RackMode::kAutonomous) continue;
     std::string l = "  " + members[memberOfAgent[rp.agent]].name + ":";
     json list = json::array();
     for (int r : rp.portRanks) l += " " + net.hosts[r].name, list.push_back(net.hosts[r].name);
@@ -178,6 +212,8 @@ int main(int argc, char** argv) {
   out["exact_paths"] = p.exactPaths;
   out["chunks"] = opts.chunks;
   out["ports"] = ports;
+  out["modes"] = modes;
+  out["predicted"] = predicted;
   out["plan_bytes"] = p.serialize().size();
   out["describe"] = p.describe();
 

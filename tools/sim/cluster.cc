@@ -129,7 +129,8 @@ class Cluster {
 
   void launch(JobState* j, double bytes) {
     const InaAccess ina = accessOf(j);
-    j->out.lastPlan = planAllreduce(j->spec.algo, topo_, j->spec.hosts, ina, planner_);
+    j->out.lastPlan =
+        planAllreduce(j->spec.algo, topo_, j->spec.hosts, ina, planner_, j->spec.bytes);
     j->flow = engine_.startFlow(j->out.lastPlan.usages, bytes, [this, j] {
       j->flow = -1;
       engine_.at(engine_.now() + j->out.lastPlan.steps * opt_.stepLatencySec,

@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
   }
   for (const auto& [plannerName, algo] : runs) {
     DefaultPlanner defaultPlanner;
-    LibPlanner libPlanner;
+    LibPlanner libPlanner(rina::plan::ModelOptions{o.stepLatencySec, o.portMarkers}, o.forceIna);
     Planner& planner = plannerName == "plan" ? static_cast<Planner&>(libPlanner) : defaultPlanner;
     const std::string label =
         std::string(algorithmName(algo)) + (plannerName == "plan" ? "/plan" : "");
@@ -141,6 +141,10 @@ int main(int argc, char** argv) {
         run["algbw_GBps"] = algbw;
         run["busbw_GBps"] = busbw;
         run["members"] = j.lastPlan.members;
+        if (plannerName == "plan" && !libPlanner.lastChoice().empty()) {
+          std::printf("#   racks (%s): %s\n", label.c_str(), libPlanner.lastChoice().c_str());
+          run["racks"] = libPlanner.lastChoice();
+        }
         run["steps"] = j.lastPlan.steps;
       } else {
         std::printf("# %s, slots %s: average JCT %.3f ms, makespan %.3f ms\n", label.c_str(),

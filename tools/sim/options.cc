@@ -78,10 +78,15 @@ Collective:
                           steps: every ring step its own flows, one step after
                           the other (ring and rina, one job; an error bound)
   --planner LIST          default,plan: without the planner (identity ring
-                          order, equal port shares, round-robin spines) and/or
-                          with lib/plan's (ring order, port shares by host
-                          rate, spine per hop from the link rates); one run
-                          each, rows of plan runs read ALGO/plan (default: default)
+                          order, equal port shares, round-robin spines, every
+                          INA rack on its switch) and/or with lib/plan's (each
+                          INA rack on its switch, on its hosts or its hosts
+                          autonomous, port shares, ring order and the spine
+                          per hop from the link rates, as rank 0 plans); one
+                          run each, rows of plan runs read ALGO/plan (default:
+                          default)
+  --plan-ina M            with --planner plan: choose (default) or on: every
+                          INA rack on its switch (RINA_PLAN_INA)
 Jobs (several jobs sharing the switches):
   --jobs N                N jobs; job j takes host p of every rack when p % N == j
   --iterations N          compute + allreduce rounds per job (default 1)
@@ -207,6 +212,9 @@ bool parseSimOptions(int argc, const char* const* argv, SimOptions* out, std::st
         out->planners.push_back(name);
         start = comma + 1;
       }
+    } else if (flag == "--plan-ina") {
+      if (value != "choose" && value != "on") return bad("choose or on");
+      out->forceIna = value == "on";
     } else if (flag == "--jobs") {
       if (!toInt(value, 1, 4096, &out->jobs)) return bad("1..4096");
     } else if (flag == "--iterations") {

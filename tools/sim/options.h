@@ -32,6 +32,7 @@ struct SimOptions {
   bool portMarkers = true;  // --port-markers
   // --planner: DefaultPlanner ("default") and/or lib/plan ("plan"), one run each.
   std::vector<std::string> planners{"default"};
+  bool forceIna = false;  // --plan-ina on
   int top = 5;
   std::string jsonFile;
   bool help = false;

@@ -4,6 +4,7 @@
 
 #include "plan/paths.h"
 #include "plan/ports.h"
+#include "plan/rack_modes.h"
 #include "plan/ring_order.h"
 
 namespace rina::sim {
@@ -33,6 +34,43 @@ plan::Network planNetworkOf(const SimTopology& topo) {
     net.racks.push_back(std::move(rack));
   }
   return net;
+}
+
+std::vector<plan::RackMode> LibPlanner::rackModes(const SimTopology& topo,
+                                                  const std::vector<JobRack>& racks, double bytes) {
+  plan::Network net;
+  net.spineMbit.assign(topo.spines, 0);
+  for (const JobRack& jr : racks) {
+    const SimRack& r = topo.racks[jr.rack];
+    plan::Network::Rack rack;
+    rack.name = r.name;
+    rack.ina = jr.switchUsable;
+    for (int s = 0; s < topo.spines; ++s) {
+      rack.uplinkMbit.push_back(std::min(topo.linkCapacity[r.up[s]], topo.linkCapacity[r.down[s]]) /
+                                kMbit);
+    }
+    // The switch term is (k + 1)/A per byte; the slots carry 2 per byte.
+    const double k = static_cast<double>(jr.hosts.size());
+    double bps = topo.sw.slotThroughput(topo.sw.window) * (k + 1) / 2;
+    if (r.aggregation >= 0) bps = std::min(bps, topo.linkCapacity[r.aggregation]);
+    rack.switchMbit = bps / kMbit;
+    for (int h : jr.hosts) {
+      rack.hosts.push_back(static_cast<int>(net.hosts.size()));
+      net.hosts.push_back(plan::Network::Host{
+          topo.hosts[h].name, static_cast<int>(net.racks.size()), topo.hosts[h].rate / kMbit});
+    }
+    net.racks.push_back(std::move(rack));
+  }
+  plan::ChoiceOptions o;
+  o.model = model_;
+  o.bytes = bytes;
+  o.forceIna = forceIna_;
+  plan::RackChoice choice;
+  if (!plan::chooseRackModes(net, o, &choice).ok()) return Planner::rackModes(topo, racks, bytes);
+  shares_.clear();
+  for (size_t i = 0; i < racks.size(); ++i) shares_[racks[i].rack] = choice.shares[i];
+  lastChoice_ = plan::describeChoice(net, choice, bytes, model_);
+  return choice.modes;
 }
 
 std::vector<int> LibPlanner::ringOrder(const SimTopology& topo,
@@ -67,6 +105,10 @@ std::vector<int> LibPlanner::ringOrder(const SimTopology& topo,
 }
 
 std::vector<double> LibPlanner::portShares(const SimTopology& topo, const RingMember& member) {
+  if (auto it = shares_.find(member.rack);
+      it != shares_.end() && it->second.size() == member.hosts.size()) {
+    return it->second;
+  }
   std::vector<double> weights;
   for (int h : member.hosts) weights.push_back(topo.hosts[h].rate);
   std::vector<int64_t> counts;

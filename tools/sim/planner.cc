@@ -4,6 +4,16 @@
 
 namespace rina::sim {
 
+std::vector<plan::RackMode> Planner::rackModes(const SimTopology&,
+                                               const std::vector<JobRack>& racks, double) {
+  std::vector<plan::RackMode> modes;
+  for (const JobRack& r : racks) {
+    modes.push_back(r.switchUsable && r.hosts.size() >= 2 ? plan::RackMode::kSwitch
+                                                          : plan::RackMode::kAutonomous);
+  }
+  return modes;
+}
+
 std::vector<int> DefaultPlanner::ringOrder(const SimTopology&,
                                            const std::vector<RingMember>& members) {
   std::vector<int> order(members.size());

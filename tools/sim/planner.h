@@ -8,16 +8,27 @@
 
 #include <vector>
 
+#include "plan/link_model.h"
 #include "sim/topology.h"
 
 namespace rina::sim {
 
-// A ring member: an INA rack (the job's hosts there, summed by the ToR) or
-// one autonomous worker.
+// A ring member: an INA rack (the job's hosts there, summed by the ToR), a
+// rack summed on its hosts (hostSum: reduce to the ports and back over
+// the host links, as lib/algo's RackTask without a switch), or one
+// autonomous worker.
 struct RingMember {
   int rack = 0;
   bool ina = false;
-  std::vector<int> hosts;  // one host unless ina
+  std::vector<int> hosts;  // one host unless ina or hostSum
+  bool hostSum = false;
+};
+
+// One rack of a job, for the choice of how it takes part in rina.
+struct JobRack {
+  int rack = 0;
+  std::vector<int> hosts;     // the job's hosts there
+  bool switchUsable = false;  // an INA ToR with slots for the job
 };
 
 class Planner {
@@ -33,6 +44,11 @@ class Planner {
   virtual int spineFor(const SimTopology& topo, int from, int to, int connection) = 0;
   // ps-ina: the rack whose ToR aggregates `host`'s gradient, -1 = the PS itself.
   virtual int aggregationRack(const SimTopology& topo, int host) = 0;
+  // rina: how each of the job's racks takes part, for an allreduce of
+  // `bytes`. Here: on its switch where it may (and has two or more hosts),
+  // else autonomous (RINA_PLAN_INA=on).
+  virtual std::vector<plan::RackMode> rackModes(const SimTopology& topo,
+                                                const std::vector<JobRack>& racks, double bytes);
 };
 
 // Identity order, equal port shares, connections spread over spines round robin,

@@ -75,31 +75,46 @@ std::vector<std::pair<int, std::vector<int>>> hostsByRack(const SimTopology& top
 }
 
 // ring and rina: ring members are INA racks (when `useIna` and the job has
-// slots there) and autonomous workers. With R members and chunks C = 1/R,
-// every hop carries 2(R-1)C. An INA rack adds, per worker w porting a share
-// f_w of the chunks: (1 - f_w) S up with port markers, else S (its
-// contributions to the switch's reduce-scatter), S down (its share's sums
-// and the others' final pieces), and f_w S up (every final piece of its
-// share goes to the switch's multicast, the rack's own chunk included:
-// lib/algo/rack/member_ring.cc, per INA worker S (1 + 2(R-1)/(Rn)) up, without markers
-// S (1 + 1/n + 2(R-1)/(Rn)); one INA rack alone: S up, one switch call);
-// the hop traffic enters and leaves
-// at the ports, over the NIC of the hop's spine on multi-rail hosts (switch
-// traffic stays on NIC 0).
+// slots there) and autonomous workers, or, as the planner says
+// (Planner::rackModes), a rack summed on its hosts, or an INA rack's hosts
+// autonomous. With R members and chunks C = 1/R, every hop carries
+// 2(R-1)C. An INA rack adds, per worker w porting a share f_w of the
+// chunks: (1 - f_w) S up with port markers, else S (its contributions to
+// the switch's reduce-scatter), S down (its share's sums and the others'
+// final pieces), and f_w S up (every final piece of its share goes to the
+// switch's multicast, the rack's own chunk included:
+// lib/algo/rack/member_ring.cc, per INA worker S (1 + 2(R-1)/(Rn)) up,
+// without markers S (1 + 1/n + 2(R-1)/(Rn)); one INA rack alone: S up, one
+// switch call). A rack summed
+// on its hosts sends each worker's (1 - f_w) S to the ports and the ports'
+// final pieces back, (n - 1) f_w S each way at a port. The hop traffic
+// enters and leaves at the ports, over the NIC of the hop's spine on
+// multi-rail hosts (switch and in-rack traffic stays on NIC 0).
 Collective ringOfMembers(const SimTopology& topo, const std::vector<int>& hosts,
-                         const InaAccess& ina, Planner& planner, bool useIna) {
-  std::vector<RingMember> members;
+                         const InaAccess& ina, Planner& planner, bool useIna, double bytes) {
+  std::vector<JobRack> racks;
   for (auto& [rack, rackHosts] : hostsByRack(topo, hosts)) {
-    if (useIna && topo.racks[rack].ina && ina.usable(rack)) {
-      members.push_back(RingMember{rack, true, rackHosts});
+    racks.push_back(JobRack{rack, rackHosts, useIna && topo.racks[rack].ina && ina.usable(rack)});
+  }
+  std::vector<plan::RackMode> modes(racks.size(), plan::RackMode::kAutonomous);
+  if (useIna) modes = planner.rackModes(topo, racks, bytes);
+  std::vector<RingMember> members;
+  for (size_t i = 0; i < racks.size(); ++i) {
+    const JobRack& r = racks[i];
+    const bool several = r.hosts.size() >= 2;
+    if (modes[i] == plan::RackMode::kSwitch && r.switchUsable && several) {
+      members.push_back(RingMember{r.rack, true, r.hosts});
+    } else if (modes[i] == plan::RackMode::kHosts && several) {
+      members.push_back(RingMember{r.rack, false, r.hosts, true});
     } else {
-      for (int h : rackHosts) members.push_back(RingMember{rack, false, {h}});
+      for (int h : r.hosts) members.push_back(RingMember{r.rack, false, {h}});
     }
   }
   const int n = static_cast<int>(members.size());
   std::vector<std::vector<double>> shares(n);
   for (int m = 0; m < n; ++m) {
-    shares[m] = members[m].ina ? planner.portShares(topo, members[m]) : std::vector<double>{1.0};
+    shares[m] = members[m].hosts.size() > 1 ? planner.portShares(topo, members[m])
+                                            : std::vector<double>{1.0};
   }
   const std::vector<int> order = planner.ringOrder(topo, members);
   const double chunk = 1.0 / n, hop = 2.0 * (n - 1) * chunk;
@@ -124,9 +139,18 @@ Collective ringOfMembers(const SimTopology& topo, const std::vector<int>& hosts,
   // and gets the sum back, no multicast.
   const double gather = n > 1 ? 1.0 : 0.0;
   for (int m = 0; m < n; ++m) {
+    const double k = static_cast<double>(members[m].hosts.size());
+    if (members[m].hostSum) {
+      for (size_t w = 0; w < members[m].hosts.size(); ++w) {
+        const SimHost& h = topo.hosts[members[m].hosts[w]];
+        const double f = shares[m][w];
+        lb.add(h.up, (1 - f) + (k - 1) * f);
+        lb.add(h.down, (k - 1) * f + (1 - f));
+      }
+      continue;
+    }
     if (!members[m].ina) continue;
     const SimRack& rack = topo.racks[members[m].rack];
-    const double k = static_cast<double>(members[m].hosts.size());
     for (size_t w = 0; w < members[m].hosts.size(); ++w) {
       const SimHost& h = topo.hosts[members[m].hosts[w]];
       const double own = ina.portMarkers ? gather * shares[m][w] : 0.0;
@@ -138,7 +162,8 @@ Collective ringOfMembers(const SimTopology& topo, const std::vector<int>& hosts,
     lb.add(rack.aggregation, k + gather);
     lb.add(ina.slotPipe[members[m].rack], 1.0 + gather);
   }
-  return Collective{lb.usages(), n > 1 ? 2 * (n - 1) : 1, n};
+  const int steps = n > 1 ? 2 * (n - 1) : members[0].ina ? 1 : 2;
+  return Collective{lb.usages(), steps, n};
 }
 
 // hier: a pipelined chain reduce to the rack's port, a ring over the ports,
@@ -262,14 +287,14 @@ std::string simulatedAlgorithmNames() {
 }
 
 Collective planAllreduce(Algorithm algo, const SimTopology& topo, const std::vector<int>& hosts,
-                         const InaAccess& ina, Planner& planner) {
+                         const InaAccess& ina, Planner& planner, double bytes) {
   switch (algo) {
     case Algorithm::kRing:
-      return ringOfMembers(topo, hosts, ina, planner, false);
+      return ringOfMembers(topo, hosts, ina, planner, false, bytes);
     case Algorithm::kHier:
       return hierarchical(topo, hosts, planner);
     case Algorithm::kInaMemberRing:
-      return ringOfMembers(topo, hosts, ina, planner, true);
+      return ringOfMembers(topo, hosts, ina, planner, true, bytes);
     case Algorithm::kPsIna:
       return psIna(topo, hosts, ina, planner);
     case Algorithm::kAuto:

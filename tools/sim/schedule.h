@@ -44,9 +44,10 @@ struct Collective {
   int members = 0;            // ring members (ring, hier, rina) or aggregation groups (ps-ina)
 };
 
-// One allreduce over `hosts` (worker indices, ascending).
+// One allreduce of `bytes` over `hosts` (worker indices, ascending); the
+// size only matters to the planner's choice of rack modes.
 Collective planAllreduce(Algorithm algo, const SimTopology& topo, const std::vector<int>& hosts,
-                         const InaAccess& ina, Planner& planner);
+                         const InaAccess& ina, Planner& planner, double bytes = 64 << 20);
 
 }  // namespace rina::sim
 

@@ -21,16 +21,17 @@ Algorithm latencyAlgorithm(const Context& ctx, size_t bytes) {
 
 }  // namespace
 
-Algorithm resolveAllReduce(Context& ctx, Algorithm configured, size_t bytes) {
+Algorithm resolveAllReduce(Context& ctx, Algorithm configured, size_t bytes,
+                           const plan::Plan* plan) {
   if (configured == Algorithm::kAuto) {
-    Algorithm a = resolveAuto(ctx.racks(), bytes, ctx.smallMsgBytes(), nullptr, ctx.portMarkers());
+    Algorithm a = resolveAuto(ctx.racks(), plan, bytes, ctx.smallMsgBytes(), nullptr);
     const bool oneShot =
         a == Algorithm::kRecursiveDoubling && latencyAlgorithm(ctx, bytes) == Algorithm::kOneShot;
     if (oneShot) a = Algorithm::kOneShot;
     if (ctx.noteAutoChoice(a)) {
       // Said once per choice, so the reason is put in words only then.
       std::string why;
-      (void)resolveAuto(ctx.racks(), bytes, ctx.smallMsgBytes(), &why, ctx.portMarkers());
+      (void)resolveAuto(ctx.racks(), plan, bytes, ctx.smallMsgBytes(), &why);
       if (oneShot) why += ", one-shot: every rank on this host";
       RINA_INFO("rank %d: auto runs %s (%s)", ctx.rank(), algorithmName(a), why.c_str());
     }
@@ -55,7 +56,15 @@ Status allReduce(Context& ctx, Algorithm configured, const RackInputs& in, const
                  void* recv, size_t count, rinaDataType_t type, rinaRedOp_t op) {
   // avg over one rank is the value itself
   if (finishedOnOneRank(ctx, send, recv, count * reduce::dataTypeSize(type))) return {};
-  const Algorithm a = resolveAllReduce(ctx, configured, count * reduce::dataTypeSize(type));
+  const size_t bytes = count * reduce::dataTypeSize(type);
+  // auto chooses by the plan: made now if it is not yet (every rank gets
+  // here alike: the plan is the same everywhere).
+  if (configured == Algorithm::kAuto && in.plans && bytes >= ctx.smallMsgBytes() &&
+      followsPlan(ctx, configured) && !in.plans->current()) {
+    RINA_TRY(in.plans->start(ctx));
+  }
+  const Algorithm a =
+      resolveAllReduce(ctx, configured, bytes, in.plans ? in.plans->current() : nullptr);
   ctx.stats().calls[static_cast<int>(a)]++;
   // Every header of the call says which algorithm runs it (engine.h), and
   // with every rank on this host, so does the host segment.

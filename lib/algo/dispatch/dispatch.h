@@ -20,11 +20,12 @@
 namespace rina::algo {
 
 // The algorithm that runs an allreduce of `bytes` when `configured` is
-// chosen: auto as resolveAuto says (one INFO line the first time it picks
-// each), ring below RINA_SMALL_MSG_BYTES as the latency algorithm (one-shot
-// when every rank is on this host and the buffer fits its segment, else
-// recursive doubling), oneshot likewise at any size.
-Algorithm resolveAllReduce(Context& ctx, Algorithm configured, size_t bytes);
+// chosen: auto as resolveAuto says under plan (one INFO line the first
+// time it picks each), ring below RINA_SMALL_MSG_BYTES as the latency
+// algorithm (one-shot when every rank is on this host and the buffer fits
+// its segment, else recursive doubling), oneshot likewise at any size.
+Algorithm resolveAllReduce(Context& ctx, Algorithm configured, size_t bytes,
+                           const plan::Plan* plan);
 
 // Whether `configured` (auto as it resolves for large buffers) runs the
 // rack algorithms that follow the plan (hier, rina), on two ranks or more.

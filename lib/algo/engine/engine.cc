@@ -51,13 +51,6 @@ const char* collectiveName(uint8_t kind) {
 namespace {
 constexpr uint32_t kHeaderMagic = kCollHeaderMagic;
 constexpr int kWaitSliceMs = 100;  // abort and liveness are checked this often
-// A link's smoothed rate forgets older busy time with this time constant
-// (in busy time, so many short transfers do not wash out a long one).
-constexpr double kRateWindowNs = 100e6;
-// Busy runs that moved fewer bytes leave the smoothed rate alone: their time
-// is mostly latency and engine passes (a 64-byte plan notice "runs" at a few
-// Mbit/s on any link), which would read as a slow link to the planner.
-constexpr double kRateMinBytes = 64 << 10;
 }  // namespace
 
 Status checkCollHeader(const CollHeader& mine, const CollHeader& theirs, int rank, int peer) {
@@ -177,13 +170,8 @@ void Engine::closeBusy(Clock::time_point now, bool all) {
     }
     transport::LinkCounters& k = b.conn->counters();
     const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now - b.start).count();
-    const double bytes = static_cast<double>(k.bytes[b.dir] - b.bytesAtStart);
-    k.busyNs[b.dir] += ns;
-    if (bytes >= kRateMinBytes) {
-      const double keep = std::exp(-static_cast<double>(ns) / kRateWindowNs);
-      k.smoothBytes[b.dir] = keep * k.smoothBytes[b.dir] + bytes;
-      k.smoothNs[b.dir] = keep * k.smoothNs[b.dir] + static_cast<double>(ns);
-    }
+    k.closeRun(static_cast<transport::Direction>(b.dir),
+               static_cast<double>(k.bytes[b.dir] - b.bytesAtStart), ns);
     busy_[i] = busy_.back();
     busy_.pop_back();
   }

@@ -1,8 +1,8 @@
 #include "algo/rack/member.h"
 
 #include <algorithm>
-#include <numeric>
 
+#include "plan/plan.h"
 #include "topo/ring_members.h"
 
 namespace rina::algo {
@@ -75,22 +75,12 @@ Status checkCallsMatch(RackCall& call, const std::vector<Member>& members, size_
   return rackStart ? call.rack->takeStart(ctx, start, agent) : Status();
 }
 
-// Sub-rings: enough that every member's workers hold equal shares (the lcm
-// of the member sizes), unless that grows past kMaxSubRings; then one per
-// worker of the largest member.
-constexpr int kMaxSubRings = 12;
-
 }  // namespace
 
 int subRingCount(const std::vector<Member>& members) {
-  int k = 1, largest = 1;
-  for (const Member& m : members) {
-    const int n = static_cast<int>(m.ranks.size());
-    largest = std::max(largest, n);
-    k = std::lcm(k, n);
-    if (k > kMaxSubRings) return largest;
-  }
-  return k;
+  std::vector<int> sizes;
+  for (const Member& m : members) sizes.push_back(static_cast<int>(m.ranks.size()));
+  return plan::subRings(sizes);
 }
 
 bool inaReducible(rinaDataType_t type, rinaRedOp_t op) {

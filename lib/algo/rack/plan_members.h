@@ -13,8 +13,11 @@
 
 namespace rina::algo {
 
-// rina: the map's members (inaMembers(map)) in the plan's ring order, with
-// the plan's ports and hop spines. plan null: inaMembers(map).
+// rina: the members the plan's rack modes make, in its ring order, with
+// its ports and hop spines: a rack on its switch is an INA member, one on
+// its hosts a member that sums on its hosts (as after a lost switch), the
+// ranks of an autonomous rack members of their own. plan null:
+// inaMembers(map).
 std::vector<Member> inaMembers(const topo::RackMap& map, const plan::Plan* plan);
 // hier: every rack one member, in the order the plan's ring first visits
 // its ranks; INA racks take the plan's ports, others rotate; a rack's

@@ -35,15 +35,14 @@ Status psInaAllReduce(Context& ctx, RackSwitch* rack, const void* send, void* re
 
 // The plans the communicator agrees on (plan/plan.h), as the rack
 // algorithms read them.
-// Port choices the planner makes per INA rack: one per rina sub-ring
-// (subRingCount of the map's rina members).
-int planChunks(const topo::RackMap& map);
-
-// Whether a plan received from rank 0 fits this communicator: its ring
-// visits every ring member (topo::ringMembers) once, by the member's agent;
-// one spine (>= -1) per hop; each INA rack of two or more has `chunks`
-// ports, all ranks of that rack. rinaInternalError naming what does not fit.
-Status checkPlanFits(const plan::Plan& plan, const topo::RackMap& map, int chunks);
+// Whether a plan received from rank 0 fits this communicator: every INA
+// rack of two or more has a mode; its ring visits every member those modes
+// make (a rack on its switch or its hosts is one, by its agent; every other
+// rank is one) once; one spine (>= -1) per hop; each rack that aggregates
+// has one port per sub-ring (plan::subRings of the members' sizes), all
+// ranks of that rack, and an autonomous one none. rinaInternalError naming
+// what does not fit.
+Status checkPlanFits(const plan::Plan& plan, const topo::RackMap& map);
 
 // The ranks `rank` talks to under the plan in rina and hier besides
 // basePeerRanks: every rank of the ring members before and after its own,

@@ -17,6 +17,9 @@ class Context;
 
 class PlanSource {
  public:
+  // Collective: the initial plan now, if there is none yet (RINA_ALGO=auto
+  // chooses by it before its first rack collective).
+  virtual Status start(Context& ctx) = 0;
   // Collective, first thing in every hier / rina allreduce: every rank
   // switches plans before the same collective.
   virtual Status beforeCollective(Context& ctx) = 0;
