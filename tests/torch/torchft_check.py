@@ -30,10 +30,9 @@ sys.path.insert(0, HERE)
 TOLERANCE = 1e-5
 
 
-def start(args, replica, lighthouse, ports, kill_at, restarted, log):
+def start(args, replica, lighthouse, kill_at, restarted, log):
     cmd = [sys.executable, os.path.abspath(__file__), "--replica", str(replica),
-           "--lighthouse", lighthouse, "--store-port", str(ports[replica][0]),
-           "--manager-port", str(ports[replica][1]), "--steps", str(args.steps),
+           "--lighthouse", lighthouse, "--steps", str(args.steps),
            "--kill-at", str(kill_at), "--timeout", str(args.timeout)]
     if restarted:
         cmd.append("--restarted")
@@ -42,15 +41,13 @@ def start(args, replica, lighthouse, ports, kill_at, restarted, log):
 
 def run(args, kill_at, name):
     """One run; returns ({replica: final line}, ok)."""
-    import ranks
     from torchft._torchft import LighthouseServer
     # Quorums of both replicas; a dead member of the last quorum is waited
     # for at most 1 s (the restarted replica joins under a new id).
     lighthouse = LighthouseServer(bind="[::]:0", min_replicas=2, join_timeout_ms=1000,
                                   heartbeat_timeout_ms=1000)
-    ports = {r: (ranks.free_port(), ranks.free_port()) for r in (0, 1)}
     logs = {r: tempfile.TemporaryFile(mode="w+") for r in (0, 1, "1 restarted")}
-    procs = {r: start(args, r, lighthouse.address(), ports, kill_at, False, logs[r])
+    procs = {r: start(args, r, lighthouse.address(), kill_at, False, logs[r])
              for r in (0, 1)}
     deadline = time.monotonic() + args.timeout * 6 + 60
     codes = {}
@@ -67,8 +64,8 @@ def run(args, kill_at, name):
                 if r == 1 and code == -signal.SIGKILL and kill_at >= 0 and restarted is None:
                     restarted = time.monotonic()
                     killed = code
-                    procs["1 restarted"] = start(args, 1, lighthouse.address(), ports, kill_at,
-                                                 True, logs["1 restarted"])
+                    procs["1 restarted"] = start(args, 1, lighthouse.address(), kill_at, True,
+                                                 logs["1 restarted"])
                 else:
                     codes[r] = code
             time.sleep(0.05)
@@ -154,14 +151,14 @@ def worker(args):
         sgd.load_state_dict(state["optim"])
 
     # The replica group's store (torchrun's, in a real job), which the
-    # Manager joins as a client.
-    group_store = dist.TCPStore("127.0.0.1", args.store_port, 1, True, timeout=timeout,
+    # Manager joins as a client; it and the Manager's server take free ports.
+    group_store = dist.TCPStore("127.0.0.1", 0, 1, True, timeout=timeout,
                                 wait_for_workers=False)
     manager = Manager(pg=rina_torch.torchft_process_group(timeout), min_replica_size=2,
                       load_state_dict=load_state_dict, state_dict=state_dict,
                       replica_id=f"replica{args.replica}", store_addr="127.0.0.1",
-                      store_port=args.store_port, rank=0, world_size=1,
-                      lighthouse_addr=args.lighthouse, port=args.manager_port, timeout=timeout,
+                      store_port=group_store.port, rank=0, world_size=1,
+                      lighthouse_addr=args.lighthouse, port=0, timeout=timeout,
                       quorum_timeout=timeout * 3, connect_timeout=timeout)
     optimizer = OptimizerWrapper(manager, sgd)
     while manager.current_step() < args.steps:
@@ -204,8 +201,6 @@ def main():
     p.add_argument("--replica", type=int)
     p.add_argument("--restarted", action="store_true")
     p.add_argument("--lighthouse")
-    p.add_argument("--store-port", type=int)
-    p.add_argument("--manager-port", type=int)
     p.add_argument("--steps", type=int, default=12)
     p.add_argument("--kill-at", type=int, default=5)
     p.add_argument("--timeout", type=int, default=20)
