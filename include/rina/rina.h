@@ -4,8 +4,9 @@
  *
  * A flat C ABI in the NCCL style: opaque communicator handles, one result
  * enum, every call returns it. Thread safety: one communicator may be used by
- * one thread at a time, except rinaCommAbort, which may be called from any
- * thread to unblock a call in progress.
+ * one thread at a time, except rinaCommAbort, rinaCommRevoke and
+ * rinaCommShrink with RINA_SHRINK_ABORT, which may be called from any thread
+ * to stop a call in progress.
  */
 #ifndef RINA_RINA_H_
 #define RINA_RINA_H_
@@ -38,7 +39,8 @@ typedef enum {
   rinaRemoteError = 5,     /* a peer failed or went away */
   rinaTimeout = 6,         /* a wait exceeded RINA_TIMEOUT_MS */
   rinaAborted = 7,         /* rinaCommAbort was called */
-  rinaNumResults = 8
+  rinaRevoked = 8,         /* the communicator was revoked (rinaCommRevoke) */
+  rinaNumResults = 9
 } rinaResult_t;
 
 typedef enum {
@@ -113,8 +115,66 @@ RINA_API rinaResult_t rinaCommInitRankConfig(rinaComm_t* comm, int nranks, rinaU
 RINA_API rinaResult_t rinaCommDestroy(rinaComm_t comm);
 
 /* Makes the call in progress on comm (if any) and every later call return
- * rinaAborted; may be called from any thread. Then call rinaCommDestroy. */
+ * rinaAborted; may be called from any thread, never blocks and sends
+ * nothing. Then call rinaCommDestroy. */
 RINA_API rinaResult_t rinaCommAbort(rinaComm_t comm);
+
+/* Failures and elastic communicators (docs/api.md, "When a rank or a switch
+ * fails"). */
+
+/* Revokes comm on every rank: the call in progress on comm (on any rank,
+ * at its next wait) and every later call return rinaRevoked, naming the
+ * rank that revoked it and why (its last error, which names a dead peer).
+ * Any rank may call it, from any thread, as often as it likes; it waits for
+ * no other rank (at most 1 s for a host that neither answers nor refuses).
+ * Then shrink comm (rinaCommShrink) or destroy it. */
+RINA_API rinaResult_t rinaCommRevoke(rinaComm_t comm);
+
+/* *asyncError gets a failure of comm seen while no call runs, without a
+ * message to any peer: rinaRevoked (a rank revoked it), rinaAborted,
+ * rinaRemoteError (a peer's connection closed: the peer is gone; or the
+ * switch of this rank's rack was lost, after which the rack aggregates on
+ * its hosts and calls go on), an earlier call's failure, or rinaSuccess.
+ * rinaCommGetLastError says which. Returns rinaInvalidArgument for a bad
+ * comm or a NULL asyncError, else rinaSuccess. */
+RINA_API rinaResult_t rinaCommGetAsyncError(rinaComm_t comm, rinaResult_t* asyncError);
+
+/* Collective over comm (healthy, no call in progress): the ranks that pass
+ * the same color (>= 0) form a new communicator, ranked by key (ties: by
+ * rank in comm), with connections of its own, its own plan, and INA for
+ * each rack whose ranks are all in it; RINA_SPLIT_NOCOLOR gives *newcomm =
+ * NULL. comm stays usable, also beside its children. */
+#define RINA_SPLIT_NOCOLOR (-1)
+RINA_API rinaResult_t rinaCommSplit(rinaComm_t comm, int color, int key, rinaComm_t* newcomm);
+
+/* The ranks of comm but excludeRanks[0 .. excludeCount-1] (the failed
+ * ones) form *newcomm, numbered in their order in comm, over comm's
+ * connections (no unique id, no rendezvous); each INA rack registers its
+ * job again with its new members. Every surviving rank calls it with the
+ * same list; the excluded ranks do not. flags: RINA_SHRINK_DEFAULT when no
+ * call runs on comm (or comm was revoked), RINA_SHRINK_ABORT to revoke comm
+ * first, stopping a call in progress. comm is then used up: destroy it. A
+ * list that differs across ranks, or a rank not excluded that is gone, is
+ * an error on every survivor, never a wrong communicator. */
+#define RINA_SHRINK_DEFAULT 0
+#define RINA_SHRINK_ABORT 1
+RINA_API rinaResult_t rinaCommShrink(rinaComm_t comm, const int* excludeRanks, int excludeCount,
+                                     rinaComm_t* newcomm, int flags);
+
+/* Collective over comm (healthy, no call in progress) and nNew joining
+ * ranks: *newcomm has comm's ranks under their numbers and the joiners
+ * after them, over comm's connections plus those to and among the
+ * joiners. uniqueId is a fresh id (rinaGetUniqueId on one rank of comm),
+ * the same on every rank of comm and handed to the joiners, who call
+ * rinaCommJoin with it. comm is then used up: destroy it. */
+RINA_API rinaResult_t rinaCommGrow(rinaComm_t comm, int nNew, rinaUniqueId uniqueId,
+                                   rinaComm_t* newcomm);
+
+/* A new rank joining the communicator that comm's ranks grow with
+ * rinaCommGrow: nranks is the grown size, rank this joiner's number (from
+ * comm's size up to nranks - 1). */
+RINA_API rinaResult_t rinaCommJoin(rinaComm_t* newcomm, int nranks, rinaUniqueId uniqueId,
+                                   int rank);
 
 RINA_API rinaResult_t rinaCommCount(const rinaComm_t comm, int* count);
 RINA_API rinaResult_t rinaCommUserRank(const rinaComm_t comm, int* rank);
@@ -144,7 +204,7 @@ RINA_API rinaResult_t rinaCommSetAlgorithm(rinaComm_t comm, const char* algorith
  * Forward compatible: set `size` to sizeof(rinaCommStats_t) before the
  * call; the library writes only the fields that fit in `size` and reports
  * its own layout in `version`. New fields are only ever appended. */
-#define RINA_COMM_STATS_VERSION 7
+#define RINA_COMM_STATS_VERSION 8
 typedef struct {
   size_t size;      /* in: sizeof(rinaCommStats_t) of the caller */
   uint32_t version; /* out: RINA_COMM_STATS_VERSION of the library */
@@ -194,6 +254,9 @@ typedef struct {
   uint64_t inaWindowCuts;          /* halvings of the window of datagrams in flight */
   /* version 7: allreduce calls that ran two-shot over the host segment */
   uint64_t callsTwoShot;
+  /* version 8: this rank's rack went back to its switch after a fallback (a
+   * lost switch that came back: tried at each plan check) */
+  uint64_t inaReturns;
 } rinaCommStats_t;
 
 /* Fills stats (see rinaCommStats_t); rinaInvalidArgument when stats is NULL

@@ -35,7 +35,9 @@ rinaResult_t fail(rinaComm* comm, const Status& s) {
   } else {
     threadLastError() = s.message();
   }
-  RINA_LOG_AT(s.code() == rinaInvalidArgument ? rina::LogLevel::kInfo : rina::LogLevel::kWarn,
+  // A revoke is news of a failure that its own rank reported at WARN.
+  RINA_LOG_AT(s.code() == rinaInvalidArgument || s.code() == rinaRevoked ? rina::LogLevel::kInfo
+                                                                         : rina::LogLevel::kWarn,
               "%s: %s", rinaGetErrorString(s.code()), s.message().c_str());
   return s.code();
 }
@@ -65,12 +67,28 @@ Status checkCollective(rinaComm* comm, const Collective& call, size_t* bytes) {
     return errorf(rinaInvalidArgument, "%s: %s is NULL with count %zu", name,
                   !call.send ? "sendbuff" : "recvbuff", call.count);
   }
-  if (comm->impl->aborted()) {
-    return errorf(rinaAborted, "%s: communicator was aborted", name);
-  }
+  return checkUsable(comm, name);
+}
+
+Status checkNotUsedUp(const rinaComm* comm, const char* fn) {
+  if (!comm->replacedBy) return {};
+  return errorf(rinaInvalidUsage,
+                "%s: rank %d: this communicator was used up by %s: call the new one, and "
+                "destroy this one",
+                fn, comm->impl->rank(), comm->replacedBy);
+}
+
+Status checkUsable(rinaComm* comm, const char* fn) {
+  RINA_TRY(checkNotUsedUp(comm, fn));
+  if (comm->impl->aborted()) return errorf(rinaAborted, "%s: communicator was aborted", fn);
+  RINA_TRY(comm->impl->takeNotices().prepend(std::string(fn) + ": "));
+  if (comm->impl->revoked()) return comm->impl->revokedError(fn);
   if (comm->broken != rinaSuccess) {
-    return Status(comm->broken, std::string(name) + ": communicator failed earlier (" +
-                                    comm->impl->lastError() + "); destroy it");
+    return Status(comm->broken, std::string(fn) + ": communicator failed earlier (" +
+                                    comm->impl->lastError() + "); destroy it" +
+                                    (comm->broken == rinaRemoteError || comm->broken == rinaTimeout
+                                         ? ", or revoke and shrink it (rinaCommShrink)"
+                                         : ""));
   }
   return {};
 }
@@ -125,12 +143,9 @@ namespace {
 // What a collective does once its arguments are checked: now, or at rinaGroupEnd.
 rinaResult_t executeCollective(rinaComm* comm, const Collective& call, const HostRun& run,
                                size_t bytes) {
-  if (comm->broken != rinaSuccess) {
-    return fail(comm,
-                Status(comm->broken, std::string(call.name) + ": communicator failed earlier (" +
-                                         comm->impl->lastError() + "); destroy it"));
-  }
-  Status s;
+  std::lock_guard<std::mutex> running(comm->running);
+  Status s = checkUsable(comm, call.name);
+  if (!s.ok()) return fail(comm, s);
   Communicator& c = *comm->impl;
   std::string why;
   if (call.onStream && !rina::cuda::usable(&why)) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -28,6 +29,12 @@ struct rinaComm {
   // A collective failed mid-way: peers may be at different points of the
   // stream, so later calls would only misread it.
   rinaResult_t broken = rinaSuccess;
+  // Held while a call runs, so a shrink from another thread
+  // (RINA_SHRINK_ABORT) takes the connections over only once it returned.
+  std::mutex running;
+  // rinaCommShrink or rinaCommGrow made a new communicator of this one's
+  // connections (the C function's name); null: not used up.
+  const char* replacedBy = nullptr;
 };
 
 namespace rina::api {
@@ -36,6 +43,13 @@ using comm::Communicator;
 
 // Null, destroyed or not a handle: an error naming the function; else ok.
 Status checkHandle(const rinaComm* comm, const char* fn);
+// A communicator made from comm took its connections (rinaCommShrink,
+// rinaCommGrow): rinaInvalidUsage naming fn and the call that did; else ok.
+Status checkNotUsedUp(const rinaComm* comm, const char* fn);
+// Whether calls may run on comm (a live handle): first reads the notices
+// that came (a revoke), then refuses a revoked, aborted, used up or failed
+// communicator with an error naming its state.
+Status checkUsable(rinaComm* comm, const char* fn);
 bool live(const rinaComm* comm);
 // Keeps s's message for rinaCommGetLastError (comm's, or this thread's
 // when comm is null), logs it, and returns its code.

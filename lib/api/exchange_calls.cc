@@ -60,7 +60,8 @@ bool straightThrough(const rinaComm* comm, bool send, const void* buf, size_t co
   if (!live(comm) || comm->broken != rinaSuccess || rina::api::inGroup()) return false;
   const Communicator& c = *comm->impl;
   if (static_cast<unsigned>(type) >= rinaNumTypes || peer < 0 || peer >= c.size() ||
-      peer == c.rank() || (tag < 0 && !(tag == RINA_ANY_TAG && !send)) || c.aborted()) {
+      peer == c.rank() || (tag < 0 && !(tag == RINA_ANY_TAG && !send)) || c.aborted() ||
+      c.revoked() || comm->replacedBy) {
     return false;
   }
   const size_t es = rina::reduce::dataTypeSize(type);
@@ -69,7 +70,10 @@ bool straightThrough(const rinaComm* comm, bool send, const void* buf, size_t co
 }
 
 // One message on host memory, now.
+// A revoke's notice that came before it is taken by the call's own waits;
+// running is held so that a shrink from another thread waits for the call.
 rinaResult_t runNow(rinaComm_t comm, rina::algo::Message& m, int* source) {
+  std::lock_guard<std::mutex> running(comm->running);
   Status st = comm->impl->runMessages(std::span<rina::algo::Message>(&m, 1));
   if (st.ok() && source && !m.send) *source = m.source;
   return rina::api::finish(comm, std::move(st));

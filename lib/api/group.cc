@@ -67,11 +67,10 @@ rinaResult_t groupEnd() {
   for (PostedMessage& p : messages) byComm[p.comm->impl->id()].push_back(&p);
   for (auto& [id, posted] : byComm) {
     rinaComm* comm = posted.front()->comm;
-    if (comm->broken != rinaSuccess || comm->impl->aborted()) {
-      const rinaResult_t code = comm->broken != rinaSuccess ? comm->broken : rinaAborted;
-      note(fail(comm, Status(code, std::string("rinaGroupEnd: ") + posted.front()->name +
-                                       ": communicator failed earlier (" + comm->impl->lastError() +
-                                       "); destroy it")));
+    std::lock_guard<std::mutex> running(comm->running);
+    const Status usable = checkUsable(comm, posted.front()->name);
+    if (!usable.ok()) {
+      note(fail(comm, Status(usable).prepend("rinaGroupEnd: ")));
       continue;
     }
     std::vector<algo::Message> batch;

@@ -232,6 +232,7 @@ rinaResult_t rinaCommGetStats(const rinaComm_t comm, rinaCommStats_t* stats) {
   full.inaLateAnswers = ina.wire.lateAnswers;
   full.inaSocketDrops = ina.wire.socketDrops;
   full.inaWindowCuts = ina.wire.windowCuts;
+  full.inaReturns = ina.returns;
   full.bytesSent = c.closedBytesSent;
   full.bytesReceived = c.closedBytesReceived;
   for (const rina::comm::LinkRate& l : rina::comm::localLinkRates(*comm->impl)) {
@@ -327,6 +328,8 @@ const char* rinaGetErrorString(rinaResult_t result) {
       return "timed out";
     case rinaAborted:
       return "communicator aborted";
+    case rinaRevoked:
+      return "communicator revoked";
     default:
       return "unknown result code";
   }

@@ -23,13 +23,16 @@ Status Communicator::create(int nranks, const rinaUniqueId& id, int rank,
   RINA_TRY(comm->connectPeers(&s));        // connections to the peers the algorithms use
   RINA_TRY(comm->probe());                 // link rates seeded (RINA_PROBE_BYTES)
   RINA_TRY(comm->setUpRack());             // the INA rack: switch client, job, grant
-  RINA_TRY(comm->startPlans(s));           // the plan agreement and the initial plan
+  RINA_TRY(comm->startPlans(s.policy));    // the plan agreement and the initial plan
   comm->logReady(s);                       // the ready line and where set-up time went
+  comm->watchNotices();                    // from its first call on, a revoke stops calls
   *out = std::move(comm);
   return {};
 }
 
 Communicator::~Communicator() {
+  // After an abort or a revoke nothing here waits for a peer or a switch.
+  if (rackAgent_ && (aborted() || revoked())) rackAgent_->releaseWithoutWaiting();
   rackAgent_.reset();  // stops a local rina-switchd
 }
 

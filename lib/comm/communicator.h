@@ -7,7 +7,11 @@
 #ifndef RINA_LIB_COMM_COMMUNICATOR_H_
 #define RINA_LIB_COMM_COMMUNICATOR_H_
 
+#include <atomic>
+#include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <span>
 #include <string>
@@ -21,9 +25,12 @@
 #include "core/config.h"
 #include "core/socket.h"
 #include "core/status.h"
+#include "plan/path_choice.h"
 #include "rina/rina.h"
 #include "topo/rack_map.h"
 #include "transport/mesh.h"
+#include "transport/notice.h"
+#include "transport/shm_group.h"
 
 namespace rina::comm {
 
@@ -101,8 +108,84 @@ class Communicator : public algo::Context {
 
   std::string& lastError() { return lastError_; }
 
+  // rinaCommRevoke, from any thread: every call of this communicator, the
+  // one in progress included (at its next wait), returns rinaRevoked, here
+  // and, through a notice to every other rank's listening socket, on every
+  // rank within a wait of its own (revoke.cc). why says what happened.
+  void revoke(const std::string& why);
+  bool revoked() const { return revoked_.load(); }
+  // What a call on a revoked communicator returns: rinaRevoked naming the
+  // rank that revoked it and why.
+  Status revokedError(const std::string& call) const;
+  // Reads the notices waiting at this rank's listening socket (a revoke, a
+  // survivor's shrink) and files the connections for set-up and channels
+  // it finds there; a notice that does not check out is dropped with a
+  // WARN. The thread that runs the calls only.
+  Status takeNotices();
+  // rinaCommGetAsyncError: a failure seen while no call runs (revoked,
+  // aborted, a peer's connection closed, the rack's switch lost); ok if none.
+  Status asyncError();
+
+  // Communicators made from this one. Each is collective over the ranks
+  // that take part, which must not be in a call on this one.
+  // rinaCommShrink (shrink.cc): the ranks not in exclude (ascending, in
+  // range, without this rank: checked by the caller) agree on the list and
+  // form *out over this communicator's connections; this one is used up.
+  Status shrink(const std::vector<int>& exclude, std::unique_ptr<Communicator>* out);
+  // A shrink this rank refuses for its own arguments (why): the attempt is
+  // counted, and every other rank's shrink of that attempt fails with why.
+  void refuseShrinkArguments(const std::string& why) { refuseShrink(++shrinkAttempts_, why); }
+  // Its connections went to a communicator made from it (shrink, grow).
+  bool usedUp() const { return !listen_.valid(); }
+  // rinaCommSplit (split.cc): *out stays null for color < 0. argsOk false:
+  // this rank refused its own arguments; it takes part so that every other
+  // rank fails at once (rinaInvalidUsage naming it). *exchanged: the
+  // exchange over this communicator completed (a failure after it leaves
+  // this one usable).
+  Status split(int color, int key, bool argsOk, std::unique_ptr<Communicator>* out,
+               bool* exchanged);
+  // rinaCommGrow (grow.cc): this one's ranks and nNew joiners (rinaCommJoin,
+  // which runs create) meet at id's root; this one is used up.
+  // *exchanged as for split; once the rendezvous began this one is used up.
+  Status grow(int nNew, const rinaUniqueId& id, std::unique_ptr<Communicator>* out,
+              bool* exchanged);
+
  private:
   Communicator(int rank, int nranks) : Context(rank, nranks) {}
+  // Applies one notice (revoke: the communicator is revoked; a shrink's
+  // proposal or refusal: kept for the shrink that awaits it).
+  void applyNotice(transport::Notice notice, Fd fd);
+  // Every quiet wait of this communicator's engines reads the notices (and
+  // wakes when one arrives at the listening socket): a revoke stops the
+  // call in progress.
+  void watchNotices();
+
+  // shrink.cc: the survivors' agreement on the excluded ranks, and the
+  // refusal every other rank gets when it fails; the id of the
+  // communicator a shrink attempt forms.
+  // meanwhile: what this rank does once its list is on its way.
+  Status agreeOnShrink(uint64_t attempt, const std::vector<bool>& excluded,
+                       const std::function<Status()>& meanwhile);
+  void refuseShrink(uint64_t attempt, const std::string& why);
+  // revoke.cc: n (from this rank) to every other rank's listening socket,
+  // waiting at most waitMs; *addrs and *sent: where each went and how.
+  void noticeOthers(transport::Notice n, int64_t waitMs, std::vector<PackedAddr>* addrs,
+                    std::vector<Status>* sent);
+  uint64_t successorId(uint64_t attempt) const;
+  // derive.cc: a communicator of nranks ranks with this one's knobs,
+  // topology and algorithm; this one's listening socket and connections to
+  // members (members[i] is its rank i) going to it; and its set-up from
+  // there (its rank, size and racks_ set): resync of what it took, the
+  // connections it lacks, host segment, probe, INA racks (oldRack: this
+  // rank's part of the old communicator's, re-registered; null: set up
+  // afresh), plan. how: for the ready line.
+  std::unique_ptr<Communicator> successor(int nranks, int rank) const;
+  void handOver(const std::vector<int>& members, Communicator* next);
+  // resyncBegun: the connections taken over began their resync already
+  // (Connection::beginResync with commId).
+  Status formDerived(const std::vector<bootstrap::PeerInfo>& table, uint64_t commId,
+                     std::unique_ptr<RackAgent> oldRack, Clock::time_point started,
+                     const std::string& how, bool resyncBegun = false);
   // Connects to every rank of peers (this one aside) not connected yet: the
   // collective part of updatePeers and connectForCall.
   Status connectMissing(const std::set<int>& peers);
@@ -119,9 +202,21 @@ class Communicator : public algo::Context {
   Status takeRankZeroSchedule(const std::string& text, Setup* s);
   Status mapRacks(const Setup& s);
   Status connectPeers(Setup* s);
+  // Parts of mapRacks and connectPeers that communicators made from
+  // another one (derive.cc) share: paths over the spines for racks_, the
+  // connection settings over table, and the host segment of one-shot calls
+  // (joined, not yet waited for: hostGroup_->waitJoined; none unless every
+  // rank of table is on this host).
+  Status choosePaths(const std::vector<bootstrap::PeerInfo>& table, plan::PathPolicy policy);
+  transport::MeshOptions meshOptions(const std::vector<bootstrap::PeerInfo>& table, uint64_t commId,
+                                     int socketsPerPeer);
+  Status joinHostGroup(const std::vector<bootstrap::PeerInfo>& table, uint64_t commId,
+                       Deadline deadline);
+  // joinHostGroup's segment until waited for, then handed to the context.
+  Status finishHostGroup(Deadline deadline);
   Status probe();
   Status setUpRack();
-  Status startPlans(const Setup& s);
+  Status startPlans(const plan::ReplanPolicy& policy);
   void logReady(const Setup& s) const;
 
   config::Options options_;
@@ -138,6 +233,21 @@ class Communicator : public algo::Context {
   transport::Arrivals arrivals_;
   std::unique_ptr<PeerChannels> channels_;
   std::string lastError_;
+  // Revoked (revoke.cc): the flag any thread reads, and who revoked and why.
+  std::atomic<bool> revoked_{false};
+  mutable std::mutex revokeMutex_;
+  std::string revokedBy_;
+  // Survivors' shrink proposals that reached this rank (with the connection
+  // the verdict goes back on), and refused shrink attempts, by attempt.
+  struct Proposal {
+    transport::Notice notice;
+    Fd fd;
+  };
+  std::vector<Proposal> proposals_;
+  std::map<uint64_t, std::string> refusals_;
+  uint64_t shrinkAttempts_ = 0;
+  std::unique_ptr<transport::ShmGroup> joiningGroup_;
+  uint64_t splits_ = 0;
 };
 
 }  // namespace rina::comm

@@ -72,6 +72,10 @@ Status PeerChannels::takeArrivals(bool* took) {
       bool got = false;
       RINA_TRY(transport::acceptArrivalNow(mesh_, listenFd_, deadlineAfterMs(5000), &a, &got));
       if (!got) return {};
+      if (a.hello.kind == transport::kNoticeHello) {
+        arrivals_->notices.push_back(std::move(a));  // the communicator reads it
+        continue;
+      }
       if (a.hello.kind != transport::kChannelHello) {
         // Another rank's connection set-up (a plan's new neighbour): the
         // next buildMesh takes it.

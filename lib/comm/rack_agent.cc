@@ -11,6 +11,7 @@
 
 #include "algo/engine/context.h"
 #include "algo/engine/engine.h"
+#include "comm/plan_sync.h"
 #include "core/log.h"
 #include "ina/sender_choice.h"
 #include "ina/uc_sender.h"
@@ -202,6 +203,33 @@ Status parseSwitchList(const std::string& text, int inaRacks, std::vector<ina::E
 
 namespace {
 
+// Every INA rack names its switch (a map made from another communicator's,
+// or a topology file's): RINA_SWITCH's list is not read.
+bool switchesPinned(const topo::RackMap& map) {
+  return std::all_of(map.racks.begin(), map.racks.end(),
+                     [](const topo::Rack& r) { return !r.ina || !r.switchCtrl.empty(); });
+}
+
+}  // namespace
+
+Status pinSwitches(const std::string& switches, topo::RackMap* map) {
+  if (switchesPinned(*map)) return {};
+  int inaRacks = 0;
+  for (const topo::Rack& r : map->racks) inaRacks += r.ina ? 1 : 0;
+  std::vector<ina::Endpoint> list;
+  RINA_TRY(parseSwitchList(switches, inaRacks, &list));
+  if (list.empty()) return {};
+  int ordinal = 0;
+  for (topo::Rack& r : map->racks) {
+    if (!r.ina) continue;
+    if (r.switchCtrl.empty()) r.switchCtrl = list[ordinal].toString();
+    ++ordinal;
+  }
+  return {};
+}
+
+namespace {
+
 // How many racks of the map have a switch, and which of them (*ordinal)
 // rackIndex is.
 void countInaRacks(const topo::RackMap& map, int rackIndex, int* inaRacks, int* ordinal) {
@@ -274,8 +302,8 @@ Status RackAgent::setup(algo::Context& ctx, const config::Options& options,
   int inaRacks = 0, ordinal = -1;
   countInaRacks(map, rackIndex, &inaRacks, &ordinal);
   std::vector<ina::Endpoint> switches;
-  RINA_TRY(parseSwitchList(options.switches, inaRacks, &switches));
   const topo::Rack& rack = map.racks[rackIndex];
+  if (!switchesPinned(map)) RINA_TRY(parseSwitchList(options.switches, inaRacks, &switches));
   if (!rack.ina || rack.ranks.size() < 2) return {};
   RINA_TRY(checkRackSize(rack));
   std::unique_ptr<RackAgent> ri(new RackAgent());
@@ -290,6 +318,68 @@ Status RackAgent::setup(algo::Context& ctx, const config::Options& options,
   }
   *out = std::move(ri);
   return {};
+}
+
+Status RackAgent::reform(algo::Context& ctx, const config::Options& options,
+                         std::unique_ptr<RackAgent> old, std::unique_ptr<RackAgent>* out) {
+  const topo::RackMap& map = ctx.racks();
+  const topo::Rack& rack = map.racks[map.rackOf[ctx.rank()]];
+  const bool agent = ctx.rank() == rack.ranks.front();
+  if (old && agent) releaseOldJob(ctx, *old);
+  if (!rack.ina || rack.ranks.size() < 2) return {};  // old goes, with its switch
+  int inaRacks = 0, ordinal = -1;
+  countInaRacks(map, map.rackOf[ctx.rank()], &inaRacks, &ordinal);
+  std::vector<ina::Endpoint> switches;
+  if (!switchesPinned(map)) RINA_TRY(parseSwitchList(options.switches, inaRacks, &switches));
+  RINA_TRY(checkRackSize(rack));
+  std::unique_ptr<RackAgent> ri(new RackAgent());
+  ri->takeOptions(ctx, rack, options);
+  bool autoSwitch = false;
+  if (agent && old && old->ctrl_ && !old->ctrl_->closed()) {
+    // The same switch, over the same CTRL connection (and local switch).
+    ri->controller_ = old->controller_;
+    ri->ctrl_ = std::move(old->ctrl_);
+    ri->switchd_ = std::move(old->switchd_);
+  } else {
+    RINA_TRY(ri->chooseController(switches, ordinal, &autoSwitch));
+  }
+  old.reset();
+  RINA_TRY(ri->openClient(ctx, options));
+  if (agent) {
+    RINA_TRY(ri->setUpAsAgent(ctx, autoSwitch));
+  } else {
+    RINA_TRY(ri->setUpAsWorker(ctx));
+  }
+  *out = std::move(ri);
+  return {};
+}
+
+void RackAgent::releaseOldJob(algo::Context& ctx, RackAgent& old) {
+  if (old.ctrl_) {
+    // The old agent: its job, unless it was released at a fallback.
+    if (old.registered_ && !old.released_ && !old.ctrl_->closed()) {
+      Status s = old.ctrl_->release(old.job_, old.token_);
+      old.released_ = true;
+      if (!s.ok()) {
+        RINA_INFO("rank %d: rack %s: RELEASE of the old INA job %u failed: %s", ctx.rank(),
+                  old.rack_->name.c_str(), old.job_, s.message().c_str());
+      }
+    }
+    return;
+  }
+  // A worker: the agent that registered the job failed; the job and token
+  // came with its grant. A local switch (port 0 here) ended with its agent.
+  if (!old.active_ || old.job_ == 0 || old.controller_.port == 0) return;
+  std::unique_ptr<ina::CtrlClient> ctrl;
+  Status s = ina::CtrlClient::connect(old.controller_, old.timeoutMs_, &ctrl, old.switchAuth_);
+  if (s.ok()) s = ctrl->release(old.job_, old.token_);
+  if (s.ok()) {
+    RINA_INFO("rank %d: rack %s: released INA job %u of the failed agent", ctx.rank(),
+              old.rack_->name.c_str(), old.job_);
+  } else {
+    RINA_INFO("rank %d: rack %s: the failed agent's INA job %u not released: %s", ctx.rank(),
+              old.rack_->name.c_str(), old.job_, s.message().c_str());
+  }
 }
 
 void RackAgent::takeOptions(algo::Context& ctx, const topo::Rack& rack,
@@ -342,11 +432,10 @@ Status RackAgent::openClient(algo::Context& ctx, const config::Options& options)
 }
 
 Status RackAgent::setUpAsAgent(algo::Context& ctx, bool autoSwitch) {
-  std::vector<ina::Endpoint> members;
-  RINA_TRY(gatherMembers(ctx, *rack_, memberMsg(client_->localEndpoint()), &members));
+  RINA_TRY(gatherMembers(ctx, *rack_, memberMsg(client_->localEndpoint()), &members_));
   ina::Grant grant;
   std::string why;
-  Status s = registerJob(ctx, members, autoSwitch, &grant, &why);
+  Status s = registerJob(ctx, members_, autoSwitch, &grant, &why);
   RackSetupMsg reply{};
   if (s.ok() && why.empty()) {
     reply.active = 1;
@@ -416,13 +505,15 @@ Status RackAgent::startLocalSwitchd(algo::Context& ctx) {
 
 Status RackAgent::registerJob(algo::Context& ctx, const std::vector<ina::Endpoint>& members,
                               bool autoSwitch, ina::Grant* grant, std::string* why) {
-  if (autoSwitch) RINA_TRY(startLocalSwitchd(ctx));
-  // A local switch's secret is the one it was started with (found by its
-  // control address); a listed
-  // switch's is the file these options name (not necessarily the
-  // environment's: a communicator may be made with its own knobs).
-  RINA_TRY(ina::CtrlClient::connect(controller_, timeoutMs_, &ctrl_,
-                                    autoSwitch ? std::string() : switchAuth_));
+  if (!ctrl_) {
+    if (autoSwitch) RINA_TRY(startLocalSwitchd(ctx));
+    // A local switch's secret is the one it was started with (found by its
+    // control address); a listed switch's is the file these options name
+    // (not necessarily the environment's: a communicator may be made with
+    // its own knobs).
+    RINA_TRY(ina::CtrlClient::connect(controller_, timeoutMs_, &ctrl_,
+                                      autoSwitch ? std::string() : switchAuth_));
+  }
   ina::CtrlRequest reg;
   reg.verb = ina::CtrlVerb::kRegister;
   RINA_TRY(drawToken(&token_));
@@ -460,19 +551,38 @@ Status RackAgent::registerJob(algo::Context& ctx, const std::vector<ina::Endpoin
   return {};
 }
 
+void RackAgent::releaseWithoutWaiting() {
+  if (ctrl_ && registered_ && !released_) {
+    released_ = true;
+    (void)ctrl_->postRelease(job_, token_);
+  }
+}
+
 RackAgent::~RackAgent() {
   if (ctrl_ && registered_ && !released_) (void)ctrl_->release(job_, token_);
 }
 
 static_assert(sizeof(algo::RackStart) == sizeof(RackSetupMsg));
 
+bool RackAgent::startDue() const { return active_ || (plans_ && plans_->checks() != returnCheck_); }
+
 Status RackAgent::startAsAgent(algo::Context& ctx, algo::RackStart* out) {
   RackSetupMsg msg{};
-  const bool preempted = checkSwitch(ctx);
   ina::Grant g;
-  if (preempted && active_ && requestSlotsAgain(ctx, &g)) {
-    msg.regrant = 1;
-    putGrant(g, &msg);
+  if (!active_) {
+    returnCheck_ = plans_ ? plans_->checks() : 0;
+    if (tryReturn(ctx, &g)) {
+      msg.regrant = 1;
+      putGrant(g, &msg);
+      msg.job = job_;
+      msg.token = token_;
+    }
+  } else {
+    const bool preempted = checkSwitch(ctx);
+    if (preempted && active_ && requestSlotsAgain(ctx, &g)) {
+      msg.regrant = 1;
+      putGrant(g, &msg);
+    }
   }
   msg.active = active_ ? 1 : 0;
   std::memcpy(out->words, &msg, sizeof msg);
@@ -483,6 +593,18 @@ Status RackAgent::takeStart(algo::Context& ctx, const algo::RackStart& in, int a
   RackSetupMsg msg;
   std::memcpy(static_cast<void*>(&msg), in.words, sizeof msg);
   RINA_TRY(checkSetup(msg, ctx.rank(), agent));
+  if (!active_) {
+    returnCheck_ = plans_ ? plans_->checks() : 0;
+    if (!msg.active) return {};
+    // Back on the switch, with the job the agent registered anew.
+    job_ = msg.job;
+    token_ = msg.token;
+    RINA_TRY(client_->setJob(msg.job, msg.token)
+                 .prepend("rank " + std::to_string(ctx.rank()) + ": from the agent: "));
+    RINA_TRY(client_->setGrant(grantOf(msg)));
+    returned(ctx);
+    return {};
+  }
   if (!msg.active) {
     fallBack(ctx, "the agent lost the switch", false);
   } else if (msg.regrant) {
@@ -492,8 +614,62 @@ Status RackAgent::takeStart(algo::Context& ctx, const algo::RackStart& in, int a
   return {};
 }
 
+bool RackAgent::tryReturn(algo::Context& ctx, ina::Grant* g) {
+  // A local switch (RINA_SWITCH=auto) went with whatever ended it.
+  if (switchd_ || controller_.port == 0 || members_.empty()) return false;
+  // A switch that is down refuses at once; one that cannot be reached costs
+  // this collective at most this much.
+  constexpr int kReturnConnectMs = 500;
+  if (!ctrl_ || ctrl_->closed() || released_) {
+    ctrl_.reset();
+    // One attempt: a switch that is still down refuses at once (the CTRL
+    // client's connect would retry until its timeout at every check).
+    const sockaddr_in to = controller_.toSockaddr();
+    Fd probe;
+    Status s = connectOnce(PackedAddr::fromSockaddr(reinterpret_cast<const sockaddr*>(&to)),
+                           deadlineAfterMs(std::min(timeoutMs_, kReturnConnectMs)), &probe);
+    probe.reset();
+    if (s.ok()) {
+      s = ina::CtrlClient::connect(controller_, std::min(timeoutMs_, kReturnConnectMs), &ctrl_,
+                                   switchAuth_);
+    }
+    if (!s.ok()) {
+      RINA_TRACE("rank %d: rack %s: the switch %s is not back: %s", ctx.rank(), rack_->name.c_str(),
+                 controller_.toString().c_str(), s.message().c_str());
+      ctrl_.reset();
+      return false;
+    }
+  }
+  registered_ = released_ = regranted_ = false;
+  std::string why;
+  Status s = registerJob(ctx, members_, false, g, &why);
+  if (s.ok() && why.empty()) s = client_->setJob(job_, token_);
+  if (s.ok() && why.empty()) s = client_->setGrant(*g);
+  if (!s.ok() || !why.empty()) {
+    RINA_INFO("rank %d: rack %s: the switch %s answers but took no job: %s", ctx.rank(),
+              rack_->name.c_str(), controller_.toString().c_str(),
+              s.ok() ? why.c_str() : s.message().c_str());
+    if (registered_) {
+      released_ = true;
+      (void)ctrl_->postRelease(job_, token_);
+    }
+    ctrl_.reset();
+    return false;
+  }
+  RINA_WARN("rank %d: rack %s: back on its switch %s (INA job %u, %u slots) after a fallback",
+            ctx.rank(), rack_->name.c_str(), controller_.toString().c_str(), job_, g->length);
+  returned(ctx);
+  return true;
+}
+
+void RackAgent::returned(algo::Context& ctx) {
+  active_ = true;
+  counters_.returns++;
+}
+
 bool RackAgent::checkSwitch(algo::Context& ctx) {
-  bool preempted = false;
+  bool preempted = preemptSeen_;
+  preemptSeen_ = false;
   for (const ina::PreemptNotice& n : ctrl_->takeNotices()) preempted |= n.job == job_;
   // NACKs prove a preemption too; the notice is best effort and may come
   // after a collective that went fast (all slices on the hosts).
@@ -518,6 +694,23 @@ bool RackAgent::checkSwitch(algo::Context& ctx) {
              true);
   }
   return preempted;
+}
+
+Status RackAgent::checkWhileIdle(algo::Context& ctx) {
+  if (!ctrl_ || !active_) return {};
+  for (const ina::PreemptNotice& n : ctrl_->takeNotices()) preemptSeen_ |= n.job == job_;
+  std::string how, why;
+  if (switchd_ && switchd_->exited(&how)) {
+    why = "the local rina-switchd (pid " + std::to_string(switchd_->pid()) + ") " + how;
+  } else if (ctrl_->closed()) {
+    why = "the switch closed its CTRL connection (" + controller_.toString() + ")";
+  }
+  if (why.empty()) return {};
+  fallBack(ctx, why, true);
+  return errorf(rinaRemoteError,
+                "rank %d: rack %s lost its switch: %s; the rack aggregates on its hosts from "
+                "its next call on (calls go on)",
+                ctx.rank(), rack_->name.c_str(), why.c_str());
 }
 
 bool RackAgent::requestSlotsAgain(algo::Context& ctx, ina::Grant* g) {

@@ -31,9 +31,17 @@
 
 namespace rina::comm {
 
+class PlanSync;
+
 // RINA_SWITCH: "auto" (empty list) or one ipv4:port per INA rack in rack
 // order. rinaInvalidArgument naming the bad entry or the count mismatch.
 Status parseSwitchList(const std::string& text, int inaRacks, std::vector<ina::Endpoint>* out);
+
+// The rack map with each INA rack's switch written into it (Rack::switchCtrl)
+// from RINA_SWITCH's list where the map had none, so a map cut or grown
+// from it (rinaCommShrink, rinaCommSplit, rinaCommGrow) keeps every rack on
+// its switch whichever racks keep INA. "auto" leaves them empty.
+Status pinSwitches(const std::string& switches, topo::RackMap* map);
 
 // Where an agent's INA job ids come from: getrandom, or for tests that make
 // ids collide, source (null: getrandom again). Not thread-safe against
@@ -49,6 +57,7 @@ struct InaCounters {
   uint64_t hostSlices = 0;
   uint64_t fallbacks = 0;
   uint64_t regrants = 0;
+  uint64_t returns = 0;  // the rack went back to its switch after a fallback
 };
 
 class RackAgent final : public algo::RackSwitch {
@@ -60,9 +69,24 @@ class RackAgent final : public algo::RackSwitch {
   // the workers with the grant.
   static Status setup(algo::Context& ctx, const config::Options& options,
                       std::unique_ptr<RackAgent>* out);
+  // setup for a communicator made from another one by a shrink or a grow,
+  // where old is this rank's part of the old communicator's rack (null:
+  // none): the rack's job is a new one (new members, fan-in and token),
+  // and the old one is released first, so its slots are free before the new
+  // one asks. The agent keeps the old one's switch connection (and local
+  // switch) when it was the old agent too; an agent that was a worker
+  // releases the old job over a connection of its own (the old agent
+  // failed). A rack left with one rank releases the old job and has no
+  // agent.
+  static Status reform(algo::Context& ctx, const config::Options& options,
+                       std::unique_ptr<RackAgent> old, std::unique_ptr<RackAgent>* out);
   ~RackAgent();
 
   bool active() const override { return active_; }
+  bool startDue() const override;
+  // Plan checks (plans->checks()) are when a rack that fell back tries its
+  // switch again; null: never.
+  void followPlanChecks(const PlanSync* plans) { plans_ = plans; }
   ina::SwitchCalls& calls() override { return *client_; }
   // The switch as this worker's reduce calls met it (plan_sync.h's switch row).
   const transport::LinkCounters& switchCounters() const { return client_->switchCounters(); }
@@ -78,6 +102,15 @@ class RackAgent final : public algo::RackSwitch {
   // This rack stops using the switch. The rank that saw the failure logs it
   // at WARN; every worker counts it.
   void fallBack(algo::Context& ctx, const std::string& why, bool seenHere) override;
+  // Between calls (rinaCommGetAsyncError), on the agent: a switch that is
+  // gone (its CTRL connection closed, a local switch exited) makes the rack
+  // fall back now (the workers learn it at the next call's start) and is
+  // returned as rinaRemoteError; ok otherwise, and on workers.
+  Status checkWhileIdle(algo::Context& ctx);
+  // The job's RELEASE goes without waiting for the switch's answer (a
+  // communicator that was aborted or revoked is destroyed without
+  // blocking on a switch that may be gone).
+  void releaseWithoutWaiting();
 
  private:
   RackAgent() = default;
@@ -90,6 +123,10 @@ class RackAgent final : public algo::RackSwitch {
                           bool* autoSwitch);
   Status openClient(algo::Context& ctx, const config::Options& options);
   Status setUpAsAgent(algo::Context& ctx, bool autoSwitch);
+  // reform: this rank's old job (as old knew it) released on the switch
+  // now, over old's CTRL connection when it has one, else over one of its
+  // own (the old agent is gone; a local switch went with it).
+  static void releaseOldJob(algo::Context& ctx, RackAgent& old);
   Status setUpAsWorker(algo::Context& ctx);
   // Agent: starts a local switch when autoSwitch, connects CTRL, REGISTERs.
   // A refused grant sets *why (the rack then falls back).
@@ -104,6 +141,12 @@ class RackAgent final : public algo::RackSwitch {
   // Agent: REQUESTs slots again after a preemption and hands them to the
   // client; false (the rack fell back) when none came.
   bool requestSlotsAgain(algo::Context& ctx, ina::Grant* g);
+  // Agent of a rack that fell back, at the first collective after a plan
+  // check: a listed switch that answers again gets the rack's job anew (new
+  // id and token, the same members); false when it does not.
+  bool tryReturn(algo::Context& ctx, ina::Grant* g);
+  // Every worker: the rack uses its switch again (from the agent's start).
+  void returned(algo::Context& ctx);
 
   const topo::Rack* rack_ = nullptr;
   int worker_ = 0;
@@ -120,9 +163,13 @@ class RackAgent final : public algo::RackSwitch {
   // Agent only.
   std::unique_ptr<ina::LocalSwitchd> switchd_;
   std::unique_ptr<ina::CtrlClient> ctrl_;
-  bool registered_ = false;  // the switch holds the job (REGISTER answered OK)
-  bool released_ = false;    // RELEASE sent (at the fallback)
-  bool regranted_ = false;   // the grant in use came from a REQUEST after lost slots
+  bool registered_ = false;   // the switch holds the job (REGISTER answered OK)
+  bool released_ = false;     // RELEASE sent (at the fallback)
+  bool regranted_ = false;    // the grant in use came from a REQUEST after lost slots
+  bool preemptSeen_ = false;  // a NOTICE PREEMPT read between calls, for the next call
+  const PlanSync* plans_ = nullptr;
+  uint64_t returnCheck_ = 0;            // plans_->checks() at the last start exchanged
+  std::vector<ina::Endpoint> members_;  // agent: the workers' addresses, for a return
   InaCounters counters_;
 };
 

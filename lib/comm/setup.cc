@@ -158,32 +158,53 @@ Status Communicator::mapRacks(const Setup& s) {
       topo::rackMapFrom(options_.topoFile, options_.racks, hostIdsOf(s.table), &racks, &topology_)
           .prepend("rank " + std::to_string(rank()) + ": "));
   setRacks(std::move(racks));
-  basePeers_ = algo::basePeerRanks(rank(), this->racks());
+  return choosePaths(s.table, s.pathPolicy);
+}
+
+Status Communicator::choosePaths(const std::vector<bootstrap::PeerInfo>& table,
+                                 plan::PathPolicy policy) {
+  basePeers_ = algo::basePeerRanks(rank(), racks());
   // Every rank reaches a peer in another rack over each spine both have an
   // address on; hops pick among them (RINA_PATHS).
   int spines = bootstrap::kMaxSpineAddrs;
-  for (const bootstrap::PeerInfo& p : s.table) spines = std::min<int>(spines, p.spineCount);
-  const topo::RackMap& map = this->racks();
+  for (const bootstrap::PeerInfo& p : table) spines = std::min<int>(spines, p.spineCount);
+  const topo::RackMap& map = racks();
   std::vector<int> defaultSpines(size(), -1);
   for (int r = 0; r < size() && spines >= 2; ++r) {
     if (r != rank() && map.rackOf[r] != map.rackOf[rank()])
-      defaultSpines[r] = transport::defaultSpineOf(s.table[std::max(r, rank())], spines);
+      defaultSpines[r] = transport::defaultSpineOf(table[std::max(r, rank())], spines);
   }
   topo::TopologySpec spec;
   const std::string& file = options_.topoFile;
   const bool haveSpec = !file.empty() && topo::loadTopologyFile(file, &spec).ok();
   auto paths = std::make_unique<plan::PathChoice>();
-  RINA_TRY(
-      plan::PathChoice::make(s.pathPolicy, spines, map, haveSpec ? &spec : nullptr, paths.get()));
+  RINA_TRY(plan::PathChoice::make(policy, spines, map, haveSpec ? &spec : nullptr, paths.get()));
   setPaths(std::move(paths), spines, std::move(defaultSpines));
   return {};
 }
 
-Status Communicator::connectPeers(Setup* s) {
+transport::MeshOptions Communicator::meshOptions(const std::vector<bootstrap::PeerInfo>& table,
+                                                 uint64_t commId, int socketsPerPeer) {
   transport::MeshOptions mesh;
   mesh.rank = rank();
-  mesh.commId = s->id.commId;
-  mesh.table = s->table;
+  mesh.commId = commId;
+  mesh.table = table;
+  mesh.shmEnabled = !options_.shmDisable;
+  uint32_t fifoBytes = 4096;
+  while (fifoBytes < options_.shmFifoBytes && fifoBytes < (1u << 30)) fifoBytes <<= 1;
+  mesh.fifoBytes = fifoBytes;
+  mesh.socketBufBytes = static_cast<int>(options_.socketBufBytes);
+  mesh.sliceBytes = sliceBytes();
+  mesh.socketsPerPeer = socketsPerPeer;
+  mesh.knobs = options_;
+  mesh.deadline = deadlineAfterMs(timeoutMs());
+  mesh.abort = abortFlag();
+  mesh.arrivals = &arrivals_;
+  return mesh;
+}
+
+Status Communicator::connectPeers(Setup* s) {
+  transport::MeshOptions mesh = meshOptions(s->table, s->id.commId, s->socketsPerPeer);
   mesh.peers = algo::neighbourRanks(rank(), size());
   for (int p : algo::rackPeerRanks(rank(), racks())) mesh.peers.insert(p);
   mesh.listenFd = s->listen.get();
@@ -191,35 +212,12 @@ Status Communicator::connectPeers(Setup* s) {
     if (spines() >= 2 && racks().rackOf[p] != racks().rackOf[rank()]) mesh.spinePeers.insert(p);
   }
   for (const Fd& fd : s->spineListen) mesh.spineListenFds.push_back(fd.get());
-  mesh.shmEnabled = !options_.shmDisable;
-  uint32_t fifoBytes = 4096;
-  while (fifoBytes < options_.shmFifoBytes && fifoBytes < (1u << 30)) fifoBytes <<= 1;
-  mesh.fifoBytes = fifoBytes;
-  mesh.socketBufBytes = static_cast<int>(options_.socketBufBytes);
-  mesh.sliceBytes = sliceBytes();
-  mesh.socketsPerPeer = s->socketsPerPeer;
-  mesh.knobs = options_;
-  mesh.deadline = deadlineAfterMs(timeoutMs());
-  mesh.abort = abortFlag();
-  mesh.arrivals = &arrivals_;
   algo::ConnectionMap conns;
   algo::SpineConnectionMap spineConns;
   RINA_TRY(transport::buildMesh(mesh, &conns, &spineConns));
   addConnections(std::move(conns), std::move(spineConns));
-  // Every rank on this host: allreduces below RINA_TWO_SHOT_BYTES run
-  // through one segment of the host (algo/flat/host_allreduce.cc).
-  const std::vector<std::string> hostIds = hostIdsOf(s->table);
-  const bool oneHost = std::all_of(hostIds.begin(), hostIds.end(),
-                                   [&](const std::string& h) { return h == hostIds[0]; });
-  const size_t slotBytes = algo::hostSlotBytes(smallMsgBytes(), twoShotBytes(), size());
-  if (mesh.shmEnabled && oneHost && size() > 1 && slotBytes > 0) {
-    std::unique_ptr<transport::ShmGroup> group;
-    RINA_TRY(transport::ShmGroup::join(s->id.commId, s->table[0].pid, rank(), size(), slotBytes,
-                                       mesh.deadline, &group));
-    RINA_TRY(group->waitJoined(mesh.deadline, abortFlag()));
-    RINA_TRY(group->checkCopies(mesh.deadline, abortFlag()));
-    setHostGroup(std::move(group));
-  }
+  RINA_TRY(joinHostGroup(s->table, s->id.commId, mesh.deadline));
+  RINA_TRY(finishHostGroup(mesh.deadline));
   s->connected = Clock::now();
   listen_ = std::move(s->listen);
   mesh_ = std::move(mesh);
@@ -230,15 +228,36 @@ Status Communicator::connectPeers(Setup* s) {
   return {};
 }
 
+Status Communicator::joinHostGroup(const std::vector<bootstrap::PeerInfo>& table, uint64_t commId,
+                                   Deadline deadline) {
+  // Every rank on this host: allreduces below RINA_TWO_SHOT_BYTES run
+  // through one segment of the host (algo/flat/host_allreduce.cc).
+  const std::vector<std::string> hostIds = hostIdsOf(table);
+  const bool oneHost = std::all_of(hostIds.begin(), hostIds.end(),
+                                   [&](const std::string& h) { return h == hostIds[0]; });
+  const size_t slotBytes = algo::hostSlotBytes(smallMsgBytes(), twoShotBytes(), size());
+  if (options_.shmDisable || !oneHost || size() < 2 || slotBytes == 0) return {};
+  return transport::ShmGroup::join(commId, table[0].pid, rank(), size(), slotBytes, deadline,
+                                   &joiningGroup_);
+}
+
+Status Communicator::finishHostGroup(Deadline deadline) {
+  if (!joiningGroup_) return {};
+  RINA_TRY(joiningGroup_->waitJoined(deadline, abortFlag()));
+  RINA_TRY(joiningGroup_->checkCopies(deadline, abortFlag()));
+  setHostGroup(std::move(joiningGroup_));
+  return {};
+}
+
 Status Communicator::probe() {
   return probeLinks(*this, static_cast<size_t>(options_.probeBytes), options_.probeTimeoutMs);
 }
 
 Status Communicator::setUpRack() { return RackAgent::setup(*this, options_, &rackAgent_); }
 
-Status Communicator::startPlans(const Setup& s) {
+Status Communicator::startPlans(const plan::ReplanPolicy& policy) {
   RINA_TRY(PlanSync::create(
-      *this, topology_, s.policy, options_.planIna == "on",
+      *this, topology_, policy, options_.planIna == "on",
       [this](const std::set<int>& wanted) { return updatePeers(wanted); },
       [this] {
         std::vector<LinkRate> rows;
@@ -252,6 +271,7 @@ Status Communicator::startPlans(const Setup& s) {
   // connections are made before the first collective), else at the first
   // hier / rina collective (rinaCommSetAlgorithm), so a communicator that
   // never runs them never plans.
+  if (rackAgent_) rackAgent_->followPlanChecks(plans_.get());
   if (algo::followsPlan(*this, algorithm_)) RINA_TRY(plans_->start(*this));
   return {};
 }

@@ -217,6 +217,36 @@ Status connectTo(const PackedAddr& addr, Deadline deadline, Fd* out) {
       "connect to " + addr.str() + " failed until the deadline: " + std::strerror(lastErr));
 }
 
+Status connectOnce(const PackedAddr& addr, Deadline deadline, Fd* out) {
+  Fd fd(socket(addr.family == AF_INET6 ? AF_INET6 : AF_INET,
+               SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd.valid()) return systemErrorf(errno, "socket");
+  socklen_t len = 0;
+  sockaddr_storage ss = addr.toSockaddr(&len);
+  int err = 0;
+  if (connect(fd.get(), reinterpret_cast<sockaddr*>(&ss), len) != 0) {
+    err = errno;
+    while (err == EINPROGRESS || err == EINTR) {
+      pollfd p{fd.get(), POLLOUT, 0};
+      const int64_t left = msUntil(deadline);
+      if (left <= 0) {
+        return errorf(rinaTimeout, "connect to %s: no answer before the deadline",
+                      addr.str().c_str());
+      }
+      if (poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 1000))) <= 0) continue;
+      socklen_t errLen = sizeof err;
+      getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &errLen);
+      break;
+    }
+  }
+  if (err != 0) {
+    return Status(err == ECONNREFUSED || err == ECONNRESET ? rinaRemoteError : rinaSystemError,
+                  "connect to " + addr.str() + ": " + std::strerror(err));
+  }
+  *out = std::move(fd);
+  return {};
+}
+
 Status acceptFrom(int listenFd, Deadline deadline, const std::atomic<bool>* abort, Fd* out) {
   return acceptFromAny(&listenFd, 1, deadline, abort, out);
 }

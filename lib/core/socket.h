@@ -76,6 +76,10 @@ Status listenOn(const PackedAddr& addr, bool reuseAddr, Fd* out, PackedAddr* bou
 // not be listening yet).
 Status connectTo(const PackedAddr& addr, Deadline deadline, Fd* out);
 
+// One attempt, bounded by deadline: a peer that refuses (gone) is
+// rinaRemoteError at once, not retried. The socket is left non-blocking.
+Status connectOnce(const PackedAddr& addr, Deadline deadline, Fd* out);
+
 // Accepts one connection; abort (may be null) is checked every 50 ms.
 Status acceptFrom(int listenFd, Deadline deadline, const std::atomic<bool>* abort, Fd* out);
 // The same on whichever of several listening sockets has one first.

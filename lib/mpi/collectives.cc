@@ -36,7 +36,13 @@ std::optional<rinaMpiDelegateReason_t> admit(std::optional<rinaMpiDelegateReason
 // A failed rina collective goes to the communicator's error handler (which
 // aborts only if the application left MPI_ERRORS_ARE_FATAL); the rina
 // communicator is then unusable, so later handled calls fail the same way.
+// It is revoked first: the ranks that wait in the same call on live ranks
+// (not next to a dead one) get rinaRevoked at once, with this rank's error,
+// which names the rank that failed, instead of waiting out RINA_TIMEOUT_MS.
 int reportFailure(CommState& state, MPI_Comm comm, const char* call, rinaResult_t result) {
+  if (result != rinaSuccess && result != rinaRevoked && result != rinaInvalidArgument) {
+    rinaCommRevoke(state.rina);
+  }
   if (state.rinaState == CommState::Rina::kFailed && result == rinaSuccess) {
     RINA_WARN(
         "rina-mpi: %s on %s (rank %d of %d): an earlier rina collective on this "

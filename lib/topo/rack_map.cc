@@ -137,6 +137,43 @@ namespace rina::topo {
 
 std::string hostnameOf(const std::string& hostId) { return hostId.substr(0, hostId.find('/')); }
 
+RackMap subRackMap(const RackMap& map, const std::vector<int>& members, bool partialRacksKeepIna) {
+  RackMap out;
+  out.rackOf.assign(members.size(), -1);
+  for (size_t k = 0; k < map.racks.size(); ++k) {
+    const Rack& rack = map.racks[k];
+    Rack sub = rack;
+    sub.ranks.clear();
+    for (size_t i = 0; i < members.size(); ++i) {
+      const int m = members[i];
+      if (m >= 0 && m < static_cast<int>(map.rackOf.size()) &&
+          map.rackOf[m] == static_cast<int>(k)) {
+        sub.ranks.push_back(static_cast<int>(i));
+      }
+    }
+    if (sub.ranks.empty()) continue;
+    const bool whole = sub.ranks.size() == rack.ranks.size();
+    sub.ina = rack.ina && sub.ranks.size() >= 2 && (partialRacksKeepIna || whole);
+    for (int r : sub.ranks) out.rackOf[r] = static_cast<int>(out.racks.size());
+    out.racks.push_back(std::move(sub));
+  }
+  return out;
+}
+
+std::string shortFormOf(const RackMap& map) {
+  std::string text;
+  int next = 0;
+  for (const Rack& rack : map.racks) {
+    for (int r : rack.ranks) {
+      if (r != next++) return "";
+    }
+    if (!text.empty()) text += ",";
+    text += std::to_string(rack.ranks.size());
+    if (rack.ina) text += ":ina";
+  }
+  return text;
+}
+
 Status rackMapFrom(const std::string& file, const std::string& racks,
                    const std::vector<std::string>& hostIds, RackMap* out, TopologySpec* specOut) {
   std::vector<std::string> names;

@@ -88,6 +88,19 @@ Status resolveRackMap(const TopologySpec& spec, const std::vector<std::string>& 
 // One rack per distinct hostIds[r] (no INA), racks ordered by lowest rank.
 RackMap rackPerHost(const std::vector<std::string>& hostIds);
 
+// The rack map of a communicator made of some of map's ranks: rank i of it
+// is map's rank members[i]. Racks keep their order, names and switches;
+// empty ones go. A rack that keeps INA keeps its switch: with
+// partialRacksKeepIna (a shrink: the rack lost a failed host) every INA
+// rack with two or more members left, else (a split) only one whose every
+// rank is a member. A rack of one rank is never INA (the rank joins the
+// ring on its own).
+RackMap subRackMap(const RackMap& map, const std::vector<int>& members, bool partialRacksKeepIna);
+
+// map as RINA_RACKS's short form ("3:ina,3:ina,1,1") when its racks hold
+// consecutive ranks in rack order (empty otherwise).
+std::string shortFormOf(const RackMap& map);
+
 // The hostname part of a bootstrap host identity ("name/boot-id/netns").
 std::string hostnameOf(const std::string& hostId);
 

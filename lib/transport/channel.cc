@@ -109,7 +109,7 @@ Status acceptArrivalNow(const MeshOptions& opt, int listenFd, Deadline deadline,
   }
   Arrival a{Fd(fd), PeerHello{}};
   const char* refusal = nullptr;
-  readHello(a.fd, opt.rank, opt.commId, deadline, &a.hello, &refusal);
+  readHello(a.fd, opt.rank, opt.commId, opt.successorId, deadline, &a.hello, &refusal);
   if (refusal) {
     RINA_WARN("rank %d: refused a peer connection (%s)", opt.rank, refusal);
     return {};

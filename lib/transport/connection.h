@@ -75,6 +75,9 @@ class Connection {
   Connection& operator=(const Connection&) = delete;
 
   int peer() const { return peer_; }
+  // A connection a new communicator takes over keeps its peer under the
+  // peer's number there (rinaCommShrink renumbers the survivors in order).
+  void renumber(int peer) { peer_ = peer; }
   LinkCounters& counters() { return counters_; }
   const LinkCounters& counters() const { return counters_; }
   virtual const char* kind() const = 0;  // "socket", "shm"
@@ -94,6 +97,9 @@ class Connection {
   virtual void armWait(WaitSet& ws, bool send, bool recv) = 0;
   // Non-blocking check that the peer process is still there.
   virtual Status checkAlive() = 0;
+  // The same, also when bytes it sent before it went are still unread
+  // (checkAlive waits for them to be read: they may be a call's last).
+  virtual Status checkGone() { return checkAlive(); }
   // The peer's process id when the two share this host's memory (a shared
   // memory connection): its buffers can then be read in one copy with
   // process_vm_readv (transport/cma.h). 0 otherwise.
@@ -105,6 +111,22 @@ class Connection {
     (void)d;
     return nullptr;
   }
+
+  // Taking a connection over into a new communicator after a call that may
+  // have stopped half way (transport/resync.h): both ends drop what they
+  // were moving, beginResync says where this end's new stream starts
+  // (token: the same on both ends, drawn per new communicator), and
+  // pollResync skips what the peer sent before its start until *done.
+  // Non-blocking; armResync adds what an unfinished resync waits for. A
+  // transport that cannot do this keeps canResync() false and the pair is
+  // connected afresh.
+  virtual bool canResync() const { return false; }
+  virtual void beginResync(uint64_t /*token*/) {}
+  virtual Status pollResync(bool* done) {
+    *done = false;
+    return errorf(rinaInternalError, "%s connections cannot be taken over", kind());
+  }
+  virtual void armResync(WaitSet& /*ws*/) {}
 
  private:
   int peer_;

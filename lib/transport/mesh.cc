@@ -35,16 +35,17 @@ bool sameHost(const MeshOptions& opt, int peer) {
                       sizeof(opt.table[peer].host)) == 0;
 }
 
-void readHello(Fd& fd, int rank, uint64_t commId, Deadline deadline, PeerHello* hello,
-               const char** refusal) {
+void readHello(Fd& fd, int rank, uint64_t commId, uint64_t successorId, Deadline deadline,
+               PeerHello* hello, const char** refusal) {
   static thread_local std::string why;
   Status s = recvAll(fd.get(), hello, sizeof(*hello), deadline);
   if (!s.ok()) why = s.message();
   *refusal = !s.ok()                      ? why.c_str()
              : hello->magic != kPeerMagic ? "wrong magic"
-             : hello->commId != commId    ? "wrong communicator id"
-             : hello->to != rank          ? "addressed to another rank"
-                                          : nullptr;
+             : hello->commId != commId && (successorId == 0 || hello->commId != successorId)
+                 ? "wrong communicator id"
+             : hello->to != rank ? "addressed to another rank"
+                                 : nullptr;
 }
 
 namespace {
@@ -227,6 +228,9 @@ Status nextArrival(const MeshOptions& opt, const std::vector<int>& listenFds,
     *fd = std::move(opt.arrivals->mesh.front().fd);
     *hello = opt.arrivals->mesh.front().hello;
     opt.arrivals->mesh.pop_front();
+    // Filed while another communicator (the one this one replaces) served
+    // the socket: it may be that one's.
+    if (hello->commId != opt.commId) *refusal = "a connection of another communicator";
     return {};
   }
   Status s = acceptFromAny(listenFds.data(), listenFds.size(), opt.deadline, opt.abort, fd);
@@ -237,15 +241,16 @@ Status nextArrival(const MeshOptions& opt, const std::vector<int>& listenFds,
                      std::to_string(first) +
                      (spine >= 0 ? " over spine " + std::to_string(spine) : "") + ": ");
   }
-  readHello(*fd, opt.rank, opt.commId, std::min(opt.deadline, deadlineAfterMs(5000)), hello,
-            refusal);
-  if (!*refusal && hello->kind == kChannelHello) {
+  readHello(*fd, opt.rank, opt.commId, opt.successorId,
+            std::min(opt.deadline, deadlineAfterMs(5000)), hello, refusal);
+  if (!*refusal && hello->kind != kMeshHello) {
     if (opt.arrivals) {
-      opt.arrivals->channels.push_back(Arrival{std::move(*fd), *hello});
+      auto& queue = hello->kind == kChannelHello ? opt.arrivals->channels : opt.arrivals->notices;
+      queue.push_back(Arrival{std::move(*fd), *hello});
       *handedOver = true;
       return {};
     }
-    *refusal = "a point-to-point channel, which this set-up does not take";
+    *refusal = "a point-to-point channel or notice, which this set-up does not take";
   }
   return {};
 }

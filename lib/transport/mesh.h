@@ -31,8 +31,9 @@ using SpineConnections = std::map<std::pair<int, int>, std::unique_ptr<Connectio
 
 // What a connecting rank sends first on each socket. kind kMeshHello: a
 // connection of buildMesh (answered with a reply); kChannelHello: a
-// directed point-to-point channel (channel.h), never answered.
-enum HelloKind : uint32_t { kMeshHello = 0, kChannelHello = 1 };
+// directed point-to-point channel (channel.h), never answered;
+// kNoticeHello: a notice (notice.h).
+enum HelloKind : uint32_t { kMeshHello = 0, kChannelHello = 1, kNoticeHello = 2 };
 struct PeerHello {
   uint32_t magic;
   int32_t from;
@@ -63,12 +64,14 @@ struct Arrival {
 struct Arrivals {
   std::deque<Arrival> mesh;
   std::deque<Arrival> channels;
+  std::deque<Arrival> notices;  // read by the communicator (notice.h)
 };
 
-// Reads and checks fd's hello (magic, communicator, addressed to rank):
-// *refusal is null for a good one, else why it was refused.
-void readHello(Fd& fd, int rank, uint64_t commId, Deadline deadline, PeerHello* hello,
-               const char** refusal);
+// Reads and checks fd's hello (magic, communicator commId or, when not 0,
+// successorId, addressed to rank): *refusal is null for a good one, else
+// why it was refused.
+void readHello(Fd& fd, int rank, uint64_t commId, uint64_t successorId, Deadline deadline,
+               PeerHello* hello, const char** refusal);
 
 // Whether the pair (connector, acceptor) needs a connection of its own for
 // spine s: both have an address on s and the acceptor's is not its default.
@@ -96,9 +99,13 @@ struct MeshOptions {
   size_t sliceBytes = 128 << 10;  // stripes per socket: sliceBytes / sockets
   Deadline deadline;
   const std::atomic<bool>* abort = nullptr;
-  // Channel hellos accepted meanwhile go here (and mesh hellos the channel
-  // code accepted are taken from here); null: such hellos are refused.
+  // Channel hellos and notices accepted meanwhile go here (and mesh hellos
+  // the channel code accepted are taken from here); null: such hellos are
+  // refused.
   Arrivals* arrivals = nullptr;
+  // Not 0: the id of a communicator being formed out of this one
+  // (rinaCommShrink), whose hellos are filed for it rather than refused.
+  uint64_t successorId = 0;
 };
 
 // Whether opt.rank and peer are on one host (shared memory is possible).

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -75,6 +76,9 @@ Status ShmSegment::create(const std::string& name, uint32_t fifoBytes, ShmSegmen
     f.producerSleeping = 0;
     f.restarts = 0;
     f.restartAt = 0;
+    f.syncToken = 0;
+    f.syncHead = 0;
+    f.syncRestarts = 0;
   }
   std::atomic_thread_fence(std::memory_order_release);
   h->magic = kShmMagic;
@@ -255,6 +259,47 @@ void ShmConnection::armWait(WaitSet& ws, bool send, bool recv) {
   // in between is slept through.
   if (send) ws.addFutex(&out_->tail, seenTail_, &out_->producerSleeping);
   if (recv) ws.addFutex(&in_->head, seenHead_, &in_->consumerSleeping);
+  // A peer that dies never moves the counters: its end of the liveness
+  // socket closing ends the wait instead.
+  ws.addFd(liveness_.get(), POLLRDHUP);
+}
+
+namespace {
+
+// A resync's token as the 32-bit word it is published under; never 0.
+uint32_t syncWord(uint64_t token) {
+  const uint32_t w = static_cast<uint32_t>(token ^ (token >> 32));
+  return w ? w : 1;
+}
+
+}  // namespace
+
+void ShmConnection::beginResync(uint64_t token) {
+  // The new stream starts where this end's writes stopped, at a message
+  // boundary as always (padSend_); the consumer jumps there.
+  resyncToken_ = syncWord(token);
+  padSend_ = true;
+  out_->syncHead.store(out_->head.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  out_->syncRestarts.store(restartsSent_, std::memory_order_relaxed);
+  out_->syncToken.store(resyncToken_);  // seq_cst: pairs with the sleep flag
+  if (out_->consumerSleeping.load()) futexWake(&out_->syncToken);
+}
+
+Status ShmConnection::pollResync(bool* done) {
+  *done = false;
+  if (in_->syncToken.load(std::memory_order_acquire) != resyncToken_) return checkAlive();
+  const uint32_t tail = in_->syncHead.load(std::memory_order_relaxed);
+  restartsTaken_ = in_->syncRestarts.load(std::memory_order_relaxed);
+  padRecv_ = true;
+  seenHead_ = in_->head.load(std::memory_order_acquire);
+  in_->tail.store(tail);
+  if (in_->producerSleeping.load()) futexWake(&in_->tail);
+  *done = true;
+  return {};
+}
+
+void ShmConnection::armResync(WaitSet& ws) {
+  ws.addFutex(&in_->syncToken, in_->syncToken.load(), &in_->consumerSleeping);
 }
 
 Status ShmConnection::checkAlive() { return checkSocketAlive(liveness_.get(), peer()); }

@@ -24,11 +24,19 @@ namespace rina::transport {
 // same pages instead of cycling through the whole FIFO: a fresh page costs a
 // fault on first touch (tens of microseconds on a virtual machine), and
 // the pages in use stay in the cache.
+//
+// A resync (Connection::beginResync) is published by the producer the same
+// way: where its new stream begins (syncHead, a head value) and the restarts
+// it had published by then, under the resync's token (stored last); the
+// consumer takes them as its tail and its restarts seen.
 struct FifoControl {
   alignas(64) std::atomic<uint32_t> head;  // bytes written (mod 2^32)
   std::atomic<uint32_t> consumerSleeping;
-  std::atomic<uint32_t> restarts;          // restarts published so far
-  std::atomic<uint32_t> restartAt;         // where the latest restart begins (a head value)
+  std::atomic<uint32_t> restarts;   // restarts published so far
+  std::atomic<uint32_t> restartAt;  // where the latest restart begins (a head value)
+  std::atomic<uint32_t> syncToken;  // the latest resync's token (0: none)
+  std::atomic<uint32_t> syncHead;
+  std::atomic<uint32_t> syncRestarts;
   alignas(64) std::atomic<uint32_t> tail;  // bytes consumed
   std::atomic<uint32_t> producerSleeping;
 };
@@ -93,6 +101,10 @@ class ShmConnection : public Connection {
   SharedCopyWords* sharedCopy(Direction d) override {
     return d == Direction::kSend ? outCopy_ : inCopy_;
   }
+  bool canResync() const override { return true; }
+  void beginResync(uint64_t token) override;
+  Status pollResync(bool* done) override;
+  void armResync(WaitSet& ws) override;
 
  private:
   ShmSegment segment_;
@@ -115,6 +127,7 @@ class ShmConnection : public Connection {
   uint32_t restartsSent_ = 0;
   bool restartPending_ = false;
   uint32_t restartsTaken_ = 0;
+  uint32_t resyncToken_ = 0;  // the resync under way; 0: none
 };
 
 }  // namespace rina::transport

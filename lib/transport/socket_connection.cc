@@ -105,6 +105,57 @@ Status checkSocketAlive(int fd, int peer) {
   return {};
 }
 
+void SocketConnection::beginResync(uint64_t token) {
+  staged_ = 0;
+  const uint64_t words[4] = {0x434e595341414e49ull /* "INAASYNC" */, token, ~token,
+                             token * 0x9e3779b97f4a7c15ull};
+  std::memcpy(marker_, words, sizeof marker_);
+  markerSent_ = 0;
+  markerFound_ = false;
+}
+
+Status SocketConnection::pollResync(bool* done) {
+  while (markerSent_ < sizeof marker_) {
+    size_t n = 0;
+    RINA_TRY(trySend(marker_ + markerSent_, sizeof marker_ - markerSent_, &n));
+    if (n == 0) break;
+    markerSent_ += n;
+  }
+  // Peek, drop what comes before the marker (keeping a tail the marker may
+  // begin in), and take the marker itself once it is all there.
+  while (!markerFound_) {
+    const ssize_t n = recv(fd_.get(), staging_, kStagingBytes, MSG_PEEK | MSG_DONTWAIT);
+    if (n == 0) return errorf(rinaRemoteError, "peer %d closed the connection", peer());
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) break;
+      return socketError(errno, peer(), "recv");
+    }
+    const size_t have = static_cast<size_t>(n);
+    const void* at = memmem(staging_, have, marker_, sizeof marker_);
+    size_t drop = 0;
+    if (at) {
+      drop = static_cast<size_t>(static_cast<const char*>(at) - staging_) + sizeof marker_;
+      markerFound_ = true;
+    } else if (have >= sizeof marker_) {
+      drop = have - (sizeof marker_ - 1);
+    } else {
+      break;
+    }
+    const ssize_t took = recv(fd_.get(), staging_, drop, MSG_DONTWAIT);
+    if (took < 0) return socketError(errno, peer(), "recv");
+    if (static_cast<size_t>(took) != drop) {
+      return errorf(rinaInternalError, "peer %d: %zd of %zu peeked bytes could be read", peer(),
+                    took, drop);
+    }
+  }
+  *done = markerSent_ == sizeof marker_ && markerFound_;
+  return {};
+}
+
+void SocketConnection::armResync(WaitSet& ws) {
+  armWait(ws, markerSent_ < sizeof marker_, !markerFound_);
+}
+
 Status SocketConnection::checkAlive() {
   // Data may still be queued before the hang-up; only HUP/ERR with nothing
   // readable is final, and recv() reports EOF itself.

@@ -68,6 +68,30 @@ Status StripedConnection::checkAlive() {
   return {};
 }
 
+Status StripedConnection::checkGone() {
+  for (auto& s : socks_) RINA_TRY(s->checkGone());
+  return {};
+}
+
+void StripedConnection::beginResync(uint64_t token) {
+  send_ = recv_ = Cursor{};
+  for (auto& s : socks_) s->beginResync(token);
+}
+
+Status StripedConnection::pollResync(bool* done) {
+  *done = true;
+  for (auto& s : socks_) {
+    bool one = false;
+    RINA_TRY(s->pollResync(&one));
+    *done = *done && one;
+  }
+  return {};
+}
+
+void StripedConnection::armResync(WaitSet& ws) {
+  for (auto& s : socks_) s->armResync(ws);
+}
+
 int autoSocketsFor(int fd) {
   sockaddr_storage local{};
   socklen_t len = sizeof(local);

@@ -28,6 +28,12 @@ class StripedConnection : public Connection {
   void endMessage(Direction d) override;
   void armWait(WaitSet& ws, bool send, bool recv) override;
   Status checkAlive() override;
+  Status checkGone() override;
+  // Each socket resyncs on its own; the next message starts at socket 0.
+  bool canResync() const override { return true; }
+  void beginResync(uint64_t token) override;
+  Status pollResync(bool* done) override;
+  void armResync(WaitSet& ws) override;
 
   size_t sockets() const { return socks_.size(); }
   size_t stripeBytes() const { return stripe_; }

@@ -53,6 +53,13 @@ void RinaBackend::check(rinaResult_t rc, const char* call) {
                 own.count(), " ms; the communicator was aborted: ", comm_->lastError());
   }
   error_.store(rc == rinaTimeout ? kTimedOut : kFailed);
+  if (rc != rinaRevoked && rc != rinaAborted && rc != rinaInvalidArgument) {
+    // Ranks whose own peers are alive (not next to a dead one) then fail at
+    // once, with this rank's error naming the one that failed, instead of
+    // waiting out the group's timeout. No call runs here: this is the
+    // group's thread, between calls.
+    rinaCommRevoke(comm_->handle());
+  }
   TORCH_CHECK(false, "rina_torch ", call, " failed on rank ", rank_, ": ", rinaGetErrorString(rc),
               ": ", comm_->lastError());
 }

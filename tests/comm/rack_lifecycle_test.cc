@@ -72,34 +72,8 @@ rinaCommStats_t statsOf(rinaComm_t comm) {
   return s;
 }
 
-// A private folder with a fresh admin secret file.
-class SecretDir {
- public:
-  SecretDir() {
-    char dir[] = "/tmp/rina-lifecycle-test-XXXXXX";
-    if (mkdtemp(dir)) dir_ = dir;
-    std::string error;
-    ok_ = !dir_.empty() && ina::writeSecretFile(file(), &error);
-  }
-  ~SecretDir() {
-    unlink(file().c_str());
-    rmdir(dir_.c_str());
-  }
-  bool ok() const { return ok_; }
-  std::string file() const { return dir_ + "/auth"; }
-
- private:
-  std::string dir_;
-  bool ok_ = false;
-};
-
-// A number field of a JSON reply ("slots_used"), -1 when absent.
-long long jsonField(const std::string& json, const std::string& name) {
-  const std::string key = "\"" + name + "\":";
-  size_t at = json.find(key);
-  if (at == std::string::npos) return -1;
-  return std::atoll(json.c_str() + at + key.size());
-}
+using ina::testing::jsonField;
+using ina::testing::SecretDir;
 
 // The knobs of ranks that use the switch at `control` for one INA rack of n,
 // with its admin secret given through the options (not the environment).

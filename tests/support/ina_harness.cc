@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "rina/ina_wire.h"
+#include "wire/ctrl_auth.h"
 
 namespace rina::ina::testing {
 namespace {
@@ -102,6 +103,32 @@ bool waitForNotices(CtrlClient& ctrl, int timeoutMs, std::vector<PreemptNotice>*
     pollfd p{ctrl.fd(), POLLIN, 0};
     ::poll(&p, 1, static_cast<int>(left.count()));
   }
+}
+
+SecretDir::SecretDir() {
+  char dir[] = "/tmp/rina-switch-secret-XXXXXX";
+  if (mkdtemp(dir)) dir_ = dir;
+  std::string error;
+  ok_ = !dir_.empty() && writeSecretFile(file(), &error);
+}
+
+SecretDir::~SecretDir() {
+  unlink(file().c_str());
+  rmdir(dir_.c_str());
+}
+
+std::vector<long long> jsonFields(const std::string& json, const std::string& name) {
+  const std::string key = "\"" + name + "\":";
+  std::vector<long long> out;
+  for (size_t at = json.find(key); at != std::string::npos; at = json.find(key, at + 1)) {
+    out.push_back(std::atoll(json.c_str() + at + key.size()));
+  }
+  return out;
+}
+
+long long jsonField(const std::string& json, const std::string& name) {
+  const std::vector<long long> all = jsonFields(json, name);
+  return all.empty() ? -1 : all.front();
 }
 
 SwitchdProcess::SwitchdProcess(const std::vector<std::string>& flags,

@@ -49,6 +49,24 @@ class SwitchdProcess {
   Endpoint data_, control_, roce_;
 };
 
+// A private folder with a fresh admin secret file (a switch's --auth-file).
+class SecretDir {
+ public:
+  SecretDir();
+  ~SecretDir();
+  bool ok() const { return ok_; }
+  std::string file() const { return dir_ + "/auth"; }
+
+ private:
+  std::string dir_;
+  bool ok_ = false;
+};
+
+// A number field of a JSON reply ("slots_used"), -1 when absent; every
+// value of the field in order (the "fanin" of each job of STATS).
+long long jsonField(const std::string& json, const std::string& name);
+std::vector<long long> jsonFields(const std::string& json, const std::string& name);
+
 // Holds one worker's contributions at a known point of a call, so a test can
 // make something happen (a preemption) while the call surely has slices in
 // flight, on any machine: the worker's datagrams for slices fromSeq and

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -110,6 +111,27 @@ pid_t uniqueIdHelper(rinaUniqueId* id) {
 }
 
 }  // namespace
+
+ProcessBarrier::ProcessBarrier(int parties) : parties_(parties) {
+  void* p = mmap(nullptr, sizeof(int), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  arrived_ = p == MAP_FAILED ? nullptr : static_cast<int*>(p);
+  if (arrived_) *arrived_ = 0;
+}
+
+ProcessBarrier::~ProcessBarrier() {
+  if (arrived_) munmap(arrived_, sizeof(int));
+}
+
+bool ProcessBarrier::arriveAndWait(int timeoutMs) {
+  if (!arrived_) return false;
+  __atomic_add_fetch(arrived_, 1, __ATOMIC_SEQ_CST);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+  while (__atomic_load_n(arrived_, __ATOMIC_SEQ_CST) < parties_) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
 
 std::vector<int> runProcesses(int n, const std::function<int(int, rinaComm_t)>& fn,
                               int timeoutSec) {

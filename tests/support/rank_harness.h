@@ -42,6 +42,21 @@ void runThreads(int n, const config::Options& options,
 // with ScopedEnv.
 bool useGenerousInaTimeout();
 
+// A barrier for forked ranks (runProcesses): made before the fork, in
+// memory the children share; arriveAndWait returns false after timeoutMs.
+class ProcessBarrier {
+ public:
+  explicit ProcessBarrier(int parties);
+  ~ProcessBarrier();
+  ProcessBarrier(const ProcessBarrier&) = delete;
+  ProcessBarrier& operator=(const ProcessBarrier&) = delete;
+  bool arriveAndWait(int timeoutMs);
+
+ private:
+  int parties_;
+  int* arrived_;  // shared with the children
+};
+
 // Forks n processes that each init their rank and return fn's exit code.
 // Children still running after timeoutSec are killed. Returns each child's
 // exit code (128 + signal when killed by one).

@@ -39,6 +39,14 @@ void Context::closeConnection(int peer) {
   conns_.erase(it);
 }
 
+ConnectionMap Context::releaseConnections(SpineConnectionMap* spine) {
+  *spine = std::move(spineConns_);
+  spineConns_.clear();
+  ConnectionMap all = std::move(conns_);
+  conns_.clear();
+  return all;
+}
+
 int Context::hopSpine(int from, int to, int planSpine) const {
   return planSpine >= 0 && paths_->policy() == plan::PathPolicy::kPlanned
              ? planSpine
@@ -80,28 +88,25 @@ void Context::beginCallAlgorithm(Algorithm a) {
   const uint64_t seq = peekSeq();
   g->control(g->rank()).announced.store(seq << 8 | static_cast<uint64_t>(a),
                                         std::memory_order_release);
-  if (!callWatch_) {
-    // Made once, at the first allreduce: the call's algorithm and seq are
-    // read when it runs; outside an allreduce it has nothing to compare.
-    callWatch_ = [this]() -> Status {
-      if (callAlgorithm_ == Algorithm::kAuto) return {};
-      transport::ShmGroup& grp = *hostGroup_;
-      const uint64_t mine = grp.control(grp.rank()).announced.load(std::memory_order_relaxed);
-      for (int r = 0; r < grp.ranks(); ++r) {
-        if (r == grp.rank()) continue;
-        const uint64_t theirs = grp.control(r).announced.load(std::memory_order_acquire);
-        if ((theirs >> 8) != (mine >> 8) || theirs == mine) continue;
-        return errorf(rinaInvalidUsage,
-                      "rank %d: schedules do not match in allreduce #%llu: rank %d runs it with "
-                      "%s while this rank runs %s; set the same algorithm "
-                      "(rinaCommSetAlgorithm, RINA_ALGO) and knobs on every rank",
-                      rank_, static_cast<unsigned long long>(mine >> 8), r,
-                      algorithmName(static_cast<Algorithm>(theirs & 0xFF)),
-                      algorithmName(static_cast<Algorithm>(mine & 0xFF)));
-      }
-      return {};
-    };
+}
+
+Status Context::checkHostSchedules() const {
+  const transport::ShmGroup* g = hostGroup_.get();
+  if (!g || callAlgorithm_ == Algorithm::kAuto) return {};
+  const uint64_t mine = g->control(g->rank()).announced.load(std::memory_order_relaxed);
+  for (int r = 0; r < g->ranks(); ++r) {
+    if (r == g->rank()) continue;
+    const uint64_t theirs = g->control(r).announced.load(std::memory_order_acquire);
+    if ((theirs >> 8) != (mine >> 8) || theirs == mine) continue;
+    return errorf(rinaInvalidUsage,
+                  "rank %d: schedules do not match in allreduce #%llu: rank %d runs it with "
+                  "%s while this rank runs %s; set the same algorithm "
+                  "(rinaCommSetAlgorithm, RINA_ALGO) and knobs on every rank",
+                  rank_, static_cast<unsigned long long>(mine >> 8), r,
+                  algorithmName(static_cast<Algorithm>(theirs & 0xFF)),
+                  algorithmName(static_cast<Algorithm>(mine & 0xFF)));
   }
+  return {};
 }
 
 CollHeader collHeader(const Context& ctx, uint8_t kind, uint64_t seq, size_t count,
@@ -124,11 +129,15 @@ EngineContext contextFor(const Context& ctx, uint8_t kind, uint64_t seq, int ste
   EngineContext e{ctx.rank(),      collectiveName(kind), seq,         steps,
                   ctx.timeoutMs(), ctx.abortFlag(),      ctx.spinUs()};
   e.watch = ctx.callWatch();
+  e.wakeFd = ctx.wakeFd();
   return e;
 }
 
 EngineContext contextFor(const Context& ctx, const char* what, uint64_t seq) {
-  return EngineContext{ctx.rank(), what, seq, 1, ctx.timeoutMs(), ctx.abortFlag(), ctx.spinUs()};
+  EngineContext e{ctx.rank(), what, seq, 1, ctx.timeoutMs(), ctx.abortFlag(), ctx.spinUs()};
+  e.watch = ctx.ownerWatch();
+  e.wakeFd = ctx.wakeFd();
+  return e;
 }
 
 Status runExchange(const EngineContext& ectx, std::vector<SendItem> sends,

@@ -132,8 +132,15 @@ class Context {
   // wait of the call compares with the peers' (a peer in the same call with
   // another algorithm: rinaInvalidUsage naming both). kAuto: the call is over.
   void beginCallAlgorithm(Algorithm a);
-  // What engines look at after a quiet wait (EngineContext::watch).
+  // What engines look at after a quiet wait (EngineContext::watch): the
+  // owner's watch, then, in an allreduce with every rank on this host, the
+  // peers' schedules.
   const std::function<Status()>* callWatch() const { return &callWatch_; }
+  // The owner's part alone, for exchanges outside a collective.
+  const std::function<Status()>* ownerWatch() const { return &ownerWatch_; }
+  // A descriptor whose readiness wakes a quiet wait to look (the owner's
+  // listening socket); -1: none.
+  int wakeFd() const { return wakeFd_; }
 
   // 64-byte aligned scratch of at least bytes; valid until the next call.
   char* scratch(size_t bytes);
@@ -166,6 +173,16 @@ class Context {
   // Closes the default connection to peer; its bytes stay in the totals
   // (CommStats::closedBytes*).
   void closeConnection(int peer);
+  // Hands every connection over (a communicator made from this one takes
+  // them, comm/derive.cc); this context then has none.
+  ConnectionMap releaseConnections(SpineConnectionMap* spine);
+  // What a quiet wait also looks at (notices that revoke the communicator),
+  // and a descriptor whose readiness wakes it to look (its listening
+  // socket; -1: none).
+  void setOwnerWatch(std::function<Status()> watch, int wakeFd) {
+    ownerWatch_ = std::move(watch);
+    wakeFd_ = wakeFd;
+  }
 
  private:
   int rank_;
@@ -180,9 +197,17 @@ class Context {
   CallKnobs knobs_;
   std::atomic<bool> aborted_{false};
   CommStats stats_;
+  // The schedules of the peers on this host against this rank's (one-shot).
+  Status checkHostSchedules() const;
+
   uint64_t seq_ = 0;
   Algorithm callAlgorithm_ = Algorithm::kAuto;
-  std::function<Status()> callWatch_;
+  std::function<Status()> ownerWatch_;
+  int wakeFd_ = -1;
+  std::function<Status()> callWatch_ = [this]() -> Status {
+    if (ownerWatch_) RINA_TRY(ownerWatch_());
+    return checkHostSchedules();
+  };
   unsigned autoChoices_ = 0;
   char* scratch_ = nullptr;
   size_t scratchBytes_ = 0;

@@ -1,5 +1,6 @@
 #include "algo/engine/engine.h"
 
+#include <poll.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -40,6 +41,8 @@ const char* collectiveName(uint8_t kind) {
       return "send";
     case kRecv:
       return "recv";
+    case kMembership:
+      return "membership exchange";
     default:
       return "unknown collective";
   }
@@ -177,6 +180,15 @@ void Engine::closeBusy(Clock::time_point now, bool all) {
 Status Engine::run() {
   const auto start = Clock::now();
   Status st = runLoop();
+  if (st.code() == rinaRemoteError && ctx_.watch && *ctx_.watch) {
+    // A rank that revoked the communicator may have left right after: its
+    // notice, not its closed connection, is what happened.
+    Status w = (*ctx_.watch)();
+    if (w.code() == rinaRevoked) {
+      st = w.prepend("rank " + std::to_string(ctx_.rank) + ": " + ctx_.collective + " #" +
+                     std::to_string(ctx_.seq) + ": ");
+    }
+  }
   const auto end = Clock::now();
   closeBusy(end, true);
   RINA_TRACE(
@@ -365,6 +377,7 @@ Status Engine::runLoop() {
     for (EngineTask* t : tasks_) {
       if (!t->done()) t->arm(ws, &timeoutMs);
     }
+    if (ctx_.wakeFd >= 0) ws.addFd(ctx_.wakeFd, POLLIN);
     const auto asleep = Clock::now();
     ws.wait(timeoutMs);
     ++trace_.sleeps;
@@ -375,7 +388,11 @@ Status Engine::runLoop() {
       trace_.longestNs = slept;
       trace_.longestWhat = waitingFor();
     }
-    if (ctx_.watch && *ctx_.watch) RINA_TRY((*ctx_.watch)());
+    if (ctx_.watch && *ctx_.watch) {
+      Status w = (*ctx_.watch)();
+      // A revoke names no call; this one is the call it stopped.
+      if (!w.ok()) return w.code() == rinaRevoked ? prefixed(w) : w;
+    }
     // Liveness: a peer that died never wakes us; look after every quiet wait.
     Status alive = checkAlive();
     for (EngineTask* t : tasks_) {

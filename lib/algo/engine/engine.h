@@ -73,8 +73,12 @@ struct EngineContext {
   const std::atomic<bool>* abort;
   int64_t spinUs = 0;  // yield-spin this long before sleeping
   // Looked at after every quiet wait, as liveness is: an error ends the run
-  // (peers that run another schedule, Context::callWatch). Not owned.
+  // (peers that run another schedule, a revoked communicator:
+  // Context::callWatch). Not owned.
   const std::function<Status()>* watch = nullptr;
+  // Readable: something for the watch to look at (a notice at the
+  // communicator's listening socket), so a quiet wait ends; -1: none.
+  int wakeFd = -1;
 };
 
 // Link accounting (transport::LinkCounters of each connection): every byte
@@ -195,6 +199,10 @@ enum CollKind : uint8_t {
   // they name an engine's messages ("send #3": the 3rd message on a channel).
   kSend,
   kRecv,
+  // What a communicator made from this one needs from every rank
+  // (rinaCommSplit's colors and keys, rinaCommGrow's id): an all-gather of
+  // its own kind, so a rank in another call is told, not misread.
+  kMembership,
 };
 const char* collectiveName(uint8_t kind);
 

@@ -56,8 +56,10 @@ size_t hostSlotBytes(size_t smallMsgBytes, size_t twoShotBytes, int ranks);
 
 Status ringReduceScatter(Context& ctx, const void* send, void* recv, size_t recvCount,
                          rinaDataType_t type, rinaRedOp_t op);
+// kind: what the collective header says (kMembership for the exchanges
+// that make new communicators).
 Status ringAllGather(Context& ctx, const void* send, void* recv, size_t sendCount,
-                     rinaDataType_t type);
+                     rinaDataType_t type, CollKind kind = kAllGather);
 // A pipelined chain root -> root+1 -> ... -> root-1.
 Status chainBroadcast(Context& ctx, const void* send, void* recv, size_t count, rinaDataType_t type,
                       int root);

@@ -148,7 +148,7 @@ Status ringReduceScatter(Context& ctx, const void* sendv, void* recvv, size_t re
 }
 
 Status ringAllGather(Context& ctx, const void* sendv, void* recvv, size_t sendCount,
-                     rinaDataType_t type) {
+                     rinaDataType_t type, CollKind kind) {
   const int n = ctx.size(), r = ctx.rank();
   const size_t es = reduce::dataTypeSize(type);
   const char* send = static_cast<const char*>(sendv);
@@ -163,8 +163,8 @@ Status ringAllGather(Context& ctx, const void* sendv, void* recvv, size_t sendCo
   const ByteSlices slices = ByteSlices::of(blockBytes, es, ctx.sliceBytes());
   const int nslices = slices.count();
   const int steps = n - 1;
-  Engine e(contextFor(ctx, kAllGather, seq, steps));
-  CollHeader mine = collHeader(ctx, kAllGather, seq, sendCount, type, rinaSum, -1), theirs{};
+  Engine e(contextFor(ctx, kind, seq, steps));
+  CollHeader mine = collHeader(ctx, kind, seq, sendCount, type, rinaSum, -1), theirs{};
   addHeaderExchange(e, mine, &theirs, next, prev, r);
   for (int s = 0; s < steps; ++s) {
     const int sc = mod(r - s, n), rc = mod(r - s - 1, n);

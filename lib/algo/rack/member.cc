@@ -93,7 +93,7 @@ bool sumsOnSwitch(const RackCall& call, const Member& m) {
 
 Status beginMemberCall(RackCall& call, const std::vector<Member>& members, size_t count) {
   const Member& me = members[memberIndexOf(members, call.ctx.rank())];
-  return checkCallsMatch(call, members, count, me.inaRack && call.rack && call.rack->active());
+  return checkCallsMatch(call, members, count, me.inaRack && call.rack && call.rack->startDue());
 }
 
 Status runStep(RackCall& call, std::vector<SendItem> sends, std::vector<RecvItem> recvs) {

@@ -45,6 +45,11 @@ class RackSwitch {
  public:
   // The rack still aggregates through its switch.
   virtual bool active() const = 0;
+  // The rack's workers exchange its start (below) at this collective: while
+  // the rack uses its switch, and after each plan check while it does not
+  // (the agent then tries its switch again). Every worker of the rack
+  // answers alike.
+  virtual bool startDue() const = 0;
   virtual ina::SwitchCalls& calls() = 0;
   // Counts one switch call of this rank: what it did on the wire, and the
   // slices it left to the hosts that this rank sums.
