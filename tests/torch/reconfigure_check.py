@@ -17,6 +17,7 @@ import datetime
 import os
 import signal
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -32,8 +33,7 @@ def launch(args):
             return 77
     victim = args.ranks - 1
     result = ranks.spawn(os.path.abspath(__file__), args.ranks,
-                         ["--via", args.via, "--timeout", str(args.timeout),
-                          "--port", str(ranks.free_port())],
+                         ["--via", args.via, "--timeout", str(args.timeout)],
                          timeout=args.timeout * 3 + 60)
     expected = {r: 0 for r in range(args.ranks)}
     expected[victim] = -signal.SIGKILL
@@ -49,9 +49,26 @@ def worker(args):
     torch.set_num_threads(1)
     timeout = datetime.timedelta(seconds=args.timeout)
     victim = args.world - 1
-    # Rank 0 serves the store and outlives the victim.
-    server = dist.TCPStore("127.0.0.1", args.port, args.world, args.rank == 0, timeout=timeout,
-                           wait_for_workers=False)
+    # Rank 0 serves the store on a port it takes where it listens (so no
+    # other process can take it in between), tells the others through the
+    # launcher's folder, and outlives the victim.
+    port_file = os.path.join(args.store, "tcp-store-port")
+    if args.rank == 0:
+        server = dist.TCPStore("127.0.0.1", 0, args.world, True, timeout=timeout,
+                               wait_for_workers=False)
+        with open(port_file + ".tmp", "w") as f:
+            f.write(str(server.port))
+        os.rename(port_file + ".tmp", port_file)
+    else:
+        give_up = time.monotonic() + args.timeout
+        while not os.path.exists(port_file):
+            if time.monotonic() > give_up:
+                sys.exit(f"reconfigure_check: rank {args.rank}: rank 0 did not serve its store "
+                         f"within {args.timeout} s")
+            time.sleep(0.01)
+        server = dist.TCPStore("127.0.0.1", int(open(port_file).read()), args.world, False,
+                               timeout=timeout)
+    args.port = server.port
 
     if args.via == "torchft":
         group = rina_torch.torchft_process_group(timeout)
@@ -132,7 +149,6 @@ def worker(args):
 def add_arguments(p):
     p.add_argument("--via", choices=["plain", "torchft"], default="plain")
     p.add_argument("--timeout", type=int, default=20)
-    p.add_argument("--port", type=int)
 
 
 if __name__ == "__main__":
