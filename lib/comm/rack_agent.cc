@@ -570,8 +570,11 @@ Status RackAgent::startAsAgent(algo::Context& ctx, algo::RackStart* out) {
   RackSetupMsg msg{};
   ina::Grant g;
   if (!active_) {
+    // A return is tried at a plan check after the fallback, not in the
+    // start that tells the workers of it.
+    const bool checkSinceFallback = !plans_ || plans_->checks() != fellBackAtCheck_;
     returnCheck_ = plans_ ? plans_->checks() : 0;
-    if (tryReturn(ctx, &g)) {
+    if (checkSinceFallback && tryReturn(ctx, &g)) {
       msg.regrant = 1;
       putGrant(g, &msg);
       msg.job = job_;
@@ -739,6 +742,7 @@ void RackAgent::fallBack(algo::Context& ctx, const std::string& why, bool seenHe
   if (!active_) return;
   active_ = false;
   ++counters_.fallbacks;
+  fellBackAtCheck_ = plans_ ? plans_->checks() : 0;
   if (ctrl_ && registered_ && !released_) {
     // The rack never uses the switch again: its slots go back now, not at
     // rinaCommDestroy (a switch that times out may hold them for good).

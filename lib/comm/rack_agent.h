@@ -169,6 +169,7 @@ class RackAgent final : public algo::RackSwitch {
   bool preemptSeen_ = false;  // a NOTICE PREEMPT read between calls, for the next call
   const PlanSync* plans_ = nullptr;
   uint64_t returnCheck_ = 0;            // plans_->checks() at the last start exchanged
+  uint64_t fellBackAtCheck_ = 0;        // agent: plans_->checks() at the last fallback
   std::vector<ina::Endpoint> members_;  // agent: the workers' addresses, for a return
   InaCounters counters_;
 };

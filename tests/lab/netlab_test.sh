@@ -66,14 +66,15 @@ done
 # comes once rack a's switch has completed slots of this run. The INA
 # timeout is 10 s, not the default 2 s: rack b's switch must not starve past
 # it on a loaded machine (a third and fourth fallback), while rack a's dead
-# switch is still noticed within it.
+# switch is still noticed within it. RINA_PLAN_INA=on keeps every INA rack
+# on its switch: the plan would take these racks of 2 off it (planning.md).
 ctrl_a=$(python3 -c 'import json,sys; print([r for r in json.load(open(sys.argv[1]))["racks"] if r["name"] == "a"][0]["switch"])' "$resolved")
 pid_a=$(python3 -c 'import json,sys; print([p["pid"] for p in json.load(open(sys.argv[1]))["pids"] if p["what"] == "rina-switchd of rack a"][0])' "$state/state.json")
 completed() {
   lab exec a0 -- "$switchctl" "$ctrl_a" STATS 2> /dev/null | sed -n 's/.*"completed":\([0-9]*\).*/\1/p'
 }
 before=$(completed)
-lab run --timeout 300 --env RINA_DEBUG=WARN --env RINA_INA_TIMEOUT_MS=10000 -- \
+lab run --timeout 300 --env RINA_DEBUG=WARN --env RINA_INA_TIMEOUT_MS=10000 --env RINA_PLAN_INA=on -- \
   "$perf" -b 1M -e 1M -n 40 -w 0 -c 2 -a rina \
   > "$work/kill.out" 2>&1 &
 runner=$!
