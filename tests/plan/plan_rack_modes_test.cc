@@ -28,13 +28,14 @@ Network networkOf(const std::vector<RackSpec>& racks) {
   net.spineMbit = {0};
   for (size_t r = 0; r < racks.size(); ++r) {
     Network::Rack rack;
-    rack.name = "r" + std::to_string(r);
+    rack.name = std::string("r").append(std::to_string(r));
     rack.ina = racks[r].ina;
     rack.uplinkMbit = {racks[r].uplinkMbit};
     rack.switchMbit = racks[r].switchMbit;
     for (double rate : racks[r].hostMbit) {
       rack.hosts.push_back(static_cast<int>(net.hosts.size()));
-      net.hosts.push_back({"h" + std::to_string(net.hosts.size()), static_cast<int>(r), rate});
+      net.hosts.push_back(
+          {std::string("h").append(std::to_string(net.hosts.size())), static_cast<int>(r), rate});
     }
     net.racks.push_back(rack);
   }
