@@ -4,7 +4,6 @@
 #include <atomic>
 #include <cstring>
 
-#include "transport/socket_connection.h"
 #include "transport/wait_set.h"
 
 namespace rina::transport {
@@ -20,23 +19,6 @@ std::atomic_ref<uint32_t> wordAt(char* data, uint32_t offset) {
 }
 
 }  // namespace
-
-ShmFrameConnection::ShmFrameConnection(int peer, bool lowerSide, ShmSegment segment, Fd liveness,
-                                       int peerPid)
-    : Connection(peer),
-      segment_(std::move(segment)),
-      peerPid_(peerPid),
-      liveness_(std::move(liveness)) {
-  ShmSegmentHeader* h = segment_.header();
-  const int outIdx = lowerSide ? 0 : 1;
-  out_ = &h->fifo[outIdx];
-  in_ = &h->fifo[1 - outIdx];
-  outCopy_ = &h->copy[outIdx];
-  inCopy_ = &h->copy[1 - outIdx];
-  outData_ = segment_.data(outIdx);
-  inData_ = segment_.data(1 - outIdx);
-  mask_ = h->fifoBytes - 1;
-}
 
 Status ShmFrameConnection::trySend(const void* data, size_t len, size_t* moved) {
   return trySendGather(data, len, nullptr, 0, moved);
@@ -121,7 +103,5 @@ void ShmFrameConnection::armWait(WaitSet& ws, bool send, bool recv) {
     ws.addFutex(&in_->head, waiting ? seen : seen + 1, &in_->consumerSleeping);
   }
 }
-
-Status ShmFrameConnection::checkAlive() { return checkSocketAlive(liveness_.get(), peer()); }
 
 }  // namespace rina::transport

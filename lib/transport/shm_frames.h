@@ -18,6 +18,7 @@
 #define RINA_LIB_TRANSPORT_SHM_FRAMES_H_
 
 #include <cstdint>
+#include <utility>
 
 #include "core/socket.h"
 #include "transport/connection.h"
@@ -25,38 +26,23 @@
 
 namespace rina::transport {
 
-class ShmFrameConnection : public Connection {
+class ShmFrameConnection : public ShmPairConnection {
  public:
   // lowerSide: this end writes FIFO 0 (a channel's sender); peerPid: the
   // peer's process id (sharedHostPid), 0 when not known.
-  ShmFrameConnection(int peer, bool lowerSide, ShmSegment segment, Fd liveness, int peerPid);
+  ShmFrameConnection(int peer, bool lowerSide, ShmSegment segment, Fd liveness, int peerPid)
+      : ShmPairConnection(peer, lowerSide, std::move(segment), std::move(liveness), peerPid) {}
 
-  const char* kind() const override { return "shm"; }
   Status trySend(const void* data, size_t len, size_t* moved) override;
   Status trySendGather(const void* first, size_t firstLen, const void* second, size_t secondLen,
                        size_t* moved) override;
   // Copies only (r.fn must be null: frames may cut an element in two).
   Status tryRecv(void* dst, size_t len, const RecvReduce& r, size_t* moved) override;
   void armWait(WaitSet& ws, bool send, bool recv) override;
-  Status checkAlive() override;
-  int sharedHostPid() const override { return peerPid_; }
-  SharedCopyWords* sharedCopy(Direction d) override {
-    return d == Direction::kSend ? outCopy_ : inCopy_;
-  }
 
  private:
   uint32_t frameWordAt(uint32_t pos) const;
 
-  ShmSegment segment_;
-  int peerPid_;
-  Fd liveness_;
-  FifoControl* out_;
-  FifoControl* in_;
-  SharedCopyWords* outCopy_;
-  SharedCopyWords* inCopy_;
-  char* outData_;
-  char* inData_;
-  uint32_t mask_;
   // Sender: where the next frame begins, and the receiver's tail as last read.
   uint32_t head_ = 0;
   uint32_t knownTail_ = 0;
