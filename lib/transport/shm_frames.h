@@ -10,8 +10,10 @@
 // of the FIFO counters' several.
 //
 // A frame's length word is 0 until the frame is published: before the
-// sender publishes a frame it clears the word where the next one will
-// begin, so the receiver never takes leftover bytes for a frame. The
+// sender publishes a frame the word where the next one will begin is
+// cleared, so the receiver never takes leftover bytes for a frame. The
+// sender clears the words of the lines ahead in a batch after publishing,
+// so the line the receiver polls is not taken back on every frame. The
 // counters (the segment's FifoControl) are still kept: head for the
 // receiver to sleep on, tail for the sender to see space.
 #ifndef RINA_LIB_TRANSPORT_SHM_FRAMES_H_
@@ -42,10 +44,16 @@ class ShmFrameConnection : public ShmPairConnection {
 
  private:
   uint32_t frameWordAt(uint32_t pos) const;
+  // Zeroes the word of every line from where the cleared lines end (or the
+  // next frame) up to `to`, as far as the receiver has freed the FIFO.
+  void clearWords(uint32_t to);
 
   // Sender: where the next frame begins, and the receiver's tail as last read.
   uint32_t head_ = 0;
   uint32_t knownTail_ = 0;
+  // Every line's word from the next frame up to here is 0 (the sender
+  // clears ahead, clearWords).
+  uint32_t cleared_ = 0;
   // Receiver: where the current (or next) frame begins, where its unread
   // bytes begin and how many are left.
   uint32_t frameAt_ = 0;
