@@ -47,7 +47,8 @@ Status ShmFrameConnection::trySendGather(const void* first, size_t firstLen, con
   const size_t n = std::min<size_t>(want, span - kPrefix);
   // The next frame's word is 0 before this one is published; usually the
   // clearing after the last frame got there first.
-  if (static_cast<int32_t>(cleared_ - (head_ + span)) <= 0) clearWords(head_ + span + kLine);
+  if (static_cast<int32_t>(cleared_ - (head_ + span)) <= 0)
+    clearWords(head_ + span, head_ + span + kLine);
   char* at = outData_ + off + kPrefix;
   const size_t a = std::min(n, firstLen);
   if (a > 0) reduce::copyBytes(at, first, a);
@@ -61,18 +62,18 @@ Status ShmFrameConnection::trySendGather(const void* first, size_t firstLen, con
   // receiver's cache (it polled the word there) is then off the next
   // frame's path, once per kClearAhead bytes instead of once per frame.
   if (static_cast<int32_t>(cleared_ - head_) < static_cast<int32_t>(kClearAhead / 2)) {
-    clearWords(head_ + kClearAhead);
+    clearWords(head_, head_ + kClearAhead);
   }
   return {};
 }
 
-void ShmFrameConnection::clearWords(uint32_t to) {
+void ShmFrameConnection::clearWords(uint32_t from, uint32_t to) {
   // Only where the receiver is done (its tail as last read): a frame it
   // still reads keeps its words. Every line's, since any line may begin a
   // frame; those of frames written later are overwritten then.
   const uint32_t freeEnd = knownTail_ + mask_ + 1;
   if (static_cast<int32_t>(to - freeEnd) > 0) to = freeEnd;
-  uint32_t pos = static_cast<int32_t>(cleared_ - head_) > 0 ? cleared_ : head_;
+  uint32_t pos = static_cast<int32_t>(cleared_ - from) > 0 ? cleared_ : from;
   for (; static_cast<int32_t>(to - pos) > 0; pos += kLine) {
     wordAt(outData_, pos & mask_).store(0, std::memory_order_relaxed);
   }

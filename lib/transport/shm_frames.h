@@ -44,9 +44,10 @@ class ShmFrameConnection : public ShmPairConnection {
 
  private:
   uint32_t frameWordAt(uint32_t pos) const;
-  // Zeroes the word of every line from where the cleared lines end (or the
-  // next frame) up to `to`, as far as the receiver has freed the FIFO.
-  void clearWords(uint32_t to);
+  // Zeroes the word of every line in [from, to) not cleared yet (not the
+  // lines of a frame being written: its payload covers them), as far as
+  // the receiver has freed the FIFO.
+  void clearWords(uint32_t from, uint32_t to);
 
   // Sender: where the next frame begins, and the receiver's tail as last read.
   uint32_t head_ = 0;
