@@ -182,25 +182,10 @@ def worker(args):
         sgd.load_state_dict(state["optim"])
 
     # The replica group's store (torchrun's, in a real job), served by its
-    # rank 0 on a port it takes where it listens, which it tells the others
-    # through the launcher's folder; the Manager joins it as a client.
-    port_file = os.path.join(args.store_dir, "port")
-    if args.group_rank == 0:
-        os.makedirs(args.store_dir, exist_ok=True)
-        group_store = dist.TCPStore("127.0.0.1", 0, args.group_ranks, True, timeout=timeout,
-                                    wait_for_workers=False)
-        with open(port_file + ".tmp", "w") as f:
-            f.write(str(group_store.port))
-        os.rename(port_file + ".tmp", port_file)
-    else:
-        give_up = time.monotonic() + args.timeout
-        while not os.path.exists(port_file):
-            if time.monotonic() > give_up:
-                sys.exit(f"replica {args.replica} rank {args.group_rank}: its rank 0 did not "
-                         f"serve the replica's store within {args.timeout} s")
-            time.sleep(0.01)
-        group_store = dist.TCPStore("127.0.0.1", int(open(port_file).read()), args.group_ranks,
-                                    False, timeout=timeout)
+    # rank 0; the Manager joins it as a client.
+    import ranks
+    group_store = ranks.tcp_store(args.store_dir, args.group_rank, args.group_ranks, timeout,
+                                  f"replica {args.replica} rank {args.group_rank}")
     group_store.set(f"pid{args.group_rank}", str(os.getpid()))
     # The ranks of this replica average their gradients among themselves.
     inside = None
