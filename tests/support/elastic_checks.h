@@ -44,24 +44,28 @@ inline ::testing::AssertionResult exactMemberAllReduces(rinaComm_t comm,
     return ::testing::AssertionFailure()
            << "rank " << rank << ": " << n << " ranks, expected " << ids.size();
   }
+  // One type's allreduce of values, checked by firstWrong.
+  auto exact = [&](auto values, rinaDataType_t type, const char* name, auto firstWrong,
+                   size_t count) -> ::testing::AssertionResult {
+    if (rinaAllReduce(values.data(), values.data(), count, type, rinaSum, comm) != rinaSuccess) {
+      return ::testing::AssertionFailure() << "rank " << rank << ": " << name << " x " << count
+                                           << ": " << rinaCommGetLastError(comm);
+    }
+    if (long bad = firstWrong(values, ids); bad >= 0) {
+      return ::testing::AssertionFailure() << "rank " << rank << ": " << name << " x " << count
+                                           << ": element " << bad << " wrong";
+    }
+    return ::testing::AssertionSuccess();
+  };
   for (size_t count : counts) {
-    std::vector<int32_t> vi = memberInts(ids[rank], count);
-    if (rinaAllReduce(vi.data(), vi.data(), count, rinaInt32, rinaSum, comm) != rinaSuccess) {
-      return ::testing::AssertionFailure()
-             << "rank " << rank << ": int32 x " << count << ": " << rinaCommGetLastError(comm);
+    if (auto r = exact(memberInts(ids[rank], count), rinaInt32, "int32", firstWrongInt, count);
+        !r) {
+      return r;
     }
-    if (long bad = firstWrongInt(vi, ids); bad >= 0) {
-      return ::testing::AssertionFailure()
-             << "rank " << rank << ": int32 x " << count << ": element " << bad << " wrong";
-    }
-    std::vector<float> vf = memberFloats(ids[rank], count);
-    if (rinaAllReduce(vf.data(), vf.data(), count, rinaFloat32, rinaSum, comm) != rinaSuccess) {
-      return ::testing::AssertionFailure()
-             << "rank " << rank << ": float32 x " << count << ": " << rinaCommGetLastError(comm);
-    }
-    if (long bad = firstWrongFloat(vf, ids); bad >= 0) {
-      return ::testing::AssertionFailure()
-             << "rank " << rank << ": float32 x " << count << ": element " << bad << " wrong";
+    if (auto r =
+            exact(memberFloats(ids[rank], count), rinaFloat32, "float32", firstWrongFloat, count);
+        !r) {
+      return r;
     }
   }
   return ::testing::AssertionSuccess();
