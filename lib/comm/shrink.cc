@@ -263,8 +263,8 @@ Status Communicator::shrink(const std::vector<int>& exclude, std::unique_ptr<Com
   // agreement are kept for it.
   mesh_.successorId = successorId(attempt);
   // What needs no agreement starts now, so it overlaps the agreement: the
-  // connections to the survivors start over under the new id, and the new
-  // communicator's host segment is joined (not waited for). This
+  // connections to the survivors start over under the new id, and a new
+  // host segment, where none is kept, is joined (not waited for). This
   // communicator's streams are then no longer its own: a failed agreement
   // revokes it on every rank (a later shrink starts them over again).
   for (auto& [peer, conn] : connections()) {
