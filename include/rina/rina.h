@@ -215,7 +215,7 @@ typedef struct {
   uint64_t callsHier;
   uint64_t callsRina;
   uint64_t callsPsIna;
-  uint64_t inaFallbacks;       /* this rank's rack stopped using its switch (0 or 1) */
+  uint64_t inaFallbacks;       /* times this rank's rack stopped using its switch */
   uint64_t inaCalls;           /* switch reductions and broadcasts this rank took part in */
   uint64_t inaRetransmissions; /* INA datagrams this rank resent */
   uint64_t inaHostSlices;      /* INA slices aggregated on the hosts instead */
@@ -255,7 +255,8 @@ typedef struct {
   /* version 7: allreduce calls that ran two-shot over the host segment */
   uint64_t callsTwoShot;
   /* version 8: this rank's rack went back to its switch after a fallback (a
-   * lost switch that came back: tried at each plan check) */
+   * lost switch that came back: tried at plan checks, backing off while
+   * returns sum nothing) */
   uint64_t inaReturns;
 } rinaCommStats_t;
 

@@ -168,7 +168,9 @@ class Communicator : public algo::Context {
   // refusal every other rank gets when it fails; the id of the
   // communicator a shrink attempt forms.
   // meanwhile: what this rank does once its list is on its way.
-  Status agreeOnShrink(uint64_t attempt, const std::vector<bool>& excluded,
+  // *hostRound: this rank's last round in the host segment, then the
+  // latest of every survivor's (ShmGroup::renumber's base).
+  Status agreeOnShrink(uint64_t attempt, const std::vector<bool>& excluded, uint32_t* hostRound,
                        const std::function<Status()>& meanwhile);
   void refuseShrink(uint64_t attempt, const std::string& why);
   // revoke.cc: n (from this rank) to every other rank's listening socket,

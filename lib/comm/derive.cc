@@ -78,10 +78,10 @@ Status Communicator::formDerived(const std::vector<bootstrap::PeerInfo>& table, 
   std::vector<transport::Connection*> kept;
   for (auto& [peer, conn] : connections()) kept.push_back(conn.get());
   for (auto& [key, conn] : spineConnections()) kept.push_back(conn.get());
-  // The host segment is joined first (a shrink joined it already) and
+  // The host segment is joined first (a shrink kept the old one's) and
   // waited for last: its ranks meet while the connections are brought back
   // and made.
-  if (!joiningGroup_) RINA_TRY(joinHostGroup(table, commId, mesh.deadline));
+  if (!joiningGroup_ && !hostGroup()) RINA_TRY(joinHostGroup(table, commId, mesh.deadline));
   RINA_TRY(transport::resyncAll(kept, commId, rank(), mesh.deadline, abortFlag(), resyncBegun));
   const Clock::time_point resynced = Clock::now();
   const size_t reused = connections().size();

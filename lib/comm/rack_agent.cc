@@ -570,9 +570,11 @@ Status RackAgent::startAsAgent(algo::Context& ctx, algo::RackStart* out) {
   RackSetupMsg msg{};
   ina::Grant g;
   if (!active_) {
-    // A return is tried at a plan check after the fallback, not in the
-    // start that tells the workers of it.
-    const bool checkSinceFallback = !plans_ || plans_->checks() != fellBackAtCheck_;
+    // A return is tried at a plan check after the fallback (not in the
+    // start that tells the workers of it), or later when returns that
+    // summed nothing backed off; the workers follow the start.
+    const bool checkSinceFallback =
+        !plans_ || plans_->checks() - fellBackAtCheck_ >= checksBetweenReturns_;
     returnCheck_ = plans_ ? plans_->checks() : 0;
     if (checkSinceFallback && tryReturn(ctx, &g)) {
       msg.regrant = 1;
@@ -667,6 +669,7 @@ bool RackAgent::tryReturn(algo::Context& ctx, ina::Grant* g) {
 
 void RackAgent::returned(algo::Context& ctx) {
   active_ = true;
+  returnedOnce_ = true;
   counters_.returns++;
 }
 
@@ -743,6 +746,15 @@ void RackAgent::fallBack(algo::Context& ctx, const std::string& why, bool seenHe
   active_ = false;
   ++counters_.fallbacks;
   fellBackAtCheck_ = plans_ ? plans_->checks() : 0;
+  if (returnedOnce_ && client_ && !client_->resultSinceGrant()) {
+    checksBetweenReturns_ = std::min(checksBetweenReturns_ * 2, kMostChecksBetweenReturns);
+    RINA_INFO(
+        "rank %d: rack %s: the switch summed nothing since the rack returned to it: the "
+        "next return is tried %llu plan check(s) after this fallback",
+        ctx.rank(), rack_->name.c_str(), static_cast<unsigned long long>(checksBetweenReturns_));
+  } else {
+    checksBetweenReturns_ = 1;
+  }
   if (ctrl_ && registered_ && !released_) {
     // The rack never uses the switch again: its slots go back now, not at
     // rinaCommDestroy (a switch that times out may hold them for good).

@@ -168,8 +168,15 @@ class RackAgent final : public algo::RackSwitch {
   bool regranted_ = false;    // the grant in use came from a REQUEST after lost slots
   bool preemptSeen_ = false;  // a NOTICE PREEMPT read between calls, for the next call
   const PlanSync* plans_ = nullptr;
-  uint64_t returnCheck_ = 0;            // plans_->checks() at the last start exchanged
-  uint64_t fellBackAtCheck_ = 0;        // agent: plans_->checks() at the last fallback
+  uint64_t returnCheck_ = 0;      // plans_->checks() at the last start exchanged
+  uint64_t fellBackAtCheck_ = 0;  // agent: plans_->checks() at the last fallback
+  // Agent: plan checks from a fallback to the next return tried. Doubles
+  // (to kMostChecksBetweenReturns) at each fallback of a return that
+  // summed nothing (a switch that answers but never sums costs one INA
+  // timeout per try); back to 1 after a return that summed.
+  static constexpr uint64_t kMostChecksBetweenReturns = 64;
+  uint64_t checksBetweenReturns_ = 1;
+  bool returnedOnce_ = false;           // the last time the rack went on its switch was a return
   std::vector<ina::Endpoint> members_;  // agent: the workers' addresses, for a return
   InaCounters counters_;
 };

@@ -25,6 +25,7 @@
 
 #include "comm/communicator.h"
 #include "core/log.h"
+#include "transport/shm_group.h"
 
 namespace rina::comm {
 namespace {
@@ -79,7 +80,7 @@ Status readAnswer(int fd, int from, int nranks, uint64_t commId, Deadline deadli
 }  // namespace
 
 Status Communicator::agreeOnShrink(uint64_t attempt, const std::vector<bool>& excluded,
-                                   const std::function<Status()>& meanwhile) {
+                                   uint32_t* hostRound, const std::function<Status()>& meanwhile) {
   const std::string where = "rank " + std::to_string(rank()) + ": rinaCommShrink (attempt #" +
                             std::to_string(attempt) + ", excluding " + listOf(excluded) + "): ";
   int coordinator = 0;
@@ -90,6 +91,7 @@ Status Communicator::agreeOnShrink(uint64_t attempt, const std::vector<bool>& ex
   mine.attempt = attempt;
   mine.from = rank();
   mine.ranks = excluded;
+  mine.hostRound = *hostRound;
   // Whatever fails here fails on every survivor: the reason goes to all.
   auto refuse = [&](rinaResult_t code, const std::string& why) {
     refuseShrink(attempt, why);
@@ -193,6 +195,12 @@ Status Communicator::agreeOnShrink(uint64_t attempt, const std::vector<bool>& ex
     if (rank() == coordinator && missing.empty()) {
       transport::Notice verdict = mine;
       verdict.kind = transport::NoticeKind::kVerdict;
+      for (const Proposal& p : kept) {
+        if (!transport::seqAtLeast(verdict.hostRound, p.notice.hostRound)) {
+          verdict.hostRound = p.notice.hostRound;
+        }
+      }
+      *hostRound = verdict.hostRound;
       answerAll(verdict);
       return {};
     }
@@ -234,6 +242,7 @@ Status Communicator::agreeOnShrink(uint64_t attempt, const std::vector<bool>& ex
                                          transport::noticeKindName(answer.kind) + " for " +
                                          listOf(answer.ranks) + ", not a verdict on this list");
     }
+    *hostRound = answer.hostRound;
     return {};
   }
 }
@@ -255,8 +264,8 @@ Status Communicator::shrink(const std::vector<int>& exclude, std::unique_ptr<Com
   // agreement are kept for it.
   mesh_.successorId = successorId(attempt);
   // What needs no agreement starts now, so it overlaps the agreement: the
-  // connections to the survivors start over under the new id, and the new
-  // communicator's host segment is joined (not waited for). This
+  // connections to the survivors start over under the new id, and a new
+  // host segment, where none is kept, is joined (not waited for). This
   // communicator's streams are then no longer its own: a failed agreement
   // revokes it on every rank (a later shrink starts them over again).
   for (auto& [peer, conn] : connections()) {
@@ -266,17 +275,28 @@ Status Communicator::shrink(const std::vector<int>& exclude, std::unique_ptr<Com
     if (!excluded[key.first] && conn->canResync()) conn->beginResync(mesh_.successorId);
   }
   std::unique_ptr<Communicator> next = successor(static_cast<int>(members.size()), newRank);
-  // The host segment is joined once this rank's list is on its way. Its
-  // name holds the members too: ranks whose lists differ (the agreement
-  // then fails) never meet in one segment.
+  // This communicator's host segment, where it has one, serves the shrunk
+  // one too, its members' slots renumbered once they agree (no segment to
+  // make and no wait for every member to map it). Without one, a new one
+  // is joined once this rank's list is on its way; its name holds the
+  // members too: ranks whose lists differ (the agreement then fails) never
+  // meet in one segment.
+  const bool keepSegment = hostGroup() != nullptr && members.size() >= 2;
+  uint32_t hostRound = keepSegment ? hostGroup()->lastRound() : 0;
   uint64_t segmentId = mesh_.successorId;
   for (int r : members) segmentId = segmentId * 0x100000001b3ull ^ static_cast<uint64_t>(r);
-  Status agreed = agreeOnShrink(attempt, excluded, [&] {
+  Status agreed = agreeOnShrink(attempt, excluded, &hostRound, [&] {
+    if (keepSegment) return Status();
     return next->joinHostGroup(table, segmentId, deadlineAfterMs(timeoutMs()));
   });
   if (!agreed.ok()) {
     revoke("shrink attempt #" + std::to_string(attempt) + " failed: " + agreed.message());
     return agreed;
+  }
+  if (keepSegment) {
+    std::unique_ptr<transport::ShmGroup> segment = releaseHostGroup();
+    segment->renumber(members, newRank, hostRound);
+    next->setHostGroup(std::move(segment));
   }
   topo::RackMap pinned = racks();
   RINA_TRY(pinSwitches(options_.switches, &pinned));

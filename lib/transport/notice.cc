@@ -39,6 +39,7 @@ std::string encodeNotice(const Notice& n, int to, uint64_t commId) {
   h.from = n.from;
   h.nranks = static_cast<int32_t>(n.ranks.size());
   h.flags = n.flags;
+  h.hostRound = n.hostRound;
   h.textBytes = static_cast<uint32_t>(text.size());
   std::string out(reinterpret_cast<const char*>(&hello), sizeof hello);
   out.append(reinterpret_cast<const char*>(&h), sizeof h);
@@ -74,6 +75,7 @@ Status readNotice(int fd, const PeerHello& hello, int nranks, Deadline deadline,
   out->attempt = h.attempt;
   out->from = h.from;
   out->flags = h.flags;
+  out->hostRound = h.hostRound;
   out->ranks.assign(static_cast<size_t>(nranks), false);
   for (int r = 0; r < nranks; ++r) out->ranks[r] = (bits[r / 8] >> (r % 8)) & 1;
   // Bits beyond nranks in the last byte name no rank: a sender that sets

@@ -42,14 +42,20 @@ struct NoticeHeader {
   int32_t nranks;    // the communicator's size: the bitmap has (nranks + 7) / 8 bytes
   uint32_t flags;
   uint32_t textBytes;  // at most kMaxNoticeText
+  // A proposal: the last round the sender used in the host segment; a
+  // verdict: the latest of its survivors', where the shrunk communicator's
+  // rounds go on (transport::ShmGroup::renumber).
+  uint32_t hostRound;
+  uint32_t reserved;
 };
-static_assert(sizeof(NoticeHeader) == 32);
+static_assert(sizeof(NoticeHeader) == 40);
 
 struct Notice {
   NoticeKind kind = NoticeKind::kRevoke;
   uint64_t attempt = 0;
   int from = -1;
   uint32_t flags = 0;
+  uint32_t hostRound = 0;
   std::vector<bool> ranks;  // one per rank of the communicator
   std::string text;
 };

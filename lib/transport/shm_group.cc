@@ -98,6 +98,7 @@ Status ShmGroup::join(uint64_t commId, int ownerPid, int rank, int ranks, size_t
   g->ranks_ = ranks;
   g->slotBytes_ = roundUp(slotBytes, 64);
   g->size_ = totalBytes(ranks, g->slotBytes_);
+  for (int r = 0; r < ranks; ++r) g->slotOf_.push_back(r);
   char name[64];
   std::snprintf(name, sizeof(name), "/rina-%d-g-%016" PRIx64, ownerPid, commId);
   g->name_ = name;
@@ -174,7 +175,7 @@ Status ShmGroup::waitInitialised(Deadline deadline) {
 }
 
 void ShmGroup::markJoined() {
-  ShmGroupRank& me = controls_[rank_];
+  ShmGroupRank& me = control(rank_);
   me.pid = static_cast<int32_t>(getpid());
   me.probeAddr = reinterpret_cast<uintptr_t>(&probe_);
   auto* h = static_cast<GroupHeader*>(base_);
@@ -208,15 +209,15 @@ Status ShmGroup::checkCopies(Deadline deadline, const std::atomic<bool>* abort) 
   bool works = true;
   for (int r = 0; r < ranks_ && works; ++r) {
     if (r == rank_) continue;
-    const ShmGroupRank& peer = controls_[r];
+    const ShmGroupRank& peer = control(r);
     uint64_t word = 0;
     works = readProcessMemory(peer.pid, peer.probeAddr, &word, sizeof word).ok() &&
             writeProcessMemory(peer.pid, &word, peer.probeAddr, sizeof word).ok();
   }
-  publish(&controls_[rank_].copyCheck, works ? 1 : 2);
+  publish(&control(rank_).copyCheck, works ? 1 : 2);
   for (int r = 0; r < ranks_; ++r) {
     for (;;) {
-      const uint32_t seen = controls_[r].copyCheck.load();
+      const uint32_t seen = control(r).copyCheck.load();
       if (seen != 0) break;
       if (abort && abort->load()) return errorf(rinaAborted, "rank %d: aborted", rank_);
       const int64_t left = msUntil(deadline);
@@ -227,7 +228,7 @@ Status ShmGroup::checkCopies(Deadline deadline, const std::atomic<bool>* abort) 
                       rank_, r, name_.c_str());
       }
       WaitSet ws;
-      ws.addFutex(&controls_[r].copyCheck, seen, &controls_[rank_].sleeping);
+      ws.addFutex(&control(r).copyCheck, seen, &control(rank_).sleeping);
       ws.wait(static_cast<int>(std::min<int64_t>(left, 100)));
     }
   }
@@ -236,7 +237,7 @@ Status ShmGroup::checkCopies(Deadline deadline, const std::atomic<bool>* abort) 
 
 bool ShmGroup::copiesWork() const {
   for (int r = 0; r < ranks_; ++r) {
-    if (controls_[r].copyCheck.load(std::memory_order_relaxed) != 1) return false;
+    if (control(r).copyCheck.load(std::memory_order_relaxed) != 1) return false;
   }
   return true;
 }
@@ -285,17 +286,17 @@ void ShmGroup::wakeSleepers(std::atomic<uint32_t>* word) {
   // raises its flag and then re-reads the word (WaitSet), so one of the
   // two sides sees the other.
   for (int r = 0; r < ranks_; ++r) {
-    if (r != rank_ && controls_[r].sleeping.load()) {
+    if (r != rank_ && control(r).sleeping.load()) {
       futexWake(word);
       return;
     }
   }
 }
 
-void ShmGroup::post(int which, uint32_t round) { publish(&controls_[rank_].posted[which], round); }
+void ShmGroup::post(int which, uint32_t round) { publish(&control(rank_).posted[which], round); }
 
 void ShmGroup::postReduced(int which, uint32_t round) {
-  publish(&controls_[rank_].reduced[which], round);
+  publish(&control(rank_).reduced[which], round);
 }
 
 void ShmGroup::publish(std::atomic<uint32_t>* word, uint32_t value) {
@@ -303,6 +304,20 @@ void ShmGroup::publish(std::atomic<uint32_t>* word, uint32_t value) {
   wakeSleepers(word);
 }
 
-void ShmGroup::finish(uint32_t round) { publish(&controls_[rank_].done, round); }
+void ShmGroup::renumber(const std::vector<int>& members, int rank, uint32_t base) {
+  std::vector<int> slots;
+  for (int m : members) slots.push_back(slotOf_[m]);
+  slotOf_ = std::move(slots);
+  rank_ = rank;
+  ranks_ = static_cast<int>(members.size());
+  rounds_ = base;
+  // The renumbered group's collectives count from 0 again.
+  control(rank_).announced.store(0);
+  // Peers reusing a slot wait for this rank's done to reach the round the
+  // slot last carried, which is at most base.
+  publish(&control(rank_).done, base);
+}
+
+void ShmGroup::finish(uint32_t round) { publish(&control(rank_).done, round); }
 
 }  // namespace rina::transport

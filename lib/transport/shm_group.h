@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/socket.h"
 #include "core/status.h"
@@ -90,10 +91,19 @@ class ShmGroup {
   int rank() const { return rank_; }
   int ranks() const { return ranks_; }
   size_t slotBytes() const { return slotBytes_; }
-  ShmGroupRank& control(int r) const { return controls_[r]; }
+  ShmGroupRank& control(int r) const { return controls_[slotOf_[r]]; }
   char* slot(int r, int which) const {
-    return data_ + (static_cast<size_t>(r) * 2 + static_cast<size_t>(which)) * slotBytes_;
+    return data_ + (static_cast<size_t>(slotOf_[r]) * 2 + static_cast<size_t>(which)) * slotBytes_;
   }
+  // The last round this rank used (0: none yet).
+  uint32_t lastRound() const { return rounds_; }
+  // A shrink keeps the segment: members[i], a rank of this group, becomes
+  // rank i (this rank: `rank`), in the slots it had, and the others' slots
+  // go unused. Every member calls it between the same two collectives with
+  // the same base, at least the lastRound() of every member: rounds go on
+  // from there, so no word a member left from an earlier round (an aborted
+  // one too) reads as a round of the renumbered group.
+  void renumber(const std::vector<int>& members, int rank, uint32_t base);
   // The number of this rank's next round (every rank counts alike, as
   // every rank runs the same collectives).
   uint32_t nextRound() { return ++rounds_; }
@@ -142,6 +152,7 @@ class ShmGroup {
   uint32_t rounds_ = 0;
   uint64_t probe_ = 0;  // the word peers copy (ShmGroupRank::probeAddr)
   ShmGroupRank* controls_ = nullptr;
+  std::vector<int> slotOf_;  // rank -> its control words and slots in the segment
   char* data_ = nullptr;
 };
 

@@ -3,6 +3,7 @@
 // pairs of ranks: exchange_calls.cc.
 #include "backend.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "tensor_types.h"
@@ -15,7 +16,68 @@ RinaBackend::RinaBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank,
   init();
 }
 
+RinaBackend::RinaBackend(std::unique_ptr<Communicator> comm, int size)
+    : BackendBase(comm->rank(), size), comm_(std::move(comm)) {
+  init();
+}
+
 RinaBackend::~RinaBackend() { shutdownNow(); }
+
+std::vector<int> RinaBackend::excludedRanks(const std::vector<int64_t>& ranks) const {
+  TORCH_CHECK(!ranks.empty(), "rina_torch shrink: no rank to exclude");
+  std::vector<bool> seen(size_, false);
+  std::vector<int> out;
+  for (int64_t r : ranks) {
+    TORCH_CHECK(r >= 0 && r < size_, "rina_torch shrink: rank ", r, " is outside [0, ", size_, ")");
+    TORCH_CHECK(!seen[r], "rina_torch shrink: rank ", r, " is excluded twice");
+    seen[r] = true;
+    out.push_back(static_cast<int>(r));
+  }
+  TORCH_CHECK(static_cast<int>(out.size()) < size_, "rina_torch shrink: all ", size_,
+              " ranks are excluded");
+  TORCH_CHECK(!seen[rank_], "rina_torch shrink: rank ", rank_,
+              " excludes itself (excluded ranks do not call shrink)");
+  return out;
+}
+
+#if RINA_TORCH_BACKEND && RINA_TORCH_HAS_SHRINK
+c10::intrusive_ptr<c10d::Backend> RinaBackend::shrink(const std::vector<int64_t>& ranksToExclude,
+                                                      int shrinkFlags,
+                                                      const c10::intrusive_ptr<Options>&) {
+  TORCH_CHECK(shrinkFlags == RINA_SHRINK_DEFAULT || shrinkFlags == RINA_SHRINK_ABORT,
+              "rina_torch shrink: flags ", shrinkFlags, " are neither SHRINK_DEFAULT (",
+              RINA_SHRINK_DEFAULT, ") nor SHRINK_ABORT (", RINA_SHRINK_ABORT, ")");
+  const std::vector<int> excluded = excludedRanks(ranksToExclude);
+  if (shrinkFlags == RINA_SHRINK_ABORT) {
+    // Stops the call in progress here and on every other rank.
+    rinaCommRevoke(comm());
+  } else {
+    // The calls queued so far run first (in issue order, as on every rank).
+    c10::intrusive_ptr<c10d::Work> drained =
+        post(c10d::OpType::UNKNOWN, "rina:shrink", {}, {}, std::chrono::milliseconds(0), [] {});
+    withoutGil([&] { drained->wait(); });
+  }
+  withoutGil([this] { thread_.stop("the process group was shrunk"); });
+  rinaComm_t next = nullptr;
+  rinaResult_t rc = rinaSuccess;
+  withoutGil([&] {
+    rc = rinaCommShrink(comm(), excluded.data(), static_cast<int>(excluded.size()), &next,
+                        shrinkFlags);
+  });
+  if (rc != rinaSuccess) {
+    error_.store(rc == rinaTimeout ? kTimedOut : kFailed);
+    TORCH_CHECK(false, "rina_torch shrink failed on rank ", rank_, ": ", rinaGetErrorString(rc),
+                ": ", comm_->lastError());
+  }
+  int newRank = 0;
+  for (int r = 0; r < rank_; ++r) {
+    if (std::find(excluded.begin(), excluded.end(), r) == excluded.end()) ++newRank;
+  }
+  return c10::make_intrusive<RinaBackend>(
+      std::make_unique<Communicator>(next, newRank, comm_->timeout()),
+      size_ - static_cast<int>(excluded.size()));
+}
+#endif
 
 void RinaBackend::abortNow() {
   comm_->abort();

@@ -17,6 +17,8 @@
 //   send, recv (tags checked), recv_anysource: rina's point-to-point
 //   messages, consecutive ones run as one rina group (work_thread.h);
 //   barrier: a one-element allreduce.
+//   shrink (torch.distributed.shrink_group): rinaCommShrink; the new
+//   backend owns the shrunk communicator, this one takes no more calls.
 // Between startCoalescing and endCoalescing (torch 2.x's coalescing
 // manager, batch_isend_irecv) calls are queued but not started; the Work
 // endCoalescing returns completes when all of them did, failing with the
@@ -47,6 +49,8 @@ class RinaBackend : public BackendBase {
   // communicator whose every wait ends after `timeout`.
   RinaBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
               std::chrono::milliseconds timeout);
+  // The backend of a communicator made from another one's (a shrink).
+  RinaBackend(std::unique_ptr<Communicator> comm, int size);
   // shutdownNow(): aborts the call in progress, fails what is queued,
   // joins the thread, frees the communicator.
   ~RinaBackend() override;
@@ -142,10 +146,24 @@ class RinaBackend : public BackendBase {
 #if RINA_TORCH_HAS_GET_ERROR
   c10d::ErrorType getError() override;
 #endif
+#if RINA_TORCH_HAS_SHRINK
+  bool supportsShrinking() const override { return true; }
+  // Collective over the ranks not excluded (the excluded ones do not
+  // call it). shrinkFlags 0 (SHRINK_DEFAULT): after the calls queued so far
+  // ran; 1 (SHRINK_ABORT): the call in progress is stopped and queued ones
+  // fail. Either way this backend takes no calls afterwards. Options are
+  // not taken: the shrunk group keeps this one's timeout.
+  c10::intrusive_ptr<c10d::Backend> shrink(
+      const std::vector<int64_t>& ranksToExclude, int shrinkFlags,
+      const c10::intrusive_ptr<Options>& optsOverride) override;
+#endif
 #endif
 
  private:
   static constexpr int kNoError = 0, kFailed = 1, kTimedOut = 2;
+  // ranks as rinaCommShrink takes them, or a message saying what is wrong
+  // with them (empty, out of range, repeated, this rank, every rank).
+  std::vector<int> excludedRanks(const std::vector<int64_t>& ranks) const;
 
   rinaComm_t comm() const { return comm_->handle(); }
   // Queues run (on the device of the tensors, after the caller's stream;

@@ -42,6 +42,9 @@ Communicator::Communicator(const c10::intrusive_ptr<c10d::Store>& store, int ran
               rinaGetErrorString(rc), ": ", rinaCommGetLastError(nullptr));
 }
 
+Communicator::Communicator(rinaComm_t comm, int rank, std::chrono::milliseconds timeout)
+    : rank_(rank), timeout_(timeout), comm_(comm) {}
+
 Communicator::~Communicator() {
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -26,6 +26,9 @@ class Communicator {
   // wait ends after `timeout` (rinaConfig_t.timeoutMs).
   Communicator(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                std::chrono::milliseconds timeout);
+  // Owns comm, a communicator made from another one (a shrink), of
+  // which this process is `rank`.
+  Communicator(rinaComm_t comm, int rank, std::chrono::milliseconds timeout);
   ~Communicator();  // rinaCommDestroy
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;

@@ -38,6 +38,9 @@
 
 // Backend::getError() (torch 2.6 on).
 #define RINA_TORCH_HAS_GET_ERROR RINA_TORCH_AT_LEAST(2, 6)
+// Backend::supportsShrinking / shrink, behind torch.distributed.shrink_group
+// (checked on torch 2.15; 2.5 has neither).
+#define RINA_TORCH_HAS_SHRINK RINA_TORCH_AT_LEAST(2, 10)
 // The unsigned dtypes uint16, uint32, uint64 (torch 2.3 on).
 #define RINA_TORCH_HAS_UNSIGNED RINA_TORCH_AT_LEAST(2, 3)
 
@@ -76,6 +79,9 @@ inline bool premulFactorOf(const c10d::ReduceOp& op, double* factor, at::Tensor*
   return true;
 }
 
+// Backend::supportsShrinking / shrink, behind torch.distributed.shrink_group
+// (checked on torch 2.15; 2.5 has neither).
+#define RINA_TORCH_HAS_SHRINK RINA_TORCH_AT_LEAST(2, 10)
 // The unsigned dtypes that have no rina type of their own but a wider one.
 inline bool isUint16(at::ScalarType s) {
 #if RINA_TORCH_HAS_UNSIGNED

@@ -457,6 +457,32 @@ TEST(InaNoProgress, RackFallsBackAndStaysExact) {
   }
 }
 
+// A switch that takes the rack back at every try but never sums: the agent
+// backs off, trying again 1, 2, 4, 8, 16, 32 plan checks after each such
+// fallback instead of at the next check (each try costs a collective its
+// INA timeout, or here its NACKs). With a check at most before every
+// collective, 41 allreduces leave room for at most 6 returns (1 + 2 + 4 +
+// 8 + 16 > 31); trying at every check gave more than twice that. The rack
+// keeps trying (2 returns at least) and every allreduce is exact.
+TEST(InaNoProgress, ReturnsToASwitchThatNeverSumsBackOff) {
+  ScopedEnv planCheck("RINA_PLAN_CHECK_EVERY", "1");
+  FakeSwitch sw(Answers::kNack);
+  ASSERT_TRUE(sw.ok());
+  config::Options o = optionsFor(2, sw.control().toString(), "");
+  o.racks = "2:ina";
+  o.inaTimeoutMs = kInaTimeoutMs;
+  std::vector<rinaCommStats_t> after(2);
+  runThreads(2, o, [&](int rank, rinaComm_t comm) {
+    for (int k = 0; k < 41; ++k) exactAllreduce(comm, rank, 2, k, 2000, false);
+    after[rank] = statsOf(comm);
+  });
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_GE(after[r].inaReturns, 2u) << "rank " << r;
+    EXPECT_LE(after[r].inaReturns, 6u) << "rank " << r;
+    EXPECT_EQ(after[r].inaFallbacks, after[r].inaReturns + 1) << "rank " << r;
+  }
+}
+
 // The command line of a process, its arguments joined by blanks.
 std::string commandLine(pid_t pid) {
   std::ifstream f("/proc/" + std::to_string(pid) + "/cmdline");

@@ -21,6 +21,7 @@
 
 #include "api/handle.h"
 #include "core/config.h"
+#include "elastic_checks.h"
 #include "ina/ctrl_client.h"
 #include "ina_harness.h"
 #include "member_values.h"
@@ -40,20 +41,6 @@ rinaCommStats_t statsOf(rinaComm_t comm) {
   s.size = sizeof s;
   EXPECT_EQ(rinaCommGetStats(comm, &s), rinaSuccess);
   return s;
-}
-
-// Allreduces of int32 and float32 on comm (identities ids), exact.
-void expectExact(rinaComm_t comm, const std::vector<int>& ids, size_t count) {
-  int rank = -1;
-  ASSERT_EQ(rinaCommUserRank(comm, &rank), rinaSuccess);
-  std::vector<int32_t> vi = memberInts(ids[rank], count);
-  ASSERT_EQ(rinaAllReduce(vi.data(), vi.data(), count, rinaInt32, rinaSum, comm), rinaSuccess)
-      << rinaCommGetLastError(comm);
-  ASSERT_EQ(firstWrongInt(vi, ids), -1) << "rank " << rank;
-  std::vector<float> vf = memberFloats(ids[rank], count);
-  ASSERT_EQ(rinaAllReduce(vf.data(), vf.data(), count, rinaFloat32, rinaSum, comm), rinaSuccess)
-      << rinaCommGetLastError(comm);
-  ASSERT_EQ(firstWrongFloat(vf, ids), -1) << "rank " << rank;
 }
 
 // Two INA racks (3 and 2 ranks) on one switch with an admin secret.
@@ -112,7 +99,7 @@ void shrinkTwoRacks(const std::vector<int>& out, const std::vector<long long>& f
   std::latch shrunk(static_cast<int>(ids.size()));
   std::latch checked(static_cast<int>(ids.size()));  // no survivor leaves before the check
   runThreads(n, sw.options(), [&](int rank, rinaComm_t comm) {
-    expectExact(comm, {0, 1, 2, 3, 4}, 20000);
+    EXPECT_TRUE(exactMemberAllReduces(comm, {0, 1, 2, 3, 4}, {20000}));
     sync.arrive_and_wait();
     if (rank == 0) {
       const std::string before = sw.stats();
@@ -129,8 +116,8 @@ void shrinkTwoRacks(const std::vector<int>& out, const std::vector<long long>& f
         rinaCommShrink(comm, out.data(), static_cast<int>(out.size()), &next, RINA_SHRINK_DEFAULT),
         rinaSuccess)
         << rinaCommGetLastError(comm);
-    expectExact(next, ids, 20000);
-    expectExact(next, ids, 3);
+    EXPECT_TRUE(exactMemberAllReduces(next, ids, {20000}));
+    EXPECT_TRUE(exactMemberAllReduces(next, ids, {3}));
     shrunk.arrive_and_wait();
     int newRank = -1;
     rinaCommUserRank(next, &newRank);
@@ -182,12 +169,12 @@ TEST(RackReform, GrowRegistersTheRacksAgain) {
                                 }()),
               rinaSuccess)
         << rinaCommGetLastError(nullptr);
-    expectExact(comm, ids, 20000);
+    EXPECT_TRUE(exactMemberAllReduces(comm, ids, {20000}));
     EXPECT_EQ(rinaCommDestroy(comm), rinaSuccess);
   });
   std::barrier sync(5);
   runThreads(5, o, [&](int rank, rinaComm_t comm) {
-    expectExact(comm, {0, 1, 2, 3, 4}, 100);
+    EXPECT_TRUE(exactMemberAllReduces(comm, {0, 1, 2, 3, 4}, {100}));
     if (rank == 0) {
       rinaUniqueId fresh;
       ASSERT_EQ(rinaGetUniqueId(&fresh), rinaSuccess);
@@ -195,7 +182,7 @@ TEST(RackReform, GrowRegistersTheRacksAgain) {
     }
     rinaComm_t next = nullptr;
     ASSERT_EQ(rinaCommGrow(comm, 1, id.get(), &next), rinaSuccess) << rinaCommGetLastError(comm);
-    expectExact(next, ids, 20000);
+    EXPECT_TRUE(exactMemberAllReduces(next, ids, {20000}));
     sync.arrive_and_wait();
     if (rank == 0) {
       const std::string after = sw.stats();
@@ -221,7 +208,7 @@ TEST(RackReform, SplitKeepsWholeRacksOnTheSwitch) {
   const std::vector<int> childIds = {0, 1, 2, 3};
   std::barrier sync(5);
   runThreads(5, sw.options(), [&](int rank, rinaComm_t comm) {
-    expectExact(comm, parentIds, 20000);
+    EXPECT_TRUE(exactMemberAllReduces(comm, parentIds, {20000}));
     rinaComm_t child = nullptr;
     ASSERT_EQ(rinaCommSplit(comm, rank < 4 ? 0 : 1, rank, &child), rinaSuccess)
         << rinaCommGetLastError(comm);
@@ -229,8 +216,10 @@ TEST(RackReform, SplitKeepsWholeRacksOnTheSwitch) {
     ASSERT_EQ(rinaCommCount(child, &childSize), rinaSuccess);
     ASSERT_EQ(childSize, rank < 4 ? 4 : 1) << "rank " << rank;
     for (int round = 0; round < 2; ++round) {
-      if (rank < 4) expectExact(child, childIds, 20000);
-      expectExact(comm, parentIds, 20000);
+      if (rank < 4) {
+        EXPECT_TRUE(exactMemberAllReduces(child, childIds, {20000}));
+      }
+      EXPECT_TRUE(exactMemberAllReduces(comm, parentIds, {20000}));
     }
     sync.arrive_and_wait();
     if (rank == 0) {
@@ -253,7 +242,7 @@ TEST(RackReform, SplitKeepsWholeRacksOnTheSwitch) {
       EXPECT_EQ(sorted(jsonFields(after, "fanin")), (std::vector<long long>{2, 3})) << after;
       EXPECT_EQ(jsonField(after, "slots_used"), 200) << after;
     }
-    expectExact(comm, parentIds, 20000);
+    EXPECT_TRUE(exactMemberAllReduces(comm, parentIds, {20000}));
     EXPECT_EQ(statsOf(comm).inaFallbacks, 0u) << "rank " << rank;
   });
 }
@@ -272,11 +261,11 @@ TEST(RackReform, RacksReturnToARestartedSwitchAtAPlanCheck) {
   std::barrier sync(5);
   runThreads(5, o, [&](int rank, rinaComm_t comm) {
     const std::vector<int> ids = {0, 1, 2, 3, 4};
-    expectExact(comm, ids, 20000);
+    EXPECT_TRUE(exactMemberAllReduces(comm, ids, {20000}));
     sync.arrive_and_wait();
     if (rank == 0) sw.reset();  // killed
     sync.arrive_and_wait();
-    expectExact(comm, ids, 20000);  // the racks fall back: still exact
+    EXPECT_TRUE(exactMemberAllReduces(comm, ids, {20000}));  // the racks fall back: still exact
     EXPECT_EQ(statsOf(comm).inaFallbacks, 1u) << "rank " << rank;
     sync.arrive_and_wait();
     if (rank == 0) {
@@ -286,11 +275,12 @@ TEST(RackReform, RacksReturnToARestartedSwitchAtAPlanCheck) {
     }
     sync.arrive_and_wait();
     // Back at the next plan check; bounded in calls, not in time.
-    for (int i = 0; i < 50 && statsOf(comm).inaReturns == 0; ++i) expectExact(comm, ids, 5000);
+    for (int i = 0; i < 50 && statsOf(comm).inaReturns == 0; ++i)
+      EXPECT_TRUE(exactMemberAllReduces(comm, ids, {5000}));
     const rinaCommStats_t s = statsOf(comm);
     EXPECT_EQ(s.inaReturns, 1u) << "rank " << rank;
     const uint64_t callsBefore = s.inaCalls;
-    expectExact(comm, ids, 20000);
+    EXPECT_TRUE(exactMemberAllReduces(comm, ids, {20000}));
     EXPECT_GT(statsOf(comm).inaCalls, callsBefore) << "rank " << rank << ": not on the switch";
     EXPECT_EQ(statsOf(comm).inaFallbacks, 1u) << "rank " << rank;
   });

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "elastic_checks.h"
 #include "rank_harness.h"
 
 namespace rina::testing {
@@ -25,10 +26,6 @@ using Ms = std::chrono::milliseconds;
 
 int64_t msBetween(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration_cast<Ms>(b - a).count();
-}
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
 }
 
 // Ranks 0..n-2 enter an allreduce that rank n-1 never joins; rank n-1

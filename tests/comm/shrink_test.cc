@@ -14,45 +14,22 @@
 #include <string>
 #include <vector>
 
+#include "elastic_checks.h"
 #include "member_values.h"
 #include "rank_harness.h"
 
 namespace rina::testing {
 namespace {
 
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
-
-// Allreduces of every size in counts, int32 and float32, on comm, whose
-// members are ids (ids[r]: the identity of rank r); 0 when all are exact,
-// else a code naming what went wrong (and a line on stderr).
+// Allreduces of 1, 1000 and 300000 elements, int32 and float32, on comm,
+// whose members are ids (ids[r]: the identity of rank r), `rounds` times;
+// 0 when all are exact, else 22 (and a line on stderr): forked ranks exit
+// with it.
 int exactAllReduces(rinaComm_t comm, const std::vector<int>& ids, int rounds = 2) {
-  int rank = -1, n = 0;
-  if (rinaCommUserRank(comm, &rank) != rinaSuccess || rinaCommCount(comm, &n) != rinaSuccess) {
-    return 20;
-  }
-  if (n != static_cast<int>(ids.size())) return 21;
   for (int round = 0; round < rounds; ++round) {
-    for (size_t count : {size_t{1}, size_t{1000}, size_t{300000}}) {
-      std::vector<int32_t> vi = memberInts(ids[rank], count);
-      if (rinaAllReduce(vi.data(), vi.data(), count, rinaInt32, rinaSum, comm) != rinaSuccess) {
-        fprintf(stderr, "rank %d: int32 x %zu: %s\n", rank, count, rinaCommGetLastError(comm));
-        return 22;
-      }
-      if (long bad = firstWrongInt(vi, ids); bad >= 0) {
-        fprintf(stderr, "rank %d: int32 x %zu: element %ld wrong\n", rank, count, bad);
-        return 23;
-      }
-      std::vector<float> vf = memberFloats(ids[rank], count);
-      if (rinaAllReduce(vf.data(), vf.data(), count, rinaFloat32, rinaSum, comm) != rinaSuccess) {
-        fprintf(stderr, "rank %d: float32 x %zu: %s\n", rank, count, rinaCommGetLastError(comm));
-        return 24;
-      }
-      if (long bad = firstWrongFloat(vf, ids); bad >= 0) {
-        fprintf(stderr, "rank %d: float32 x %zu: element %ld wrong\n", rank, count, bad);
-        return 25;
-      }
+    if (auto r = exactMemberAllReduces(comm, ids, {1, 1000, 300000}); !r) {
+      fprintf(stderr, "%s\n", r.message());
+      return 22;
     }
   }
   return 0;

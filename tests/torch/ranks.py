@@ -70,6 +70,31 @@ def report(ranks, expected=None):
     return ok
 
 
+def tcp_store(folder, rank, world, timeout, who):
+    """A TCPStore of world ranks that rank 0 serves on a port it takes where
+    it listens (so no other process can take it in between) and tells the
+    others through folder; who names the caller in the error when rank 0
+    never does (timeout: a datetime.timedelta)."""
+    import torch.distributed as dist
+    port_file = os.path.join(folder, "tcp-store-port")
+    if rank == 0:
+        os.makedirs(folder, exist_ok=True)
+        store = dist.TCPStore("127.0.0.1", 0, world, True, timeout=timeout,
+                              wait_for_workers=False)
+        with open(port_file + ".tmp", "w") as f:
+            f.write(str(store.port))
+        os.rename(port_file + ".tmp", port_file)
+        return store
+    give_up = time.monotonic() + timeout.total_seconds()
+    while not os.path.exists(port_file):
+        if time.monotonic() > give_up:
+            sys.exit(f"{who}: rank 0 did not serve its store within {timeout.total_seconds()} s")
+        time.sleep(0.01)
+    with open(port_file) as f:
+        port = int(f.read())
+    return dist.TCPStore("127.0.0.1", port, world, False, timeout=timeout)
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -17,7 +17,6 @@ import datetime
 import os
 import signal
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -43,31 +42,15 @@ def launch(args):
 
 
 def worker(args):
+    import ranks
     import torch
     import torch.distributed as dist
     import rina_torch
     torch.set_num_threads(1)
     timeout = datetime.timedelta(seconds=args.timeout)
     victim = args.world - 1
-    # Rank 0 serves the store on a port it takes where it listens (so no
-    # other process can take it in between), tells the others through the
-    # launcher's folder, and outlives the victim.
-    port_file = os.path.join(args.store, "tcp-store-port")
-    if args.rank == 0:
-        server = dist.TCPStore("127.0.0.1", 0, args.world, True, timeout=timeout,
-                               wait_for_workers=False)
-        with open(port_file + ".tmp", "w") as f:
-            f.write(str(server.port))
-        os.rename(port_file + ".tmp", port_file)
-    else:
-        give_up = time.monotonic() + args.timeout
-        while not os.path.exists(port_file):
-            if time.monotonic() > give_up:
-                sys.exit(f"reconfigure_check: rank {args.rank}: rank 0 did not serve its store "
-                         f"within {args.timeout} s")
-            time.sleep(0.01)
-        server = dist.TCPStore("127.0.0.1", int(open(port_file).read()), args.world, False,
-                               timeout=timeout)
+    # Rank 0 serves the store and outlives the victim.
+    server = ranks.tcp_store(args.store, args.rank, args.world, timeout, f"rank {args.rank}")
     args.port = server.port
 
     if args.via == "torchft":

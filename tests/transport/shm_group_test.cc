@@ -4,7 +4,9 @@
 // and only those; checked against the kernel's page tables (/proc/self/smaps:
 // the dirty bytes of each rank's mapping), which MAP_POPULATE alone leaves
 // clean. The write keeps the bytes (a peer may still read the slot's last
-// call), and the other ranks' slots are left alone.
+// call), and the other ranks' slots are left alone. A shrink's renumber
+// keeps each member in the slots and control words it had, drops the
+// others, and starts every member's rounds from the base it is given.
 #include "transport/shm_group.h"
 
 #include <gtest/gtest.h>
@@ -123,6 +125,46 @@ TEST(ShmGroupTest, PrepareKeepsTheBytesOfOwnSlotsAndWritesNoOtherRanks) {
         ASSERT_EQ(s[i], 0) << "rank " << r << " slot " << which << " byte " << i;
       }
     }
+  }
+}
+
+TEST(ShmGroupTest, RenumberKeepsEachMembersSlotsAndStartsRoundsFromTheBase) {
+  Group grp(0x5e59);
+  for (int r = 0; r < Group::kRanks; ++r) ASSERT_TRUE(grp.g[r]);
+  // Ranks 0 and 2 stay (they become 0 and 1) after different numbers of
+  // rounds, as after a call one of them gave up half way.
+  for (int i = 0; i < 5; ++i) grp.g[0]->nextRound();
+  for (int i = 0; i < 3; ++i) grp.g[2]->nextRound();
+  grp.g[2]->control(2).announced.store(7 << 8 | 1);
+  char* oldSlot[2][2];
+  ShmGroupRank* oldControl[2];
+  for (int i = 0; i < 2; ++i) {
+    const int old = i == 0 ? 0 : 2;
+    oldControl[i] = &grp.g[0]->control(old);
+    for (int which = 0; which < 2; ++which) oldSlot[i][which] = grp.g[0]->slot(old, which);
+  }
+  const uint32_t base = 5;
+  grp.g[0]->renumber({0, 2}, 0, base);
+  grp.g[2]->renumber({0, 2}, 1, base);
+  EXPECT_EQ(grp.g[0]->ranks(), 2);
+  EXPECT_EQ(grp.g[2]->rank(), 1);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(&grp.g[0]->control(i), oldControl[i]) << "rank " << i;
+    for (int which = 0; which < 2; ++which) {
+      EXPECT_EQ(grp.g[0]->slot(i, which), oldSlot[i][which]) << "rank " << i << " slot " << which;
+    }
+  }
+  // Bytes rank 1 writes in its slot through its mapping are what rank 0
+  // reads as rank 1's through its own.
+  std::memcpy(grp.g[2]->slot(1, 1), "renumbered", 11);
+  EXPECT_STREQ(grp.g[0]->slot(1, 1), "renumbered");
+  for (int r : {0, 2}) {
+    EXPECT_EQ(grp.g[r]->lastRound(), base) << "old rank " << r;
+    EXPECT_EQ(grp.g[r]->nextRound(), base + 1) << "old rank " << r;
+  }
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(grp.g[0]->control(i).done.load(), base) << "rank " << i;
+    EXPECT_EQ(grp.g[0]->control(i).announced.load(), 0u) << "rank " << i;
   }
 }
 

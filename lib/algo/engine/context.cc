@@ -25,6 +25,8 @@ void Context::setHostGroup(std::unique_ptr<transport::ShmGroup> group) {
   hostGroup_ = std::move(group);
 }
 
+std::unique_ptr<transport::ShmGroup> Context::releaseHostGroup() { return std::move(hostGroup_); }
+
 void Context::addConnections(ConnectionMap fresh, SpineConnectionMap spine) {
   conns_.merge(fresh);
   spineConns_.merge(spine);

@@ -176,6 +176,9 @@ class Context {
   // Hands every connection over (a communicator made from this one takes
   // them, comm/derive.cc); this context then has none.
   ConnectionMap releaseConnections(SpineConnectionMap* spine);
+  // Hands the host segment over (a shrink keeps it); this context then
+  // has none.
+  std::unique_ptr<transport::ShmGroup> releaseHostGroup();
   // What a quiet wait also looks at (notices that revoke the communicator),
   // and a descriptor whose readiness wakes it to look (its listening
   // socket; -1: none).
