@@ -35,7 +35,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ranks import (shown, REPO, PYTHON, CApi, add_worker_arguments, env_with_package,  # noqa: E402
+from ranks import (shown, PYTHON, CApi, driver_parser, save_results, env_with_package,  # noqa: E402
                    human, machine_note, parse_size, run_ranks)
 
 DEFAULT_SIZES = "4K,16K,64K,256K,1M,4M,16M,64M"
@@ -272,27 +272,17 @@ def write_results(args, sizes, torch_rounds, commands, started):
         lines.append(f"- round {i + 1}: {cells}")
     lines += ["", "## Commands", "", "```", shown(sys.argv)]
     lines += ["# each round runs:"] + commands + ["```", ""]
-    md = "\n".join(lines)
-    with open(args.out, "w") as f:
-        f.write(md)
     summary["rounds"] = torch_rounds
-    with open(os.path.splitext(args.out)[0] + ".json", "w") as f:
-        json.dump(summary, f, indent=1)
-    print(md)
+    save_results(args.out, "\n".join(lines), summary)
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--build", default=os.path.join(REPO, "build"))
-    p.add_argument("--ranks", type=int, default=4)
+    p = driver_parser(__doc__, "torch-allreduce.md")
     p.add_argument("--sizes", default=DEFAULT_SIZES)
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--blocks", type=int, default=8, help="blocks per backend and size")
     p.add_argument("--block-seconds", type=float, default=0.25)
-    p.add_argument("--out", default=os.path.join(REPO, "perf/results/torch-allreduce.md"))
     p.add_argument("--backends", default=",".join(AGAINST_GLOO), help=argparse.SUPPRESS)
-    add_worker_arguments(p)
     args = p.parse_args()
     if args.worker:
         return worker(args)

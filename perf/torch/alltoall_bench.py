@@ -24,18 +24,16 @@ checked once per size. Results (markdown, JSON) go to --out
 (perf/results/torch-alltoall.md).
 """
 
-import argparse
 import datetime
 import json
 import os
-import shlex
 import statistics
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ranks import (shown, REPO, PYTHON, CApi, add_worker_arguments, env_with_package,  # noqa: E402
+from ranks import (shown, PYTHON, CApi, driver_parser, save_results, env_with_package,  # noqa: E402
                    human, machine_note, parse_size, run_ranks)
 
 DEFAULT_SIZES = "64K,256K,1M,4M,16M,64M"
@@ -167,23 +165,13 @@ def write_results(args, rows, command, started):
         lines.append(f"- {human(row['size'])} ({row['iters']} calls per block): {cells}")
     lines += ["", "## Command", "", "```", shown(sys.argv),
               "# runs, per rank R:", command, "```", ""]
-    md = "\n".join(lines)
-    with open(args.out, "w") as f:
-        f.write(md)
-    with open(os.path.splitext(args.out)[0] + ".json", "w") as f:
-        json.dump({"sizes": [r["size"] for r in rows], "rows": rows}, f, indent=1)
-    print(md)
+    save_results(args.out, "\n".join(lines), {"sizes": [r["size"] for r in rows], "rows": rows})
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--build", default=os.path.join(REPO, "build"))
-    p.add_argument("--ranks", type=int, default=4)
+    p = driver_parser(__doc__, "torch-alltoall.md")
     p.add_argument("--sizes", default=DEFAULT_SIZES)
     p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--out", default=os.path.join(REPO, "perf/results/torch-alltoall.md"))
-    add_worker_arguments(p)
     args = p.parse_args()
     if args.worker:
         return worker(args)

@@ -21,7 +21,6 @@ own sum of every rank's input (small integers: exact in both dtypes).
 Results (markdown, JSON) go to --out (perf/results/torch2-collectives.md).
 """
 
-import argparse
 import datetime
 import json
 import os
@@ -30,7 +29,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ranks import (REPO, TORCH2_PYTHON, add_worker_arguments,  # noqa: E402
+from ranks import (driver_parser,  # noqa: E402
                    human, machine_note, parse_size, run_torch2_job, save_results, shown)
 
 CALLS = ("all_reduce", "reduce_scatter_tensor", "all_gather_into_tensor")
@@ -183,16 +182,10 @@ def write_results(args, rows, command, started, version):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--build", default=os.path.join(REPO, "build"))
-    p.add_argument("--python", default=TORCH2_PYTHON, help="a torch 2.x interpreter")
-    p.add_argument("--ranks", type=int, default=4)
+    p = driver_parser(__doc__, "torch2-collectives.md", torch2=True)
     p.add_argument("--sizes", default="4M,8M,16M,32M,64M")
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--calls", default=",".join(CALLS), help="which of %(default)s")
-    p.add_argument("--out", default=os.path.join(REPO, "perf/results/torch2-collectives.md"))
-    add_worker_arguments(p)
     args = p.parse_args()
     if args.worker:
         return worker(args)

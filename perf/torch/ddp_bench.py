@@ -22,7 +22,6 @@ switches; RINA_ALGO auto), Gloo on the hosts' eth0, and brings the lab down.
 Results: --out (perf/results/torch-ddp.md, or torch-ddp-lab-NAME.md).
 """
 
-import argparse
 import datetime
 import json
 import os
@@ -34,7 +33,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ranks import (shown, REPO, PYTHON, Failure, add_worker_arguments, env_with_package,  # noqa: E402
+from ranks import (shown, REPO, PYTHON, Failure, driver_parser, env_with_package,  # noqa: E402
                    machine_note, run_ranks)
 
 BACKENDS = ("rina", "gloo")
@@ -176,10 +175,7 @@ def run_lab(args):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--build", default=os.path.join(REPO, "build"))
-    p.add_argument("--ranks", type=int, default=4)
+    p = driver_parser(__doc__, None)
     p.add_argument("--steps", type=int, default=8, help="timed steps per backend")
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--batch", type=int, default=16, help="samples per rank and step")
@@ -191,8 +187,6 @@ def main():
     p.add_argument("--lab", metavar="TOPOLOGY", help="run in the netns lab of this topology")
     p.add_argument("--mtu", type=int, default=9000)
     p.add_argument("--lab-name", default="torchddp")
-    p.add_argument("--out")
-    add_worker_arguments(p)
     args = p.parse_args()
     if args.worker:
         return worker(args)

@@ -18,7 +18,6 @@ rank's end. After two untimed steps each, --steps steps each; the table
 gives the median step of each and rina / Gloo (target <= 0.7).
 """
 
-import argparse
 import datetime
 import importlib.util
 import json
@@ -28,8 +27,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ranks import (REPO, TORCH2_PYTHON, add_worker_arguments,  # noqa: E402
-                   machine_note, run_torch2_job, save_results)
+from ranks import (REPO, driver_parser,  # noqa: E402
+                   machine_note, run_torch2_job, save_results, shown)
 
 EXAMPLE = os.path.join(REPO, "python/examples/fsdp2_train.py")
 
@@ -131,11 +130,7 @@ def write_results(args, result, command, started, version):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--build", default=os.path.join(REPO, "build"))
-    p.add_argument("--python", default=TORCH2_PYTHON, help="a torch 2.x interpreter")
-    p.add_argument("--ranks", type=int, default=4)
+    p = driver_parser(__doc__, "torch2-fsdp2-step.md", torch2=True)
     p.add_argument("--steps", type=int, default=8)
     p.add_argument("--reduce-dtype", choices=["float32", "bfloat16"], default="float32")
     p.add_argument("--batch", type=int, default=8)
@@ -144,8 +139,6 @@ def main():
     p.add_argument("--dim", type=int, default=128)
     p.add_argument("--heads", type=int, default=4)
     p.add_argument("--layers", type=int, default=4)
-    p.add_argument("--out", default=os.path.join(REPO, "perf/results/torch2-fsdp2-step.md"))
-    add_worker_arguments(p)
     args = p.parse_args()
     if args.worker:
         return worker(args)

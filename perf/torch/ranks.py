@@ -62,6 +62,21 @@ def add_worker_arguments(parser):
     parser.add_argument("--store", help=argparse.SUPPRESS)
 
 
+def driver_parser(doc, out, torch2=False):
+    """A driver's argument parser with what every driver takes: --build,
+    --ranks, --out (default perf/results/OUT; None: no default), --python for
+    a torch 2.x driver, and the hidden worker arguments."""
+    parser = argparse.ArgumentParser(description=doc,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--build", default=os.path.join(REPO, "build"))
+    if torch2:
+        parser.add_argument("--python", default=TORCH2_PYTHON, help="a torch 2.x interpreter")
+    parser.add_argument("--ranks", type=int, default=4)
+    parser.add_argument("--out", default=out and os.path.join(REPO, "perf/results", out))
+    add_worker_arguments(parser)
+    return parser
+
+
 def run_ranks(cmd_of_rank, n, env, timeout):
     """Starts cmd_of_rank(r) for r in 0..n-1, waits for all (killing every
     one after timeout seconds); returns rank 0's stdout. Failure with the
