@@ -13,12 +13,12 @@
 #include "algo/engine/engine.h"
 #include "comm/plan_sync.h"
 #include "core/log.h"
+#include "ina/path_mtu.h"
 #include "ina/sender_choice.h"
 #include "ina/uc_sender.h"
 #include "rina/ina_wire.h"
 #include "transport/verbs/rdma_setup.h"
 #include "transport/verbs/uc_queue_pair.h"
-#include "wire/net.h"
 
 namespace rina::comm {
 

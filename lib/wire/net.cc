@@ -1,14 +1,11 @@
 #include "wire/net.h"
 
 #include <errno.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstring>
-
-#include "rina/ina_wire.h"
 
 namespace rina::ina {
 namespace {
@@ -59,33 +56,6 @@ Status listenTcp(const Endpoint& local, Fd* out, Endpoint* bound) {
 Status connectTcp(const Endpoint& remote, int timeoutMs, Fd* out) {
   RINA_TRY(connectTo(packed(remote), deadlineAfterMs(timeoutMs), out));
   return tuneSocket(out->get(), 0);
-}
-
-uint32_t pathMtuTowards(uint32_t addr) {
-  Fd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-  if (fd.get() < 0) return 0;
-  // Connecting a UDP socket sends nothing; it picks the route.
-  const sockaddr_in to = Endpoint{addr, 9}.toSockaddr();
-  int mtu = 0;
-  socklen_t len = sizeof mtu;
-  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&to), sizeof to) != 0 ||
-      ::getsockopt(fd.get(), IPPROTO_IP, IP_MTU, &mtu, &len) != 0 || mtu <= 0) {
-    return 0;
-  }
-  return static_cast<uint32_t>(mtu);
-}
-
-namespace {
-constexpr size_t kIpUdpHeaderBytes = 20 + 8;  // IPv4 without options, UDP
-}  // namespace
-
-size_t inaDatagramIpBytes(uint32_t payloadElems) {
-  return kIpUdpHeaderBytes + kHeaderBytes + kWordBytes * payloadElems;
-}
-
-uint32_t payloadElemsFitting(uint32_t mtu) {
-  if (mtu <= kIpUdpHeaderBytes + kHeaderBytes) return 0;
-  return static_cast<uint32_t>((mtu - kIpUdpHeaderBytes - kHeaderBytes) / kWordBytes);
 }
 
 Status sendLine(int fd, std::string_view text, int timeoutMs) {

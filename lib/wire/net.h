@@ -24,17 +24,6 @@ Status connectTcp(const Endpoint& remote, int timeoutMs, Fd* out);
 // Sends text + '\n' within timeoutMs.
 Status sendLine(int fd, std::string_view text, int timeoutMs);
 
-// The MTU of this host's route towards addr (IP_MTU of a UDP socket
-// connected to it: the outgoing interface's, or a smaller one learnt for the
-// path); 0 when unknown.
-uint32_t pathMtuTowards(uint32_t addr);
-// Bytes an INA datagram of payloadElems elements takes in one IPv4 packet
-// (IP and UDP headers with it). It must fit the path MTU: a switch sums
-// whole datagrams and cannot parse IP fragments.
-size_t inaDatagramIpBytes(uint32_t payloadElems);
-// The most payload elements an INA datagram may carry on a path of this MTU.
-uint32_t payloadElemsFitting(uint32_t mtu);
-
 // Accumulates bytes from a stream and yields complete '\n'-terminated lines.
 class LineReader {
  public:

@@ -1,13 +1,14 @@
 // An INA datagram against the path MTU: its size on IP, the most elements
 // a path fits (worked by hand: IPv4 20 + UDP 8 + INA header 24 + 4 per
 // element), and the route's MTU as the kernel reports it.
+#include "ina/path_mtu.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <fstream>
 
 #include "rina/ina_wire.h"
-#include "wire/net.h"
 
 namespace rina::ina {
 namespace {
