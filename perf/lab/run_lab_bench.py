@@ -29,7 +29,10 @@ results give this build's time over the baseline's per run and size.
 every measurement (the machine loaded by something else). --env NAME=VALUE
 (repeatable) goes to every rank (rina-netlab run --env); with
 RINA_DEBUG=INFO the plans rank 0 made and their choice of how each INA rack
-takes part (docs/planning.md) are copied into the results, per run.
+takes part (docs/planning.md) are copied into the results, per run. The
+ranks' TCP runs cubic (RINA_TCP_CONGESTION=cubic, first among the settings)
+unless --env names RINA_TCP_CONGESTION (empty: the namespaces' own, which
+they inherit from the machine).
 --switchd-args ARGS: the INA racks' rina-switchd flags (rina-netlab up
 --switchd-args; e.g. "--payload 2048 --capacity-pps 1000", a slow switch).
 --rina-ring-target X: the per-run target on rina / ring throughput for
@@ -50,7 +53,8 @@ import statistics
 import subprocess
 import sys
 
-from labtools import REPO, counters_delta, ina_sends, lab_counters, parse_size, tcp_goodput
+from labtools import (REPO, counters_delta, ina_sends, lab_counters, parse_size, tcp_goodput,
+                      with_default_congestion)
 DEFAULT_TOPOLOGIES = [os.path.join(REPO, "perf/lab", f)
                       for f in ("lab-a-one-rack.json", "lab-b-two-racks.json")]
 RESULTS = os.path.join(REPO, "perf/results")
@@ -288,7 +292,7 @@ def main():
                         help="rina-netlab --name of the lab (default bench)")
     args = parser.parse_args()
     LAB_NAME = args.lab_name
-    ENV = args.env
+    ENV = with_default_congestion(args.env)
     RINA_RING_TARGET = args.rina_ring_target
     if not re.fullmatch(r"[A-Za-z0-9_]+", LAB_NAME):
         parser.error("--lab-name: letters, digits and _ only")

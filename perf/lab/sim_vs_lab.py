@@ -29,7 +29,9 @@ steps; a number gives it instead. A lab host with an address per spine (the reso
 spine_addrs) has a NIC per plane, and so does its simulated host (traffic
 over spine s on NIC s, switch and in-rack traffic on NIC 0). --env passes
 RINA_* settings to the lab's ranks (e.g. RINA_INA_SLOTS); RINA_INA_PORT_MARKERS
-there is simulated too (rina-sim --port-markers). Needs root.
+there is simulated too (rina-sim --port-markers). The ranks' TCP runs cubic
+(RINA_TCP_CONGESTION=cubic) unless --env names RINA_TCP_CONGESTION (empty:
+the namespaces' own, inherited from the machine). Needs root.
 """
 
 import argparse
@@ -195,6 +197,7 @@ def main():
             parser.error(f"--env {name}: {' or '.join(allowed)}")
         return value
 
+    args.env = labtools.with_default_congestion(args.env)
     markers = env_value("RINA_INA_PORT_MARKERS", "1", ("0", "1"))
     plan_ina = env_value("RINA_PLAN_INA", "choose", ("choose", "on"))
     for p in paths:
