@@ -81,7 +81,7 @@ Status checkNotUsedUp(const rinaComm* comm, const char* fn) {
 Status checkUsable(rinaComm* comm, const char* fn) {
   RINA_TRY(checkNotUsedUp(comm, fn));
   if (comm->impl->aborted()) return errorf(rinaAborted, "%s: communicator was aborted", fn);
-  RINA_TRY(comm->impl->takeNotices().prepend(std::string(fn) + ": "));
+  if (Status s = comm->impl->takeNoticesIfSent(); !s.ok()) return s.prepend(std::string(fn) + ": ");
   if (comm->impl->revoked()) return comm->impl->revokedError(fn);
   if (comm->broken != rinaSuccess) {
     return Status(comm->broken, std::string(fn) + ": communicator failed earlier (" +

@@ -122,6 +122,10 @@ class Communicator : public algo::Context {
   // it finds there; a notice that does not check out is dropped with a
   // WARN. The thread that runs the calls only.
   Status takeNotices();
+  // takeNotices, where a notice may have come: with every rank on this host
+  // a sender counts its notice in the host segment first, so a call's start
+  // skips the look (a system call) while every counted notice is taken.
+  Status takeNoticesIfSent();
   // rinaCommGetAsyncError: a failure seen while no call runs (revoked,
   // aborted, a peer's connection closed, the rack's switch lost); ok if none.
   Status asyncError();
@@ -169,6 +173,8 @@ class Communicator : public algo::Context {
   void refuseShrink(uint64_t attempt, const std::string& why);
   // revoke.cc: n (from this rank) to every other rank's listening socket,
   // waiting at most waitMs; *addrs and *sent: where each went and how.
+  // Before a notice goes to rank r: counted in the host segment, if any.
+  void countNoticeFor(int r);
   void noticeOthers(transport::Notice n, int64_t waitMs, std::vector<PackedAddr>* addrs,
                     std::vector<Status>* sent);
   uint64_t successorId(uint64_t attempt) const;
@@ -237,6 +243,9 @@ class Communicator : public algo::Context {
   std::atomic<bool> revoked_{false};
   mutable std::mutex revokeMutex_;
   std::string revokedBy_;
+  // Notices for this communicator taken from the listening socket (see
+  // takeNoticesIfSent).
+  uint32_t noticesTaken_ = 0;
   // Survivors' shrink proposals that reached this rank (with the connection
   // the verdict goes back on), and refused shrink attempts, by attempt.
   struct Proposal {

@@ -3,10 +3,13 @@
 // rank that revokes leaves a notice at every other rank's listening socket,
 // which each rank reads at the start of every call and after every quiet
 // wait of a call in progress (its engines wake when the socket becomes
-// readable: Context::setOwnerWatch).
+// readable: Context::setOwnerWatch). With every rank on one host the sender
+// first counts the notice in the host segment, and a call's start looks at
+// the socket only while a counted notice is not yet taken.
 #include "comm/communicator.h"
 #include "core/log.h"
 #include "transport/channel.h"
+#include "transport/shm_group.h"
 
 namespace rina::comm {
 namespace {
@@ -50,6 +53,7 @@ void Communicator::noticeOthers(transport::Notice n, int64_t waitMs, std::vector
   std::vector<std::string> bytes;
   for (int r = 0; r < size(); ++r) {
     if (r == rank()) continue;
+    countNoticeFor(r);
     addrs->push_back(mesh_.table[r].listen);
     bytes.push_back(transport::encodeNotice(n, r, mesh_.commId));
   }
@@ -71,6 +75,17 @@ Status Communicator::revokedError(const std::string& call) const {
   std::lock_guard<std::mutex> lock(revokeMutex_);
   return Status(rinaRevoked, call + ": rank " + std::to_string(rank()) + ": the communicator was " +
                                  revokedBy_ + "; shrink it (rinaCommShrink) or destroy it");
+}
+
+void Communicator::countNoticeFor(int r) {
+  transport::ShmGroup* g = hostGroup();
+  if (g && g->ranks() == size()) g->countNoticeFor(r);
+}
+
+Status Communicator::takeNoticesIfSent() {
+  const transport::ShmGroup* g = hostGroup();
+  if (g && g->ranks() == size() && g->noticesSentHere() == noticesTaken_) return {};
+  return takeNotices();
 }
 
 Status Communicator::takeNotices() {
@@ -101,6 +116,7 @@ Status Communicator::takeNotices() {
                 a.hello.from);
       continue;
     }
+    ++noticesTaken_;
     transport::Notice n;
     Status s = transport::readNotice(a.fd.get(), a.hello, size(),
                                      deadlineAfterMs(std::min(timeoutMs(), kNoticeWaitMs)), &n);

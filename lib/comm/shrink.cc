@@ -134,6 +134,7 @@ Status Communicator::agreeOnShrink(uint64_t attempt, const std::vector<bool>& ex
   }
   Fd toCoordinator;
   if (rank() != coordinator) {
+    countNoticeFor(coordinator);
     Status s = transport::sendNotice(mesh_.table[coordinator].listen,
                                      transport::encodeNotice(mine, coordinator, mesh_.commId),
                                      deadline, &toCoordinator);

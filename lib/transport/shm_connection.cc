@@ -139,7 +139,8 @@ void ShmSegment::unlink() {
   linked_ = false;
 }
 
-ShmConnection::ShmConnection(int peer, bool lowerSide, ShmSegment segment, Fd liveness, int peerPid)
+ShmPairConnection::ShmPairConnection(int peer, bool lowerSide, ShmSegment segment, Fd liveness,
+                                     int peerPid)
     : Connection(peer),
       segment_(std::move(segment)),
       peerPid_(peerPid),
@@ -302,6 +303,6 @@ void ShmConnection::armResync(WaitSet& ws) {
   ws.addFutex(&in_->syncToken, in_->syncToken.load(), &in_->consumerSleeping);
 }
 
-Status ShmConnection::checkAlive() { return checkSocketAlive(liveness_.get(), peer()); }
+Status ShmPairConnection::checkAlive() { return checkSocketAlive(liveness_.get(), peer()); }
 
 }  // namespace rina::transport

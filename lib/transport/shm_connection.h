@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "core/socket.h"
 #include "transport/cma.h"
@@ -85,28 +86,24 @@ class ShmSegment {
   bool linked_ = false;
 };
 
-class ShmConnection : public Connection {
+// What both kinds of shared-memory connection keep (this one and the
+// framed one, shm_frames.h): the pair's segment seen from one side (the
+// FIFO it writes, the one it reads, the shared-copy words of each
+// direction), the peer's process, and the socket that tells the peer died.
+class ShmPairConnection : public Connection {
  public:
-  // lowerSide: this rank is the lower of the pair (sends on fifo 0);
-  // peerPid: the peer's process id (sharedHostPid), 0 when not known.
-  ShmConnection(int peer, bool lowerSide, ShmSegment segment, Fd liveness, int peerPid = 0);
-
   const char* kind() const override { return "shm"; }
-  Status trySend(const void* data, size_t len, size_t* moved) override;
-  Status tryRecv(void* dst, size_t len, const RecvReduce& r, size_t* moved) override;
-  void endMessage(Direction d) override;
-  void armWait(WaitSet& ws, bool send, bool recv) override;
   Status checkAlive() override;
   int sharedHostPid() const override { return peerPid_; }
   SharedCopyWords* sharedCopy(Direction d) override {
     return d == Direction::kSend ? outCopy_ : inCopy_;
   }
-  bool canResync() const override { return true; }
-  void beginResync(uint64_t token) override;
-  Status pollResync(bool* done) override;
-  void armResync(WaitSet& ws) override;
 
- private:
+ protected:
+  // lowerSide: this end writes FIFO 0; peerPid: the peer's process id, 0
+  // when not known.
+  ShmPairConnection(int peer, bool lowerSide, ShmSegment segment, Fd liveness, int peerPid);
+
   ShmSegment segment_;
   int peerPid_;
   Fd liveness_;
@@ -117,6 +114,25 @@ class ShmConnection : public Connection {
   char* outData_;
   char* inData_;
   uint32_t mask_;
+};
+
+class ShmConnection : public ShmPairConnection {
+ public:
+  // lowerSide: this rank is the lower of the pair (sends on fifo 0);
+  // peerPid: the peer's process id (sharedHostPid), 0 when not known.
+  ShmConnection(int peer, bool lowerSide, ShmSegment segment, Fd liveness, int peerPid = 0)
+      : ShmPairConnection(peer, lowerSide, std::move(segment), std::move(liveness), peerPid) {}
+
+  Status trySend(const void* data, size_t len, size_t* moved) override;
+  Status tryRecv(void* dst, size_t len, const RecvReduce& r, size_t* moved) override;
+  void endMessage(Direction d) override;
+  void armWait(WaitSet& ws, bool send, bool recv) override;
+  bool canResync() const override { return true; }
+  void beginResync(uint64_t token) override;
+  Status pollResync(bool* done) override;
+  void armResync(WaitSet& ws) override;
+
+ private:
   uint32_t seenTail_ = 0;  // counters as the last try saw them
   uint32_t seenHead_ = 0;
   bool padSend_ = false;  // align the next message to 64 bytes (or restart)

@@ -4,7 +4,6 @@
 #include <atomic>
 #include <cstring>
 
-#include "transport/socket_connection.h"
 #include "transport/wait_set.h"
 
 namespace rina::transport {
@@ -12,6 +11,8 @@ namespace {
 
 constexpr uint32_t kLine = 64;
 constexpr uint32_t kPrefix = 8;  // the length word and 4 bytes that keep the bytes 8-aligned
+// How far ahead of the next frame the sender keeps the lines' words cleared.
+constexpr uint32_t kClearAhead = 4096;
 
 uint32_t roundUp(uint32_t x) { return (x + kLine - 1) & ~(kLine - 1); }
 
@@ -20,23 +21,6 @@ std::atomic_ref<uint32_t> wordAt(char* data, uint32_t offset) {
 }
 
 }  // namespace
-
-ShmFrameConnection::ShmFrameConnection(int peer, bool lowerSide, ShmSegment segment, Fd liveness,
-                                       int peerPid)
-    : Connection(peer),
-      segment_(std::move(segment)),
-      peerPid_(peerPid),
-      liveness_(std::move(liveness)) {
-  ShmSegmentHeader* h = segment_.header();
-  const int outIdx = lowerSide ? 0 : 1;
-  out_ = &h->fifo[outIdx];
-  in_ = &h->fifo[1 - outIdx];
-  outCopy_ = &h->copy[outIdx];
-  inCopy_ = &h->copy[1 - outIdx];
-  outData_ = segment_.data(outIdx);
-  inData_ = segment_.data(1 - outIdx);
-  mask_ = h->fifoBytes - 1;
-}
 
 Status ShmFrameConnection::trySend(const void* data, size_t len, size_t* moved) {
   return trySendGather(data, len, nullptr, 0, moved);
@@ -61,7 +45,10 @@ Status ShmFrameConnection::trySendGather(const void* first, size_t firstLen, con
   }
   const uint32_t span = std::min(wantSpan, (free - kLine) & ~(kLine - 1));
   const size_t n = std::min<size_t>(want, span - kPrefix);
-  wordAt(outData_, (off + span) & mask_).store(0, std::memory_order_relaxed);
+  // The next frame's word is 0 before this one is published; usually the
+  // clearing after the last frame got there first.
+  if (static_cast<int32_t>(cleared_ - (head_ + span)) <= 0)
+    clearWords(head_ + span, head_ + span + kLine);
   char* at = outData_ + off + kPrefix;
   const size_t a = std::min(n, firstLen);
   if (a > 0) reduce::copyBytes(at, first, a);
@@ -71,7 +58,26 @@ Status ShmFrameConnection::trySendGather(const void* first, size_t firstLen, con
   out_->head.store(head_);  // seq_cst: pairs with the receiver's sleeping flag
   if (out_->consumerSleeping.load()) futexWake(&out_->head);
   *moved = n;
+  // Clearing ahead, after the publication: taking a line back from the
+  // receiver's cache (it polled the word there) is then off the next
+  // frame's path, once per kClearAhead bytes instead of once per frame.
+  if (static_cast<int32_t>(cleared_ - head_) < static_cast<int32_t>(kClearAhead / 2)) {
+    clearWords(head_, head_ + kClearAhead);
+  }
   return {};
+}
+
+void ShmFrameConnection::clearWords(uint32_t from, uint32_t to) {
+  // Only where the receiver is done (its tail as last read): a frame it
+  // still reads keeps its words. Every line's, since any line may begin a
+  // frame; those of frames written later are overwritten then.
+  const uint32_t freeEnd = knownTail_ + mask_ + 1;
+  if (static_cast<int32_t>(to - freeEnd) > 0) to = freeEnd;
+  uint32_t pos = static_cast<int32_t>(cleared_ - from) > 0 ? cleared_ : from;
+  for (; static_cast<int32_t>(to - pos) > 0; pos += kLine) {
+    wordAt(outData_, pos & mask_).store(0, std::memory_order_relaxed);
+  }
+  cleared_ = pos;
 }
 
 uint32_t ShmFrameConnection::frameWordAt(uint32_t pos) const {
@@ -121,7 +127,5 @@ void ShmFrameConnection::armWait(WaitSet& ws, bool send, bool recv) {
     ws.addFutex(&in_->head, waiting ? seen : seen + 1, &in_->consumerSleeping);
   }
 }
-
-Status ShmFrameConnection::checkAlive() { return checkSocketAlive(liveness_.get(), peer()); }
 
 }  // namespace rina::transport

@@ -10,14 +10,17 @@
 // of the FIFO counters' several.
 //
 // A frame's length word is 0 until the frame is published: before the
-// sender publishes a frame it clears the word where the next one will
-// begin, so the receiver never takes leftover bytes for a frame. The
+// sender publishes a frame the word where the next one will begin is
+// cleared, so the receiver never takes leftover bytes for a frame. The
+// sender clears the words of the lines ahead in a batch after publishing,
+// so the line the receiver polls is not taken back on every frame. The
 // counters (the segment's FifoControl) are still kept: head for the
 // receiver to sleep on, tail for the sender to see space.
 #ifndef RINA_LIB_TRANSPORT_SHM_FRAMES_H_
 #define RINA_LIB_TRANSPORT_SHM_FRAMES_H_
 
 #include <cstdint>
+#include <utility>
 
 #include "core/socket.h"
 #include "transport/connection.h"
@@ -25,41 +28,33 @@
 
 namespace rina::transport {
 
-class ShmFrameConnection : public Connection {
+class ShmFrameConnection : public ShmPairConnection {
  public:
   // lowerSide: this end writes FIFO 0 (a channel's sender); peerPid: the
   // peer's process id (sharedHostPid), 0 when not known.
-  ShmFrameConnection(int peer, bool lowerSide, ShmSegment segment, Fd liveness, int peerPid);
+  ShmFrameConnection(int peer, bool lowerSide, ShmSegment segment, Fd liveness, int peerPid)
+      : ShmPairConnection(peer, lowerSide, std::move(segment), std::move(liveness), peerPid) {}
 
-  const char* kind() const override { return "shm"; }
   Status trySend(const void* data, size_t len, size_t* moved) override;
   Status trySendGather(const void* first, size_t firstLen, const void* second, size_t secondLen,
                        size_t* moved) override;
   // Copies only (r.fn must be null: frames may cut an element in two).
   Status tryRecv(void* dst, size_t len, const RecvReduce& r, size_t* moved) override;
   void armWait(WaitSet& ws, bool send, bool recv) override;
-  Status checkAlive() override;
-  int sharedHostPid() const override { return peerPid_; }
-  SharedCopyWords* sharedCopy(Direction d) override {
-    return d == Direction::kSend ? outCopy_ : inCopy_;
-  }
 
  private:
   uint32_t frameWordAt(uint32_t pos) const;
+  // Zeroes the word of every line in [from, to) not cleared yet (not the
+  // lines of a frame being written: its payload covers them), as far as
+  // the receiver has freed the FIFO.
+  void clearWords(uint32_t from, uint32_t to);
 
-  ShmSegment segment_;
-  int peerPid_;
-  Fd liveness_;
-  FifoControl* out_;
-  FifoControl* in_;
-  SharedCopyWords* outCopy_;
-  SharedCopyWords* inCopy_;
-  char* outData_;
-  char* inData_;
-  uint32_t mask_;
   // Sender: where the next frame begins, and the receiver's tail as last read.
   uint32_t head_ = 0;
   uint32_t knownTail_ = 0;
+  // Every line's word from the next frame up to here is 0 (the sender
+  // clears ahead, clearWords).
+  uint32_t cleared_ = 0;
   // Receiver: where the current (or next) frame begins, where its unread
   // bytes begin and how many are left.
   uint32_t frameAt_ = 0;

@@ -60,6 +60,10 @@ struct ShmGroupRank {
   int32_t pid;
   uint64_t probeAddr;
   std::atomic<uint32_t> copyCheck;
+  // Notices (a revoke, a shrink's proposal) sent to this rank's listening
+  // socket, counted by their senders before they connect: while it equals
+  // the notices this rank took, a call need not look at the socket.
+  alignas(64) std::atomic<uint32_t> noticesSent;
 };
 
 class ShmGroup {
@@ -103,6 +107,11 @@ class ShmGroup {
   void publish(std::atomic<uint32_t>* word, uint32_t value);
   // This rank has read every slot of round `round`.
   void finish(uint32_t round);
+  // Before a notice goes to rank r's listening socket (counted first, so r
+  // looks until the notice is there).
+  void countNoticeFor(int r) { controls_[r].noticesSent.fetch_add(1); }
+  // The notices sent to this rank so far.
+  uint32_t noticesSentHere() const { return controls_[rank_].noticesSent.load(); }
   // Before a call of `bytes` per slot: the first access, through this
   // rank's mapping, to every page of both slots of every rank that such a
   // call uses (see touchPages), once per page.

@@ -23,9 +23,9 @@ Status allToAllv(Context& ctx, const void* sendv, const size_t* sendCounts,
                   "rank %d: all-to-all: this rank sends %zu elements to itself but expects %zu", r,
                   sendCounts[r], recvCounts[r]);
   }
-  if (sendCounts[r] > 0) {
-    std::memmove(recv + recvDispls[r] * es, send + sendDispls[r] * es, sendCounts[r] * es);
-  }
+  const SelfBlock self{send + sendDispls[r] * es, recv + recvDispls[r] * es, sendCounts[r] * es};
+  const bool onHost = n > 1 && hostExchangeFits(ctx);
+  if (!onHost && self.bytes > 0) std::memmove(self.to, self.from, self.bytes);
   if (n == 1) return {};
   const uint64_t seq = ctx.nextSeq();
   std::vector<BlockPair> pairs;
@@ -38,7 +38,7 @@ Status allToAllv(Context& ctx, const void* sendv, const size_t* sendCounts,
                               .recv = recv + recvDispls[p] * es,
                               .recvCount = recvCounts[p]});
   }
-  if (hostExchangeFits(ctx)) return hostAllToAll(ctx, seq, type, pairs);
+  if (onHost) return hostAllToAll(ctx, seq, type, pairs, self);
   return exchangeBlocks(ctx, kAllToAll, seq, type, -1, pairs);
 }
 

@@ -42,10 +42,17 @@ Status exchangeBlocks(Context& ctx, uint8_t kind, uint64_t seq, rinaDataType_t t
 // segment: every block copied by its sender or its receiver, whichever
 // comes first (host_exchange.cc). hostExchangeFits: every rank can run it
 // (the segment covers them, the kernel lets them copy between processes,
-// a slot holds the table of blocks); the same answer on every rank.
+// a slot holds the table of blocks); the same answer on every rank. The
+// rank's block to itself (bytes from `from` to `to`) is copied once its
+// table is posted, while peers can already copy theirs.
 bool hostExchangeFits(const Context& ctx);
+struct SelfBlock {
+  const char* from;
+  char* to;
+  size_t bytes;
+};
 Status hostAllToAll(Context& ctx, uint64_t seq, rinaDataType_t type,
-                    const std::vector<BlockPair>& pairs);
+                    const std::vector<BlockPair>& pairs, SelfBlock self);
 
 // A pair whose counts (elements) do not agree: what peer sends this rank
 // and expects from it, against what this rank expects and sends. Ok when

@@ -38,17 +38,19 @@ static_assert(sizeof(PostedBlock) == 64);
 class HostExchangeTask : public EngineTask {
  public:
   HostExchangeTask(Context& ctx, transport::ShmGroup& g, uint64_t seq, rinaDataType_t type,
-                   const std::vector<BlockPair>& pairs)
+                   const std::vector<BlockPair>& pairs, SelfBlock self)
       : ctx_(ctx),
         g_(g),
         seq_(seq),
         es_(reduce::dataTypeSize(type)),
         pairs_(pairs),
+        self_(self),
         round_(g.nextRound()),
         which_(static_cast<int>(round_ & 1)),
         mine_{seq, 0, static_cast<uint8_t>(type), 0, kAllToAll, {}} {
     byPeer_.assign(g.ranks(), nullptr);
     for (const BlockPair& p : pairs_) byPeer_[p.peer] = &p;
+    handled_.assign(g.ranks(), 0);
   }
 
   Status progress(bool* moved) override {
@@ -133,6 +135,7 @@ class HostExchangeTask : public EngineTask {
     }
     me.call[which_] = mine_;
     g_.post(which_, round_);
+    if (self_.bytes > 0) std::memmove(self_.to, self_.from, self_.bytes);
     phase_ = Phase::kCopy;
     next_ = 1;
     return true;
@@ -159,23 +162,28 @@ class HostExchangeTask : public EngineTask {
     return {};
   }
 
-  // Phase 2: peer by peer (rank + 1, rank + 2, ...), once the peer has
-  // posted: the counts of the pair checked both ways, then its block for
-  // this rank read (unless it wrote it already) and this rank's block for
-  // it written (unless it read it already).
+  // Phase 2: peer by peer (rank + 1, rank + 2, ...), each once it has
+  // posted, skipping those that have not yet (with more ranks than cores a
+  // peer that waits for a core must not hold up the pairs that are ready):
+  // the counts of the pair checked both ways, then its block for this rank
+  // read (unless it wrote it already) and this rank's block for it written
+  // (unless it read it already).
   Status copyBlocks(bool* waiting, bool* moved) {
     const int me = g_.rank();
-    for (; next_ < g_.ranks(); ++next_) {
-      const int p = peerAt(next_);
-      if (!reached(&g_.control(p).posted[which_], round_, false, p)) {
-        *waiting = true;
-        return {};
+    int firstUnposted = 0;
+    for (int i = 1; i < g_.ranks(); ++i) {
+      if (handled_[i]) continue;
+      const int p = peerAt(i);
+      if (g_.control(p).posted[which_].load(std::memory_order_acquire) != round_) {
+        if (firstUnposted == 0) firstUnposted = i;
+        continue;
       }
       RINA_TRY(checkCall(p));
       PostedBlock& in = table(p)[me];
       PostedBlock& out = table(me)[p];
       RINA_TRY(checkPairCounts(me, kAllToAll, seq_, p, in.sendCount, in.recvCount, out.recvCount,
                                out.sendCount));
+      handled_[i] = 1;
       *moved = true;  // a block copied, or the other rank of the pair took it
       if (in.sendCount > 0 && claim(in)) {
         RINA_TRY(copied(
@@ -191,6 +199,12 @@ class HostExchangeTask : public EngineTask {
                                           in.recvAddr, out.sendCount * es_),
             me, p));
       }
+    }
+    if (firstUnposted > 0) {
+      // Looked at again (it may have posted meanwhile): else what the wait sleeps on.
+      const int p = peerAt(firstUnposted);
+      *waiting = !reached(&g_.control(p).posted[which_], round_, false, p);
+      return {};
     }
     phase_ = Phase::kWait;
     next_ = 1;
@@ -240,7 +254,9 @@ class HostExchangeTask : public EngineTask {
   const uint64_t seq_;
   const size_t es_;
   const std::vector<BlockPair>& pairs_;
+  const SelfBlock self_;
   std::vector<const BlockPair*> byPeer_;
+  std::vector<uint8_t> handled_;  // phase 2: the steps (peer = rank + step) done
   const uint32_t round_;
   const int which_;
   const transport::ShmGroupCall mine_;
@@ -260,8 +276,8 @@ bool hostExchangeFits(const Context& ctx) {
 }
 
 Status hostAllToAll(Context& ctx, uint64_t seq, rinaDataType_t type,
-                    const std::vector<BlockPair>& pairs) {
-  HostExchangeTask task(ctx, *ctx.hostGroup(), seq, type, pairs);
+                    const std::vector<BlockPair>& pairs, SelfBlock self) {
+  HostExchangeTask task(ctx, *ctx.hostGroup(), seq, type, pairs, self);
   Engine e(contextFor(ctx, kAllToAll, seq, 3));
   e.addTask(&task);
   return e.run();
