@@ -13,6 +13,7 @@
 #include "algo/engine/engine.h"
 #include "comm/plan_sync.h"
 #include "core/log.h"
+#include "ina/path_mtu.h"
 #include "ina/sender_choice.h"
 #include "ina/uc_sender.h"
 #include "rina/ina_wire.h"
@@ -47,7 +48,9 @@ struct RackSetupMsg {
   uint16_t dataPort = 0;
   uint16_t ports = 0;
   uint16_t job = 0;
-  uint16_t pad = 0;
+  // Worker to agent: its route's MTU towards the switch (clamped to 65535;
+  // 0: unknown), which an INA datagram must fit.
+  uint16_t pathMtu = 0;
   uint64_t token = 0;  // the job's, with job (at setup)
 };
 static_assert(sizeof(RackSetupMsg) == 40);
@@ -249,17 +252,20 @@ Status checkRackSize(const topo::Rack& rack) {
   return {};
 }
 
-// A worker's first setup message: its UDP member address.
-RackSetupMsg memberMsg(const ina::Endpoint& local) {
+// A worker's first setup message: its UDP member address and its path MTU
+// towards the switch.
+RackSetupMsg memberMsg(const ina::Endpoint& local, uint32_t switchAddr) {
   RackSetupMsg m{};
   m.addr = local.addr;
   m.port = local.port;
+  m.pathMtu = static_cast<uint16_t>(std::min<uint32_t>(ina::pathMtuTowards(switchAddr), 65535));
   return m;
 }
 
-// Agent: every worker's member address, this rank's (mine) first.
+// Agent: every worker's member address, this rank's (mine) first, and the
+// smallest path MTU they reported (*pathMtu, 0: none; *mtuWorker its worker).
 Status gatherMembers(algo::Context& ctx, const topo::Rack& rack, const RackSetupMsg& mine,
-                     std::vector<ina::Endpoint>* members) {
+                     std::vector<ina::Endpoint>* members, uint32_t* pathMtu, int* mtuWorker) {
   const int k = static_cast<int>(rack.ranks.size());
   std::vector<RackSetupMsg> in(k);
   in[0] = mine;
@@ -275,6 +281,10 @@ Status gatherMembers(algo::Context& ctx, const topo::Rack& rack, const RackSetup
   for (int w = 0; w < k; ++w) {
     RINA_TRY(checkSetup(in[w], ctx.rank(), rack.ranks[w]));
     members->push_back(ina::Endpoint{in[w].addr, in[w].port});
+    if (in[w].pathMtu != 0 && (*pathMtu == 0 || in[w].pathMtu < *pathMtu)) {
+      *pathMtu = in[w].pathMtu;
+      *mtuWorker = w;
+    }
   }
   return {};
 }
@@ -432,7 +442,8 @@ Status RackAgent::openClient(algo::Context& ctx, const config::Options& options)
 }
 
 Status RackAgent::setUpAsAgent(algo::Context& ctx, bool autoSwitch) {
-  RINA_TRY(gatherMembers(ctx, *rack_, memberMsg(client_->localEndpoint()), &members_));
+  RINA_TRY(gatherMembers(ctx, *rack_, memberMsg(client_->localEndpoint(), controller_.addr),
+                         &members_, &pathMtu_, &pathMtuWorker_));
   ina::Grant grant;
   std::string why;
   Status s = registerJob(ctx, members_, autoSwitch, &grant, &why);
@@ -457,7 +468,7 @@ Status RackAgent::setUpAsAgent(algo::Context& ctx, bool autoSwitch) {
 
 Status RackAgent::setUpAsWorker(algo::Context& ctx) {
   const int agent = rack_->ranks.front();
-  const RackSetupMsg mine = memberMsg(client_->localEndpoint());
+  const RackSetupMsg mine = memberMsg(client_->localEndpoint(), controller_.addr);
   RackSetupMsg reply{};
   RINA_TRY(algo::runExchange(algo::contextFor(ctx, "INA setup", 0),
                              {SendItem{.conn = ctx.peer(agent),
@@ -471,7 +482,7 @@ Status RackAgent::setUpAsWorker(algo::Context& ctx) {
   RINA_TRY(checkSetup(reply, ctx.rank(), agent));
   if (!reply.active) {
     active_ = true;
-    fallBack(ctx, "the agent could not get switch slots", false);
+    fallBack(ctx, "the agent could not use the switch (its WARN says why)", false);
     return {};
   }
   job_ = reply.job;
@@ -547,7 +558,20 @@ Status RackAgent::registerJob(algo::Context& ctx, const std::vector<ina::Endpoin
         "job %u",
         ctx.rank(), rack_->name.c_str(), refused, controller_.toString().c_str(), job_);
   }
-  if (grant->length == 0) *why = "the switch has no free slots for the job (REGISTER granted 0)";
+  if (grant->length == 0) {
+    *why = "the switch has no free slots for the job (REGISTER granted 0)";
+  } else if (pathMtu_ != 0 && ina::inaDatagramIpBytes(grant->payloadElems) > pathMtu_) {
+    // IP would fragment every datagram: a switch cannot sum fragments, and
+    // one lost fragment loses the datagram. The switch fixes the size.
+    *why = "an INA datagram of " + std::to_string(grant->payloadElems) + " elements is " +
+           std::to_string(ina::inaDatagramIpBytes(grant->payloadElems)) +
+           " bytes on IP, more than the path MTU " + std::to_string(pathMtu_) + " of rank " +
+           std::to_string(rack_->ranks[pathMtuWorker_]) + "'s route to switch " +
+           controller_.toString() + " (IP would fragment it, and a switch cannot sum fragments); " +
+           "raise the MTU or run the switch with --payload " +
+           std::to_string(ina::payloadElemsFitting(pathMtu_)) + " or less";
+    mtuRefused_ = true;
+  }
   return {};
 }
 
@@ -620,8 +644,9 @@ Status RackAgent::takeStart(algo::Context& ctx, const algo::RackStart& in, int a
 }
 
 bool RackAgent::tryReturn(algo::Context& ctx, ina::Grant* g) {
-  // A local switch (RINA_SWITCH=auto) went with whatever ended it.
-  if (switchd_ || controller_.port == 0 || members_.empty()) return false;
+  // A local switch (RINA_SWITCH=auto) went with whatever ended it; a path
+  // whose MTU the switch's datagrams do not fit stays so.
+  if (switchd_ || controller_.port == 0 || members_.empty() || mtuRefused_) return false;
   // A switch that is down refuses at once; one that cannot be reached costs
   // this collective at most this much.
   constexpr int kReturnConnectMs = 500;

@@ -178,6 +178,11 @@ class RackAgent final : public algo::RackSwitch {
   uint64_t checksBetweenReturns_ = 1;
   bool returnedOnce_ = false;           // the last time the rack went on its switch was a return
   std::vector<ina::Endpoint> members_;  // agent: the workers' addresses, for a return
+  // Agent: the smallest path MTU towards the switch any worker reported (0:
+  // none known), and the worker that reported it.
+  uint32_t pathMtu_ = 0;
+  int pathMtuWorker_ = 0;
+  bool mtuRefused_ = false;  // the switch's datagrams do not fit that MTU
   InaCounters counters_;
 };
 

@@ -112,6 +112,10 @@ Status Communicator::openListeners(Setup* s) {
   // under `setup` the thread gets its mask back when create returns.
   RINA_TRY(topo::placeSetupThread(rank(), s->ifname, options_.cpuAffinity, &s->placement));
   RINA_TRY(listenOn(listenAddr, false, &s->listen, &s->mine.listen));
+  // Accepted sockets inherit the listener's congestion control, and a name
+  // the kernel refuses fails here, on every rank, before any peer waits.
+  RINA_TRY(tuneSocket(s->listen.get(), 0, options_.tcpCongestion)
+               .prepend("rank " + std::to_string(rank()) + ": "));
   s->mine.pid = getpid();
   const std::string host = hostIdentity();
   std::strncpy(s->mine.host, host.c_str(), sizeof(s->mine.host) - 1);

@@ -104,6 +104,12 @@ constexpr Knob kKnobs[] = {
      .min = 1,
      .max = 8,
      .expect = "expected auto or 1-8"},
+    {.name = "RINA_TCP_CONGESTION",
+     .defaultValue = "",
+     .doc = "TCP congestion control of peer sockets (cubic, bbr, reno, ...); unset: the "
+            "kernel's default; a name the kernel refuses fails init",
+     .type = Type::kText,
+     .field = &Options::tcpCongestion},
     {.name = "RINA_ALGO",
      .defaultValue = "auto",
      .doc = kAlgoDoc.text,

@@ -49,17 +49,18 @@ struct Options {
   std::string commSecret;   // RINA_COMM_SECRET_FILE (a file)
   std::string cpuAffinity;  // RINA_CPU_AFFINITY
   // Connections.
-  std::string socketIfname;  // RINA_SOCKET_IFNAME
-  bool shmDisable;           // RINA_SHM_DISABLE
-  int64_t shmFifoBytes;      // RINA_SHM_FIFO_BYTES
-  int64_t socketBufBytes;    // RINA_SOCKET_BUF_BYTES
-  int64_t socketNsocks;      // RINA_SOCKET_NSOCKS; 0: auto
-  int64_t spinUs;            // RINA_SPIN_US
-  std::string ibHca;         // RINA_IB_HCA
-  int64_t ibGidIndex;        // RINA_IB_GID_INDEX
-  int64_t ibTimeout;         // RINA_IB_TIMEOUT
-  bool ibDisable;            // RINA_IB_DISABLE
-  std::string ibGdr;         // RINA_IB_GDR
+  std::string socketIfname;   // RINA_SOCKET_IFNAME
+  bool shmDisable;            // RINA_SHM_DISABLE
+  int64_t shmFifoBytes;       // RINA_SHM_FIFO_BYTES
+  int64_t socketBufBytes;     // RINA_SOCKET_BUF_BYTES
+  int64_t socketNsocks;       // RINA_SOCKET_NSOCKS; 0: auto
+  std::string tcpCongestion;  // RINA_TCP_CONGESTION; "": the kernel's default
+  int64_t spinUs;             // RINA_SPIN_US
+  std::string ibHca;          // RINA_IB_HCA
+  int64_t ibGidIndex;         // RINA_IB_GID_INDEX
+  int64_t ibTimeout;          // RINA_IB_TIMEOUT
+  bool ibDisable;             // RINA_IB_DISABLE
+  std::string ibGdr;          // RINA_IB_GDR
   // Algorithms.
   std::string algo;        // RINA_ALGO
   int64_t smallMsgBytes;   // RINA_SMALL_MSG_BYTES

@@ -331,13 +331,38 @@ Status setNonBlocking(int fd) {
   return {};
 }
 
-void tuneSocket(int fd, int bufBytes) {
+namespace {
+
+constexpr char kAvailableCongestion[] = "/proc/sys/net/ipv4/tcp_available_congestion_control";
+
+std::string firstLineOf(const char* path) {
+  std::string line;
+  std::ifstream f(path);
+  std::getline(f, line);
+  return line;
+}
+
+}  // namespace
+
+Status tuneSocket(int fd, int bufBytes, std::string_view congestion) {
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   if (bufBytes > 0) {
     setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufBytes, sizeof(bufBytes));
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufBytes, sizeof(bufBytes));
   }
+  if (congestion.empty()) return {};
+  const std::string name(congestion);
+  if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name.data(),
+                 static_cast<socklen_t>(name.size())) != 0) {
+    const int err = errno;
+    return errorf(rinaInvalidArgument,
+                  "RINA_TCP_CONGESTION=%s: the kernel refuses this TCP congestion control (%s); "
+                  "available: %s (%s)",
+                  name.c_str(), std::strerror(err), firstLineOf(kAvailableCongestion).c_str(),
+                  kAvailableCongestion);
+  }
+  return {};
 }
 
 std::string hostIdentity() {

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "core/status.h"
 
@@ -91,7 +92,11 @@ Status sendAll(int fd, const void* data, size_t len, Deadline deadline);
 Status recvAll(int fd, void* data, size_t len, Deadline deadline);
 
 Status setNonBlocking(int fd);
-void tuneSocket(int fd, int bufBytes);  // TCP_NODELAY, buffer sizes
+// A data socket: TCP_NODELAY, SO_SNDBUF/SO_RCVBUF (bufBytes > 0) and the
+// congestion control named by RINA_TCP_CONGESTION (empty: the kernel's
+// default). A name the kernel refuses is an error naming the knob, the
+// value and the kernel's available ones, never a silent default.
+Status tuneSocket(int fd, int bufBytes, std::string_view congestion = {});
 
 // "hostname/boot-id": equal on two ranks iff they can share memory.
 std::string hostIdentity();

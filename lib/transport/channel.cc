@@ -53,7 +53,8 @@ Status openChannel(const MeshOptions& opt, int to, std::unique_ptr<Connection>* 
   Fd fd;
   Status s = connectTo(opt.table[to].listen, opt.deadline, &fd);
   if (!s.ok()) return s.prepend(pair(opt, opt.rank, to) + "connecting: ");
-  tuneSocket(fd.get(), opt.socketBufBytes);
+  s = tunePeerSocket(opt, fd.get());
+  if (!s.ok()) return s.prepend(pair(opt, opt.rank, to));
   s = sendAll(fd.get(), &hello, sizeof(hello), opt.deadline);
   if (!s.ok()) return s.prepend(pair(opt, opt.rank, to) + "hello: ");
   if (hello.fifoBytes != 0) {
@@ -77,7 +78,8 @@ Status acceptChannel(const MeshOptions& opt, Arrival arrival, std::unique_ptr<Co
     return errorf(rinaRemoteError, "rank %d: a point-to-point channel claims to come from rank %d",
                   opt.rank, from);
   }
-  tuneSocket(arrival.fd.get(), opt.socketBufBytes);
+  Status t = tunePeerSocket(opt, arrival.fd.get());
+  if (!t.ok()) return t.prepend(pair(opt, from, opt.rank));
   if (hello.fifoBytes != 0) {
     char name[sizeof(hello.shmName)];
     std::memcpy(name, hello.shmName, sizeof(name));

@@ -117,6 +117,14 @@ std::vector<int> spinePaths(const MeshOptions& opt, int peer) {
   return out;
 }
 
+}  // namespace
+
+Status tunePeerSocket(const MeshOptions& opt, int fd) {
+  return tuneSocket(fd, opt.socketBufBytes, opt.knobs.tcpCongestion);
+}
+
+namespace {
+
 std::string where(const MeshOptions& opt, int peer, const char* what, int spine = -1) {
   return "rank " + std::to_string(opt.rank) + ": " + what + " peer " + std::to_string(peer) +
          (spine >= 0 ? " over spine " + std::to_string(spine) : "") + ": ";
@@ -143,7 +151,8 @@ Status connectOverSpine(const MeshOptions& opt, int p, int s, std::vector<Pendin
   pend.fds.emplace_back();
   Status c = connectTo(opt.table[p].spine[s], opt.deadline, &pend.fds[0]);
   if (!c.ok()) return c.prepend(where(opt, p, "connecting to", s));
-  tuneSocket(pend.fds[0].get(), opt.socketBufBytes);
+  c = tunePeerSocket(opt, pend.fds[0].get());
+  if (!c.ok()) return c.prepend(where(opt, p, "socket to", s));
   PeerHello hello{kPeerMagic, opt.rank, p, 0, opt.commId, {}, 0, 1, 0, 0, s, kMeshHello, 0};
   c = sendAll(pend.fds[0].get(), &hello, sizeof(hello), opt.deadline);
   if (!c.ok()) return c.prepend(where(opt, p, "hello to", s));
@@ -185,7 +194,8 @@ Status connectDefault(const MeshOptions& opt, int p, bool rdmaOffered,
   pend.fds.emplace_back();
   Status s = connectTo(opt.table[p].listen, opt.deadline, &pend.fds[0]);
   if (!s.ok()) return s.prepend(where(opt, p, "connecting to"));
-  tuneSocket(pend.fds[0].get(), opt.socketBufBytes);
+  s = tunePeerSocket(opt, pend.fds[0].get());
+  if (!s.ok()) return s.prepend(where(opt, p, "socket to"));
   PeerHello hello{kPeerMagic, opt.rank, p, 0, opt.commId, {}, 0, 1, 0, 0, -1, kMeshHello, 0};
   offerSharedMemory(opt, p, &hello, &pend);
   if (hello.fifoBytes == 0) chooseSockets(opt, &hello, &pend);
@@ -195,7 +205,8 @@ Status connectDefault(const MeshOptions& opt, int p, bool rdmaOffered,
       pend.fds.emplace_back();
       s = connectTo(opt.table[p].listen, opt.deadline, &pend.fds[i]);
       if (!s.ok()) return s.prepend(where(opt, p, "connecting another socket to"));
-      tuneSocket(pend.fds[i].get(), opt.socketBufBytes);
+      s = tunePeerSocket(opt, pend.fds[i].get());
+      if (!s.ok()) return s.prepend(where(opt, p, "socket to"));
     }
     hello.sockIndex = i;
     s = sendAll(pend.fds[i].get(), &hello, sizeof(hello), opt.deadline);
@@ -298,7 +309,6 @@ void chooseTransport(const MeshOptions& opt, bool rdmaOffered, PeerHello* hello,
 Pending& fileSocket(const MeshOptions& opt, bool rdmaOffered, Fd fd, PeerHello* hello,
                     std::map<Key, Pending>* incoming) {
   Pending& pend = (*incoming)[{hello->from, hello->spine}];
-  tuneSocket(fd.get(), opt.socketBufBytes);
   if (pend.fds.empty()) {
     pend.peer = hello->from;
     pend.spine = hello->spine;
@@ -354,6 +364,8 @@ Status acceptFromLowerRanks(const MeshOptions& opt, verbs::RdmaSetup* rdma,
       continue;
     }
     const Key key{hello.from, hello.spine};
+    Status t = tunePeerSocket(opt, fd.get());
+    if (!t.ok()) return t.prepend(where(opt, hello.from, "socket from", hello.spine));
     Pending& pend = fileSocket(opt, rdma->offered(), std::move(fd), &hello, &incoming);
     if (!allSocketsIn(pend)) continue;
     RINA_TRY(answerPeer(opt, pend, rdma, out, spineOut));

@@ -111,6 +111,10 @@ struct MeshOptions {
 // Whether opt.rank and peer are on one host (shared memory is possible).
 bool sameHost(const MeshOptions& opt, int peer);
 
+// tuneSocket with the options' buffer size and congestion control (every
+// peer socket, channels' too).
+Status tunePeerSocket(const MeshOptions& opt, int fd);
+
 Status buildMesh(const MeshOptions& opt, std::map<int, std::unique_ptr<Connection>>* out,
                  SpineConnections* spineOut = nullptr);
 

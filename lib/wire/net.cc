@@ -55,8 +55,7 @@ Status listenTcp(const Endpoint& local, Fd* out, Endpoint* bound) {
 
 Status connectTcp(const Endpoint& remote, int timeoutMs, Fd* out) {
   RINA_TRY(connectTo(packed(remote), deadlineAfterMs(timeoutMs), out));
-  tuneSocket(out->get(), 0);
-  return Status();
+  return tuneSocket(out->get(), 0);
 }
 
 Status sendLine(int fd, std::string_view text, int timeoutMs) {

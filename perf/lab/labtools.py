@@ -23,6 +23,29 @@ def parse_size(text):
     return int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2).upper()]
 
 
+# The lab's namespaces inherit this machine's TCP congestion control (bbr
+# here, where Linux's own default is cubic); the drivers measure with cubic
+# unless their --env names RINA_TCP_CONGESTION (empty: the namespace's).
+DEFAULT_CONGESTION = "RINA_TCP_CONGESTION=cubic"
+
+
+def with_default_congestion(env):
+    """env (NAME=VALUE settings for the ranks) with DEFAULT_CONGESTION first
+    unless it sets RINA_TCP_CONGESTION itself."""
+    if any(e.startswith("RINA_TCP_CONGESTION=") for e in env):
+        return list(env)
+    return [DEFAULT_CONGESTION] + list(env)
+
+
+def tcp_goodput(mtu):
+    """TCP payload per byte of an Ethernet link's rate at this MTU: a segment
+    carries MTU - 52 bytes (IPv4 20, TCP 20, timestamps 12) in a frame of MTU
+    + 14 (Ethernet header; the shapers count no preamble or gap): 1448 / 1514
+    = 0.956 at 1500, 8948 / 9014 = 0.993 at 9000, as measured on shaped veths
+    (docs/testing.md)."""
+    return (mtu - 52) / (mtu + 14)
+
+
 def netlab(name, *args, timeout, stderr=False):
     """rina-netlab --name NAME ARGS: its stdout (with stderr=True: stdout and
     stderr); Failure with the command and the output's end if it fails."""

@@ -29,7 +29,10 @@ results give this build's time over the baseline's per run and size.
 every measurement (the machine loaded by something else). --env NAME=VALUE
 (repeatable) goes to every rank (rina-netlab run --env); with
 RINA_DEBUG=INFO the plans rank 0 made and their choice of how each INA rack
-takes part (docs/planning.md) are copied into the results, per run.
+takes part (docs/planning.md) are copied into the results, per run. The
+ranks' TCP runs cubic (RINA_TCP_CONGESTION=cubic, first among the settings)
+unless --env names RINA_TCP_CONGESTION (empty: the namespaces' own, which
+they inherit from the machine).
 --switchd-args ARGS: the INA racks' rina-switchd flags (rina-netlab up
 --switchd-args; e.g. "--payload 2048 --capacity-pps 1000", a slow switch).
 --rina-ring-target X: the per-run target on rina / ring throughput for
@@ -50,15 +53,13 @@ import statistics
 import subprocess
 import sys
 
-from labtools import REPO, counters_delta, ina_sends, lab_counters, parse_size
+from labtools import (REPO, counters_delta, ina_sends, lab_counters, parse_size, tcp_goodput,
+                      with_default_congestion)
 DEFAULT_TOPOLOGIES = [os.path.join(REPO, "perf/lab", f)
                       for f in ("lab-a-one-rack.json", "lab-b-two-racks.json")]
 RESULTS = os.path.join(REPO, "perf/results")
 RAW = os.path.join(RESULTS, "raw")
 LAB_NAME = "bench"
-# TCP goodput per byte of link rate: 1448 payload bytes per 1514 on the wire
-# (docs/testing.md: shaped TCP reaches 0.956 x rate).
-TCP_GOODPUT = 0.956
 RUN_TIMEOUT_S = 1800
 # Lab (b)'s theory for rina / ring throughput: 1.75 S against 1.5 S per host link.
 RINA_RING_THEORY_B = 1.75 / 1.5
@@ -89,13 +90,13 @@ def one_rack(topology):
     return len(topology["racks"]) == 1 and topology["racks"][0].get("ina")
 
 
-def rina_theory_ms(topology, size, mbit):
+def rina_theory_ms(topology, size, mbit, goodput):
     """Lab (a): every worker sends its contribution (S) to the switch and gets
     the sum (S) back: S each way on every host link, at TCP goodput (what
     tools/demo.sh puts beside rina's time)."""
     if not one_rack(topology) or not mbit:
         return None
-    return size / (mbit * 1e6 / 8 * TCP_GOODPUT) * 1e3
+    return size / (mbit * 1e6 / 8 * goodput) * 1e3
 
 
 ENV = []  # --env NAME=VALUE, for every rank
@@ -178,13 +179,13 @@ def targets(topology, name, times, sizes):
 RINA_RING_TARGET = 1.10  # --rina-ring-target
 
 
-def run_targets(topology, mbit, run, sizes):
+def run_targets(topology, mbit, goodput, run, sizes):
     """Per run: (text, met) for every target this run can be held to."""
     out = []
     t = run["times"]
     for s in sizes:
         rina, ring = t.get((s, "rina")), t.get((s, "ring"))
-        theory = rina_theory_ms(topology, s, mbit)
+        theory = rina_theory_ms(topology, s, mbit, goodput)
         if rina and theory:
             limit = 1.30 if s < 4 << 20 else 1.10
             r = rina / 1e3 / theory
@@ -291,7 +292,7 @@ def main():
                         help="rina-netlab --name of the lab (default bench)")
     args = parser.parse_args()
     LAB_NAME = args.lab_name
-    ENV = args.env
+    ENV = with_default_congestion(args.env)
     RINA_RING_TARGET = args.rina_ring_target
     if not re.fullmatch(r"[A-Za-z0-9_]+", LAB_NAME):
         parser.error("--lab-name: letters, digits and _ only")
@@ -306,6 +307,7 @@ def main():
     baseline = os.path.abspath(args.baseline) if args.baseline else None
     builds = ([("baseline", baseline)] if baseline else []) + [("build", build)]
     os.makedirs(RAW, exist_ok=True)
+    goodput = tcp_goodput(args.mtu)
     commit = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip()
     for topo_path in args.topologies:
@@ -387,19 +389,20 @@ def main():
                 t = times.get((s, a))
                 cells += [f"{t / 1e3:.1f}" if t else "-", f"{busbw[(s, a)]:.3f}" if t else "-"]
             # Ring: 2(n-1)/n * S bytes each way on every host link, at TCP goodput.
-            closed = (2 * (nranks - 1) / nranks * s / (mbit * 1e6 / 8 * TCP_GOODPUT) * 1e3
+            closed = (2 * (nranks - 1) / nranks * s / (mbit * 1e6 / 8 * goodput) * 1e3
                       if mbit else None)
             ring = times.get((s, "ring"))
             cells += [f"{closed:.1f}" if closed else "-",
                       f"{ring / 1e3 / closed:.2f}" if closed and ring else "-"]
-            theory = rina_theory_ms(topology, s, mbit)
+            theory = rina_theory_ms(topology, s, mbit, goodput)
             if one_rack(topology):
                 rina = times.get((s, "rina"))
                 cells += [f"{theory:.1f}" if theory else "-",
                           f"{rina / 1e3 / theory:.2f}" if theory and rina else "-"]
             out.append(f"| {human(s)} | " + " | ".join(cells) + " |")
         out += ["", f"Ring closed form: 2(n-1)/n * S / B with B = {mbit} Mbit/s x "
-                f"{TCP_GOODPUT} (TCP goodput on a shaped link)."]
+                f"{goodput:.3f} (TCP goodput on a shaped link at MTU {args.mtu}: "
+                "perf/lab/labtools.py tcp_goodput)."]
         if one_rack(topology):
             out += ["rina theory: S / B, every worker's contribution up and the sum down "
                     "(tools/demo.sh's)."]
@@ -418,7 +421,7 @@ def main():
         for run in runs:
             cells = [f"{run['times'][(s, a)] / 1e3:.1f}" if (s, a) in run["times"] else "-"
                      for s in sizes for a in algos]
-            checks = run_targets(topology, mbit, run, sizes)
+            checks = run_targets(topology, mbit, goodput, run, sizes)
             text = "; ".join(f"{t} {'met' if ok else 'MISSED'}" for t, ok in checks)
             out.append(f"| {run['label']} {run['run']} | {' '.join(run['load'])} | "
                        + " | ".join(cells) + f" | {text} |")

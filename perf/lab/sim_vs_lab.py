@@ -13,8 +13,9 @@ always brought down, also on failure.
                          [--mtu BYTES] [--tolerance F] [--markdown FILE] TOPOLOGY.json
 
 What the simulator is told: the file's rates (host links, per-spine uplinks)
-times the TCP goodput of a shaped link (0.956: 1448 payload bytes per 1514
-on the wire, docs/testing.md), since rina-sim moves payload at the raw rate.
+times the TCP goodput of a shaped link at the lab's MTU (labtools.tcp_goodput:
+0.956 at 1500, 1448 payload bytes per 1514 on the wire; 0.993 at 9000),
+since rina-sim moves payload at the raw rate.
 The lab's hier and rina follow rank 0's plan (each INA rack's mode, ring
 order, ports), so rina-sim runs lib/plan's planner (--planner plan) for
 every rule: RINA_PATHS unset (the default, planned) and planned as they
@@ -28,7 +29,9 @@ steps; a number gives it instead. A lab host with an address per spine (the reso
 spine_addrs) has a NIC per plane, and so does its simulated host (traffic
 over spine s on NIC s, switch and in-rack traffic on NIC 0). --env passes
 RINA_* settings to the lab's ranks (e.g. RINA_INA_SLOTS); RINA_INA_PORT_MARKERS
-there is simulated too (rina-sim --port-markers). Needs root.
+there is simulated too (rina-sim --port-markers). The ranks' TCP runs cubic
+(RINA_TCP_CONGESTION=cubic) unless --env names RINA_TCP_CONGESTION (empty:
+the namespaces' own, inherited from the machine). Needs root.
 """
 
 import argparse
@@ -44,7 +47,6 @@ import tempfile
 from labtools import REPO, Failure, parse_size
 import labtools
 
-TCP_GOODPUT = 0.956
 RUN_TIMEOUT_S = 600
 netlab = functools.partial(labtools.netlab, timeout=RUN_TIMEOUT_S)
 
@@ -71,7 +73,7 @@ def lab_times(name, build, algorithms, sizes, iters, paths, env=()):
     return times, command
 
 
-def measured_step_latency_us(name, build, env, resolved):
+def measured_step_latency_us(name, build, env, resolved, goodput):
     """One dependent step's latency in this lab (us): the flat ring at 16
     KiB (RINA_SMALL_MSG_BYTES=0 keeps it from recursive doubling), less its
     bytes over the slowest host link at TCP goodput, over 2(n-1) steps."""
@@ -91,20 +93,20 @@ def measured_step_latency_us(name, build, env, resolved):
     rates = [h.get("link_mbit", r.get("host_link_mbit")) if isinstance(h, dict)
              else r.get("host_link_mbit") for r in doc["racks"] for h in r.get("hosts", [])]
     rates = [x for x in rates if x]
-    bytes_us = (2 * (n - 1) / n * size / (min(rates) * 1e6 / 8 * TCP_GOODPUT) * 1e6
+    bytes_us = (2 * (n - 1) / n * size / (min(rates) * 1e6 / 8 * goodput) * 1e6
                 if rates else 0)
     command = "rina-netlab --name %s %s" % (name, " ".join(shlex.quote(a) for a in args))
     return max(0.0, (t - bytes_us) / (2 * (n - 1))), command
 
 
-def sim_topology(resolved, spines_kept, work):
+def sim_topology(resolved, spines_kept, work, goodput):
     """The resolved lab topology with rates scaled to TCP goodput; with
     spines_kept = 1, only spine 0 (its rates)."""
     with open(resolved) as f:
         doc = json.load(f)
 
     def scale(v):
-        return [x * TCP_GOODPUT for x in v] if isinstance(v, list) else v * TCP_GOODPUT
+        return [x * goodput for x in v] if isinstance(v, list) else v * goodput
 
     def keep(v):
         return v[0] if isinstance(v, list) and spines_kept == 1 else v
@@ -195,6 +197,7 @@ def main():
             parser.error(f"--env {name}: {' or '.join(allowed)}")
         return value
 
+    args.env = labtools.with_default_congestion(args.env)
     markers = env_value("RINA_INA_PORT_MARKERS", "1", ("0", "1"))
     plan_ina = env_value("RINA_PLAN_INA", "choose", ("choose", "on"))
     for p in paths:
@@ -213,10 +216,13 @@ def main():
         netlab(args.lab_name, *up)
         commands.append(f"rina-netlab --name {args.lab_name} " + " ".join(up))
         resolved = f"/run/rina-netlab/{args.lab_name}/topology.json"
+        mtu = labtools.lab_state(args.lab_name).get("mtu") or 1500
+        goodput = labtools.tcp_goodput(mtu)
+        print(f"MTU {mtu}: TCP goodput {goodput:.3f} of the link rate")
         step_us = args.step_latency_us
         if step_us == "measured":
             step_us, command = measured_step_latency_us(args.lab_name, args.build, args.env,
-                                                        resolved)
+                                                        resolved, goodput)
             commands.append(command)
             print(f"step latency measured: {step_us:.0f} us")
             step_us = f"{step_us:.0f}"
@@ -224,7 +230,7 @@ def main():
             times, command = lab_times(args.lab_name, args.build, algorithms, sizes, args.iters,
                                        rule, args.env)
             commands.append(command)
-            topo = sim_topology(resolved, 1 if rule == "fixed" else 0, work)
+            topo = sim_topology(resolved, 1 if rule == "fixed" else 0, work, goodput)
             for algo in algorithms:
                 for size in sizes:
                     if (algo, size) not in times:

@@ -22,7 +22,7 @@ netlab=$1 switchd=$2 perf=$3 topology=$4
 . "$(cd "$(dirname "$0")" && pwd)/lab_common.sh"
 lab_init tsw
 
-lab up "$topology" --switchd "$switchd" --switchd-args "--payload 2048 --capacity-pps 200" \
+lab up "$topology" --switchd "$switchd" --mtu 9000 --switchd-args "--payload 2048 --capacity-pps 200" \
   > /dev/null || fail "up failed"
 out=$(lab run --timeout 150 --env RINA_PLAN_CHECK_EVERY=1 --env RINA_DEBUG=INFO -- \
   "$perf" -a ring,rina -b 1M -e 1M -n 4 -w 1 -c 1 2>&1)
