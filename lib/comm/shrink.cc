@@ -297,6 +297,9 @@ Status Communicator::shrink(const std::vector<int>& exclude, std::unique_ptr<Com
     std::unique_ptr<transport::ShmGroup> segment = releaseHostGroup();
     segment->renumber(members, newRank, hostRound);
     next->setHostGroup(std::move(segment));
+    // This rank's slot keeps its count of notices sent to it: the shrunk
+    // communicator goes on from those this rank took.
+    next->noticesTaken_ = noticesTaken_;
   }
   topo::RackMap pinned = racks();
   RINA_TRY(pinSwitches(options_.switches, &pinned));

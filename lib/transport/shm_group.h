@@ -119,9 +119,9 @@ class ShmGroup {
   void finish(uint32_t round);
   // Before a notice goes to rank r's listening socket (counted first, so r
   // looks until the notice is there).
-  void countNoticeFor(int r) { controls_[r].noticesSent.fetch_add(1); }
+  void countNoticeFor(int r) { control(r).noticesSent.fetch_add(1); }
   // The notices sent to this rank so far.
-  uint32_t noticesSentHere() const { return controls_[rank_].noticesSent.load(); }
+  uint32_t noticesSentHere() const { return control(rank_).noticesSent.load(); }
   // Before a call of `bytes` per slot: the first access, through this
   // rank's mapping, to every page of both slots of every rank that such a
   // call uses (see touchPages), once per page.
