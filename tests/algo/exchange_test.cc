@@ -359,9 +359,12 @@ TEST(ExchangeProcesses, APeerThatDiesFailsTheAllToAll) {
   for (const char* shm : {"0", "1"}) {
     ScopedEnv disable("RINA_SHM_DISABLE", shm);
     ScopedEnv timeout("RINA_TIMEOUT_MS", "20000");
+    // The survivors stay until both have their error: one that returned and
+    // exited would hang up on the other, which could then name it instead.
+    ProcessBarrier bothFailed(2);
     std::vector<int> codes = runProcesses(
         3,
-        [](int rank, rinaComm_t comm) -> int {
+        [&bothFailed](int rank, rinaComm_t comm) -> int {
           std::vector<float> send(3 * 1000, 1.0f), recv(3 * 1000);
           // One call together first: every pair is connected.
           if (rinaAllToAll(send.data(), recv.data(), 1000, rinaFloat32, comm) != rinaSuccess) {
@@ -371,6 +374,7 @@ TEST(ExchangeProcesses, APeerThatDiesFailsTheAllToAll) {
           const rinaResult_t rc = rinaAllToAll(send.data(), recv.data(), 1000, rinaFloat32, comm);
           if (rc != rinaRemoteError) return 21;
           const std::string e = rinaCommGetLastError(comm);
+          if (!bothFailed.arriveAndWait(30000)) return 23;
           // Over TCP the socket reports it first, on one host the liveness check.
           const bool named = e.find("peer 2 hung up") != std::string::npos ||
                              e.find("peer 2 closed the connection") != std::string::npos;

@@ -160,9 +160,12 @@ TEST(InvalidArguments, BadEnvironmentValues) {
 void killedPeer(const char* shmDisable, size_t count = 1 << 20) {
   ScopedEnv shm("RINA_SHM_DISABLE", shmDisable);
   ScopedEnv timeout("RINA_TIMEOUT_MS", "20000");
+  // The survivors stay until both have their error: one that returned and
+  // exited would hang up on the other, which could then name it instead.
+  ProcessBarrier bothFailed(2);
   auto codes = runProcesses(
       3,
-      [count, shmDisable](int rank, rinaComm_t comm) {
+      [count, shmDisable, &bothFailed](int rank, rinaComm_t comm) {
         std::vector<float> buf(count, 1.0f);
         if (rinaAllReduce(buf.data(), buf.data(), buf.size(), rinaFloat32, rinaSum, comm) !=
             rinaSuccess)
@@ -175,6 +178,7 @@ void killedPeer(const char* shmDisable, size_t count = 1 << 20) {
         std::string msg = rinaCommGetLastError(comm);
         fprintf(stderr, "rank %d: rc %d after %lld ms: %s\n", rank, rc,
                 static_cast<long long>(took), msg.c_str());
+        if (!bothFailed.arriveAndWait(30000)) return 6;
         if (rc != rinaRemoteError && rc != rinaTimeout) return 2;
         // Over shared memory each survivor names the dead rank; over TCP a
         // survivor may first see the other survivor give up and close.
