@@ -44,8 +44,11 @@ void readHello(Fd& fd, int rank, uint64_t commId, uint64_t successorId, Deadline
              : hello->magic != kPeerMagic ? "wrong magic"
              : hello->commId != commId && (successorId == 0 || hello->commId != successorId)
                  ? "wrong communicator id"
-             : hello->to != rank ? "addressed to another rank"
-                                 : nullptr;
+             // A successor's hello is addressed by the rank this one has
+             // there, known only once the successor forms: it checks `to`
+             // when it takes the arrival (nextArrival).
+             : hello->commId == commId && hello->to != rank ? "addressed to another rank"
+                                                            : nullptr;
 }
 
 namespace {
@@ -241,7 +244,11 @@ Status nextArrival(const MeshOptions& opt, const std::vector<int>& listenFds,
     opt.arrivals->mesh.pop_front();
     // Filed while another communicator (the one this one replaces) served
     // the socket: it may be that one's.
-    if (hello->commId != opt.commId) *refusal = "a connection of another communicator";
+    if (hello->commId != opt.commId) {
+      *refusal = "a connection of another communicator";
+    } else if (hello->to != opt.rank) {
+      *refusal = "addressed to another rank";
+    }
     return {};
   }
   Status s = acceptFromAny(listenFds.data(), listenFds.size(), opt.deadline, opt.abort, fd);
