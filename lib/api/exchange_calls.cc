@@ -183,10 +183,7 @@ rinaResult_t rinaAllToAll(const void* sendbuff, void* recvbuff, size_t count,
   Collective call("rinaAllToAll", sendbuff, recvbuff, count, datatype);
   call.sendParts = call.recvParts = live(comm) ? static_cast<size_t>(comm->impl->size()) : 1;
   return runCollective(comm, call, [=](Communicator& c, const void* hs, void* hr, size_t n) {
-    std::vector<size_t> counts(c.size(), n), displs(c.size());
-    for (int p = 0; p < c.size(); ++p) displs[p] = p * n;
-    return c.allToAllv(hs, counts.data(), displs.data(), hr, counts.data(), displs.data(),
-                       datatype);
+    return c.allToAll(hs, hr, n, datatype);
   });
 }
 

@@ -111,12 +111,21 @@ Status Communicator::runMessages(std::span<algo::Message> batch) {
   return algo::runMessages(*this, *channels_, batch);
 }
 
+Status Communicator::connectEveryone() {
+  std::set<int> everyone;
+  for (int r = 0; r < size(); ++r) everyone.insert(r);
+  return connectForCall(everyone);
+}
+
+Status Communicator::allToAll(const void* send, void* recv, size_t count, rinaDataType_t type) {
+  RINA_TRY(connectEveryone());
+  return algo::allToAll(*this, send, recv, count, type);
+}
+
 Status Communicator::allToAllv(const void* send, const size_t* sendCounts, const size_t* sendDispls,
                                void* recv, const size_t* recvCounts, const size_t* recvDispls,
                                rinaDataType_t type) {
-  std::set<int> everyone;
-  for (int r = 0; r < size(); ++r) everyone.insert(r);
-  RINA_TRY(connectForCall(everyone));
+  RINA_TRY(connectEveryone());
   return algo::allToAllv(*this, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type);
 }
 

@@ -80,6 +80,7 @@ class Communicator : public algo::Context {
   // collective: they first connect the pairs they need that have no
   // connection (all-to-all: every pair; gather, scatter: the root with
   // every rank), which stay connected.
+  Status allToAll(const void* send, void* recv, size_t count, rinaDataType_t type);
   Status allToAllv(const void* send, const size_t* sendCounts, const size_t* sendDispls, void* recv,
                    const size_t* recvCounts, const size_t* recvDispls, rinaDataType_t type);
   Status reduce(const void* send, void* recv, size_t count, rinaDataType_t type, rinaRedOp_t op,
@@ -105,6 +106,8 @@ class Communicator : public algo::Context {
   // Collective over the ranks that lack a connection to one of peers: makes
   // those connections (as updatePeers), and keeps them from then on.
   Status connectForCall(const std::set<int>& peers);
+  // connectForCall for every rank (all-to-all).
+  Status connectEveryone();
 
   std::string& lastError() { return lastError_; }
 

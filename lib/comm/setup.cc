@@ -88,6 +88,7 @@ void Communicator::handKnobsToContext() {
                            .sliceBytes = static_cast<size_t>(options_.sliceBytes),
                            .smallMsgBytes = static_cast<size_t>(options_.smallMsgBytes),
                            .twoShotBytes = static_cast<size_t>(options_.twoShotBytes),
+                           .allToAllSlotBytes = static_cast<size_t>(options_.allToAllSlotBytes),
                            .portMarkers = options_.inaPortMarkers,
                            .spinUs = options_.spinUs});
 }

@@ -222,6 +222,18 @@ constexpr Knob kKnobs[] = {
      .clamp = true,
      .lenient = true,
      .schedule = true},
+    {.name = "RINA_ALLTOALL_SLOT_BYTES",
+     .defaultValue = "4M",
+     .doc = "with every rank on one host, an all-to-all (equal blocks) of fewer bytes than this "
+            "sent per rank goes through the host segment's slots (the sender copies its blocks "
+            "in, each receiver copies its block out) instead of straight between the buffers; "
+            "0 = never",
+     .type = Type::kInt,
+     .field = &Options::allToAllSlotBytes,
+     .min = 0,
+     .clamp = true,
+     .lenient = true,
+     .schedule = true},
     {.name = "RINA_SLICE_BYTES",
      .defaultValue = "128K",
      .doc = "ring pipeline slice size",

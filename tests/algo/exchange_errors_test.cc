@@ -5,13 +5,9 @@
 // too where the protocol lets it know), a receive nobody answers (timeout
 // naming the peer), and a peer that dies: between messages, in the middle
 // of one (at a byte the test chooses), and before it answers a large one.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <linux/userfaultfd.h>
 #include <signal.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -340,39 +336,6 @@ TEST(ExchangeErrors, ReceiverDyingFailsTheLargeSend) {
         60);
     EXPECT_EQ(codes[0], 0);
   }
-}
-
-// A userfaultfd on one page of buf (never touched, so its first write is a
-// fault): the first write there, by this process or by a peer's
-// process_vm_writev, waits for the fault's handler, which kills this
-// process. So the process dies exactly when a transfer into buf reaches
-// that page, with everything before it written and nothing after. False if
-// the kernel gives no userfaultfd.
-bool dieWhenWritten(char* page) {
-  const int uffd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC));
-  if (uffd < 0) return false;
-  uffdio_api api{};
-  api.api = UFFD_API;
-  uffdio_register reg{};
-  reg.range = {reinterpret_cast<uintptr_t>(page), static_cast<uint64_t>(getpagesize())};
-  reg.mode = UFFDIO_REGISTER_MODE_MISSING;
-  if (ioctl(uffd, UFFDIO_API, &api) != 0 || ioctl(uffd, UFFDIO_REGISTER, &reg) != 0) {
-    close(uffd);
-    return false;
-  }
-  std::thread([uffd] {
-    uffd_msg msg;
-    if (read(uffd, &msg, sizeof msg) == sizeof msg) raise(SIGKILL);
-    _exit(50);  // the handler's read failed: a distinct code, not a pass
-  }).detach();
-  return true;
-}
-
-bool userfaultfdWorks() {
-  const int uffd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC));
-  if (uffd < 0) return false;
-  close(uffd);
-  return true;
 }
 
 // A receiver that dies in the middle of a large message, at a byte the test

@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "rank_harness.h"
@@ -65,6 +67,45 @@ TEST_P(Exchange, AllToAllMatchesReference) {
             ASSERT_EQ(recv[p * block + i], blockByte(p, rank, i))
                 << "rank " << rank << " block from " << p << " byte " << i << " count " << count;
           }
+        }
+      }
+    }
+  });
+}
+
+// rinaAllToAll on both sides of where the host path changes, one byte
+// either side: below RINA_ALLTOALL_SLOT_BYTES sent per rank through the
+// slots (blocks of a slot's share and more go in chunks, the slots taken in
+// turn), from it straight between the buffers. The slot is 1 MiB (the
+// default knobs); a rank's share of it for one peer is 1 MiB / (n - 1)
+// rounded down to 64 bytes. Buffers start one byte past an aligned address,
+// the byte before and after each stays untouched, and the last rank comes
+// late to the first call. Every byte against the pattern.
+TEST_P(Exchange, AllToAllAtTheHostCutOvers) {
+  const int n = GetParam().nranks;
+  if (n < 2) GTEST_SKIP() << "no peers";
+  const size_t share = (size_t{1} << 20) / (n - 1) / 64 * 64;
+  const size_t cut = 3 * share / 2 * n;  // per rank: blocks of 1.5 shares still in the slots
+  options_.allToAllSlotBytes = static_cast<int64_t>(cut);
+  std::vector<size_t> counts{1, 63, 64, 65, share - 1, share, share + 1, 2 * share + 1};
+  for (size_t c : {cut / n - 1, cut / n, cut / n + 1}) counts.push_back(c);
+  runThreads(n, options_, [&](int rank, rinaComm_t comm) {
+    for (size_t k = 0; k < counts.size(); ++k) {
+      const size_t count = counts[k];
+      SCOPED_TRACE("count " + std::to_string(count));
+      std::vector<uint8_t> send(n * count + 2, 0x5A), recv(n * count + 2, 0xEE);
+      for (int p = 0; p < n; ++p) {
+        for (size_t i = 0; i < count; ++i) send[1 + p * count + i] = blockByte(rank, p, i + k);
+      }
+      if (k == 0 && rank == n - 1) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      ASSERT_EQ(rinaAllToAll(send.data() + 1, recv.data() + 1, count, rinaUint8, comm), rinaSuccess)
+          << rinaCommGetLastError(comm);
+      ASSERT_EQ(recv.front(), 0xEE) << "the byte before the blocks was written";
+      ASSERT_EQ(recv.back(), 0xEE) << "the byte after the blocks was written";
+      for (int p = 0; p < n; ++p) {
+        for (size_t i = 0; i < count; ++i) {
+          ASSERT_EQ(recv[1 + p * count + i], blockByte(p, rank, i + k))
+              << "rank " << rank << " block from " << p << " byte " << i;
         }
       }
     }

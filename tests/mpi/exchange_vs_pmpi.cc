@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -82,6 +83,34 @@ void allToAllv(rinaComm_t comm, int round) {
                 "rinaAllToAll");
   check(std::memcmp(outMpi.data(), outRina.data(), outMpi.size() * sizeof(float)) == 0,
         "rinaAllToAll differs from PMPI_Alltoall");
+}
+
+// rinaAllToAll one byte either side of where its path changes on one host:
+// a rank's share of its 1 MiB slot for one peer (1 MiB / (n - 1), rounded
+// down to 64 bytes; a larger block goes through the slots in chunks) and
+// kSlotBytes sent per rank (RINA_ALLTOALL_SLOT_BYTES, set in main: from it
+// straight between the buffers). rina's buffers start one byte past an
+// aligned address.
+constexpr size_t kSlotBytes = 4 << 20;
+
+void allToAllCutOvers(rinaComm_t comm) {
+  const size_t share = (size_t{1} << 20) / std::max(1, nranks - 1) / 64 * 64;
+  const size_t cut = (kSlotBytes + nranks - 1) / nranks;  // the least count sent straight
+  for (size_t count :
+       {size_t{1}, size_t{63}, size_t{65}, share - 1, share, share + 1, cut - 1, cut, cut + 1}) {
+    const size_t bytes = count * nranks;
+    std::vector<int32_t> ints = randomInts(bytes, 1100 + rank + static_cast<uint32_t>(count));
+    std::vector<uint8_t> in(bytes), outMpi(bytes), inRina(bytes + 1), outRina(bytes + 1);
+    for (size_t i = 0; i < bytes; ++i) in[i] = inRina[i + 1] = static_cast<uint8_t>(ints[i]);
+    PMPI_Alltoall(in.data(), static_cast<int>(count), MPI_BYTE, outMpi.data(),
+                  static_cast<int>(count), MPI_BYTE, MPI_COMM_WORLD);
+    expectSuccess(rinaAllToAll(inRina.data() + 1, outRina.data() + 1, count, rinaUint8, comm), comm,
+                  "rinaAllToAll of " + std::to_string(count) + " bytes per block");
+    check(std::memcmp(outMpi.data(), outRina.data() + 1, bytes) == 0,
+          "rinaAllToAll of " + std::to_string(count) +
+              " bytes per block differs from "
+              "PMPI_Alltoall");
+  }
 }
 
 void rooted(rinaComm_t comm, int root) {
@@ -187,11 +216,13 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  setenv("RINA_ALLTOALL_SLOT_BYTES", std::to_string(kSlotBytes).c_str(), 1);
   rinaComm_t comm = nullptr;
   const rinaResult_t rc = rinaMpiCommInit(MPI_COMM_WORLD, &comm);
   check(rc == rinaSuccess, std::string("rinaMpiCommInit: ") + rinaCommGetLastError(nullptr));
   if (rc == rinaSuccess) {
     for (int round = 0; round < 3; ++round) allToAllv(comm, round);
+    allToAllCutOvers(comm);
     for (int root = 0; root < nranks; ++root) rooted(comm, root);
     pointToPoint(comm);
     rinaCommDestroy(comm);

@@ -1,9 +1,13 @@
 #include "rank_harness.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/userfaultfd.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -185,6 +189,33 @@ std::vector<int> runProcesses(int n, const std::function<int(int, rinaComm_t)>& 
   kill(helper, SIGKILL);
   waitpid(helper, nullptr, 0);
   return codes;
+}
+
+bool dieWhenWritten(char* page) {
+  const int uffd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC));
+  if (uffd < 0) return false;
+  uffdio_api api{};
+  api.api = UFFD_API;
+  uffdio_register reg{};
+  reg.range = {reinterpret_cast<uintptr_t>(page), static_cast<uint64_t>(getpagesize())};
+  reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+  if (ioctl(uffd, UFFDIO_API, &api) != 0 || ioctl(uffd, UFFDIO_REGISTER, &reg) != 0) {
+    close(uffd);
+    return false;
+  }
+  std::thread([uffd] {
+    uffd_msg msg;
+    if (read(uffd, &msg, sizeof msg) == sizeof msg) raise(SIGKILL);
+    _exit(50);  // the handler's read failed: a distinct code, not a pass
+  }).detach();
+  return true;
+}
+
+bool userfaultfdWorks() {
+  const int uffd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC));
+  if (uffd < 0) return false;
+  close(uffd);
+  return true;
 }
 
 }  // namespace rina::testing

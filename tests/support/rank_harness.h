@@ -63,6 +63,16 @@ class ProcessBarrier {
 std::vector<int> runProcesses(int n, const std::function<int(int rank, rinaComm_t comm)>& fn,
                               int timeoutSec);
 
+// For a forked rank: a userfaultfd on one page (never touched, so its
+// first write is a fault): the first write there, by this process or by a
+// peer's process_vm_writev, waits for the fault's handler, which kills this
+// process. So the process dies exactly when a transfer into the buffer
+// reaches that page, with everything before it written and nothing after.
+// False if the kernel gives no userfaultfd.
+bool dieWhenWritten(char* page);
+// Whether this kernel (or sandbox) gives a userfaultfd at all.
+bool userfaultfdWorks();
+
 }  // namespace rina::testing
 
 #endif  // RINA_TESTS_SUPPORT_RANK_HARNESS_H_

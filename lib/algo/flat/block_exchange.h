@@ -21,6 +21,7 @@
 #include "algo/engine/context.h"
 #include "core/status.h"
 #include "rina/rina.h"
+#include "transport/shm_group.h"
 
 namespace rina::algo {
 
@@ -51,8 +52,32 @@ struct SelfBlock {
   char* to;
   size_t bytes;
 };
+// uniformCount: the count of every block of an all-to-all (rinaAllToAll),
+// 0 for blocks of their own sizes; it goes into the call record.
 Status hostAllToAll(Context& ctx, uint64_t seq, rinaDataType_t type,
-                    const std::vector<BlockPair>& pairs, SelfBlock self);
+                    const std::vector<BlockPair>& pairs, SelfBlock self, uint64_t uniformCount);
+
+// An all-to-all of equal blocks (count elements each, block p at
+// p * count) through the slots of the host segment (slot_exchange.cc),
+// for fewer than RINA_ALLTOALL_SLOT_BYTES sent per rank: the sender copies
+// its blocks into its slot, each receiver copies its own out, in chunks
+// when the blocks exceed a slot. slotExchangeFits: the same answer on every
+// rank that calls with the same count.
+bool slotExchangeFits(const Context& ctx, size_t bytesPerRank);
+Status slotAllToAll(Context& ctx, uint64_t seq, const void* send, void* recv, size_t count,
+                    rinaDataType_t type);
+
+// The call record either host path posts with its slot (count: the
+// elements of each block, 0 when they differ by pair; op: the path), and
+// the check every reader makes of a peer's: a peer in another call, or in
+// this all-to-all with another count or through the other path (different
+// counts on the two ranks choose different paths), is rinaInvalidUsage
+// naming both.
+enum class HostAllToAllPath : uint8_t { kStraight = 0, kSlots = 1 };
+transport::ShmGroupCall hostAllToAllCall(uint64_t seq, uint64_t count, rinaDataType_t type,
+                                         HostAllToAllPath path);
+Status checkHostAllToAllCall(int rank, int peer, const transport::ShmGroupCall& mine,
+                             const transport::ShmGroupCall& theirs);
 
 // A pair whose counts (elements) do not agree: what peer sends this rank
 // and expects from it, against what this rank expects and sends. Ok when

@@ -75,6 +75,10 @@ Status chainBroadcast(Context& ctx, const void* send, void* recv, size_t count, 
 Status allToAllv(Context& ctx, const void* send, const size_t* sendCounts, const size_t* sendDispls,
                  void* recv, const size_t* recvCounts, const size_t* recvDispls,
                  rinaDataType_t type);
+// allToAllv with count elements to and from every rank (block p at
+// p * count); with every rank on this host, below RINA_ALLTOALL_SLOT_BYTES
+// sent per rank, through the slots of the host segment.
+Status allToAll(Context& ctx, const void* send, void* recv, size_t count, rinaDataType_t type);
 // A pipelined chain root+n-1 -> ... -> root+1 -> root, each rank adding its
 // input on the way: every link carries the buffer once, the root receives
 // it once. recv: the root's result (other ranks: unused).

@@ -38,7 +38,7 @@ static_assert(sizeof(PostedBlock) == 64);
 class HostExchangeTask : public EngineTask {
  public:
   HostExchangeTask(Context& ctx, transport::ShmGroup& g, uint64_t seq, rinaDataType_t type,
-                   const std::vector<BlockPair>& pairs, SelfBlock self)
+                   const std::vector<BlockPair>& pairs, SelfBlock self, uint64_t uniformCount)
       : ctx_(ctx),
         g_(g),
         seq_(seq),
@@ -47,7 +47,7 @@ class HostExchangeTask : public EngineTask {
         self_(self),
         round_(g.nextRound()),
         which_(static_cast<int>(round_ & 1)),
-        mine_{seq, 0, static_cast<uint8_t>(type), 0, kAllToAll, {}} {
+        mine_(hostAllToAllCall(seq, uniformCount, type, HostAllToAllPath::kStraight)) {
     byPeer_.assign(g.ranks(), nullptr);
     for (const BlockPair& p : pairs_) byPeer_[p.peer] = &p;
     handled_.assign(g.ranks(), 0);
@@ -178,7 +178,7 @@ class HostExchangeTask : public EngineTask {
         if (firstUnposted == 0) firstUnposted = i;
         continue;
       }
-      RINA_TRY(checkCall(p));
+      RINA_TRY(checkHostAllToAllCall(me, p, mine_, g_.control(p).call[which_]));
       PostedBlock& in = table(p)[me];
       PostedBlock& out = table(me)[p];
       RINA_TRY(checkPairCounts(me, kAllToAll, seq_, p, in.sendCount, in.recvCount, out.recvCount,
@@ -233,22 +233,6 @@ class HostExchangeTask : public EngineTask {
     return {};
   }
 
-  Status checkCall(int r) const {
-    const transport::ShmGroupCall theirs = g_.control(r).call[which_];
-    if (theirs.seq == mine_.seq && theirs.collective == mine_.collective &&
-        theirs.datatype == mine_.datatype) {
-      return {};
-    }
-    return errorf(rinaInvalidUsage,
-                  "rank %d: calls do not match: peer %d is in %s #%llu (%s) while this rank is "
-                  "in all-to-all #%llu (%s)",
-                  g_.rank(), r, collectiveName(theirs.collective),
-                  static_cast<unsigned long long>(theirs.seq),
-                  reduce::dataTypeName(static_cast<rinaDataType_t>(theirs.datatype)),
-                  static_cast<unsigned long long>(mine_.seq),
-                  reduce::dataTypeName(static_cast<rinaDataType_t>(mine_.datatype)));
-  }
-
   Context& ctx_;
   transport::ShmGroup& g_;
   const uint64_t seq_;
@@ -269,6 +253,35 @@ class HostExchangeTask : public EngineTask {
 
 }  // namespace
 
+transport::ShmGroupCall hostAllToAllCall(uint64_t seq, uint64_t count, rinaDataType_t type,
+                                         HostAllToAllPath path) {
+  return {seq, count, static_cast<uint8_t>(type), static_cast<uint8_t>(path), kAllToAll, {}};
+}
+
+Status checkHostAllToAllCall(int rank, int peer, const transport::ShmGroupCall& mine,
+                             const transport::ShmGroupCall& theirs) {
+  if (theirs.seq == mine.seq && theirs.collective == mine.collective &&
+      theirs.datatype == mine.datatype && theirs.count == mine.count && theirs.op == mine.op) {
+    return {};
+  }
+  const auto path = [](const transport::ShmGroupCall& c) {
+    if (c.collective != kAllToAll) return "";
+    return c.op == static_cast<uint8_t>(HostAllToAllPath::kSlots) ? ", through the slots"
+                                                                  : ", straight";
+  };
+  return errorf(rinaInvalidUsage,
+                "rank %d: calls do not match: peer %d is in %s #%llu (%s, %llu elements per "
+                "block%s) while this rank is in all-to-all #%llu (%s, %llu elements per block%s); "
+                "0 elements per block: blocks of their own sizes (rinaAllToAllv)",
+                rank, peer, collectiveName(theirs.collective),
+                static_cast<unsigned long long>(theirs.seq),
+                reduce::dataTypeName(static_cast<rinaDataType_t>(theirs.datatype)),
+                static_cast<unsigned long long>(theirs.count), path(theirs),
+                static_cast<unsigned long long>(mine.seq),
+                reduce::dataTypeName(static_cast<rinaDataType_t>(mine.datatype)),
+                static_cast<unsigned long long>(mine.count), path(mine));
+}
+
 bool hostExchangeFits(const Context& ctx) {
   const transport::ShmGroup* g = ctx.hostGroup();
   return hostSegmentFits(ctx) && g->copiesWork() &&
@@ -276,8 +289,8 @@ bool hostExchangeFits(const Context& ctx) {
 }
 
 Status hostAllToAll(Context& ctx, uint64_t seq, rinaDataType_t type,
-                    const std::vector<BlockPair>& pairs, SelfBlock self) {
-  HostExchangeTask task(ctx, *ctx.hostGroup(), seq, type, pairs, self);
+                    const std::vector<BlockPair>& pairs, SelfBlock self, uint64_t uniformCount) {
+  HostExchangeTask task(ctx, *ctx.hostGroup(), seq, type, pairs, self, uniformCount);
   Engine e(contextFor(ctx, kAllToAll, seq, 3));
   e.addTask(&task);
   return e.run();
