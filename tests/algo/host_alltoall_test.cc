@@ -44,17 +44,18 @@ TEST(HostAllToAll, CountsThatDifferAreReportedByEveryRank) {
 }
 
 // Rank 2 dies while it copies its block from rank 0 out of rank 0's slot:
-// at the page in the middle of the first of the two chunks (a fault that
-// kills it, dieWhenWritten). Ranks 0 and 1 have posted the second chunk and
-// wait for rank 2's; their call fails naming it, without hanging.
+// at a page in the first of three chunks (a fault that kills it,
+// dieWhenWritten). A rank posts one chunk ahead of the one it reads, so
+// rank 2's third never comes: ranks 0 and 1 wait for it, and their call
+// fails naming rank 2, without hanging.
 TEST(HostAllToAll, ARankDyingMidCopyFailsTheOthers) {
   if (!userfaultfdWorks()) GTEST_SKIP() << "no userfaultfd in this kernel or sandbox";
   ScopedEnv timeout("RINA_TIMEOUT_MS", "20000");
-  ScopedEnv slots("RINA_ALLTOALL_SLOT_BYTES", "4M");
+  ScopedEnv slots("RINA_ALLTOALL_SLOT_BYTES", "8M");
   ProcessBarrier bothFailed(2);
-  // 1 MiB blocks: 3 MiB per rank, below the cut-over; a rank's share of
-  // its 1 MiB slot for one of 2 peers is 512 KiB.
-  const size_t block = 1 << 20;
+  // 1.5 MiB blocks: 4.5 MiB per rank, below the cut-over; a rank's share
+  // of its 1 MiB slot for one of 2 peers is 512 KiB.
+  const size_t block = 3 << 19;
   std::vector<int> codes = runProcesses(
       3,
       [&](int rank, rinaComm_t comm) -> int {
@@ -68,7 +69,7 @@ TEST(HostAllToAll, ARankDyingMidCopyFailsTheOthers) {
         auto* recv = static_cast<char*>(
             mmap(nullptr, 3 * block, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
         if (recv == MAP_FAILED) return 71;
-        if (rank == 2 && !dieWhenWritten(recv + block / 4 / page * page)) return 72;
+        if (rank == 2 && !dieWhenWritten(recv + block / 8 / page * page)) return 72;
         const rinaResult_t rc = rinaAllToAll(send.data(), recv, block, rinaUint8, comm);
         if (rank == 2) return 73;  // cannot finish: the fault's handler kills it
         if (rc != rinaRemoteError) return 74;

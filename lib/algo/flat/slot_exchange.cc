@@ -39,32 +39,33 @@ class SlotExchangeTask : public EngineTask {
         blockBytes_(count * reduce::dataTypeSize(type)),
         share_(shareBytes(g, blockBytes_)),
         chunks_(blockBytes_ == 0 ? 1 : (blockBytes_ + share_ - 1) / share_),
-        mine_(hostAllToAllCall(seq, count, type, HostAllToAllPath::kSlots)) {
+        mine_(hostAllToAllCall(seq, count, type, HostAllToAllPath::kSlots)),
+        firstRound_(g.nextRound()) {
+    // One round per chunk, numbered alike on every rank.
+    for (size_t c = 1; c < chunks_; ++c) g.nextRound();
     handled_.assign(g.ranks(), 0);
-    startChunk();
   }
 
+  // A chunk is posted before it is read, and the next one as soon as its
+  // slot is free (every peer has read what it carried), so a rank that has
+  // the core leaves its peers two chunks to read when they get theirs.
   Status progress(bool* moved) override {
     *moved = false;
-    while (!done_) {
+    while (chunk_ < chunks_) {
+      if (posted_ == chunk_ && !tryPost()) return {};
+      if (posted_ == chunk_ + 1 && posted_ < chunks_ && tryPost()) *moved = true;
       bool waiting = false;
-      if (phase_ == Phase::kSlot) {
-        postChunk(&waiting);
-      } else {
-        RINA_TRY(readChunks(&waiting));
-      }
+      RINA_TRY(readChunk(&waiting));
       if (waiting) return {};
       *moved = true;
     }
     return {};
   }
 
-  bool done() const override { return done_; }
+  bool done() const override { return chunk_ == chunks_; }
 
   void arm(transport::WaitSet& ws, int*) override {
-    transport::ShmGroupRank& peer = g_.control(waitPeer_);
-    ws.addFutex(phase_ == Phase::kSlot ? &peer.done : &peer.posted[which_], seen_,
-                &g_.control(g_.rank()).sleeping);
+    ws.addFutex(waitWord_, seen_, &g_.control(g_.rank()).sleeping);
   }
 
   Status checkAlive() override {
@@ -74,93 +75,94 @@ class SlotExchangeTask : public EngineTask {
 
   std::string describe() const override {
     char buf[200];
-    std::snprintf(buf, sizeof buf,
-                  "all-to-all through the host segment's slots: waiting for rank %d to %s %u (it "
-                  "is at %u; chunk %zu of %zu)",
-                  waitPeer_, phase_ == Phase::kSlot ? "finish reading round" : "post round",
-                  phase_ == Phase::kSlot ? reuse_ : round_, seen_, chunk_ + 1, chunks_);
+    std::snprintf(
+        buf, sizeof buf,
+        "all-to-all through the host segment's slots: waiting for rank %d to %s (its "
+        "word is at %u; chunk %zu of %zu)",
+        waitPeer_,
+        waitingToPost_ ? "finish reading the round this slot carried last" : "post its chunk",
+        seen_, chunk_ + 1, chunks_);
     return buf;
   }
 
  private:
-  enum class Phase { kSlot, kRead };
-
+  uint32_t roundOf(size_t chunk) const { return firstRound_ + static_cast<uint32_t>(chunk); }
   // Where in rank `from`'s slot its share for rank `to` lies.
   size_t shareAt(int from, int to) const {
     return static_cast<size_t>(to < from ? to : to - 1) * share_;
   }
-  size_t chunkBegin() const { return chunk_ * share_; }
-  size_t chunkBytes() const { return std::min(share_, blockBytes_ - chunkBegin()); }
+  size_t chunkBytes(size_t chunk) const { return std::min(share_, blockBytes_ - chunk * share_); }
 
-  void startChunk() {
-    round_ = g_.nextRound();
-    which_ = static_cast<int>(round_ & 1);
-    phase_ = Phase::kSlot;
-    waitPeer_ = 0;
+  void waitOn(std::atomic<uint32_t>* word, uint32_t seen, int peer, bool toPost) {
+    waitWord_ = word;
+    seen_ = seen;
+    waitPeer_ = peer;
+    waitingToPost_ = toPost;
   }
 
-  // Once every peer has read what the slot carried last, this rank's chunk
-  // of each of its blocks goes in and is posted.
-  void postChunk(bool* waiting) {
+  // Chunk posted_ of each of this rank's blocks into its slot, once every
+  // peer has read what the slot carried last; false (and what to wait on)
+  // when one has not yet.
+  bool tryPost() {
     const int me = g_.rank();
+    const uint32_t round = roundOf(posted_);
+    const int which = static_cast<int>(round & 1);
     transport::ShmGroupRank& mine = g_.control(me);
-    reuse_ = mine.posted[which_].load(std::memory_order_relaxed);
-    for (; waitPeer_ < g_.ranks(); ++waitPeer_) {
-      if (waitPeer_ == me) continue;
-      seen_ = g_.control(waitPeer_).done.load(std::memory_order_acquire);
-      if (!transport::seqAtLeast(seen_, reuse_)) {
-        *waiting = true;
-        return;
-      }
-    }
-    char* slot = g_.slot(me, which_);
+    const uint32_t reuse = mine.posted[which].load(std::memory_order_relaxed);
     for (int p = 0; p < g_.ranks(); ++p) {
       if (p == me) continue;
-      std::memcpy(slot + shareAt(me, p), send_ + p * blockBytes_ + chunkBegin(), chunkBytes());
+      std::atomic<uint32_t>* done = &g_.control(p).done;
+      const uint32_t seen = done->load(std::memory_order_acquire);
+      if (!transport::seqAtLeast(seen, reuse)) {
+        waitOn(done, seen, p, true);
+        return false;
+      }
     }
-    mine.call[which_] = mine_;
-    g_.post(which_, round_);
+    char* slot = g_.slot(me, which);
+    const size_t from = posted_ * share_, bytes = chunkBytes(posted_);
+    for (int p = 0; p < g_.ranks(); ++p) {
+      if (p != me) std::memcpy(slot + shareAt(me, p), send_ + p * blockBytes_ + from, bytes);
+    }
+    mine.call[which] = mine_;
+    g_.post(which, round);
     // The rank's own block, while the peers read.
-    if (chunk_ == 0 && blockBytes_ > 0 && send_ != recv_) {
+    if (posted_ == 0 && blockBytes_ > 0 && send_ != recv_) {
       std::memmove(recv_ + me * blockBytes_, send_ + me * blockBytes_, blockBytes_);
     }
-    phase_ = Phase::kRead;
-    std::fill(handled_.begin(), handled_.end(), 0);
+    ++posted_;
+    return true;
   }
 
-  // This rank's share of the chunk out of each peer's slot, rank + 1,
+  // This rank's share of chunk chunk_ out of each peer's slot, rank + 1,
   // rank + 2, ... (so no two ranks read one slot first), skipping peers
-  // that have not posted yet; then the round is finished.
-  Status readChunks(bool* waiting) {
+  // that have not posted it yet; then the round is finished.
+  Status readChunk(bool* waiting) {
     const int me = g_.rank(), n = g_.ranks();
-    int firstUnposted = -1;
+    const uint32_t round = roundOf(chunk_);
+    const int which = static_cast<int>(round & 1);
+    const size_t from = chunk_ * share_, bytes = chunkBytes(chunk_);
+    bool blocked = false;
     for (int i = 1; i < n; ++i) {
       const int p = mod(me + i, n);
       if (handled_[p]) continue;
-      const uint32_t seen = g_.control(p).posted[which_].load(std::memory_order_acquire);
-      if (seen != round_) {
-        if (firstUnposted < 0) {
-          firstUnposted = p;
-          seen_ = seen;
-        }
+      std::atomic<uint32_t>* posted = &g_.control(p).posted[which];
+      const uint32_t seen = posted->load(std::memory_order_acquire);
+      if (seen != round) {
+        if (!blocked) waitOn(posted, seen, p, false);
+        blocked = true;
         continue;
       }
-      RINA_TRY(checkHostAllToAllCall(me, p, mine_, g_.control(p).call[which_]));
-      std::memcpy(recv_ + p * blockBytes_ + chunkBegin(), g_.slot(p, which_) + shareAt(p, me),
-                  chunkBytes());
+      RINA_TRY(checkHostAllToAllCall(me, p, mine_, g_.control(p).call[which]));
+      std::memcpy(recv_ + p * blockBytes_ + from, g_.slot(p, which) + shareAt(p, me), bytes);
       handled_[p] = 1;
     }
-    if (firstUnposted >= 0) {
-      waitPeer_ = firstUnposted;
+    if (blocked) {
       *waiting = true;
       return {};
     }
-    g_.finish(round_);
-    if (++chunk_ == chunks_) {
-      done_ = true;
-    } else {
-      startChunk();
-    }
+    g_.finish(round);
+    std::fill(handled_.begin(), handled_.end(), 0);
+    ++chunk_;
     return {};
   }
 
@@ -170,15 +172,14 @@ class SlotExchangeTask : public EngineTask {
   char* recv_;
   const size_t blockBytes_, share_, chunks_;
   const transport::ShmGroupCall mine_;
-  std::vector<uint8_t> handled_;  // by peer: its share of this chunk is read
-  size_t chunk_ = 0;
-  uint32_t round_ = 0;
-  int which_ = 0;
-  Phase phase_ = Phase::kSlot;
-  bool done_ = false;
-  int waitPeer_ = 0;    // the rank waited on
-  uint32_t seen_ = 0;   // its word as last read
-  uint32_t reuse_ = 0;  // the round this rank's slot carried last
+  const uint32_t firstRound_;     // chunk c goes in round firstRound_ + c
+  std::vector<uint8_t> handled_;  // by peer: its share of chunk chunk_ is read
+  size_t chunk_ = 0;              // the chunk read next
+  size_t posted_ = 0;             // the chunks this rank has posted
+  std::atomic<uint32_t>* waitWord_ = nullptr;
+  uint32_t seen_ = 0;  // that word as last read
+  int waitPeer_ = 0;   // whose word it is
+  bool waitingToPost_ = false;
 };
 
 }  // namespace
