@@ -335,8 +335,9 @@ RINA_API rinaResult_t rinaBroadcast(const void* sendbuff, void* recvbuff, size_t
 /* sendbuff's nranks blocks of count elements go one to each rank: block p
  * to rank p, which puts it at recvbuff + rank * count. Each block moves
  * once (pairwise exchange; between ranks of one host straight from the
- * sender's buffer into the receiver's). sendbuff and recvbuff must not
- * overlap. */
+ * sender's buffer into the receiver's), or, with every rank on one host
+ * below RINA_ALLTOALL_SLOT_BYTES sent per rank, through the sender's slot
+ * of the host's shared segment. sendbuff and recvbuff must not overlap. */
 RINA_API rinaResult_t rinaAllToAll(const void* sendbuff, void* recvbuff, size_t count,
                                    rinaDataType_t datatype, rinaComm_t comm);
 

@@ -223,7 +223,7 @@ constexpr Knob kKnobs[] = {
      .lenient = true,
      .schedule = true},
     {.name = "RINA_ALLTOALL_SLOT_BYTES",
-     .defaultValue = "4M",
+     .defaultValue = "128M",
      .doc = "with every rank on one host, an all-to-all (equal blocks) of fewer bytes than this "
             "sent per rank goes through the host segment's slots (the sender copies its blocks "
             "in, each receiver copies its block out) instead of straight between the buffers; "
