@@ -22,10 +22,12 @@ namespace rina::algo {
 namespace {
 
 // The bytes of a block that one round carries for one peer: the slot is
-// cut into n - 1 shares, one per peer, on cache lines of their own.
+// cut into n - 1 shares, one per peer, on cache lines of their own, and a
+// block into as few chunks as fit, of equal size (no short last round).
 size_t shareBytes(const transport::ShmGroup& g, size_t blockBytes) {
   const size_t most = g.slotBytes() / static_cast<size_t>(g.ranks() - 1) / 64 * 64;
-  return std::min(most, (blockBytes + 63) / 64 * 64);
+  const size_t chunks = std::max<size_t>(1, (blockBytes + most - 1) / most);
+  return ((blockBytes + chunks - 1) / chunks + 63) / 64 * 64;
 }
 
 class SlotExchangeTask : public EngineTask {
