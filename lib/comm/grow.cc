@@ -46,11 +46,14 @@ Status Communicator::checkGrowArguments(int nNew, const bootstrap::IdData* id,
   const uint64_t comm = id ? id->commId : 0;
   const uint64_t root = id ? std::hash<std::string>{}(id->root.str()) | 1 : 0;
   uint64_t words[kGrowWords] = {n, ~n, comm, ~comm, root, ~root};
-  RINA_TRY(
-      (algo::hostSegmentFits(*this)
-           ? algo::oneShotAllReduce(*this, words, words, kGrowWords, rinaUint64, rinaMax)
-           : algo::recursiveDoublingAllReduce(*this, words, words, kGrowWords, rinaUint64, rinaMax))
-          .prepend(where));
+  // Of kind "membership exchange", so a rank in another call is told, not
+  // misread.
+  RINA_TRY((algo::oneShotFits(*this, sizeof words)
+                ? algo::oneShotAllReduce(*this, words, words, kGrowWords, rinaUint64, rinaMax,
+                                         algo::kMembership)
+                : algo::recursiveDoublingAllReduce(*this, words, words, kGrowWords, rinaUint64,
+                                                   rinaMax, algo::kMembership))
+               .prepend(where));
   *exchanged = true;
   if (words[kNewRanks] != ~words[kNewRanksNot]) {
     return errorf(rinaInvalidUsage,

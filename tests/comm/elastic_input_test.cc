@@ -242,6 +242,34 @@ TEST(GrowInput, AnIdThatIsNotOne) {
   });
 }
 
+// A rank in a grow while another is in an allreduce of the shape of the
+// grow's check (6 uint64, max): both are told the calls differ, over the
+// host segment and over TCP.
+void growAgainstAnAllReduce() {
+  ScopedEnv timeout("RINA_TIMEOUT_MS", "20000");
+  runThreads(2, [](int rank, rinaComm_t comm) {
+    const Clock::time_point t0 = Clock::now();
+    if (rank == 0) {
+      rinaUniqueId id;
+      ASSERT_EQ(rinaGetUniqueId(&id), rinaSuccess);
+      rinaComm_t next = nullptr;
+      EXPECT_EQ(rinaCommGrow(comm, 1, id, &next), rinaInvalidUsage);
+      EXPECT_EQ(next, nullptr);
+    } else {
+      uint64_t words[6] = {1, ~uint64_t{1}, 0, ~uint64_t{0}, 0, ~uint64_t{0}};
+      EXPECT_EQ(rinaAllReduce(words, words, 6, rinaUint64, rinaMax, comm), rinaInvalidUsage);
+    }
+    EXPECT_TRUE(contains(rinaCommGetLastError(comm), "calls do not match"))
+        << rinaCommGetLastError(comm);
+    EXPECT_LT(msSince(t0), 5000);
+  });
+}
+TEST(GrowInput, AGrowAgainstAnAllReduceOfItsShape) { growAgainstAnAllReduce(); }
+TEST(GrowInput, AGrowAgainstAnAllReduceOfItsShapeOverTcp) {
+  ScopedEnv shm("RINA_SHM_DISABLE", "1");
+  growAgainstAnAllReduce();
+}
+
 // A joiner whose id nobody grows with, and ranks that grow without their
 // joiner: both end with rinaTimeout saying how many ranks came.
 TEST(GrowInput, AJoinerWithTheWrongId) {
