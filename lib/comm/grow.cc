@@ -57,15 +57,15 @@ Status Communicator::checkGrowArguments(int nNew, const bootstrap::IdData* id,
   *exchanged = true;
   if (words[kNewRanks] != ~words[kNewRanksNot]) {
     return errorf(rinaInvalidUsage,
-                  "%sranks grow by %llu to %llu joiners, this rank by %d: every rank passes the "
-                  "same nNew and uniqueId",
+                  "%snNew differs across ranks (from %llu to %llu; %d on this rank): every rank "
+                  "passes the same nNew and uniqueId",
                   where.c_str(), static_cast<unsigned long long>(~words[kNewRanksNot]),
                   static_cast<unsigned long long>(words[kNewRanks]), nNew);
   }
   if (words[kIdComm] != ~words[kIdCommNot] || words[kIdRoot] != ~words[kIdRootNot]) {
     return errorf(rinaInvalidUsage,
-                  "%sranks pass different uniqueIds%s (this rank's names the root %s): every "
-                  "rank passes the same nNew and uniqueId",
+                  "%suniqueId differs across ranks%s (this rank's names the root %s): every rank "
+                  "passes the same nNew and uniqueId",
                   where.c_str(), ~words[kIdCommNot] == 0 ? ", some not from rinaGetUniqueId" : "",
                   id ? id->root.str().c_str() : "none");
   }

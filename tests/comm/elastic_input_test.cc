@@ -215,11 +215,32 @@ TEST(GrowInput, IdsThatDifferAcrossRanks) {
     rinaComm_t next = nullptr;
     const Clock::time_point t0 = Clock::now();
     EXPECT_EQ(rinaCommGrow(comm, 1, id, &next), rinaInvalidUsage);
-    EXPECT_TRUE(
-        contains(rinaCommGetLastError(comm), "every rank passes the same nNew and uniqueId"))
+    EXPECT_TRUE(contains(rinaCommGetLastError(comm), "uniqueId differs across ranks"))
         << rinaCommGetLastError(comm);
     EXPECT_LT(msSince(t0), 5000);
     // Nothing was used up.
+    int32_t v = 1;
+    EXPECT_EQ(rinaAllReduce(&v, &v, 1, rinaInt32, rinaSum, comm), rinaSuccess);
+    EXPECT_EQ(v, 3);
+  });
+}
+
+TEST(GrowInput, JoinerCountsThatDifferAcrossRanks) {
+  ScopedEnv timeout("RINA_TIMEOUT_MS", "20000");
+  runThreads(3, [](int rank, rinaComm_t comm) {
+    static rinaUniqueId id;
+    static std::latch made(1);
+    if (rank == 0) {
+      ASSERT_EQ(rinaGetUniqueId(&id), rinaSuccess);
+      made.count_down();
+    }
+    made.wait();
+    rinaComm_t next = nullptr;
+    const Clock::time_point t0 = Clock::now();
+    EXPECT_EQ(rinaCommGrow(comm, rank == 2 ? 2 : 1, id, &next), rinaInvalidUsage);
+    EXPECT_TRUE(contains(rinaCommGetLastError(comm), "nNew differs across ranks (from 1 to 2"))
+        << rinaCommGetLastError(comm);
+    EXPECT_LT(msSince(t0), 5000);
     int32_t v = 1;
     EXPECT_EQ(rinaAllReduce(&v, &v, 1, rinaInt32, rinaSum, comm), rinaSuccess);
     EXPECT_EQ(v, 3);
