@@ -309,6 +309,18 @@ Status Engine::checkAlive() const {
   return st;
 }
 
+Status Engine::checkPendingPeers() const {
+  std::vector<transport::Connection*> seen;
+  if (sendBlocked_ && si_ < sends_.size()) seen.push_back(sends_[si_].conn);
+  for (size_t i = si_; i < sends_.size(); ++i) {
+    transport::Connection* c = sends_[i].conn;
+    if (std::find(seen.begin(), seen.end(), c) != seen.end()) continue;
+    seen.push_back(c);
+    RINA_TRY(c->checkGone());
+  }
+  return {};
+}
+
 Status Engine::runLoop() {
   auto lastProgress = Clock::now();
   bool peerGone = false;  // one more try after a hang-up: data may still be queued
@@ -399,6 +411,12 @@ Status Engine::runLoop() {
       if (alive.ok() && !t->done()) alive = t->checkAlive();
     }
     if (!alive.ok()) peerGone = true;
+    // Once quiet for a whole slice, the peers further on in the schedule too
+    // (a send's peer that hung up has nothing queued for this rank to read).
+    if (alive.ok() && Clock::now() - lastProgress >= std::chrono::milliseconds(kWaitSliceMs)) {
+      Status pending = checkPendingPeers();
+      if (!pending.ok()) return prefixed(pending);
+    }
   }
   return {};
 }

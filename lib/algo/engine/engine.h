@@ -118,6 +118,12 @@ class Engine {
   size_t sendsDone() const { return si_; }
   void arm(transport::WaitSet& ws) const;
   Status checkAlive() const;
+  // The peers this rank still has to send to, other than the one a blocked
+  // send waits on: none of them can have finished its part, so one that
+  // hung up is dead (a ring's successor that died while this rank waits on
+  // its predecessor, which would otherwise wait out RINA_TIMEOUT_MS): even
+  // with bytes of its still unread (Connection::checkGone).
+  Status checkPendingPeers() const;
   // "sending to rank 3 (step 2 of 6, ...)" for whatever it waits on.
   std::string waitingFor() const;
 
