@@ -19,7 +19,7 @@
 namespace rina::bootstrap {
 
 constexpr uint32_t kMagic = 0x52494e41;  // "RINA"
-constexpr uint32_t kVersion = 4;         // 4: the root's challenge, optional secret
+constexpr uint32_t kVersion = 5;         // 5: a grow's host segment offer in PeerInfo
 // The values of the knobs that shape the schedule (config::scheduleText),
 // as each rank sends them; the root hands rank 0's to every rank.
 constexpr size_t kScheduleBytes = 1024;
@@ -36,6 +36,17 @@ struct IdData {
 };
 static_assert(sizeof(IdData) <= RINA_UNIQUE_ID_BYTES);
 
+// A grow whose ranks on one host keep their host segment for the joiners
+// (transport::ShmGroup::offersSpares): the segment's name (nameId, the pid
+// of its slot-0 rank) and the tag of the members' marks in it. All zero:
+// no offer.
+struct SegmentOffer {
+  uint64_t nameId;
+  uint64_t tag;
+  int32_t ownerPid;
+  int32_t pad;
+};
+
 // What each rank tells the others about itself.
 struct PeerInfo {
   PackedAddr listen;  // where its peer connections are accepted
@@ -45,8 +56,18 @@ struct PeerInfo {
   // equal to `listen` means spine s is the default path to this rank.
   int32_t spineCount;
   PackedAddr spine[kMaxSpineAddrs];
+  SegmentOffer segment;  // rank 0's, in a grow's rendezvous only
 };
-static_assert(sizeof(PeerInfo) == 136 + 20 * kMaxSpineAddrs);
+static_assert(sizeof(PeerInfo) == 136 + 20 * kMaxSpineAddrs + sizeof(SegmentOffer));
+
+// Rank 0's offer in a table from the rendezvous, which it clears from the
+// table (the table outlives the grow: a later shrink must not take it).
+inline SegmentOffer takeSegmentOffer(std::vector<PeerInfo>* table) {
+  SegmentOffer offer{};
+  if (!table->empty()) offer = (*table)[0].segment;
+  for (PeerInfo& p : *table) p.segment = SegmentOffer{};
+  return offer;
+}
 
 // The rendezvous on the wire (all host byte order: one host's ranks, or
 // ranks of one architecture). On a new connection the root sends a

@@ -158,6 +158,10 @@ class Communicator : public algo::Context {
               bool* exchanged);
 
  private:
+  // grow's check that every rank passes the same nNew and id (null: this
+  // rank's is not an id); *exchanged once the ranks have compared them.
+  Status checkGrowArguments(int nNew, const bootstrap::IdData* id, const std::string& where,
+                            bool* exchanged);
   Communicator(int rank, int nranks) : Context(rank, nranks) {}
   // Applies one notice (revoke: the communicator is revoked; a shrink's
   // proposal or refusal: kept for the shrink that awaits it).
@@ -217,12 +221,15 @@ class Communicator : public algo::Context {
   // another one (derive.cc) share: paths over the spines for racks_, the
   // connection settings over table, and the host segment of one-shot calls
   // (joined, not yet waited for: hostGroup_->waitJoined; none unless every
-  // rank of table is on this host).
+  // rank of table is on this host). With an offer (a joiner of a grow that
+  // keeps the members' segment) it takes a spare slot of that segment.
   Status choosePaths(const std::vector<bootstrap::PeerInfo>& table, plan::PathPolicy policy);
   transport::MeshOptions meshOptions(const std::vector<bootstrap::PeerInfo>& table, uint64_t commId,
                                      int socketsPerPeer);
   Status joinHostGroup(const std::vector<bootstrap::PeerInfo>& table, uint64_t commId,
-                       Deadline deadline);
+                       Deadline deadline, const bootstrap::SegmentOffer& offer = {});
+  // Whether every rank of table is on one host (shared memory between all).
+  static bool oneHost(const std::vector<bootstrap::PeerInfo>& table);
   // joinHostGroup's segment until waited for, then handed to the context.
   Status finishHostGroup(Deadline deadline);
   Status probe();

@@ -5,25 +5,21 @@
 // hands everyone the grown table and a fresh communicator id. The ranks of
 // this communicator keep their connections among themselves and make the
 // ones to the joiners and to the neighbours the new numbering gives them;
-// every INA rack registers its job again with its new members.
+// every INA rack registers its job again with its new members. On one
+// host the host segment is kept when it has spare slots for the joiners
+// (transport::ShmGroup::grow): rank 0's rendezvous entry offers it, and the
+// joiners take the spare slots instead of everyone mapping a new segment.
 #include <cstring>
 #include <functional>
+#include <string>
 
 #include "algo/flat/flat.h"
 #include "comm/communicator.h"
 #include "core/log.h"
+#include "transport/shm_group.h"
 
 namespace rina::comm {
 namespace {
-
-constexpr uint32_t kGrowMagic = 0x574f5247;  // "GROW"
-
-struct GrowRecord {
-  uint32_t magic;
-  int32_t nNew;
-  uint64_t id;  // the unique id's communicator id
-  PackedAddr root;
-};
 
 std::vector<std::string> hostIdsOf(const std::vector<bootstrap::PeerInfo>& table) {
   std::vector<std::string> ids;
@@ -32,7 +28,49 @@ std::vector<std::string> hostIdsOf(const std::vector<bootstrap::PeerInfo>& table
   return ids;
 }
 
+// What every rank of the communicator must pass alike, with its complement
+// so that one max gives the least value too: nNew, the id's communicator
+// id and its root (0 for an id that is not one).
+enum GrowWord { kNewRanks, kNewRanksNot, kIdComm, kIdCommNot, kIdRoot, kIdRootNot, kGrowWords };
+
 }  // namespace
+
+// The check that every rank passes the same nNew and uniqueId runs among
+// this communicator's ranks, not at the root: a rank with another id meets
+// another root, where nothing could see it. It is one allreduce (through
+// the host segment when there is one), so every rank fails alike, before
+// anyone waits at a root the others never reach.
+Status Communicator::checkGrowArguments(int nNew, const bootstrap::IdData* id,
+                                        const std::string& where, bool* exchanged) {
+  const uint64_t n = static_cast<uint64_t>(nNew);
+  const uint64_t comm = id ? id->commId : 0;
+  const uint64_t root = id ? std::hash<std::string>{}(id->root.str()) | 1 : 0;
+  uint64_t words[kGrowWords] = {n, ~n, comm, ~comm, root, ~root};
+  // Of kind "membership exchange", so a rank in another call is told, not
+  // misread.
+  RINA_TRY((algo::oneShotFits(*this, sizeof words)
+                ? algo::oneShotAllReduce(*this, words, words, kGrowWords, rinaUint64, rinaMax,
+                                         algo::kMembership)
+                : algo::recursiveDoublingAllReduce(*this, words, words, kGrowWords, rinaUint64,
+                                                   rinaMax, algo::kMembership))
+               .prepend(where));
+  *exchanged = true;
+  if (words[kNewRanks] != ~words[kNewRanksNot]) {
+    return errorf(rinaInvalidUsage,
+                  "%snNew differs across ranks (from %llu to %llu; %d on this rank): every rank "
+                  "passes the same nNew and uniqueId",
+                  where.c_str(), static_cast<unsigned long long>(~words[kNewRanksNot]),
+                  static_cast<unsigned long long>(words[kNewRanks]), nNew);
+  }
+  if (words[kIdComm] != ~words[kIdCommNot] || words[kIdRoot] != ~words[kIdRootNot]) {
+    return errorf(rinaInvalidUsage,
+                  "%suniqueId differs across ranks%s (this rank's names the root %s): every rank "
+                  "passes the same nNew and uniqueId",
+                  where.c_str(), ~words[kIdCommNot] == 0 ? ", some not from rinaGetUniqueId" : "",
+                  id ? id->root.str().c_str() : "none");
+  }
+  return {};
+}
 
 Status Communicator::grow(int nNew, const rinaUniqueId& id, std::unique_ptr<Communicator>* out,
                           bool* exchanged) {
@@ -43,28 +81,8 @@ Status Communicator::grow(int nNew, const rinaUniqueId& id, std::unique_ptr<Comm
   bool fromEnv = false;
   // The id, never RINA_COMM_ID: the root is the process that made it.
   const Status idOk = bootstrap::resolveId(id, "", &data, &fromEnv);
-  // Every rank must name the same id and number of joiners: one exchange
-  // here, before anyone waits at a root the others never reach.
-  GrowRecord asked{kGrowMagic, nNew, idOk.ok() ? data.commId : 0,
-                   idOk.ok() ? data.root : PackedAddr{}};
-  std::vector<GrowRecord> all(size());
-  RINA_TRY(
-      algo::ringAllGather(*this, &asked, all.data(), sizeof asked, rinaUint8, algo::kMembership)
-          .prepend(where));
-  *exchanged = true;
+  RINA_TRY(checkGrowArguments(nNew, idOk.ok() ? &data : nullptr, where, exchanged));
   if (!idOk.ok()) return Status(idOk).prepend(where + "uniqueId: ");
-  for (int r = 0; r < size(); ++r) {
-    const GrowRecord& g = all[r];
-    if (g.magic != kGrowMagic) {
-      return errorf(rinaRemoteError, "%srank %d sent a corrupt grow record", where.c_str(), r);
-    }
-    if (g.nNew != nNew || g.id != asked.id || !(g.root == asked.root)) {
-      return errorf(rinaInvalidUsage,
-                    "%srank %d grows by %d with the id of root %s, this rank by %d with the id "
-                    "of root %s: every rank passes the same nNew and uniqueId",
-                    where.c_str(), r, g.nNew, g.root.str().c_str(), nNew, asked.root.str().c_str());
-    }
-  }
   const int total = size() + nNew;
   // Racks as RINA_RACKS gives them count ranks in order: the grown map is
   // this one's racks, then a rack of its own per joiner (a topology file
@@ -99,9 +117,21 @@ Status Communicator::grow(int nNew, const rinaUniqueId& id, std::unique_ptr<Comm
   // grown communicator's hops take the default path.
   bootstrap::PeerInfo mine = mesh_.table[rank()];
   mine.spineCount = 0;
+  mine.segment = bootstrap::SegmentOffer{};
+  // The host segment, when it has room for the joiners: every member marks
+  // its slot before it meets them (the same on every member, so rank 0's
+  // offer is everyone's); the joiners find the marks once the table is out.
+  transport::ShmGroup* segment = hostGroup();
+  if (segment && algo::hostSegmentFits(*this) && segment->offersSpares(nNew)) {
+    segment->markForGrow(data.commId);
+    mine.segment = {segment->nameId(), data.commId, segment->ownerPid(), 0};
+  }
   RINA_TRY(bootstrap::rendezvous(data, rank(), total, mine, schedule, secret,
                                  deadlineAfterMs(timeoutMs()), &table, &rankZero, &newId)
                .prepend(where));
+  const bootstrap::SegmentOffer offer = bootstrap::takeSegmentOffer(&table);
+  // Joiners on another host: no segment at all (as at creation).
+  const bool keepSegment = offer.nameId != 0 && oneHost(table);
   for (int r = 0; r < size(); ++r) {
     if (!(table[r].listen == mesh_.table[r].listen)) {
       return errorf(rinaInvalidUsage,
@@ -122,6 +152,18 @@ Status Communicator::grow(int nNew, const rinaUniqueId& id, std::unique_ptr<Comm
   std::vector<int> members(size());
   for (int r = 0; r < size(); ++r) members[r] = r;
   mesh_.successorId = newId;
+  if (keepSegment) {
+    if (!segment) {
+      return errorf(rinaInternalError, "%srank 0 offered a host segment this rank does not have",
+                    where.c_str());
+    }
+    std::unique_ptr<transport::ShmGroup> kept = releaseHostGroup();
+    RINA_TRY(kept->grow(nNew, offer.tag).prepend(where));
+    // Waited for with the joiners, as a new segment is (formDerived).
+    next->joiningGroup_ = std::move(kept);
+    // This rank's slot keeps its count of notices sent to it.
+    next->noticesTaken_ = noticesTaken_;
+  }
   handOver(members, next.get());
   RINA_TRY(next->formDerived(table, newId, std::move(rackAgent_), started,
                              "grown from " + std::to_string(size()) + " ranks"));

@@ -133,6 +133,7 @@ Status Communicator::meet(Setup* s) {
   RINA_TRY(bootstrap::rendezvous(s->id, rank(), size(), s->mine, schedule, s->secret,
                                  deadlineAfterMs(timeoutMs()), &s->table, &rankZero,
                                  &s->id.commId));
+  s->segmentOffer = bootstrap::takeSegmentOffer(&s->table);
   s->met = Clock::now();
   if (rank() != 0) RINA_TRY(takeRankZeroSchedule(rankZero, s));
   return {};
@@ -221,7 +222,7 @@ Status Communicator::connectPeers(Setup* s) {
   algo::SpineConnectionMap spineConns;
   RINA_TRY(transport::buildMesh(mesh, &conns, &spineConns));
   addConnections(std::move(conns), std::move(spineConns));
-  RINA_TRY(joinHostGroup(s->table, s->id.commId, mesh.deadline));
+  RINA_TRY(joinHostGroup(s->table, s->id.commId, mesh.deadline, s->segmentOffer));
   RINA_TRY(finishHostGroup(mesh.deadline));
   s->connected = Clock::now();
   listen_ = std::move(s->listen);
@@ -233,16 +234,24 @@ Status Communicator::connectPeers(Setup* s) {
   return {};
 }
 
+bool Communicator::oneHost(const std::vector<bootstrap::PeerInfo>& table) {
+  const std::vector<std::string> hostIds = hostIdsOf(table);
+  return std::all_of(hostIds.begin(), hostIds.end(),
+                     [&](const std::string& h) { return h == hostIds[0]; });
+}
+
 Status Communicator::joinHostGroup(const std::vector<bootstrap::PeerInfo>& table, uint64_t commId,
-                                   Deadline deadline) {
+                                   Deadline deadline, const bootstrap::SegmentOffer& offer) {
   // Every rank on this host: allreduces below RINA_TWO_SHOT_BYTES run
   // through one segment of the host (algo/flat/host_allreduce.cc).
-  const std::vector<std::string> hostIds = hostIdsOf(table);
-  const bool oneHost = std::all_of(hostIds.begin(), hostIds.end(),
-                                   [&](const std::string& h) { return h == hostIds[0]; });
   const size_t slotBytes = algo::hostSlotBytes(smallMsgBytes(), twoShotBytes(), size());
-  if (options_.shmDisable || !oneHost || size() < 2 || slotBytes == 0) return {};
-  return transport::ShmGroup::join(commId, table[0].pid, rank(), size(), slotBytes, deadline,
+  if (options_.shmDisable || !oneHost(table) || size() < 2 || slotBytes == 0) return {};
+  if (offer.nameId != 0) {
+    return transport::ShmGroup::attachGrown(offer.nameId, offer.ownerPid, offer.tag, rank(), size(),
+                                            &joiningGroup_);
+  }
+  return transport::ShmGroup::join(commId, table[0].pid, rank(), size(),
+                                   static_cast<int>(options_.shmSpareSlots), slotBytes, deadline,
                                    &joiningGroup_);
 }
 

@@ -37,6 +37,7 @@ struct Communicator::Setup {
   // meet: every rank's PeerInfo; when it began (config and listening done)
   // and ended
   std::vector<bootstrap::PeerInfo> table;
+  bootstrap::SegmentOffer segmentOffer{};  // a grow's members' host segment, to join
   Clock::time_point listening;
   Clock::time_point met;
   // connectPeers: when the connections and the host segment were made

@@ -52,6 +52,7 @@ struct Options {
   std::string socketIfname;   // RINA_SOCKET_IFNAME
   bool shmDisable;            // RINA_SHM_DISABLE
   int64_t shmFifoBytes;       // RINA_SHM_FIFO_BYTES
+  int64_t shmSpareSlots;      // RINA_SHM_SPARE_SLOTS
   int64_t socketBufBytes;     // RINA_SOCKET_BUF_BYTES
   int64_t socketNsocks;       // RINA_SOCKET_NSOCKS; 0: auto
   std::string tcpCongestion;  // RINA_TCP_CONGESTION; "": the kernel's default

@@ -23,7 +23,8 @@ constexpr uint32_t kGroupMagic = 0x52534731;  // "RSG1"
 
 struct GroupHeader {
   std::atomic<uint32_t> magic;  // stored last by the creator
-  uint32_t ranks;
+  uint32_t ranks;               // at creation
+  uint32_t slots;               // ranks and spare slots
   uint64_t slotBytes;
   alignas(64) std::atomic<uint32_t> joined;
   std::atomic<uint32_t> joinSleeping;
@@ -34,8 +35,16 @@ size_t controlsOffset() { return roundUp(sizeof(GroupHeader), 64); }
 size_t dataOffset(int ranks) {
   return roundUp(controlsOffset() + sizeof(ShmGroupRank) * static_cast<size_t>(ranks), 4096);
 }
-size_t totalBytes(int ranks, size_t slotBytes) {
-  return dataOffset(ranks) + static_cast<size_t>(ranks) * 2 * slotBytes;
+// The bytes up to the end of the first `used` slots of a segment of `slots`.
+size_t usedBytes(int slots, int used, size_t slotBytes) {
+  return dataOffset(slots) + static_cast<size_t>(used) * 2 * slotBytes;
+}
+size_t totalBytes(int slots, size_t slotBytes) { return usedBytes(slots, slots, slotBytes); }
+
+std::string segmentName(uint64_t commId, int ownerPid) {
+  char name[64];
+  std::snprintf(name, sizeof(name), "/rina-%d-g-%016" PRIx64, ownerPid, commId);
+  return name;
 }
 
 }  // namespace
@@ -75,7 +84,8 @@ Status waitSized(const Fd& fd, const char* name, int rank, size_t size, Deadline
     if (st.st_size != 0) {
       return errorf(rinaInvalidUsage,
                     "rank %d: the host segment %s has %lld bytes, this rank expects %zu "
-                    "(RINA_SMALL_MSG_BYTES must be equal on every rank)",
+                    "(RINA_SMALL_MSG_BYTES and RINA_SHM_SPARE_SLOTS must be equal on every "
+                    "rank)",
                     rank, name, static_cast<long long>(st.st_size), size);
     }
     if (Clock::now() >= deadline) {
@@ -88,20 +98,25 @@ Status waitSized(const Fd& fd, const char* name, int rank, size_t size, Deadline
 
 }  // namespace
 
-Status ShmGroup::join(uint64_t commId, int ownerPid, int rank, int ranks, size_t slotBytes,
-                      Deadline deadline, std::unique_ptr<ShmGroup>* out) {
-  if (ranks < 1 || rank < 0 || rank >= ranks) {
-    return errorf(rinaInternalError, "shm group: rank %d of %d", rank, ranks);
+Status ShmGroup::join(uint64_t commId, int ownerPid, int rank, int ranks, int spareSlots,
+                      size_t slotBytes, Deadline deadline, std::unique_ptr<ShmGroup>* out) {
+  if (ranks < 1 || rank < 0 || rank >= ranks || spareSlots < 0) {
+    return errorf(rinaInternalError, "shm group: rank %d of %d, %d spare slots", rank, ranks,
+                  spareSlots);
   }
   std::unique_ptr<ShmGroup> g(new ShmGroup());
   g->rank_ = rank;
   g->ranks_ = ranks;
+  g->slots_ = ranks + spareSlots;
+  g->slotsUsed_ = ranks;
+  g->keepsName_ = spareSlots > 0;
   g->slotBytes_ = roundUp(slotBytes, 64);
-  g->size_ = totalBytes(ranks, g->slotBytes_);
+  g->size_ = totalBytes(g->slots_, g->slotBytes_);
   for (int r = 0; r < ranks; ++r) g->slotOf_.push_back(r);
-  char name[64];
-  std::snprintf(name, sizeof(name), "/rina-%d-g-%016" PRIx64, ownerPid, commId);
-  g->name_ = name;
+  g->nameId_ = commId;
+  g->ownerPid_ = ownerPid;
+  g->name_ = segmentName(commId, ownerPid);
+  const char* name = g->name_.c_str();
 
   removeStaleSegments();
   bool creator = false;
@@ -118,7 +133,7 @@ Status ShmGroup::join(uint64_t commId, int ownerPid, int rank, int ranks, size_t
   } else {
     RINA_TRY(waitSized(fd, name, rank, g->size_, deadline));
   }
-  RINA_TRY(g->map(fd));
+  RINA_TRY(g->map(fd, usedBytes(g->slots_, ranks, g->slotBytes_)));
   if (creator) {
     g->initialise();
   } else {
@@ -129,20 +144,31 @@ Status ShmGroup::join(uint64_t commId, int ownerPid, int rank, int ranks, size_t
   return {};
 }
 
-Status ShmGroup::map(const Fd& fd) {
-  // MAP_POPULATE: every page of the segment (a few hundred KiB) is
-  // allocated and mapped here, during set-up, instead of on first touch:
-  // the two slots of a rank are first written by calls 1 and 2, and a page
-  // fault there kept the faulting rank's peers waiting (asleep, by then) in
-  // the first calls of a fresh communicator. prepare() does the rest.
-  base_ = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd.get(), 0);
+Status ShmGroup::map(const Fd& fd, size_t populated) {
+  base_ = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
   if (base_ == MAP_FAILED) {
     base_ = nullptr;
     return systemErrorf(errno, "rank %d: mmap(%s)", rank_, name_.c_str());
   }
   controls_ = reinterpret_cast<ShmGroupRank*>(static_cast<char*>(base_) + controlsOffset());
-  data_ = static_cast<char*>(base_) + dataOffset(ranks_);
+  data_ = static_cast<char*>(base_) + dataOffset(slots_);
+  populate(0, populated);
   return {};
+}
+
+void ShmGroup::populate(size_t from, size_t to) {
+  // Every page of the slots in use (a few hundred KiB) is allocated and
+  // mapped here, during set-up, instead of on first touch: the two slots of
+  // a rank are first written by calls 1 and 2, and a page fault there kept
+  // the faulting rank's peers waiting (asleep, by then) in the first calls
+  // of a fresh communicator. prepare() does the rest. Spare slots are left
+  // alone until a joiner takes them. Where the kernel cannot populate (older
+  // than 5.14), pages come at first touch: slower first calls, nothing else.
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  from = from / page * page;
+  to = std::min(roundUp(to, page), size_);
+  if (to <= from) return;
+  (void)madvise(static_cast<char*>(base_) + from, to - from, MADV_POPULATE_READ);
 }
 
 void ShmGroup::initialise() {
@@ -150,6 +176,7 @@ void ShmGroup::initialise() {
   // calls are numbered from 1.
   auto* h = static_cast<GroupHeader*>(base_);
   h->ranks = static_cast<uint32_t>(ranks_);
+  h->slots = static_cast<uint32_t>(slots_);
   h->slotBytes = slotBytes_;
   h->magic.store(kGroupMagic, std::memory_order_release);
 }
@@ -164,12 +191,13 @@ Status ShmGroup::waitInitialised(Deadline deadline) {
     timespec nap{0, 100000};
     nanosleep(&nap, nullptr);
   }
-  if (h->ranks != static_cast<uint32_t>(ranks_) || h->slotBytes != slotBytes_) {
+  if (h->ranks != static_cast<uint32_t>(ranks_) || h->slots != static_cast<uint32_t>(slots_) ||
+      h->slotBytes != slotBytes_) {
     return errorf(rinaInvalidUsage,
-                  "rank %d: the host segment %s is for %u ranks of %llu-byte slots, this rank "
-                  "expects %d of %zu",
-                  rank_, name_.c_str(), h->ranks, static_cast<unsigned long long>(h->slotBytes),
-                  ranks_, slotBytes_);
+                  "rank %d: the host segment %s is for %u ranks (%u slots) of %llu-byte slots, "
+                  "this rank expects %d (%d) of %zu",
+                  rank_, name_.c_str(), h->ranks, h->slots,
+                  static_cast<unsigned long long>(h->slotBytes), ranks_, slots_, slotBytes_);
   }
   return {};
 }
@@ -178,8 +206,10 @@ void ShmGroup::markJoined() {
   ShmGroupRank& me = control(rank_);
   me.pid = static_cast<int32_t>(getpid());
   me.probeAddr = reinterpret_cast<uintptr_t>(&probe_);
+  publish(&me.present, 1);
+  if (epoch_ > 0) return;  // a joiner of a grow: the members wait on `present`
   auto* h = static_cast<GroupHeader*>(base_);
-  if (h->joined.fetch_add(1) + 1 == static_cast<uint32_t>(ranks_)) {
+  if (h->joined.fetch_add(1) + 1 == static_cast<uint32_t>(ranks_) && !keepsName_) {
     shm_unlink(name_.c_str());  // everyone has it mapped
     linked_ = false;
   }
@@ -187,6 +217,24 @@ void ShmGroup::markJoined() {
 }
 
 Status ShmGroup::waitJoined(Deadline deadline, const std::atomic<bool>* abort) {
+  if (epoch_ > 0) {
+    // A grown group: the joiners' spare slots were never used, so a rank
+    // is there once its slot says so.
+    for (int r = 0; r < ranks_; ++r) {
+      while (control(r).present.load() == 0) {
+        if (abort && abort->load()) return errorf(rinaAborted, "rank %d: aborted", rank_);
+        const int64_t left = msUntil(deadline);
+        if (left <= 0) {
+          return errorf(rinaTimeout, "rank %d: rank %d never mapped the grown host segment %s",
+                        rank_, r, name_.c_str());
+        }
+        WaitSet ws;
+        ws.addFutex(&control(r).present, 0, &control(rank_).sleeping);
+        ws.wait(static_cast<int>(std::min<int64_t>(left, 100)));
+      }
+    }
+    return {};
+  }
   auto* h = static_cast<GroupHeader*>(base_);
   for (;;) {
     const uint32_t seen = h->joined.load();
@@ -201,7 +249,9 @@ Status ShmGroup::waitJoined(Deadline deadline, const std::atomic<bool>* abort) {
     ws.addFutex(&h->joined, seen, &h->joinSleeping);
     ws.wait(static_cast<int>(std::min<int64_t>(left, 100)));
   }
-  linked_ = false;  // the last rank to join removed the name
+  // The last rank to join removed the name, or (spare slots) the rank in
+  // slot 0 removes it when it leaves.
+  linked_ = false;
   return {};
 }
 
@@ -214,11 +264,12 @@ Status ShmGroup::checkCopies(Deadline deadline, const std::atomic<bool>* abort) 
     works = readProcessMemory(peer.pid, peer.probeAddr, &word, sizeof word).ok() &&
             writeProcessMemory(peer.pid, &word, peer.probeAddr, sizeof word).ok();
   }
-  publish(&control(rank_).copyCheck, works ? 1 : 2);
+  // Tagged with the epoch: a grown group checks again, with its joiners.
+  publish(&control(rank_).copyCheck, epoch_ << 2 | (works ? 1 : 2));
   for (int r = 0; r < ranks_; ++r) {
     for (;;) {
       const uint32_t seen = control(r).copyCheck.load();
-      if (seen != 0) break;
+      if (seen >> 2 == epoch_ && (seen & 3) != 0) break;
       if (abort && abort->load()) return errorf(rinaAborted, "rank %d: aborted", rank_);
       const int64_t left = msUntil(deadline);
       if (left <= 0) {
@@ -237,7 +288,7 @@ Status ShmGroup::checkCopies(Deadline deadline, const std::atomic<bool>* abort) 
 
 bool ShmGroup::copiesWork() const {
   for (int r = 0; r < ranks_; ++r) {
-    if (control(r).copyCheck.load(std::memory_order_relaxed) != 1) return false;
+    if ((control(r).copyCheck.load(std::memory_order_relaxed) & 3) != 1) return false;
   }
   return true;
 }
@@ -277,7 +328,9 @@ void ShmGroup::touchPages(size_t bytes) {
 }
 
 ShmGroup::~ShmGroup() {
-  if (linked_) shm_unlink(name_.c_str());
+  if (linked_ || (keepsName_ && !slotOf_.empty() && slotOf_[rank_] == 0)) {
+    shm_unlink(name_.c_str());
+  }
   if (base_) munmap(base_, size_);
 }
 
@@ -319,5 +372,145 @@ void ShmGroup::renumber(const std::vector<int>& members, int rank, uint32_t base
 }
 
 void ShmGroup::finish(uint32_t round) { publish(&control(rank_).done, round); }
+
+bool ShmGroup::offersSpares(int nNew) const {
+  return keepsName_ && nNew >= 1 && slotsUsed_ + nNew <= slots_ &&
+         std::find(slotOf_.begin(), slotOf_.end(), 0) != slotOf_.end();
+}
+
+void ShmGroup::markForGrow(uint64_t tag) {
+  ShmGroupRank& me = control(rank_);
+  me.growRank = rank_;
+  me.growRound = rounds_;
+  me.growSlotsUsed = static_cast<uint32_t>(slotsUsed_);
+  me.growEpoch = epoch_;
+  me.growTag.store(tag, std::memory_order_release);
+}
+
+Status ShmGroup::readGrowMarks(uint64_t tag, std::vector<int>* slots, uint32_t* base,
+                               uint32_t* slotsUsed, uint32_t* epoch) const {
+  // Every member marked its slot before it met the joiners, and the
+  // meeting ended only after every member came: all marks are there.
+  std::vector<int> bySlot(static_cast<size_t>(slots_), -1);
+  int members = 0;
+  for (int i = 0; i < slots_; ++i) {
+    const ShmGroupRank& c = controls_[i];
+    if (c.growTag.load(std::memory_order_acquire) != tag) continue;
+    if (c.growRank < 0 || c.growRank >= slots_) {
+      return errorf(rinaRemoteError, "rank %d: slot %d of the host segment %s holds rank %d", rank_,
+                    i, name_.c_str(), c.growRank);
+    }
+    bySlot[i] = c.growRank;
+    ++members;
+  }
+  slots->assign(static_cast<size_t>(members), -1);
+  for (int i = 0; i < slots_; ++i) {
+    const int r = bySlot[i];
+    if (r < 0) continue;
+    if (r >= members || (*slots)[r] >= 0) {
+      return errorf(rinaRemoteError,
+                    "rank %d: the host segment %s holds the marks of %d members, with rank %d "
+                    "out of order or twice",
+                    rank_, name_.c_str(), members, r);
+    }
+    (*slots)[r] = i;
+  }
+  if (members == 0) {
+    return errorf(rinaRemoteError, "rank %d: no member of the grow marked the host segment %s",
+                  rank_, name_.c_str());
+  }
+  const ShmGroupRank& first = controls_[(*slots)[0]];
+  *slotsUsed = first.growSlotsUsed;
+  *epoch = first.growEpoch;
+  *base = first.growRound;
+  for (int s : *slots) {
+    if (seqAtLeast(controls_[s].growRound, *base)) *base = controls_[s].growRound;
+  }
+  return {};
+}
+
+void ShmGroup::takeSpares(const std::vector<int>& memberSlots, int n, uint32_t base,
+                          uint32_t epoch) {
+  slotOf_ = memberSlots;
+  for (int j = 0; j < n; ++j) slotOf_.push_back(slotsUsed_ + j);
+  const size_t from = usedBytes(slots_, slotsUsed_, slotBytes_);
+  slotsUsed_ += n;
+  populate(from, usedBytes(slots_, slotsUsed_, slotBytes_));
+  ranks_ = static_cast<int>(slotOf_.size());
+  epoch_ = epoch + 1;
+  rounds_ = base;
+  prepared_ = 0;
+  control(rank_).announced.store(0);
+  publish(&control(rank_).done, base);
+}
+
+Status ShmGroup::grow(int nNew, uint64_t tag) {
+  std::vector<int> members;
+  uint32_t base = 0, used = 0, epoch = 0;
+  RINA_TRY(readGrowMarks(tag, &members, &base, &used, &epoch));
+  if (members != slotOf_ || used != static_cast<uint32_t>(slotsUsed_) || epoch != epoch_) {
+    return errorf(rinaInternalError,
+                  "rank %d: the grow marks in the host segment %s are not this group's (%zu "
+                  "members, %u slots used, epoch %u; here %d, %d, %u)",
+                  rank_, name_.c_str(), members.size(), used, epoch, ranks_, slotsUsed_, epoch_);
+  }
+  takeSpares(members, nNew, base, epoch);
+  return {};
+}
+
+Status ShmGroup::attachGrown(uint64_t commId, int ownerPid, uint64_t tag, int rank, int ranks,
+                             std::unique_ptr<ShmGroup>* out) {
+  std::unique_ptr<ShmGroup> g(new ShmGroup());
+  g->rank_ = rank;
+  g->nameId_ = commId;
+  g->ownerPid_ = ownerPid;
+  g->keepsName_ = true;
+  g->name_ = segmentName(commId, ownerPid);
+  const char* name = g->name_.c_str();
+  const int f = shm_open(name, O_RDWR | O_CLOEXEC, 0600);
+  if (f < 0) {
+    return systemErrorf(errno, "rank %d: shm_open(%s), the host segment the grow keeps", rank,
+                        name);
+  }
+  Fd fd(f);
+  struct stat st {};
+  if (fstat(fd.get(), &st) != 0) return systemErrorf(errno, "rank %d: fstat(%s)", rank, name);
+  g->size_ = static_cast<size_t>(st.st_size);
+  if (g->size_ < controlsOffset()) {
+    return errorf(rinaRemoteError, "rank %d: the host segment %s has only %zu bytes", rank, name,
+                  g->size_);
+  }
+  auto* h = static_cast<const GroupHeader*>(
+      mmap(nullptr, g->size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0));
+  if (h == MAP_FAILED) return systemErrorf(errno, "rank %d: mmap(%s)", rank, name);
+  g->base_ = const_cast<GroupHeader*>(h);
+  g->slots_ = static_cast<int>(h->slots);
+  g->slotBytes_ = h->slotBytes;
+  if (h->magic.load(std::memory_order_acquire) != kGroupMagic || g->slots_ < 1 ||
+      g->slotBytes_ == 0 || g->size_ != totalBytes(g->slots_, g->slotBytes_)) {
+    return errorf(rinaRemoteError,
+                  "rank %d: the host segment %s (%zu bytes) is not a host group of this version",
+                  rank, name, g->size_);
+  }
+  g->controls_ = reinterpret_cast<ShmGroupRank*>(static_cast<char*>(g->base_) + controlsOffset());
+  g->data_ = static_cast<char*>(g->base_) + dataOffset(g->slots_);
+  std::vector<int> members;
+  uint32_t base = 0, used = 0, epoch = 0;
+  RINA_TRY(g->readGrowMarks(tag, &members, &base, &used, &epoch));
+  const int joiners = ranks - static_cast<int>(members.size());
+  if (rank < static_cast<int>(members.size()) || joiners < 1 ||
+      static_cast<int>(used) + joiners > g->slots_) {
+    return errorf(rinaRemoteError,
+                  "rank %d of %d: the host segment %s holds %zu members, %u of %d slots used: no "
+                  "spare slot for this joiner",
+                  rank, ranks, name, members.size(), used, g->slots_);
+  }
+  g->slotsUsed_ = static_cast<int>(used);
+  g->populate(0, usedBytes(g->slots_, g->slotsUsed_, g->slotBytes_));
+  g->takeSpares(members, joiners, base, epoch);
+  g->markJoined();
+  *out = std::move(g);
+  return {};
+}
 
 }  // namespace rina::transport

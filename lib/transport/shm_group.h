@@ -15,10 +15,18 @@
 // name made of the communicator id (fresh per communicator) and the pid of
 // the communicator's rank 0 (every rank is on this host); one wins and
 // initialises it, the others map it once it has its full size and mark.
-// The last rank to join removes the name; a rank that leaves before that
-// removes it too, and a name left by ranks that were all killed is removed
-// by the next set-up on the host (removeStaleSegments: rank 0's pid is
-// gone).
+//
+// The segment has room for more ranks than it starts with (spare slots,
+// RINA_SHM_SPARE_SLOTS), which a grow on this host fills without a new
+// segment (grow, attachGrown). Their pages are neither populated nor
+// touched until a joiner takes them: they cost address space, not memory.
+// With spares the name stays while the group lives, so a joiner can open
+// it; the rank in slot 0 (rank 0 at creation, whose pid the name holds)
+// removes it when it leaves, and a grow offers the segment only while that
+// rank is a member. Without spares the last rank to join removes the name.
+// A rank that leaves before everyone joined removes it too, and a name left
+// by ranks that were all killed, or whose slot-0 rank was, is removed by
+// the next set-up on the host (removeStaleSegments: that pid is gone).
 #ifndef RINA_LIB_TRANSPORT_SHM_GROUP_H_
 #define RINA_LIB_TRANSPORT_SHM_GROUP_H_
 
@@ -60,7 +68,19 @@ struct ShmGroupRank {
   // kernel lets them (checkCopies: 1 it does for every peer, 2 not).
   int32_t pid;
   uint64_t probeAddr;
-  std::atomic<uint32_t> copyCheck;
+  std::atomic<uint32_t> copyCheck;  // epoch << 2 | 1 or 2 (0: not yet)
+  // Raised once the rank has written pid and probeAddr.
+  std::atomic<uint32_t> present;
+  // Written by a member of a group growing on this host before it meets the
+  // joiners (ShmGroup::markForGrow): the grow's tag (the unique id's
+  // communicator id), its rank, its last round, the slots used so far and
+  // the group's epoch, from which every member and joiner derives the grown
+  // group alike.
+  alignas(64) std::atomic<uint64_t> growTag;
+  int32_t growRank;
+  uint32_t growRound;
+  uint32_t growSlotsUsed;
+  uint32_t growEpoch;
   // Notices (a revoke, a shrink's proposal) sent to this rank's listening
   // socket, counted by their senders before they connect: while it equals
   // the notices this rank took, a call need not look at the socket.
@@ -70,16 +90,39 @@ struct ShmGroupRank {
 class ShmGroup {
  public:
   // Joins (creating when first) the group of `ranks` ranks named by
-  // commId and ownerPid (rank 0's pid); this rank is `rank` (0 .. ranks-1); slots of slotBytes
-  // (rounded up to 64). Waits until the segment is mapped, not for the
-  // other ranks to join (waitJoined).
-  static Status join(uint64_t commId, int ownerPid, int rank, int ranks, size_t slotBytes,
-                     Deadline deadline, std::unique_ptr<ShmGroup>* out);
+  // commId and ownerPid (rank 0's pid), with room for spareSlots more
+  // (every rank passes the same); this rank is `rank` (0 .. ranks-1); slots
+  // of slotBytes (rounded up to 64). Waits until the segment is mapped, not
+  // for the other ranks to join (waitJoined).
+  static Status join(uint64_t commId, int ownerPid, int rank, int ranks, int spareSlots,
+                     size_t slotBytes, Deadline deadline, std::unique_ptr<ShmGroup>* out);
+  // A joiner of a grow that keeps the segment (the members offered it:
+  // offersSpares, markForGrow with `tag`): maps the segment named by commId
+  // and ownerPid and takes the rank `rank` of `ranks` in a spare slot, as
+  // grow() numbers it on the members. Then waitJoined and checkCopies.
+  static Status attachGrown(uint64_t commId, int ownerPid, uint64_t tag, int rank, int ranks,
+                            std::unique_ptr<ShmGroup>* out);
+  // What names the segment (join's commId and ownerPid).
+  uint64_t nameId() const { return nameId_; }
+  int ownerPid() const { return ownerPid_; }
+  // Whether a grow by nNew joiners on this host can keep the segment: it
+  // has that many spare slots never used, and its name is still there (the
+  // rank in slot 0 is a member). The same on every member.
+  bool offersSpares(int nNew) const;
+  // Before meeting the joiners (offersSpares was true): this rank's marks
+  // for the grown group, under the grow's tag.
+  void markForGrow(uint64_t tag);
+  // After the meeting, on every member that called markForGrow: the group
+  // grows by nNew ranks (numbered after the members, in spare slots in
+  // order). Rounds go on above every member's last one. Then waitJoined
+  // and checkCopies, as the joiners do.
+  Status grow(int nNew, uint64_t tag);
   ~ShmGroup();
   ShmGroup(const ShmGroup&) = delete;
   ShmGroup& operator=(const ShmGroup&) = delete;
 
-  // Until every rank has mapped the segment (then the name is gone).
+  // Until every rank has mapped the segment (then, without spare slots, the
+  // name is gone).
   Status waitJoined(Deadline deadline, const std::atomic<bool>* abort);
   // After waitJoined: copies a word out of and back into every peer's memory
   // (transport/cma.h) and waits until every rank has said whether that
@@ -134,7 +177,16 @@ class ShmGroup {
   // The steps of join, on the segment's descriptor: map it, then its
   // creator writes the header or the others wait for it and check it, then
   // this rank counts itself in.
-  Status map(const Fd& fd);
+  Status map(const Fd& fd, size_t populated);
+  // Maps [from, to) of the segment again with its pages populated.
+  void populate(size_t from, size_t to);
+  // Reads the members' grow marks under tag: their slots by rank, the
+  // round the grown group goes on from, the slots used before it and the
+  // epoch before it.
+  Status readGrowMarks(uint64_t tag, std::vector<int>* slots, uint32_t* base, uint32_t* slotsUsed,
+                       uint32_t* epoch) const;
+  // Takes slots [slotsUsed_, slotsUsed_ + n) for the ranks after the members.
+  void takeSpares(const std::vector<int>& memberSlots, int n, uint32_t base, uint32_t epoch);
   void initialise();
   Status waitInitialised(Deadline deadline);
   void markJoined();
@@ -144,7 +196,13 @@ class ShmGroup {
   void* base_ = nullptr;
   size_t size_ = 0;
   std::string name_;
-  bool linked_ = false;
+  uint64_t nameId_ = 0;
+  int ownerPid_ = 0;
+  bool linked_ = false;     // the name is this rank's to remove when it leaves
+  bool keepsName_ = false;  // spare slots: the name stays while the group lives
+  int slots_ = 0;           // ranks the segment has room for
+  int slotsUsed_ = 0;       // slots ever given to a rank (a shrink leaves holes)
+  uint32_t epoch_ = 0;      // grows that kept the segment
   int rank_ = 0;
   int ranks_ = 0;
   size_t slotBytes_ = 0;

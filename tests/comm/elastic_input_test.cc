@@ -207,22 +207,49 @@ TEST(SplitInput, ASplitAgainstAnotherCall) {
   });
 }
 
+// A grow with arguments that differ across the 3 ranks fails on this one
+// at once, saying `what`, and leaves comm usable.
+void growFailsAtOnce(rinaComm_t comm, int nNew, const rinaUniqueId& id, const char* what) {
+  rinaComm_t next = nullptr;
+  const Clock::time_point t0 = Clock::now();
+  EXPECT_EQ(rinaCommGrow(comm, nNew, id, &next), rinaInvalidUsage);
+  EXPECT_TRUE(contains(rinaCommGetLastError(comm), what)) << rinaCommGetLastError(comm);
+  EXPECT_LT(msSince(t0), 5000);
+  // Nothing was used up.
+  int32_t v = 1;
+  EXPECT_EQ(rinaAllReduce(&v, &v, 1, rinaInt32, rinaSum, comm), rinaSuccess);
+  EXPECT_EQ(v, 3);
+}
+
 TEST(GrowInput, IdsThatDifferAcrossRanks) {
   ScopedEnv timeout("RINA_TIMEOUT_MS", "20000");
   runThreads(3, [](int rank, rinaComm_t comm) {
     rinaUniqueId id;
     ASSERT_EQ(rinaGetUniqueId(&id), rinaSuccess);  // each rank its own: wrong
-    rinaComm_t next = nullptr;
-    const Clock::time_point t0 = Clock::now();
-    EXPECT_EQ(rinaCommGrow(comm, 1, id, &next), rinaInvalidUsage);
-    EXPECT_TRUE(
-        contains(rinaCommGetLastError(comm), "every rank passes the same nNew and uniqueId"))
-        << rinaCommGetLastError(comm);
-    EXPECT_LT(msSince(t0), 5000);
-    // Nothing was used up.
-    int32_t v = 1;
-    EXPECT_EQ(rinaAllReduce(&v, &v, 1, rinaInt32, rinaSum, comm), rinaSuccess);
-    EXPECT_EQ(v, 3);
+    growFailsAtOnce(comm, 1, id, "uniqueId differs across ranks");
+  });
+}
+
+// An id that thread rank 0 makes and every thread rank takes.
+struct IdOfRankZero {
+  rinaUniqueId id{};
+  std::latch made{1};
+  const rinaUniqueId& take(int rank) {
+    if (rank == 0) {
+      EXPECT_EQ(rinaGetUniqueId(&id), rinaSuccess);
+      made.count_down();
+    }
+    made.wait();
+    return id;
+  }
+};
+
+TEST(GrowInput, JoinerCountsThatDifferAcrossRanks) {
+  ScopedEnv timeout("RINA_TIMEOUT_MS", "20000");
+  IdOfRankZero shared;
+  runThreads(3, [&](int rank, rinaComm_t comm) {
+    growFailsAtOnce(comm, rank == 2 ? 2 : 1, shared.take(rank),
+                    "nNew differs across ranks (from 1 to 2");
   });
 }
 
@@ -242,6 +269,34 @@ TEST(GrowInput, AnIdThatIsNotOne) {
   });
 }
 
+// A rank in a grow while another is in an allreduce of the shape of the
+// grow's check (6 uint64, max): both are told the calls differ, over the
+// host segment and over TCP.
+void growAgainstAnAllReduce() {
+  ScopedEnv timeout("RINA_TIMEOUT_MS", "20000");
+  runThreads(2, [](int rank, rinaComm_t comm) {
+    const Clock::time_point t0 = Clock::now();
+    if (rank == 0) {
+      rinaUniqueId id;
+      ASSERT_EQ(rinaGetUniqueId(&id), rinaSuccess);
+      rinaComm_t next = nullptr;
+      EXPECT_EQ(rinaCommGrow(comm, 1, id, &next), rinaInvalidUsage);
+      EXPECT_EQ(next, nullptr);
+    } else {
+      uint64_t words[6] = {1, ~uint64_t{1}, 0, ~uint64_t{0}, 0, ~uint64_t{0}};
+      EXPECT_EQ(rinaAllReduce(words, words, 6, rinaUint64, rinaMax, comm), rinaInvalidUsage);
+    }
+    EXPECT_TRUE(contains(rinaCommGetLastError(comm), "calls do not match"))
+        << rinaCommGetLastError(comm);
+    EXPECT_LT(msSince(t0), 5000);
+  });
+}
+TEST(GrowInput, AGrowAgainstAnAllReduceOfItsShape) { growAgainstAnAllReduce(); }
+TEST(GrowInput, AGrowAgainstAnAllReduceOfItsShapeOverTcp) {
+  ScopedEnv shm("RINA_SHM_DISABLE", "1");
+  growAgainstAnAllReduce();
+}
+
 // A joiner whose id nobody grows with, and ranks that grow without their
 // joiner: both end with rinaTimeout saying how many ranks came.
 TEST(GrowInput, AJoinerWithTheWrongId) {
@@ -254,16 +309,10 @@ TEST(GrowInput, AJoinerWithTheWrongId) {
     EXPECT_TRUE(contains(rinaCommGetLastError(nullptr), "1 of 3 ranks arrived"))
         << rinaCommGetLastError(nullptr);
   });
-  runThreads(2, [](int rank, rinaComm_t comm) {
-    static rinaUniqueId right;
-    static std::latch made(1);
-    if (rank == 0) {
-      ASSERT_EQ(rinaGetUniqueId(&right), rinaSuccess);
-      made.count_down();
-    }
-    made.wait();
+  IdOfRankZero right;
+  runThreads(2, [&](int rank, rinaComm_t comm) {
     rinaComm_t next = nullptr;
-    EXPECT_EQ(rinaCommGrow(comm, 1, right, &next), rinaTimeout);
+    EXPECT_EQ(rinaCommGrow(comm, 1, right.take(rank), &next), rinaTimeout);
     EXPECT_TRUE(contains(rinaCommGetLastError(comm), "2 of 3 ranks arrived"))
         << rinaCommGetLastError(comm);
   });

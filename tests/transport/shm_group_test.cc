@@ -6,7 +6,10 @@
 // clean. The write keeps the bytes (a peer may still read the slot's last
 // call), and the other ranks' slots are left alone. A shrink's renumber
 // keeps each member in the slots and control words it had, drops the
-// others, and starts every member's rounds from the base it is given.
+// others, and starts every member's rounds from the base it is given. A
+// segment's spare slots are not resident until a grow gives them to a
+// joiner, who sees what the members write and whose rounds go on above
+// every member's; the name stays while the rank in slot 0 holds it.
 #include "transport/shm_group.h"
 
 #include <gtest/gtest.h>
@@ -18,14 +21,17 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "core/socket.h"
 
 namespace rina::transport {
 namespace {
 
-// Dirty kB (shared + private) of the mapping that holds addr, or -1.
-long dirtyKbOfMappingAt(const void* addr) {
+// The sum of the smaps fields `fields` (kB) of the mapping that holds addr,
+// or -1.
+long smapsKbOfMappingAt(const void* addr, const std::vector<std::string>& fields) {
   std::ifstream smaps("/proc/self/smaps");
   const auto a = reinterpret_cast<uintptr_t>(addr);
   std::string line;
@@ -39,24 +45,30 @@ long dirtyKbOfMappingAt(const void* addr) {
       if (inside) dirty = 0;
       continue;
     }
-    long kb = 0;
-    if (inside && (std::sscanf(line.c_str(), "Shared_Dirty: %ld kB", &kb) == 1 ||
-                   std::sscanf(line.c_str(), "Private_Dirty: %ld kB", &kb) == 1)) {
-      dirty += kb;
+    if (!inside) continue;
+    for (const std::string& f : fields) {
+      long kb = 0;
+      if (std::sscanf(line.c_str(), (f + ": %ld kB").c_str(), &kb) == 1) dirty += kb;
     }
   }
   return dirty;
+}
+
+// Dirty kB (shared + private) of the mapping that holds addr, or -1.
+long dirtyKbOfMappingAt(const void* addr) {
+  return smapsKbOfMappingAt(addr, {"Shared_Dirty", "Private_Dirty"});
 }
 
 struct Group {
   static constexpr int kRanks = 3;
   static constexpr size_t kSlotBytes = 64 << 10;
   std::unique_ptr<ShmGroup> g[kRanks];
+  uint64_t commId = 0;
 
-  explicit Group(uint64_t salt) {
-    const uint64_t commId = salt << 32 | static_cast<uint64_t>(getpid());
+  explicit Group(uint64_t salt, int spares = 0) {
+    commId = salt << 32 | static_cast<uint64_t>(getpid());
     for (int r = 0; r < kRanks; ++r) {
-      EXPECT_TRUE(ShmGroup::join(commId, static_cast<int>(getpid()), r, kRanks, kSlotBytes,
+      EXPECT_TRUE(ShmGroup::join(commId, static_cast<int>(getpid()), r, kRanks, spares, kSlotBytes,
                                  deadlineAfterMs(10000), &g[r])
                       .ok());
     }
@@ -166,6 +178,90 @@ TEST(ShmGroupTest, RenumberKeepsEachMembersSlotsAndStartsRoundsFromTheBase) {
     EXPECT_EQ(grp.g[0]->control(i).done.load(), base) << "rank " << i;
     EXPECT_EQ(grp.g[0]->control(i).announced.load(), 0u) << "rank " << i;
   }
+}
+
+// Whether /dev/shm holds the group's name.
+bool named(const ShmGroup& g) {
+  char path[96];
+  std::snprintf(path, sizeof path, "/dev/shm/rina-%d-g-%016llx", g.ownerPid(),
+                static_cast<unsigned long long>(g.nameId()));
+  return access(path, F_OK) == 0;
+}
+
+TEST(ShmGroupTest, SpareSlotsAreNotResidentUntilAGrowGivesThemToAJoiner) {
+  constexpr size_t kSlotKb = Group::kSlotBytes / 1024;
+  Group grp(0x5e5a, /*spares=*/2);
+  for (int r = 0; r < Group::kRanks; ++r) ASSERT_TRUE(grp.g[r]);
+  ShmGroup& m0 = *grp.g[0];
+  // Resident: the header and control words, and both slots of each of the 3
+  // ranks (populated at join); the 2 spares' 4 slots are not.
+  const long rss = smapsKbOfMappingAt(m0.slot(0, 0), {"Rss"});
+  EXPECT_GE(rss, static_cast<long>(Group::kRanks * 2 * kSlotKb));
+  EXPECT_LT(rss, static_cast<long>((Group::kRanks * 2 + 1) * kSlotKb)) << "spare slots resident";
+  EXPECT_TRUE(named(m0)) << "a segment with spare slots keeps its name";
+  EXPECT_TRUE(m0.offersSpares(2));
+  EXPECT_FALSE(m0.offersSpares(3));
+
+  // The members used different numbers of rounds (a call one gave up).
+  for (int i = 0; i < 4; ++i) grp.g[0]->nextRound();
+  for (int i = 0; i < 9; ++i) grp.g[1]->nextRound();
+  for (int i = 0; i < 6; ++i) grp.g[2]->nextRound();
+  const uint64_t tag = 0x7a67;
+  for (int r = 0; r < Group::kRanks; ++r) grp.g[r]->markForGrow(tag);
+  std::unique_ptr<ShmGroup> joiner;
+  ASSERT_TRUE(ShmGroup::attachGrown(m0.nameId(), m0.ownerPid(), tag, 3, 4, &joiner).ok());
+  for (int r = 0; r < Group::kRanks; ++r) ASSERT_TRUE(grp.g[r]->grow(1, tag).ok());
+  // Every member waits for the others and checks copies, joiner included.
+  std::vector<std::thread> waits;
+  std::vector<ShmGroup*> all = {grp.g[0].get(), grp.g[1].get(), grp.g[2].get(), joiner.get()};
+  for (ShmGroup* g : all) {
+    waits.emplace_back([g] {
+      EXPECT_TRUE(g->waitJoined(deadlineAfterMs(10000), nullptr).ok());
+      EXPECT_TRUE(g->checkCopies(deadlineAfterMs(10000), nullptr).ok());
+    });
+  }
+  for (std::thread& t : waits) t.join();
+  for (ShmGroup* g : all) {
+    EXPECT_EQ(g->ranks(), 4);
+    EXPECT_EQ(g->lastRound(), 9u) << "rank " << g->rank();
+    EXPECT_EQ(g->copiesWork(), all[0]->copiesWork());
+  }
+  EXPECT_EQ(joiner->rank(), 3);
+  // The joiner's slot is the first spare, right after the members' slots,
+  // and the others read what it writes there (and it theirs).
+  EXPECT_EQ(m0.slot(3, 0), m0.slot(2, 1) + Group::kSlotBytes);
+  std::memcpy(joiner->slot(3, 1), "joined", 7);
+  EXPECT_STREQ(grp.g[1]->slot(3, 1), "joined");
+  std::memcpy(grp.g[2]->slot(2, 0), "member", 7);
+  EXPECT_STREQ(joiner->slot(2, 0), "member");
+  EXPECT_EQ(m0.control(3).done.load(), 9u);
+  // Now resident on the members too: the joiner's two slots.
+  EXPECT_GE(smapsKbOfMappingAt(m0.slot(0, 0), {"Rss"}), static_cast<long>(4 * 2 * kSlotKb));
+  EXPECT_TRUE(m0.offersSpares(1));
+  EXPECT_FALSE(m0.offersSpares(2));
+
+  // The joiner and other members leave: the name stays; slot 0's holder
+  // takes it with it.
+  joiner.reset();
+  grp.g[1].reset();
+  EXPECT_TRUE(named(m0));
+  const uint64_t id = m0.nameId();
+  const int owner = m0.ownerPid();
+  grp.g[0].reset();
+  std::unique_ptr<ShmGroup> late;
+  EXPECT_FALSE(ShmGroup::attachGrown(id, owner, tag, 3, 4, &late).ok())
+      << "the name is still there";
+}
+
+// A joiner whose tag no member marked (another grow's id) is refused.
+TEST(ShmGroupTest, AJoinerWithAnotherGrowsTagIsRefused) {
+  Group grp(0x5e5b, /*spares=*/1);
+  for (int r = 0; r < Group::kRanks; ++r) grp.g[r]->markForGrow(0x1111);
+  std::unique_ptr<ShmGroup> joiner;
+  const Status s =
+      ShmGroup::attachGrown(grp.g[0]->nameId(), grp.g[0]->ownerPid(), 0x2222, 3, 4, &joiner);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("no member of the grow marked"), std::string::npos) << s.message();
 }
 
 }  // namespace

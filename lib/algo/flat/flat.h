@@ -32,20 +32,22 @@ inline bool finishedOnOneRank(const Context& ctx, const void* send, void* recv, 
 Status ringAllReduce(Context& ctx, const void* send, void* recv, size_t count, rinaDataType_t type,
                      rinaRedOp_t op);
 
-// Latency algorithm: log2(n) exchanges of the whole buffer.
+// Latency algorithm: log2(n) exchanges of the whole buffer. kind: what the
+// collective header says (kMembership for the checks of rinaCommGrow).
 Status recursiveDoublingAllReduce(Context& ctx, const void* send, void* recv, size_t count,
-                                  rinaDataType_t type, rinaRedOp_t op);
+                                  rinaDataType_t type, rinaRedOp_t op, CollKind kind = kAllReduce);
 
 // Allreduce through the host segment when every rank is on this host
 // (host_allreduce.cc). One-shot, the latency algorithm: each rank posts its
 // buffer and reduces all of them. Two-shot, up to RINA_TWO_SHOT_BYTES: in
 // chunks of a slot, each rank sums its 1/n share of a chunk and posts it
 // for the others. hostSegmentFits: the segment exists and covers every
-// rank; oneShotFits: and `bytes` fit a slot and RINA_SMALL_MSG_BYTES.
+// rank; oneShotFits: and `bytes` fit a slot and RINA_SMALL_MSG_BYTES. kind:
+// what each rank's call record says, as for recursiveDoublingAllReduce.
 bool hostSegmentFits(const Context& ctx);
 bool oneShotFits(const Context& ctx, size_t bytes);
 Status oneShotAllReduce(Context& ctx, const void* send, void* recv, size_t count,
-                        rinaDataType_t type, rinaRedOp_t op);
+                        rinaDataType_t type, rinaRedOp_t op, CollKind kind = kAllReduce);
 Status twoShotAllReduce(Context& ctx, const void* send, void* recv, size_t count,
                         rinaDataType_t type, rinaRedOp_t op);
 // The size of each of a rank's two slots in the host segment, from the

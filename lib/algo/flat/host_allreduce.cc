@@ -31,7 +31,8 @@ namespace {
 class HostAllReduceTask : public EngineTask {
  public:
   HostAllReduceTask(Context& ctx, transport::ShmGroup& group, bool twoShot, uint64_t seq,
-                    const void* send, void* recv, size_t count, rinaDataType_t type, rinaRedOp_t op)
+                    const void* send, void* recv, size_t count, rinaDataType_t type, rinaRedOp_t op,
+                    CollKind kind)
       : ctx_(ctx),
         g_(group),
         twoShot_(twoShot),
@@ -44,7 +45,12 @@ class HostAllReduceTask : public EngineTask {
         type_(type),
         op_(op),
         fn_(reduce::reduceFunction(type, op)),
-        mine_{seq, count, static_cast<uint8_t>(type), static_cast<uint8_t>(op), kAllReduce, {}} {
+        mine_{seq,
+              count,
+              static_cast<uint8_t>(type),
+              static_cast<uint8_t>(op),
+              static_cast<uint8_t>(kind),
+              {}} {
     startChunk();
   }
 
@@ -215,11 +221,11 @@ class HostAllReduceTask : public EngineTask {
     return errorf(
         rinaInvalidUsage,
         "rank %d: calls do not match: peer %d is in %s #%llu (count %llu, %s, %s) "
-        "while this rank is in allreduce #%llu (count %llu, %s, %s)",
+        "while this rank is in %s #%llu (count %llu, %s, %s)",
         g_.rank(), r, collectiveName(theirs.collective),
         static_cast<unsigned long long>(theirs.seq), static_cast<unsigned long long>(theirs.count),
         reduce::dataTypeName(static_cast<rinaDataType_t>(theirs.datatype)),
-        reduce::opName(static_cast<rinaRedOp_t>(theirs.op)),
+        reduce::opName(static_cast<rinaRedOp_t>(theirs.op)), collectiveName(mine_.collective),
         static_cast<unsigned long long>(mine_.seq), static_cast<unsigned long long>(mine_.count),
         reduce::dataTypeName(type_), reduce::opName(op_));
   }
@@ -245,12 +251,12 @@ class HostAllReduceTask : public EngineTask {
 };
 
 Status runHostAllReduce(Context& ctx, bool twoShot, const void* send, void* recv, size_t count,
-                        rinaDataType_t type, rinaRedOp_t op) {
+                        rinaDataType_t type, rinaRedOp_t op, CollKind kind) {
   transport::ShmGroup& g = *ctx.hostGroup();
   g.prepare(count * reduce::dataTypeSize(type));
   const uint64_t seq = ctx.nextSeq();
-  HostAllReduceTask task(ctx, g, twoShot, seq, send, recv, count, type, op);
-  Engine e(contextFor(ctx, kAllReduce, seq, twoShot ? 3 : 2));
+  HostAllReduceTask task(ctx, g, twoShot, seq, send, recv, count, type, op, kind);
+  Engine e(contextFor(ctx, kind, seq, twoShot ? 3 : 2));
   e.addTask(&task);
   return e.run();
 }
@@ -277,7 +283,7 @@ size_t hostSlotBytes(size_t smallMsgBytes, size_t twoShotBytes, int ranks) {
 }
 
 Status oneShotAllReduce(Context& ctx, const void* send, void* recv, size_t count,
-                        rinaDataType_t type, rinaRedOp_t op) {
+                        rinaDataType_t type, rinaRedOp_t op, CollKind kind) {
   const size_t bytes = count * reduce::dataTypeSize(type);
   if (!oneShotFits(ctx, bytes)) {
     return errorf(rinaInvalidUsage,
@@ -285,7 +291,7 @@ Status oneShotAllReduce(Context& ctx, const void* send, void* recv, size_t count
                   "most %zu bytes (RINA_SMALL_MSG_BYTES)",
                   ctx.rank(), bytes, ctx.hostGroup() ? ctx.hostGroup()->slotBytes() : size_t{0});
   }
-  return runHostAllReduce(ctx, false, send, recv, count, type, op);
+  return runHostAllReduce(ctx, false, send, recv, count, type, op, kind);
 }
 
 Status twoShotAllReduce(Context& ctx, const void* send, void* recv, size_t count,
@@ -296,7 +302,7 @@ Status twoShotAllReduce(Context& ctx, const void* send, void* recv, size_t count
                   "segment (RINA_SMALL_MSG_BYTES > 0, shared memory on)",
                   ctx.rank());
   }
-  return runHostAllReduce(ctx, true, send, recv, count, type, op);
+  return runHostAllReduce(ctx, true, send, recv, count, type, op, kAllReduce);
 }
 
 }  // namespace rina::algo

@@ -15,7 +15,7 @@ namespace {
 Status exchange(Context& ctx, uint64_t seq, int step, int steps, const CollHeader& mine,
                 transport::Connection* to, const char* out, transport::Connection* from, char* in,
                 const transport::RecvReduce& reduce, size_t bytes) {
-  Engine e(contextFor(ctx, kAllReduce, seq, steps));
+  Engine e(contextFor(ctx, static_cast<CollKind>(mine.collective), seq, steps));
   CollHeader theirs{};
   addHeaderExchange(e, mine, &theirs, to, from, ctx.rank());
   if (to) e.sends().push_back(SendItem{.conn = to, .data = out, .len = bytes, .step = step});
@@ -28,7 +28,7 @@ Status exchange(Context& ctx, uint64_t seq, int step, int steps, const CollHeade
 }  // namespace
 
 Status recursiveDoublingAllReduce(Context& ctx, const void* send, void* recvv, size_t count,
-                                  rinaDataType_t type, rinaRedOp_t op) {
+                                  rinaDataType_t type, rinaRedOp_t op, CollKind kind) {
   const int n = ctx.size(), r = ctx.rank();
   const size_t es = reduce::dataTypeSize(type);
   const size_t bytes = count * es;
@@ -36,7 +36,7 @@ Status recursiveDoublingAllReduce(Context& ctx, const void* send, void* recvv, s
   if (send != recv) std::memcpy(recv, send, bytes);
   const uint64_t seq = ctx.nextSeq();
   const reduce::ReduceFn fn = reduce::reduceFunction(type, op);
-  const CollHeader mine = collHeader(ctx, kAllReduce, seq, count, type, op, -1);
+  const CollHeader mine = collHeader(ctx, kind, seq, count, type, op, -1);
   char* tmp = ctx.scratch(bytes);
   if (!tmp && bytes) return errorf(rinaSystemError, "rank %d: cannot allocate %zu bytes", r, bytes);
 
