@@ -209,11 +209,13 @@ Status moveFor(transport::Connection* conn, transport::Direction d, size_t len, 
     RINA_TRY(move(*done, &n));
     *done += n;
     if (n > 0) continue;
-    // The clock is read at the first idle try and then every 16th (a try
-    // is a few loads).
-    if (idle++ % 16 == 0) {
+    // The clock is read every 64th idle try, the polling counted from the
+    // first read: a try is a few loads and a pause, a clock read on a
+    // virtual machine costs several, and a small message that lands
+    // during one waits for it.
+    if (++idle % 64 == 0) {
       const Clock::time_point now = Clock::now();
-      if (idle == 1) {
+      if (idle == 64) {
         until = now + std::chrono::microseconds(pollUs);
       } else if (now >= until) {
         break;
