@@ -135,7 +135,8 @@ class Engine {
     uint64_t bytesAtStart;
     bool ending;  // its item finished; closes at the next pass unless continued
   };
-  Status runLoop();
+  // start: the clock when run() began (the first pass's time).
+  Status runLoop(Clock::time_point start);
   // One pass over the items: moves bytes, sets the blocked/gated flags.
   Status pass(Clock::time_point now, bool* progressed);
   bool tasksDone() const;
