@@ -49,8 +49,10 @@ struct CommStats {
   uint64_t scatters = 0;
 };
 
-// The knobs that shape a collective on every rank alike (core/config.h
-// names them; the communicator reads them from its checked options).
+// The knobs that shape a collective (core/config.h names them; the
+// communicator reads them from its checked options). Every rank takes rank
+// 0's value, except RINA_ALLTOALL_STREAM_BYTES, which only changes how a
+// rank copies into its own buffer and so is each rank's own.
 struct CallKnobs {
   int64_t timeoutMs = 0;           // RINA_TIMEOUT_MS
   size_t sliceBytes = 0;           // RINA_SLICE_BYTES
