@@ -58,7 +58,10 @@ struct ShmGroupRank {
   std::atomic<uint32_t> reduced[2];             // the round whose share of the sum it holds
   ShmGroupCall call[2];
   alignas(64) std::atomic<uint32_t> done;  // the last round fully read
-  std::atomic<uint32_t> sleeping;          // raised while this rank sleeps on a futex
+  // Raised while this rank sleeps on a futex. Every post reads every
+  // peer's: on a line of its own it stays in the poster's cache, where next
+  // to `done` (written every call) each read missed.
+  alignas(64) std::atomic<uint32_t> sleeping;
   // The allreduce this rank is in, whatever carries it: seq << 8 | the
   // algorithm that runs it (algo::Algorithm), so a rank waiting on a peer
   // that runs another schedule sees it (0: none yet).
