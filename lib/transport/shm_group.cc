@@ -366,6 +366,7 @@ void ShmGroup::renumber(const std::vector<int>& members, int rank, uint32_t base
   rank_ = rank;
   ranks_ = static_cast<int>(members.size());
   rounds_ = base;
+  peersFinished_ = 0;
   // The renumbered group's collectives count from 0 again.
   control(rank_).announced.store(0);
   // Peers reusing a slot wait for this rank's done to reach the round the
@@ -441,6 +442,7 @@ void ShmGroup::takeSpares(const std::vector<int>& memberSlots, int n, uint32_t b
   ranks_ = static_cast<int>(slotOf_.size());
   epoch_ = epoch + 1;
   rounds_ = base;
+  peersFinished_ = 0;
   prepared_ = 0;
   control(rank_).announced.store(0);
   publish(&control(rank_).done, base);

@@ -58,7 +58,10 @@ struct ShmGroupRank {
   std::atomic<uint32_t> reduced[2];             // the round whose share of the sum it holds
   ShmGroupCall call[2];
   alignas(64) std::atomic<uint32_t> done;  // the last round fully read
-  std::atomic<uint32_t> sleeping;          // raised while this rank sleeps on a futex
+  // Raised while this rank sleeps on a futex. Every post reads every
+  // peer's: on a line of its own it stays in the poster's cache, where next
+  // to `done` (written every call) each read missed.
+  alignas(64) std::atomic<uint32_t> sleeping;
   // The allreduce this rank is in, whatever carries it: seq << 8 | the
   // algorithm that runs it (algo::Algorithm), so a rank waiting on a peer
   // that runs another schedule sees it (0: none yet).
@@ -160,6 +163,11 @@ class ShmGroup {
   void publish(std::atomic<uint32_t>* word, uint32_t value);
   // This rank has read every slot of round `round`.
   void finish(uint32_t round);
+  // A round every peer is known to have finished reading, seen by this
+  // rank rather than read from the peers' done words (the host allreduce
+  // keeps it). Forgotten (0) when the group is renumbered or grows.
+  uint32_t peersFinished() const { return peersFinished_; }
+  void setPeersFinished(uint32_t round) { peersFinished_ = round; }
   // Before a notice goes to rank r's listening socket (counted first, so r
   // looks until the notice is there).
   void countNoticeFor(int r) { control(r).noticesSent.fetch_add(1); }
@@ -208,6 +216,7 @@ class ShmGroup {
   size_t slotBytes_ = 0;
   size_t prepared_ = 0;  // prepare() has readied [0, prepared_) of every slot
   uint32_t rounds_ = 0;
+  uint32_t peersFinished_ = 0;
   uint64_t probe_ = 0;  // the word peers copy (ShmGroupRank::probeAddr)
   ShmGroupRank* controls_ = nullptr;
   std::vector<int> slotOf_;  // rank -> its control words and slots in the segment

@@ -258,6 +258,33 @@ TEST(PeerFailure, SilentPeerTimesOutInOneShot) {
   });
 }
 
+// A rank that comes late to a one-shot allreduce: the others yield, spin
+// and sleep on the host segment meanwhile (with RINA_SPIN_US=0 they sleep at
+// once), and every rank still gets the exact sum.
+void lateRankInOneShot(const char* spinUs) {
+  ScopedEnv spin("RINA_SPIN_US", spinUs);
+  constexpr int kRanks = 3;
+  constexpr size_t kCount = 5;
+  runThreads(kRanks, [](int rank, rinaComm_t comm) {
+    for (int call = 0; call < 3; ++call) {
+      if (rank == 1 && call == 1) std::this_thread::sleep_for(Ms(30));
+      std::vector<int32_t> send(kCount), recv(kCount, -1);
+      for (size_t i = 0; i < kCount; ++i) send[i] = (rank + 1) * 100 + call * 10 + int32_t(i);
+      ASSERT_EQ(rinaAllReduce(send.data(), recv.data(), kCount, rinaInt32, rinaSum, comm),
+                rinaSuccess)
+          << rinaCommGetLastError(comm);
+      for (size_t i = 0; i < kCount; ++i) {
+        int32_t want = 0;
+        for (int r = 0; r < kRanks; ++r) want += (r + 1) * 100 + call * 10 + int32_t(i);
+        EXPECT_EQ(recv[i], want) << "rank " << rank << " call " << call << " element " << i;
+      }
+    }
+  });
+}
+
+TEST(PeerFailure, LateRankInOneShotGetsTheExactSum) { lateRankInOneShot("200"); }
+TEST(PeerFailure, LateRankInOneShotGetsTheExactSumWithoutSpinning) { lateRankInOneShot("0"); }
+
 TEST(PeerFailure, AbortUnblocksACallInProgress) {
   std::latch returned(1);  // rank 0's calls are over: rank 1 may leave
   runThreads(2, [&](int rank, rinaComm_t comm) {

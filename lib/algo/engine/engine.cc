@@ -51,6 +51,7 @@ const char* collectiveName(uint8_t kind) {
 namespace {
 constexpr uint32_t kHeaderMagic = kCollHeaderMagic;
 constexpr int kWaitSliceMs = 100;  // abort and liveness are checked this often
+constexpr int kQuickYields = 4;    // yields before a task-only engine reads the clock
 }  // namespace
 
 Status checkCollHeader(const CollHeader& mine, const CollHeader& theirs, int rank, int peer) {
@@ -178,7 +179,13 @@ void Engine::closeBusy(Clock::time_point now, bool all) {
 }
 
 Status Engine::run() {
-  const auto start = Clock::now();
+  const bool tracing = logLevel() >= LogLevel::kTrace;
+  // Link accounting, a hard deadline and tracing need the clock every pass;
+  // an engine of tasks alone (the host segment's collectives) reads it only
+  // once it has waited a while (runLoop).
+  everyPass_ =
+      tracing || spinUs_ <= 0 || !sends_.empty() || !recvs_.empty() || deadline_ != Deadline::max();
+  const auto start = everyPass_ ? Clock::now() : Clock::time_point{};
   Status st = runLoop(start);
   if (st.code() == rinaRemoteError && ctx_.watch && *ctx_.watch) {
     // A rank that revoked the communicator may have left right after: its
@@ -191,7 +198,6 @@ Status Engine::run() {
   }
   // The clock only for what needs it: a small collective's call reads it
   // a few times in all (each read costs tens of ns on a virtual machine).
-  const bool tracing = logLevel() >= LogLevel::kTrace;
   if (busy_.empty() && !tracing) return st;
   const auto end = Clock::now();
   closeBusy(end, true);
@@ -326,15 +332,20 @@ Status Engine::checkPendingPeers() const {
 }
 
 Status Engine::runLoop(Clock::time_point start) {
-  auto lastProgress = start;
+  auto now = start, lastProgress = start;
   bool first = true;
   bool peerGone = false;  // one more try after a hang-up: data may still be queued
+  // Without everyPass_, the first kQuickYields yields after progress read
+  // no clock: a small call waits a yield or two, and two clock reads cost
+  // it as much as the rest of its pass. Its time starts after them.
+  int quietYields = 0;
   auto prefixed = [&](Status st) {
     return st.prepend("rank " + std::to_string(ctx_.rank) + ": " + ctx_.collective + " #" +
                       std::to_string(ctx_.seq) + ": ");
   };
   while (!finished() || !tasksDone()) {
-    const auto now = first ? start : Clock::now();  // the one clock read of this pass
+    // The one clock read of this pass.
+    if (!first && (everyPass_ || quietYields > kQuickYields)) now = Clock::now();
     first = false;
     ++trace_.passes;
     if (!busy_.empty()) closeBusy(now, false);
@@ -355,11 +366,20 @@ Status Engine::runLoop(Clock::time_point start) {
     if (progressed) {
       lastProgress = now;
       peerGone = false;
+      quietYields = 0;
       continue;
     }
     if (ctx_.abort && ctx_.abort->load()) {
       return errorf(rinaAborted, "rank %d: %s #%llu aborted by rinaCommAbort", ctx_.rank,
                     ctx_.collective, static_cast<unsigned long long>(ctx_.seq));
+    }
+    if (!everyPass_ && quietYields <= kQuickYields) {
+      if (quietYields++ < kQuickYields) {
+        sched_yield();
+        ++trace_.yields;
+        continue;
+      }
+      now = lastProgress = Clock::now();
     }
     int64_t waited =
         std::chrono::duration_cast<std::chrono::milliseconds>(now - lastProgress).count();

@@ -158,6 +158,7 @@ class Engine {
   };
   EngineContext ctx_;
   int64_t spinUs_;
+  bool everyPass_ = true;  // read the clock every loop pass (run)
   WaitTrace trace_;
   std::vector<SendItem> sends_;
   std::vector<RecvItem> recvs_;

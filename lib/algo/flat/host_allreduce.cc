@@ -127,6 +127,9 @@ class HostAllReduceTask : public HostSegmentTask {
   void postInput(bool* waiting) {
     transport::ShmGroupRank& me = g_.control(g_.rank());
     reuse_ = me.posted[which_].load(std::memory_order_relaxed);
+    // Known without reading the peers' done words (lines every peer writes
+    // every call): see reduceShare.
+    if (transport::seqAtLeast(g_.peersFinished(), reuse_)) waitPeer_ = g_.ranks();
     for (; waitPeer_ < g_.ranks(); ++waitPeer_) {
       if (waitPeer_ == g_.rank()) continue;
       seen_ = g_.control(waitPeer_).done.load(std::memory_order_acquire);
@@ -166,6 +169,10 @@ class HostAllReduceTask : public HostSegmentTask {
         fn_(out, out, in, mine.size);
       }
     }
+    // Every peer posted this round, which it does only after reading every
+    // round before: the chunk before (endChunk, then startChunk), or the
+    // collectives before this call, which returned.
+    g_.setPeersFinished(round_ - 1);
     if (op_ == rinaAvg) reduce::finishAverage(out, mine.size, type_, g_.ranks());
     if (!twoShot_) {
       endChunk();
