@@ -39,6 +39,9 @@ namespace rina::transport {
 
 class ShmFrameConnection : public ShmPairConnection {
  public:
+  // How far into a lap the sender looks whether it can start the next.
+  static constexpr uint32_t kLapRestartBytes = 8192;
+
   // lowerSide: this end writes FIFO 0 (a channel's sender); peerPid: the
   // peer's process id (sharedHostPid), 0 when not known.
   ShmFrameConnection(int peer, bool lowerSide, ShmSegment segment, Fd liveness, int peerPid)
@@ -52,8 +55,6 @@ class ShmFrameConnection : public ShmPairConnection {
   void armWait(WaitSet& ws, bool send, bool recv) override;
 
  private:
-  static constexpr uint32_t kLapRestartBytes = 8192;
-
   uint32_t frameWordAt(uint32_t pos) const;
   // Past kLapRestartBytes into a lap: reads the receiver's tail, and when
   // it has read everything, moves head_ to the next lap (the jump is
