@@ -13,6 +13,8 @@ constexpr uint32_t kLine = 64;
 constexpr uint32_t kPrefix = 8;  // the length word and 4 bytes that keep the bytes 8-aligned
 // How far ahead of the next frame the sender keeps the lines' words cleared.
 constexpr uint32_t kClearAhead = 4096;
+// How much of a frame the receiver prefetches once it sees the frame.
+constexpr uint32_t kPrefetchBytes = 1024;
 // A frame word that says the next frame begins the FIFO's next lap (at
 // offset 0); no frame is that long.
 constexpr uint32_t kNextLap = 0xffffffffu;
@@ -132,6 +134,12 @@ Status ShmFrameConnection::tryRecv(void* dst, size_t len, const RecvReduce& r, s
       }
       frameLeft_ = n;
       readAt_ = frameAt_ + kPrefix;
+      // The frame's next lines are asked for now, while its first bytes
+      // (a message's header) are looked at, not one miss after another.
+      const char* frame = inData_ + (frameAt_ & mask_);
+      for (uint32_t line = kLine; line < std::min(kPrefix + n, kPrefetchBytes); line += kLine) {
+        __builtin_prefetch(frame + line);
+      }
     }
     const size_t take = std::min<size_t>(len - got, frameLeft_);
     reduce::copyBytes(out + got, inData_ + (readAt_ & mask_), take);
