@@ -141,6 +141,35 @@ TEST(ShmFrames, ReadEverythingStartsTheNextLap) {
   EXPECT_EQ(recvSome(*p.high, got.data(), 1), 0u);
 }
 
+// The lap starts at the first frame from kLapRestartBytes on, not one line
+// before: 64-byte frames that reach it exactly, and a 128-byte frame that
+// crosses it from one line before.
+TEST(ShmFrames, LapStartsAtTheRestartOffset) {
+  const uint32_t restart = ShmFrameConnection::kLapRestartBytes;
+  for (uint32_t lastSpan : {64u, 128u}) {
+    Pair p = makePair(kLappingFifoBytes);
+    const char* data0 = p.view.data(0);
+    std::vector<uint8_t> msg(lastSpan - 8), got(lastSpan);
+    // 56-byte messages (one line each) up to one line before the restart.
+    for (uint32_t at = 0; at < restart - 64; at += 64) {
+      ASSERT_EQ(sendSome(*p.low, msg.data(), 56), 56u);
+      ASSERT_EQ(recvSome(*p.high, got.data(), 56), 56u);
+    }
+    ASSERT_EQ(sendSome(*p.low, msg.data(), msg.size()), msg.size());
+    EXPECT_EQ(wordAt(data0, restart - 64), msg.size())
+        << "a frame one line before the restart starts a lap (last span " << lastSpan << ")";
+    ASSERT_EQ(recvSome(*p.high, got.data(), msg.size()), msg.size());
+    const uint32_t end = restart - 64 + lastSpan;
+    for (uint8_t& b : msg) b = 0x5a;
+    ASSERT_EQ(sendSome(*p.low, msg.data(), 10), 10u);
+    EXPECT_EQ(wordAt(data0, end), 0xffffffffu) << "no jump at " << end;
+    EXPECT_EQ(wordAt(data0, 0), 10u) << "the frame after the jump is not at offset 0";
+    ASSERT_EQ(recvSome(*p.high, got.data(), 10), 10u);
+    EXPECT_EQ(0, std::memcmp(got.data(), msg.data(), 10));
+    EXPECT_EQ(recvSome(*p.high, got.data(), 1), 0u);
+  }
+}
+
 // A receiver that has not read everything keeps the sender going round
 // the whole FIFO: every byte arrives in order.
 TEST(ShmFrames, UnreadFramesKeepTheLap) {
