@@ -96,6 +96,25 @@ Status waitSized(const Fd& fd, const char* name, int rank, size_t size, Deadline
   }
 }
 
+// Sleeps on *word until done(its value), in slices of at most 100 ms so that
+// the abort flag and the deadline are seen; at the deadline the error is
+// timeoutError(the last value seen).
+template <class Done, class TimeoutError>
+Status waitForWord(std::atomic<uint32_t>* word, std::atomic<uint32_t>* sleeping, int rank,
+                   Deadline deadline, const std::atomic<bool>* abort, Done done,
+                   TimeoutError timeoutError) {
+  for (;;) {
+    const uint32_t seen = word->load();
+    if (done(seen)) return {};
+    if (abort && abort->load()) return errorf(rinaAborted, "rank %d: aborted", rank);
+    const int64_t left = msUntil(deadline);
+    if (left <= 0) return timeoutError(seen);
+    WaitSet ws;
+    ws.addFutex(word, seen, sleeping);
+    ws.wait(static_cast<int>(std::min<int64_t>(left, 100)));
+  }
+}
+
 }  // namespace
 
 Status ShmGroup::join(uint64_t commId, int ownerPid, int rank, int ranks, int spareSlots,
@@ -221,34 +240,24 @@ Status ShmGroup::waitJoined(Deadline deadline, const std::atomic<bool>* abort) {
     // A grown group: the joiners' spare slots were never used, so a rank
     // is there once its slot says so.
     for (int r = 0; r < ranks_; ++r) {
-      while (control(r).present.load() == 0) {
-        if (abort && abort->load()) return errorf(rinaAborted, "rank %d: aborted", rank_);
-        const int64_t left = msUntil(deadline);
-        if (left <= 0) {
-          return errorf(rinaTimeout, "rank %d: rank %d never mapped the grown host segment %s",
-                        rank_, r, name_.c_str());
-        }
-        WaitSet ws;
-        ws.addFutex(&control(r).present, 0, &control(rank_).sleeping);
-        ws.wait(static_cast<int>(std::min<int64_t>(left, 100)));
-      }
+      RINA_TRY(waitForWord(
+          &control(r).present, &control(rank_).sleeping, rank_, deadline, abort,
+          [](uint32_t present) { return present != 0; },
+          [&](uint32_t) {
+            return errorf(rinaTimeout, "rank %d: rank %d never mapped the grown host segment %s",
+                          rank_, r, name_.c_str());
+          }));
     }
     return {};
   }
   auto* h = static_cast<GroupHeader*>(base_);
-  for (;;) {
-    const uint32_t seen = h->joined.load();
-    if (seen >= static_cast<uint32_t>(ranks_)) break;
-    if (abort && abort->load()) return errorf(rinaAborted, "rank %d: aborted", rank_);
-    const int64_t left = msUntil(deadline);
-    if (left <= 0) {
-      return errorf(rinaTimeout, "rank %d: only %u of %d ranks on this host mapped %s", rank_, seen,
-                    ranks_, name_.c_str());
-    }
-    WaitSet ws;
-    ws.addFutex(&h->joined, seen, &h->joinSleeping);
-    ws.wait(static_cast<int>(std::min<int64_t>(left, 100)));
-  }
+  RINA_TRY(waitForWord(
+      &h->joined, &h->joinSleeping, rank_, deadline, abort,
+      [&](uint32_t joined) { return joined >= static_cast<uint32_t>(ranks_); },
+      [&](uint32_t joined) {
+        return errorf(rinaTimeout, "rank %d: only %u of %d ranks on this host mapped %s", rank_,
+                      joined, ranks_, name_.c_str());
+      }));
   // The last rank to join removed the name, or (spare slots) the rank in
   // slot 0 removes it when it leaves.
   linked_ = false;
@@ -267,21 +276,14 @@ Status ShmGroup::checkCopies(Deadline deadline, const std::atomic<bool>* abort) 
   // Tagged with the epoch: a grown group checks again, with its joiners.
   publish(&control(rank_).copyCheck, epoch_ << 2 | (works ? 1 : 2));
   for (int r = 0; r < ranks_; ++r) {
-    for (;;) {
-      const uint32_t seen = control(r).copyCheck.load();
-      if (seen >> 2 == epoch_ && (seen & 3) != 0) break;
-      if (abort && abort->load()) return errorf(rinaAborted, "rank %d: aborted", rank_);
-      const int64_t left = msUntil(deadline);
-      if (left <= 0) {
-        return errorf(rinaTimeout,
-                      "rank %d: rank %d never said whether it can copy between "
-                      "processes (%s)",
-                      rank_, r, name_.c_str());
-      }
-      WaitSet ws;
-      ws.addFutex(&control(r).copyCheck, seen, &control(rank_).sleeping);
-      ws.wait(static_cast<int>(std::min<int64_t>(left, 100)));
-    }
+    RINA_TRY(waitForWord(
+        &control(r).copyCheck, &control(rank_).sleeping, rank_, deadline, abort,
+        [&](uint32_t said) { return said >> 2 == epoch_ && (said & 3) != 0; },
+        [&](uint32_t) {
+          return errorf(rinaTimeout,
+                        "rank %d: rank %d never said whether it can copy between processes (%s)",
+                        rank_, r, name_.c_str());
+        }));
   }
   return {};
 }

@@ -264,5 +264,44 @@ TEST(ShmGroupTest, AJoinerWithAnotherGrowsTagIsRefused) {
   EXPECT_NE(s.message().find("no member of the grow marked"), std::string::npos) << s.message();
 }
 
+// A rank that never maps the segment: the others' wait ends at its deadline
+// naming how many did, or at once when the call is aborted.
+TEST(ShmGroupTest, WaitingForARankThatNeverJoinsTimesOutOrAborts) {
+  std::unique_ptr<ShmGroup> g;
+  const uint64_t commId = uint64_t{0x5e5c} << 32 | static_cast<uint64_t>(getpid());
+  ASSERT_TRUE(ShmGroup::join(commId, static_cast<int>(getpid()), 0, 2, 0, Group::kSlotBytes,
+                             deadlineAfterMs(10000), &g)
+                  .ok());
+  Status s = g->waitJoined(deadlineAfterMs(150), nullptr);
+  EXPECT_EQ(s.code(), rinaTimeout);
+  EXPECT_NE(s.message().find("only 1 of 2 ranks on this host mapped"), std::string::npos)
+      << s.message();
+  const std::atomic<bool> abort{true};
+  s = g->waitJoined(deadlineAfterMs(10000), &abort);
+  EXPECT_EQ(s.code(), rinaAborted) << s.message();
+}
+
+// A peer that never says whether it can copy: the check ends at its
+// deadline naming the first rank that did not answer.
+TEST(ShmGroupTest, ACopyCheckThatNoPeerAnswersTimesOutNamingIt) {
+  Group grp(0x5e5d);
+  const Status s = grp.g[0]->checkCopies(deadlineAfterMs(150), nullptr);
+  EXPECT_EQ(s.code(), rinaTimeout);
+  EXPECT_NE(s.message().find("rank 1 never said whether it can copy"), std::string::npos)
+      << s.message();
+}
+
+// A grow whose joiner never attaches: the members' wait names it.
+TEST(ShmGroupTest, AGrowsJoinerThatNeverAttachesIsNamed) {
+  Group grp(0x5e5e, /*spares=*/1);
+  const uint64_t tag = 0x7a68;
+  for (int r = 0; r < Group::kRanks; ++r) grp.g[r]->markForGrow(tag);
+  for (int r = 0; r < Group::kRanks; ++r) ASSERT_TRUE(grp.g[r]->grow(1, tag).ok());
+  const Status s = grp.g[1]->waitJoined(deadlineAfterMs(150), nullptr);
+  EXPECT_EQ(s.code(), rinaTimeout);
+  EXPECT_NE(s.message().find("rank 3 never mapped the grown host segment"), std::string::npos)
+      << s.message();
+}
+
 }  // namespace
 }  // namespace rina::transport
