@@ -36,15 +36,15 @@ Status ShmFrameConnection::trySendGather(const void* first, size_t firstLen, con
   *moved = 0;
   const size_t want = firstLen + secondLen;
   if (want == 0) return {};
-  if (mask_ >= 2 * kLapRestartBytes && static_cast<int32_t>(head_ - lapCheckAt_) >= 0) {
-    startLapIfEmpty();
-  }
   const uint32_t cap = mask_ + 1;
+  const uint32_t whole = roundUp(static_cast<uint32_t>(std::min<size_t>(want + kPrefix, cap)));
+  if (mask_ >= 2 * kLapRestartBytes && static_cast<int32_t>(head_ - lapCheckAt_) >= 0) {
+    startLapIfEmpty(whole + kLine);
+  }
   const uint32_t off = head_ & mask_;
   // The frame, not past the FIFO's end, and one line after it for the next
   // frame's word, which is cleared first.
-  const uint32_t wantSpan = std::min<uint32_t>(
-      cap - off, roundUp(static_cast<uint32_t>(std::min<size_t>(want + kPrefix, cap))));
+  const uint32_t wantSpan = std::min<uint32_t>(cap - off, whole);
   uint32_t free = cap - (head_ - knownTail_);
   if (free < wantSpan + kLine) {
     knownTail_ = out_->tail.load(std::memory_order_acquire);
@@ -75,16 +75,21 @@ Status ShmFrameConnection::trySendGather(const void* first, size_t firstLen, con
   return {};
 }
 
-void ShmFrameConnection::startLapIfEmpty() {
+void ShmFrameConnection::startLapIfEmpty(uint32_t need) {
   const uint32_t off = head_ & mask_;
   const uint32_t lapStart = head_ - off;
   if (off < kLapRestartBytes) {  // a frame ended at the FIFO's end: a lap begins anyway
     lapCheckAt_ = lapStart + kLapRestartBytes;
     return;
   }
+  // After the jump the free space is what this lap used (the receiver's
+  // tail is then a lap behind, here): a frame that needs more would be cut
+  // in two, the second half waiting for the receiver. Such a frame goes on
+  // round the FIFO; the next send looks again.
+  if (off < need) return;
   const uint32_t next = lapStart + mask_ + 1;
-  lapCheckAt_ = next + kLapRestartBytes;
   knownTail_ = out_->tail.load(std::memory_order_acquire);
+  lapCheckAt_ = next + kLapRestartBytes;
   if (knownTail_ != head_) return;  // the receiver is behind: go on round the FIFO
   // Everything sent was read: the lines from the FIFO's start are free.
   // Their words are cleared before the jump is published.

@@ -56,10 +56,11 @@ class ShmFrameConnection : public ShmPairConnection {
 
  private:
   uint32_t frameWordAt(uint32_t pos) const;
-  // Past kLapRestartBytes into a lap: reads the receiver's tail, and when
-  // it has read everything, moves head_ to the next lap (the jump is
-  // published with the next frame's head).
-  void startLapIfEmpty();
+  // Past kLapRestartBytes into a lap, with room for `need` bytes before
+  // head_ in it: reads the receiver's tail, and when it has read
+  // everything, moves head_ to the next lap (the jump is published with the
+  // next frame's head).
+  void startLapIfEmpty(uint32_t need);
   // Zeroes the word of every line in [from, to) not cleared yet (not the
   // lines of a frame being written: its payload covers them), as far as
   // the receiver has freed the FIFO.

@@ -170,6 +170,23 @@ TEST(ShmFrames, LapStartsAtTheRestartOffset) {
   }
 }
 
+// A lap starts only where the frame to send fits in the space the jump
+// leaves (what the lap used so far): a ping-pong of larger messages sends
+// each in one frame, never half of one waiting for the receiver.
+TEST(ShmFrames, LapStartsOnlyWithRoomForTheFrame) {
+  for (size_t bytes : {size_t{5000}, size_t{20000}, size_t{30000}}) {
+    Pair p = makePair(kLappingFifoBytes);
+    std::vector<uint8_t> msg(bytes), got(bytes);
+    for (int m = 0; m < 40; ++m) {
+      for (size_t i = 0; i < bytes; ++i) msg[i] = static_cast<uint8_t>(m * 7 + i);
+      ASSERT_EQ(sendSome(*p.low, msg.data(), bytes), bytes)
+          << bytes << "-byte message " << m << " was cut in two";
+      ASSERT_EQ(recvSome(*p.high, got.data(), bytes), bytes);
+      ASSERT_EQ(got, msg) << bytes << "-byte message " << m;
+    }
+  }
+}
+
 // A receiver that has not read everything keeps the sender going round
 // the whole FIFO: every byte arrives in order.
 TEST(ShmFrames, UnreadFramesKeepTheLap) {
