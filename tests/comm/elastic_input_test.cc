@@ -104,11 +104,18 @@ TEST(ShrinkInput, ListsThatDifferAcrossRanks) {
 TEST(ShrinkInput, AFailedRankLeftOutOfTheList) {
   ScopedEnv timeout("RINA_TIMEOUT_MS", "20000");
   ProcessBarrier bothFailed(2);  // ranks 0 and 1 stay until both have their error
+  // Every rank has its sum before rank 2 dies: a rank still in the call
+  // when the shrink's failure revokes the communicator would be told so.
+  ProcessBarrier allSummed(4);
   auto codes = runProcesses(
       4,
       [&](int rank, rinaComm_t comm) {
         int32_t v = 1;
-        if (rinaAllReduce(&v, &v, 1, rinaInt32, rinaSum, comm) != rinaSuccess) return 1;
+        if (rinaAllReduce(&v, &v, 1, rinaInt32, rinaSum, comm) != rinaSuccess) {
+          fprintf(stderr, "rank %d: allreduce: %s\n", rank, rinaCommGetLastError(comm));
+          return 1;
+        }
+        if (!allSummed.arriveAndWait(20000)) return 6;
         if (rank == 2) raise(SIGKILL);
         const int out[] = {3};
         if (rank == 3) return 0;  // excluded: leaves

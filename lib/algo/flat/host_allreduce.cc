@@ -22,19 +22,19 @@
 
 #include "algo/engine/partition.h"
 #include "algo/flat/flat.h"
+#include "algo/flat/host_segment_task.h"
 #include "reduce/reduce.h"
 #include "transport/shm_group.h"
 
 namespace rina::algo {
 namespace {
 
-class HostAllReduceTask : public EngineTask {
+class HostAllReduceTask : public HostSegmentTask {
  public:
   HostAllReduceTask(Context& ctx, transport::ShmGroup& group, bool twoShot, uint64_t seq,
                     const void* send, void* recv, size_t count, rinaDataType_t type, rinaRedOp_t op,
                     CollKind kind)
-      : ctx_(ctx),
-        g_(group),
+      : HostSegmentTask(ctx, group),
         twoShot_(twoShot),
         send_(static_cast<const char*>(send)),
         recv_(static_cast<char*>(recv)),
@@ -77,19 +77,6 @@ class HostAllReduceTask : public EngineTask {
 
   bool done() const override { return done_; }
 
-  void arm(transport::WaitSet& ws, int*) override {
-    transport::ShmGroupRank& peer = g_.control(waitPeer_);
-    std::atomic<uint32_t>* word = phase_ == Phase::kSlot     ? &peer.done
-                                  : phase_ == Phase::kInputs ? &peer.posted[which_]
-                                                             : &peer.reduced[which_];
-    ws.addFutex(word, seen_, &g_.control(g_.rank()).sleeping);
-  }
-
-  Status checkAlive() override {
-    transport::Connection* c = ctx_.peer(waitPeer_);
-    return c ? c->checkAlive() : Status();
-  }
-
   std::string describe() const override {
     char buf[240];
     const char* what = phase_ == Phase::kSlot     ? "finish reading round"
@@ -105,6 +92,13 @@ class HostAllReduceTask : public EngineTask {
 
  private:
   enum class Phase { kSlot, kInputs, kSums };
+
+  std::atomic<uint32_t>* waitWord() const override {
+    transport::ShmGroupRank& peer = g_.control(waitPeer_);
+    return phase_ == Phase::kSlot     ? &peer.done
+           : phase_ == Phase::kInputs ? &peer.posted[which_]
+                                      : &peer.reduced[which_];
+  }
 
   // Elements [begin, begin + size) of the current chunk that rank r sums
   // (two-shot: its share; one-shot: all of it, for every rank).
@@ -230,8 +224,6 @@ class HostAllReduceTask : public EngineTask {
         reduce::dataTypeName(type_), reduce::opName(op_));
   }
 
-  Context& ctx_;
-  transport::ShmGroup& g_;
   const bool twoShot_;
   const char* send_;
   char* recv_;
@@ -245,8 +237,6 @@ class HostAllReduceTask : public EngineTask {
   int which_ = 0;
   Phase phase_ = Phase::kSlot;
   bool done_ = false;
-  int waitPeer_ = 0;    // the rank this chunk waits on (or reads) next
-  uint32_t seen_ = 0;   // that rank's word as last read
   uint32_t reuse_ = 0;  // the round our slot carried last
 };
 

@@ -15,6 +15,7 @@
 #include "algo/engine/partition.h"
 #include "algo/flat/block_exchange.h"
 #include "algo/flat/flat.h"
+#include "algo/flat/host_segment_task.h"
 #include "reduce/reduce.h"
 #include "transport/cma.h"
 #include "transport/shm_group.h"
@@ -35,12 +36,11 @@ struct alignas(64) PostedBlock {
 };
 static_assert(sizeof(PostedBlock) == 64);
 
-class HostExchangeTask : public EngineTask {
+class HostExchangeTask : public HostSegmentTask {
  public:
   HostExchangeTask(Context& ctx, transport::ShmGroup& g, uint64_t seq, rinaDataType_t type,
                    const std::vector<BlockPair>& pairs, SelfBlock self, uint64_t uniformCount)
-      : ctx_(ctx),
-        g_(g),
+      : HostSegmentTask(ctx, g),
         seq_(seq),
         es_(reduce::dataTypeSize(type)),
         pairs_(pairs),
@@ -80,15 +80,6 @@ class HostExchangeTask : public EngineTask {
   }
 
   bool done() const override { return phase_ == Phase::kDone; }
-
-  void arm(transport::WaitSet& ws, int*) override {
-    if (waitWord_) ws.addFutex(waitWord_, seen_, &g_.control(g_.rank()).sleeping);
-  }
-
-  Status checkAlive() override {
-    transport::Connection* c = ctx_.peer(waitPeer_);
-    return c ? c->checkAlive() : Status();
-  }
 
   std::string describe() const override {
     static const char* what[] = {"finish reading the last round of this rank's slot",
@@ -233,8 +224,6 @@ class HostExchangeTask : public EngineTask {
     return {};
   }
 
-  Context& ctx_;
-  transport::ShmGroup& g_;
   const uint64_t seq_;
   const size_t es_;
   const std::vector<BlockPair>& pairs_;
@@ -246,9 +235,6 @@ class HostExchangeTask : public EngineTask {
   const transport::ShmGroupCall mine_;
   Phase phase_ = Phase::kSlot;
   int next_ = 0;  // the peer (phase 1: rank; later: step) looked at next
-  std::atomic<uint32_t>* waitWord_ = nullptr;
-  int waitPeer_ = 0;
-  uint32_t seen_ = 0;
 };
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "algo/engine/partition.h"
 #include "algo/flat/block_exchange.h"
 #include "algo/flat/flat.h"
+#include "algo/flat/host_segment_task.h"
 #include "reduce/reduce.h"
 #include "transport/shm_group.h"
 
@@ -30,16 +31,16 @@ size_t shareBytes(const transport::ShmGroup& g, size_t blockBytes) {
   return ((blockBytes + chunks - 1) / chunks + 63) / 64 * 64;
 }
 
-class SlotExchangeTask : public EngineTask {
+class SlotExchangeTask : public HostSegmentTask {
  public:
+  // share: shareBytes(g, count elements of type).
   SlotExchangeTask(Context& ctx, transport::ShmGroup& g, uint64_t seq, const void* send, void* recv,
-                   size_t count, rinaDataType_t type)
-      : ctx_(ctx),
-        g_(g),
+                   size_t count, rinaDataType_t type, size_t share)
+      : HostSegmentTask(ctx, g),
         send_(static_cast<const char*>(send)),
         recv_(static_cast<char*>(recv)),
         blockBytes_(count * reduce::dataTypeSize(type)),
-        share_(shareBytes(g, blockBytes_)),
+        share_(share),
         chunks_(blockBytes_ == 0 ? 1 : (blockBytes_ + share_ - 1) / share_),
         mine_(hostAllToAllCall(seq, count, type, HostAllToAllPath::kSlots)),
         firstRound_(g.nextRound()) {
@@ -65,15 +66,6 @@ class SlotExchangeTask : public EngineTask {
   }
 
   bool done() const override { return chunk_ == chunks_; }
-
-  void arm(transport::WaitSet& ws, int*) override {
-    ws.addFutex(waitWord_, seen_, &g_.control(g_.rank()).sleeping);
-  }
-
-  Status checkAlive() override {
-    transport::Connection* c = ctx_.peer(waitPeer_);
-    return c ? c->checkAlive() : Status();
-  }
 
   std::string describe() const override {
     char buf[200];
@@ -168,8 +160,6 @@ class SlotExchangeTask : public EngineTask {
     return {};
   }
 
-  Context& ctx_;
-  transport::ShmGroup& g_;
   const char* send_;
   char* recv_;
   const size_t blockBytes_, share_, chunks_;
@@ -178,9 +168,6 @@ class SlotExchangeTask : public EngineTask {
   std::vector<uint8_t> handled_;  // by peer: its share of chunk chunk_ is read
   size_t chunk_ = 0;              // the chunk read next
   size_t posted_ = 0;             // the chunks this rank has posted
-  std::atomic<uint32_t>* waitWord_ = nullptr;
-  uint32_t seen_ = 0;  // that word as last read
-  int waitPeer_ = 0;   // whose word it is
   bool waitingToPost_ = false;
 };
 
@@ -198,7 +185,7 @@ Status slotAllToAll(Context& ctx, uint64_t seq, const void* send, void* recv, si
   const size_t share = shareBytes(g, blockBytes);
   // Every page of the slots a round touches, readied once (ShmGroup::prepare).
   g.prepare(static_cast<size_t>(g.ranks() - 2) * share + std::min(share, blockBytes));
-  SlotExchangeTask task(ctx, g, seq, send, recv, count, type);
+  SlotExchangeTask task(ctx, g, seq, send, recv, count, type, share);
   Engine e(contextFor(ctx, kAllToAll, seq, 2));
   e.addTask(&task);
   return e.run();
