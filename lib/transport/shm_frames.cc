@@ -15,6 +15,12 @@ constexpr uint32_t kPrefix = 8;  // the length word and 4 bytes that keep the by
 constexpr uint32_t kClearAhead = 4096;
 // How much of a frame the receiver prefetches once it sees the frame.
 constexpr uint32_t kPrefetchBytes = 1024;
+// Only frames up to this size start laps early: larger ones (from 4 KiB
+// payloads) copied faster through lines the receiver no longer holds.
+constexpr uint32_t kLapRestartFrameBytes = 4096;
+// After the jump the free space is what the lap used (the receiver's tail
+// is then a lap behind): the frame and the next one's word fit in it.
+static_assert(kLapRestartFrameBytes + kLine <= ShmFrameConnection::kLapRestartBytes);
 // A frame word that says the next frame begins the FIFO's next lap (at
 // offset 0); no frame is that long.
 constexpr uint32_t kNextLap = 0xffffffffu;
@@ -38,8 +44,9 @@ Status ShmFrameConnection::trySendGather(const void* first, size_t firstLen, con
   if (want == 0) return {};
   const uint32_t cap = mask_ + 1;
   const uint32_t whole = roundUp(static_cast<uint32_t>(std::min<size_t>(want + kPrefix, cap)));
-  if (mask_ >= 2 * kLapRestartBytes && static_cast<int32_t>(head_ - lapCheckAt_) >= 0) {
-    startLapIfEmpty(whole + kLine);
+  if (whole <= kLapRestartFrameBytes && mask_ >= 2 * kLapRestartBytes &&
+      static_cast<int32_t>(head_ - lapCheckAt_) >= 0) {
+    startLapIfEmpty();
   }
   const uint32_t off = head_ & mask_;
   // The frame, not past the FIFO's end, and one line after it for the next
@@ -75,26 +82,22 @@ Status ShmFrameConnection::trySendGather(const void* first, size_t firstLen, con
   return {};
 }
 
-void ShmFrameConnection::startLapIfEmpty(uint32_t need) {
+void ShmFrameConnection::startLapIfEmpty() {
   const uint32_t off = head_ & mask_;
   const uint32_t lapStart = head_ - off;
   if (off < kLapRestartBytes) {  // a frame ended at the FIFO's end: a lap begins anyway
     lapCheckAt_ = lapStart + kLapRestartBytes;
     return;
   }
-  // After the jump the free space is what this lap used (the receiver's
-  // tail is then a lap behind, here): a frame that needs more would be cut
-  // in two, the second half waiting for the receiver. Such a frame goes on
-  // round the FIFO; the next send looks again.
-  if (off < need) return;
   const uint32_t next = lapStart + mask_ + 1;
   knownTail_ = out_->tail.load(std::memory_order_acquire);
   lapCheckAt_ = next + kLapRestartBytes;
   if (knownTail_ != head_) return;  // the receiver is behind: go on round the FIFO
   // Everything sent was read: the lines from the FIFO's start are free.
-  // Their words are cleared before the jump is published.
+  // The first one's word is cleared before the jump is published (the
+  // receiver polls it next); the rest after the frame, as usual.
   cleared_ = next;
-  clearWords(next, next + kClearAhead);
+  clearWords(next, next + kLine);
   wordAt(outData_, head_ & mask_).store(kNextLap, std::memory_order_release);
   head_ = next;  // published with the frame that follows
 }

@@ -30,7 +30,7 @@ namespace {
 
 constexpr uint32_t kFifoBytes = 4096;
 // Large enough for the sender to start laps early (kLapRestartBytes).
-constexpr uint32_t kLappingFifoBytes = 64 << 10;
+constexpr uint32_t kLappingFifoBytes = 256 << 10;
 
 struct Pair {
   std::unique_ptr<ShmFrameConnection> low;   // sends on fifo 0
@@ -134,7 +134,7 @@ TEST(ShmFrames, ReadEverythingStartsTheNextLap) {
     EXPECT_EQ(got, msg) << "message " << m;
     expectAt += span;
   }
-  // 1000 frames of 256 bytes (four laps' worth) never went past the restart.
+  // 1000 frames of 256 bytes (several laps' worth) never went past the restart.
   for (uint32_t at = restart + span; at < kLappingFifoBytes; at += 64) {
     ASSERT_EQ(wordAt(data0, at), 0u) << "a frame word written at " << at;
   }
@@ -170,20 +170,20 @@ TEST(ShmFrames, LapStartsAtTheRestartOffset) {
   }
 }
 
-// A lap starts only where the frame to send fits in the space the jump
-// leaves (what the lap used so far): a ping-pong of larger messages sends
-// each in one frame, never half of one waiting for the receiver.
-TEST(ShmFrames, LapStartsOnlyWithRoomForTheFrame) {
-  for (size_t bytes : {size_t{5000}, size_t{20000}, size_t{30000}}) {
-    Pair p = makePair(kLappingFifoBytes);
-    std::vector<uint8_t> msg(bytes), got(bytes);
-    for (int m = 0; m < 40; ++m) {
-      for (size_t i = 0; i < bytes; ++i) msg[i] = static_cast<uint8_t>(m * 7 + i);
-      ASSERT_EQ(sendSome(*p.low, msg.data(), bytes), bytes)
-          << bytes << "-byte message " << m << " was cut in two";
-      ASSERT_EQ(recvSome(*p.high, got.data(), bytes), bytes);
-      ASSERT_EQ(got, msg) << bytes << "-byte message " << m;
-    }
+// Frames over 4 KiB do not start laps early: a ping-pong of 20000-byte
+// messages follows on past kLapRestartBytes, every byte arriving.
+TEST(ShmFrames, LargeFramesKeepTheLap) {
+  Pair p = makePair(kLappingFifoBytes);
+  const char* data0 = p.view.data(0);
+  const size_t bytes = 20000;
+  const uint32_t span = 20032;  // 8-byte prefix + 20000, in 64-byte lines
+  std::vector<uint8_t> msg(bytes), got(bytes);
+  for (int m = 0; m < 4; ++m) {
+    for (size_t i = 0; i < bytes; ++i) msg[i] = static_cast<uint8_t>(m * 7 + i);
+    ASSERT_EQ(sendSome(*p.low, msg.data(), bytes), bytes) << "message " << m;
+    EXPECT_EQ(wordAt(data0, m * span), bytes) << "message " << m << " does not follow on";
+    ASSERT_EQ(recvSome(*p.high, got.data(), bytes), bytes);
+    ASSERT_EQ(got, msg) << "message " << m;
   }
 }
 
@@ -205,7 +205,7 @@ TEST(ShmFrames, UnreadFramesKeepTheLap) {
   }
   EXPECT_EQ(wordAt(data0, 39 * span), msg.size()) << "the 40th frame is not where it follows on";
   // Then one read per send, forty frames behind, for three laps.
-  for (; sent < 240; ++sent) {
+  for (; sent < 840; ++sent) {
     fill(sent);
     ASSERT_EQ(sendSome(*p.low, msg.data(), msg.size()), msg.size()) << "message " << sent;
     ASSERT_EQ(recvSome(*p.high, got.data(), got.size()), got.size());
