@@ -89,6 +89,7 @@ void Communicator::handKnobsToContext() {
                            .smallMsgBytes = static_cast<size_t>(options_.smallMsgBytes),
                            .twoShotBytes = static_cast<size_t>(options_.twoShotBytes),
                            .allToAllSlotBytes = static_cast<size_t>(options_.allToAllSlotBytes),
+                           .allToAllStreamBytes = static_cast<size_t>(options_.allToAllStreamBytes),
                            .portMarkers = options_.inaPortMarkers,
                            .spinUs = options_.spinUs});
 }

@@ -243,6 +243,16 @@ constexpr Knob kKnobs[] = {
      .clamp = true,
      .lenient = true,
      .schedule = true},
+    {.name = "RINA_ALLTOALL_STREAM_BYTES",
+     .defaultValue = "4M",
+     .doc = "an all-to-all through the host segment's slots of at least this many bytes sent per "
+            "rank writes the blocks into the receive buffer with stores that bypass the cache; "
+            "0 = always",
+     .type = Type::kInt,
+     .field = &Options::allToAllStreamBytes,
+     .min = 0,
+     .clamp = true,
+     .lenient = true},
     {.name = "RINA_SLICE_BYTES",
      .defaultValue = "128K",
      .doc = "ring pipeline slice size",

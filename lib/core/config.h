@@ -63,12 +63,13 @@ struct Options {
   bool ibDisable;             // RINA_IB_DISABLE
   std::string ibGdr;          // RINA_IB_GDR
   // Algorithms.
-  std::string algo;           // RINA_ALGO
-  int64_t smallMsgBytes;      // RINA_SMALL_MSG_BYTES
-  int64_t twoShotBytes;       // RINA_TWO_SHOT_BYTES
-  int64_t allToAllSlotBytes;  // RINA_ALLTOALL_SLOT_BYTES
-  int64_t sliceBytes;         // RINA_SLICE_BYTES
-  int64_t cudaStageBytes;     // RINA_CUDA_STAGE_BYTES
+  std::string algo;             // RINA_ALGO
+  int64_t smallMsgBytes;        // RINA_SMALL_MSG_BYTES
+  int64_t twoShotBytes;         // RINA_TWO_SHOT_BYTES
+  int64_t allToAllSlotBytes;    // RINA_ALLTOALL_SLOT_BYTES
+  int64_t allToAllStreamBytes;  // RINA_ALLTOALL_STREAM_BYTES
+  int64_t sliceBytes;           // RINA_SLICE_BYTES
+  int64_t cudaStageBytes;       // RINA_CUDA_STAGE_BYTES
   // Point-to-point.
   int64_t p2pEagerBytes;       // RINA_P2P_EAGER_BYTES
   int64_t p2pCopyBytes;        // RINA_P2P_COPY_BYTES

@@ -22,7 +22,8 @@ struct KernelTable {
   const char* isa;  // "scalar", "avx2"
   ReduceFn reduce[rinaNumTypes][kNumKernelOps];
   AverageFn average[rinaNumTypes];
-  CopyFn copy;  // copyBytes between buffers at different offsets in a cache line
+  CopyFn copy;    // copyBytes between buffers at different offsets in a cache line
+  CopyFn stream;  // streamBytes
 };
 
 // Kernels take any byte address: the C API hands out void* buffers, and the

@@ -313,6 +313,17 @@ void floatAverage(void* data, size_t count, int nranks) {
 // Vector loads from anywhere, stores to an aligned destination (after a
 // head copied with memcpy): the C library's memcpy takes a slow path
 // between buffers at different offsets in a cache line on some CPUs.
+// kStream: the stores bypass the cache (streamBytes), fenced at the end.
+template <bool kStream>
+inline void storeVector(char* at, __m256i v) {
+  if constexpr (kStream) {
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(at), v);
+  } else {
+    _mm256_store_si256(reinterpret_cast<__m256i*>(at), v);
+  }
+}
+
+template <bool kStream>
 void copyVectors(void* dstv, const void* srcv, size_t bytes) {
   auto* dst = static_cast<char*>(dstv);
   const auto* src = static_cast<const char*>(srcv);
@@ -325,16 +336,16 @@ void copyVectors(void* dstv, const void* srcv, size_t bytes) {
     const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 32));
     const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 64));
     const __m256i d = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 96));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(dst + i), a);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(dst + i + 32), b);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(dst + i + 64), c);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(dst + i + 96), d);
+    storeVector<kStream>(dst + i, a);
+    storeVector<kStream>(dst + i + 32, b);
+    storeVector<kStream>(dst + i + 64, c);
+    storeVector<kStream>(dst + i + 96, d);
   }
   for (; i + 32 <= bytes; i += 32) {
-    _mm256_store_si256(reinterpret_cast<__m256i*>(dst + i),
-                       _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i)));
+    storeVector<kStream>(dst + i, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i)));
   }
   std::memcpy(dst + i, src + i, bytes - i);
+  if constexpr (kStream) _mm_sfence();
 }
 
 #pragma GCC pop_options
@@ -373,7 +384,8 @@ void fillBf16Row(KernelTable& table) {
 KernelTable makeAvx2Table() {
   KernelTable table = scalarKernels();  // integer averages stay scalar
   table.isa = "avx2";
-  table.copy = &copyVectors;
+  table.copy = &copyVectors<false>;
+  table.stream = &copyVectors<true>;
   fillIntegerRow<rinaInt8, AddI8, MulI8, MinS8, MaxS8>(table);
   fillIntegerRow<rinaUint8, AddI8, MulI8, MinU8, MaxU8>(table);
   fillIntegerRow<rinaInt32, AddI32, MulI32, MinS32, MaxS32>(table);

@@ -59,6 +59,7 @@ KernelTable makeScalarTable() {
   KernelTable table{};
   table.isa = "scalar";
   table.copy = &copyWithLibrary;
+  table.stream = &copyWithLibrary;
   fillRow<rinaInt8>(table);
   fillRow<rinaUint8>(table);
   fillRow<rinaInt32>(table);

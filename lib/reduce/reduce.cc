@@ -38,6 +38,10 @@ void copyBytes(void* dst, const void* src, size_t bytes) {
   detail::activeKernels().copy(dst, src, bytes);
 }
 
+void streamBytes(void* dst, const void* src, size_t bytes) {
+  detail::activeKernels().stream(dst, src, bytes);
+}
+
 size_t dataTypeSize(rinaDataType_t type) {
   switch (type) {
     case rinaInt8:

@@ -53,6 +53,11 @@ void finishAverage(void* data, size_t count, rinaDataType_t type, int nranks);
 // into or out of a page-aligned FIFO or slot). Every copy between a user
 // buffer and shared memory goes through this.
 void copyBytes(void* dst, const void* src, size_t bytes);
+// copyBytes with stores that go past the cache (non-temporal, fenced before
+// it returns; the C library's memcpy where the CPU has no AVX2): for a
+// destination written in bulk and not read again soon, which then neither
+// reads its lines in first nor pushes out what the cache holds.
+void streamBytes(void* dst, const void* src, size_t bytes);
 
 // Which kernels reduceFunction() hands out on this CPU: "avx2" or "scalar".
 // Chosen once, at first use; for RINA_DEBUG=INFO lines.

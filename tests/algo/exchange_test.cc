@@ -78,7 +78,9 @@ TEST_P(Exchange, AllToAllMatchesReference) {
 // slots (blocks of a slot's share and more go in chunks, the slots taken in
 // turn), from it straight between the buffers. The slot is 1 MiB (the
 // default knobs); a rank's share of it for one peer is 1 MiB / (n - 1)
-// rounded down to 64 bytes. Buffers start one byte past an aligned address,
+// rounded down to 64 bytes. From blocks of a share on, the copies into the
+// receive buffer bypass the cache (RINA_ALLTOALL_STREAM_BYTES), below they
+// do not. Buffers start one byte past an aligned address,
 // the byte before and after each stays untouched, and the last rank comes
 // late to the first call. Every byte against the pattern.
 TEST_P(Exchange, AllToAllAtTheHostCutOvers) {
@@ -87,6 +89,7 @@ TEST_P(Exchange, AllToAllAtTheHostCutOvers) {
   const size_t share = (size_t{1} << 20) / (n - 1) / 64 * 64;
   const size_t cut = 3 * share / 2 * n;  // per rank: blocks of 1.5 shares still in the slots
   options_.allToAllSlotBytes = static_cast<int64_t>(cut);
+  options_.allToAllStreamBytes = static_cast<int64_t>(share * n);
   std::vector<size_t> counts{1, 63, 64, 65, share - 1, share, share + 1, 2 * share + 1};
   for (size_t c : {cut / n - 1, cut / n, cut / n + 1}) counts.push_back(c);
   runThreads(n, options_, [&](int rank, rinaComm_t comm) {

@@ -89,9 +89,12 @@ void allToAllv(rinaComm_t comm, int round) {
 // a rank's share of its 1 MiB slot for one peer (1 MiB / (n - 1), rounded
 // down to 64 bytes; a larger block goes through the slots in chunks) and
 // kSlotBytes sent per rank (RINA_ALLTOALL_SLOT_BYTES, set in main: from it
-// straight between the buffers). rina's buffers start one byte past an
-// aligned address.
+// straight between the buffers). From kStreamBytes sent per rank
+// (RINA_ALLTOALL_STREAM_BYTES, set in main: from a block of share - 1 on)
+// the slots' copies into the receive buffer bypass the cache. rina's
+// buffers start one byte past an aligned address.
 constexpr size_t kSlotBytes = 4 << 20;
+constexpr size_t kStreamBytes = 1 << 20;
 
 void allToAllCutOvers(rinaComm_t comm) {
   const size_t share = (size_t{1} << 20) / std::max(1, nranks - 1) / 64 * 64;
@@ -217,6 +220,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
   setenv("RINA_ALLTOALL_SLOT_BYTES", std::to_string(kSlotBytes).c_str(), 1);
+  setenv("RINA_ALLTOALL_STREAM_BYTES", std::to_string(kStreamBytes).c_str(), 1);
   rinaComm_t comm = nullptr;
   const rinaResult_t rc = rinaMpiCommInit(MPI_COMM_WORLD, &comm);
   check(rc == rinaSuccess, std::string("rinaMpiCommInit: ") + rinaCommGetLastError(nullptr));

@@ -741,7 +741,8 @@ TEST(ReduceDispatch, EveryValidPairHasAKernelAndAvgSums) {
   EXPECT_EQ(out, (std::vector<float>{11, 22, 33, 44, 55}));
 }
 
-// copyBytes and every table's copy kernel against the bytes themselves:
+// copyBytes, streamBytes and every table's copy and stream kernels against
+// the bytes themselves:
 // every pair of offsets within a cache line, lengths around the size where
 // copyBytes leaves memcpy and around the kernel's 32- and 128-byte steps;
 // nothing outside the destination is written.
@@ -751,16 +752,19 @@ TEST(CopyBytes, EveryOffsetPairAndLength) {
   const size_t lengths[] = {0, 1, 31, 33, 127, 129, 1023, 1024, 1025, 4099, 70001};
   std::vector<uint8_t> src(70001 + 64), dst(70001 + 128);
   for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(i * 131 + (i >> 8));
-  for (int via = 0; via <= static_cast<int>(tables.size()); ++via) {
+  std::vector<detail::CopyFn> copies;
+  for (const KernelTable* t : tables) {
+    copies.push_back(t->copy);
+    copies.push_back(t->stream);
+  }
+  copies.push_back(&copyBytes);  // the dispatching entries
+  copies.push_back(&streamBytes);
+  for (size_t via = 0; via < copies.size(); ++via) {
     for (size_t len : lengths) {
       for (size_t so = 0; so < 64; so += (len > 200 ? 7 : 1)) {
         for (size_t d = 0; d < 64; d += (len > 200 ? 5 : 1)) {
           std::fill(dst.begin(), dst.end(), 0xEE);
-          if (via == static_cast<int>(tables.size())) {
-            copyBytes(dst.data() + d, src.data() + so, len);  // the dispatching entry
-          } else {
-            tables[via]->copy(dst.data() + d, src.data() + so, len);
-          }
+          copies[via](dst.data() + d, src.data() + so, len);
           ASSERT_EQ(0, std::memcmp(dst.data() + d, src.data() + so, len))
               << "copy " << via << ", " << len << " bytes, offsets " << so << " -> " << d;
           ASSERT_TRUE(

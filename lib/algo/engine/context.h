@@ -49,16 +49,19 @@ struct CommStats {
   uint64_t scatters = 0;
 };
 
-// The knobs that shape a collective on every rank alike (core/config.h
-// names them; the communicator reads them from its checked options).
+// The knobs that shape a collective (core/config.h names them; the
+// communicator reads them from its checked options). Every rank takes rank
+// 0's value, except RINA_ALLTOALL_STREAM_BYTES, which only changes how a
+// rank copies into its own buffer and so is each rank's own.
 struct CallKnobs {
-  int64_t timeoutMs = 0;         // RINA_TIMEOUT_MS
-  size_t sliceBytes = 0;         // RINA_SLICE_BYTES
-  size_t smallMsgBytes = 0;      // RINA_SMALL_MSG_BYTES
-  size_t twoShotBytes = 0;       // RINA_TWO_SHOT_BYTES
-  size_t allToAllSlotBytes = 0;  // RINA_ALLTOALL_SLOT_BYTES
-  bool portMarkers = false;      // RINA_INA_PORT_MARKERS
-  int64_t spinUs = 0;            // RINA_SPIN_US
+  int64_t timeoutMs = 0;           // RINA_TIMEOUT_MS
+  size_t sliceBytes = 0;           // RINA_SLICE_BYTES
+  size_t smallMsgBytes = 0;        // RINA_SMALL_MSG_BYTES
+  size_t twoShotBytes = 0;         // RINA_TWO_SHOT_BYTES
+  size_t allToAllSlotBytes = 0;    // RINA_ALLTOALL_SLOT_BYTES
+  size_t allToAllStreamBytes = 0;  // RINA_ALLTOALL_STREAM_BYTES
+  bool portMarkers = false;        // RINA_INA_PORT_MARKERS
+  int64_t spinUs = 0;              // RINA_SPIN_US
 };
 
 using ConnectionMap = std::map<int, std::unique_ptr<transport::Connection>>;
@@ -110,6 +113,7 @@ class Context {
   size_t smallMsgBytes() const { return knobs_.smallMsgBytes; }
   size_t twoShotBytes() const { return knobs_.twoShotBytes; }
   size_t allToAllSlotBytes() const { return knobs_.allToAllSlotBytes; }
+  size_t allToAllStreamBytes() const { return knobs_.allToAllStreamBytes; }
   // The segment shared by the ranks on this host (one-shot and two-shot
   // allreduce); null when ranks live on several hosts or shared memory is off.
   transport::ShmGroup* hostGroup() const { return hostGroup_.get(); }

@@ -6,7 +6,12 @@
 // (host_exchange.cc) is one copy through process_vm_readv/writev, which
 // pins the peer's pages every call. A block larger than a slot's share goes
 // in chunks, one round each, through the rank's two slots in turn, so a
-// rank fills one while its peers still read the other.
+// rank fills one while its peers still read the other. From
+// RINA_ALLTOALL_STREAM_BYTES sent per rank on, the copies into the receive
+// buffer bypass the cache (reduce::streamBytes): there the ranks' receive
+// buffers no longer fit in the cache beside their send buffers and the
+// slots, and a plain store would read its line in first and push out the
+// slot lines a peer is about to read.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -33,14 +38,16 @@ size_t shareBytes(const transport::ShmGroup& g, size_t blockBytes) {
 
 class SlotExchangeTask : public HostSegmentTask {
  public:
-  // share: shareBytes(g, count elements of type).
+  // share: shareBytes(g, count elements of type); stream: the copies into
+  // recv bypass the cache.
   SlotExchangeTask(Context& ctx, transport::ShmGroup& g, uint64_t seq, const void* send, void* recv,
-                   size_t count, rinaDataType_t type, size_t share)
+                   size_t count, rinaDataType_t type, size_t share, bool stream)
       : HostSegmentTask(ctx, g),
         send_(static_cast<const char*>(send)),
         recv_(static_cast<char*>(recv)),
         blockBytes_(count * reduce::dataTypeSize(type)),
         share_(share),
+        stream_(stream),
         chunks_(blockBytes_ == 0 ? 1 : (blockBytes_ + share_ - 1) / share_),
         mine_(hostAllToAllCall(seq, count, type, HostAllToAllPath::kSlots)),
         firstRound_(g.nextRound()) {
@@ -86,6 +93,13 @@ class SlotExchangeTask : public HostSegmentTask {
     return static_cast<size_t>(to < from ? to : to - 1) * share_;
   }
   size_t chunkBytes(size_t chunk) const { return std::min(share_, blockBytes_ - chunk * share_); }
+  void copyOut(char* to, const char* from, size_t bytes) const {
+    if (stream_) {
+      reduce::streamBytes(to, from, bytes);
+    } else {
+      reduce::copyBytes(to, from, bytes);
+    }
+  }
 
   void waitOn(std::atomic<uint32_t>* word, uint32_t seen, int peer, bool toPost) {
     waitWord_ = word;
@@ -115,13 +129,13 @@ class SlotExchangeTask : public HostSegmentTask {
     char* slot = g_.slot(me, which);
     const size_t from = posted_ * share_, bytes = chunkBytes(posted_);
     for (int p = 0; p < g_.ranks(); ++p) {
-      if (p != me) std::memcpy(slot + shareAt(me, p), send_ + p * blockBytes_ + from, bytes);
+      if (p != me) reduce::copyBytes(slot + shareAt(me, p), send_ + p * blockBytes_ + from, bytes);
     }
     mine.call[which] = mine_;
     g_.post(which, round);
     // The rank's own block, while the peers read.
     if (posted_ == 0 && blockBytes_ > 0 && send_ != recv_) {
-      std::memmove(recv_ + me * blockBytes_, send_ + me * blockBytes_, blockBytes_);
+      copyOut(recv_ + me * blockBytes_, send_ + me * blockBytes_, blockBytes_);
     }
     ++posted_;
     return true;
@@ -147,7 +161,7 @@ class SlotExchangeTask : public HostSegmentTask {
         continue;
       }
       RINA_TRY(checkHostAllToAllCall(me, p, mine_, g_.control(p).call[which]));
-      std::memcpy(recv_ + p * blockBytes_ + from, g_.slot(p, which) + shareAt(p, me), bytes);
+      copyOut(recv_ + p * blockBytes_ + from, g_.slot(p, which) + shareAt(p, me), bytes);
       handled_[p] = 1;
     }
     if (blocked) {
@@ -162,7 +176,9 @@ class SlotExchangeTask : public HostSegmentTask {
 
   const char* send_;
   char* recv_;
-  const size_t blockBytes_, share_, chunks_;
+  const size_t blockBytes_, share_;
+  const bool stream_;
+  const size_t chunks_;
   const transport::ShmGroupCall mine_;
   const uint32_t firstRound_;     // chunk c goes in round firstRound_ + c
   std::vector<uint8_t> handled_;  // by peer: its share of chunk chunk_ is read
@@ -183,9 +199,10 @@ Status slotAllToAll(Context& ctx, uint64_t seq, const void* send, void* recv, si
   transport::ShmGroup& g = *ctx.hostGroup();
   const size_t blockBytes = count * reduce::dataTypeSize(type);
   const size_t share = shareBytes(g, blockBytes);
+  const bool stream = blockBytes * static_cast<size_t>(g.ranks()) >= ctx.allToAllStreamBytes();
   // Every page of the slots a round touches, readied once (ShmGroup::prepare).
   g.prepare(static_cast<size_t>(g.ranks() - 2) * share + std::min(share, blockBytes));
-  SlotExchangeTask task(ctx, g, seq, send, recv, count, type, share);
+  SlotExchangeTask task(ctx, g, seq, send, recv, count, type, share, stream);
   Engine e(contextFor(ctx, kAllToAll, seq, 2));
   e.addTask(&task);
   return e.run();
