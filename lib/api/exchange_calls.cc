@@ -64,9 +64,9 @@ bool straightThrough(const rinaComm* comm, bool send, const void* buf, size_t co
       c.revoked() || comm->replacedBy) {
     return false;
   }
-  const size_t es = rina::reduce::dataTypeSize(type);
-  if (count > std::numeric_limits<size_t>::max() / es) return false;
-  return count == 0 || (buf && rina::cuda::isRememberedHostMemory(buf, count * es));
+  size_t bytes = 0;
+  if (__builtin_mul_overflow(count, rina::reduce::dataTypeSize(type), &bytes)) return false;
+  return count == 0 || (buf && rina::cuda::isRememberedHostMemory(buf, bytes));
 }
 
 // One message on host memory, now.

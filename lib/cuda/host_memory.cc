@@ -31,14 +31,16 @@ thread_local unsigned tlsNext = 0;
 thread_local uint64_t tlsKernelAsked = 0;
 
 const uintptr_t kPage = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+// Pages are a power of two: a shift, not a division, on every call's check.
+const int kPageShift = __builtin_ctzl(kPage);
 
 // The pages of p[0, bytes): false when the range wraps.
 bool pagesOf(const void* p, size_t bytes, uintptr_t* firstPage, uintptr_t* lastPage) {
   const auto begin = reinterpret_cast<uintptr_t>(p);
   const uintptr_t last = begin + (bytes > 0 ? bytes - 1 : 0);
   if (last < begin) return false;
-  *firstPage = begin / kPage;
-  *lastPage = last / kPage;
+  *firstPage = begin >> kPageShift;
+  *lastPage = last >> kPageShift;
   return true;
 }
 

@@ -16,6 +16,15 @@
 // so the line the receiver polls is not taken back on every frame. The
 // counters (the segment's FifoControl) are still kept: head for the
 // receiver to sleep on, tail for the sender to see space.
+//
+// Once past the first kLapRestartBytes of a lap, at a frame of at most
+// 4 KiB, the sender looks (once a lap) whether the receiver has read
+// everything; if so, that frame begins the next lap (a word kNextLap where
+// the receiver polls says so). Traffic that the
+// receiver keeps up with, such as a ping-pong of short messages, then
+// reuses the FIFO's first pages and lines, which stay mapped and in the
+// two cores' caches, instead of cycling through all of it (each page's
+// first touch faults).
 #ifndef RINA_LIB_TRANSPORT_SHM_FRAMES_H_
 #define RINA_LIB_TRANSPORT_SHM_FRAMES_H_
 
@@ -30,6 +39,11 @@ namespace rina::transport {
 
 class ShmFrameConnection : public ShmPairConnection {
  public:
+  // How far into a lap the sender looks whether it can start the next.
+  // Large enough that the tail read it takes (a cache miss) is rare for
+  // frames of a few KiB; small enough to stay in the caches.
+  static constexpr uint32_t kLapRestartBytes = 8 << 10;
+
   // lowerSide: this end writes FIFO 0 (a channel's sender); peerPid: the
   // peer's process id (sharedHostPid), 0 when not known.
   ShmFrameConnection(int peer, bool lowerSide, ShmSegment segment, Fd liveness, int peerPid)
@@ -44,6 +58,10 @@ class ShmFrameConnection : public ShmPairConnection {
 
  private:
   uint32_t frameWordAt(uint32_t pos) const;
+  // Past kLapRestartBytes into a lap: reads the receiver's tail, and when
+  // it has read everything, moves head_ to the next lap (the jump is
+  // published with the next frame's head).
+  void startLapIfEmpty();
   // Zeroes the word of every line in [from, to) not cleared yet (not the
   // lines of a frame being written: its payload covers them), as far as
   // the receiver has freed the FIFO.
@@ -55,6 +73,8 @@ class ShmFrameConnection : public ShmPairConnection {
   // Every line's word from the next frame up to here is 0 (the sender
   // clears ahead, clearWords).
   uint32_t cleared_ = 0;
+  // Where the sender looks next whether it can start a lap.
+  uint32_t lapCheckAt_ = kLapRestartBytes;
   // Receiver: where the current (or next) frame begins, where its unread
   // bytes begin and how many are left.
   uint32_t frameAt_ = 0;

@@ -4,7 +4,9 @@
 // sent, on one thread and on two that sleep in a WaitSet; a gathered send
 // is one frame (its length word in the first line, both parts after it); a
 // leftover word in the FIFO never reads as a frame; a reduce on receive is
-// refused.
+// refused. A sender whose receiver has read everything starts the FIFO's
+// next lap once past ShmFrameConnection::kLapRestartBytes, and only then;
+// a frame length that runs past the FIFO's end is reported as corrupt.
 #include "transport/shm_frames.h"
 
 #include <gtest/gtest.h>
@@ -27,6 +29,8 @@ namespace rina::transport {
 namespace {
 
 constexpr uint32_t kFifoBytes = 4096;
+// Large enough for the sender to start laps early (kLapRestartBytes).
+constexpr uint32_t kLappingFifoBytes = 256 << 10;
 
 struct Pair {
   std::unique_ptr<ShmFrameConnection> low;   // sends on fifo 0
@@ -34,11 +38,11 @@ struct Pair {
   ShmSegment view;                           // the test's own mapping
 };
 
-Pair makePair() {
+Pair makePair(uint32_t fifoBytes = kFifoBytes) {
   Pair p;
   const std::string name = "/rina-test-frames-" + std::to_string(getpid());
   ShmSegment created, opened;
-  EXPECT_TRUE(ShmSegment::create(name, kFifoBytes, &created).ok());
+  EXPECT_TRUE(ShmSegment::create(name, fifoBytes, &created).ok());
   EXPECT_TRUE(ShmSegment::open(name, &opened).ok());
   EXPECT_TRUE(ShmSegment::open(name, &p.view).ok());
   created.unlink();
@@ -61,11 +65,16 @@ size_t recvSome(ShmFrameConnection& c, uint8_t* dst, size_t len) {
   return moved;
 }
 
-TEST(ShmFrames, RandomStreamArrivesInOrderAcrossWraps) {
-  Pair p = makePair();
+class ShmFramesBySize : public ::testing::TestWithParam<uint32_t> {};
+
+// With the larger FIFO the receiver is sometimes done when the sender
+// passes kLapRestartBytes, sometimes not: laps start early and late.
+TEST_P(ShmFramesBySize, RandomStreamArrivesInOrderAcrossWraps) {
+  const uint32_t fifoBytes = GetParam();
+  Pair p = makePair(fifoBytes);
   std::mt19937 gen(7);
   std::uniform_int_distribution<size_t> chunk(1, 2 * kFifoBytes);
-  std::vector<uint8_t> stream(400 * kFifoBytes);
+  std::vector<uint8_t> stream(std::max<size_t>(400 * kFifoBytes, 8 * size_t{fifoBytes}));
   for (uint8_t& b : stream) b = static_cast<uint8_t>(gen());
   std::vector<uint8_t> got(stream.size(), 0);
   size_t sent = 0, received = 0;
@@ -94,6 +103,136 @@ TEST(ShmFrames, RandomStreamArrivesInOrderAcrossWraps) {
   }
   ASSERT_EQ(received, stream.size());
   EXPECT_TRUE(got == stream) << "bytes differ from what was sent";
+}
+
+uint32_t wordAt(const char* data, uint32_t offset) {
+  uint32_t word = 0;
+  std::memcpy(&word, data + offset, sizeof word);
+  return word;
+}
+
+// A ping-pong's frames (each read before the next is sent) stay in the
+// FIFO's first kLapRestartBytes and one frame: past that, the next frame
+// begins offset 0 of the next lap, the jump said by a word of all ones.
+TEST(ShmFrames, ReadEverythingStartsTheNextLap) {
+  Pair p = makePair(kLappingFifoBytes);
+  const char* data0 = p.view.data(0);
+  std::vector<uint8_t> msg(200), got(200);
+  const uint32_t span = 256;  // 8-byte prefix + 200, in 64-byte lines
+  const uint32_t restart = ShmFrameConnection::kLapRestartBytes;
+  uint32_t expectAt = 0;  // where the next frame begins (FIFO offset)
+  for (int m = 0; m < 1000; ++m) {
+    for (size_t i = 0; i < msg.size(); ++i) msg[i] = static_cast<uint8_t>(m + i);
+    ASSERT_EQ(sendSome(*p.low, msg.data(), msg.size()), msg.size()) << "message " << m;
+    if (expectAt >= restart) {
+      EXPECT_EQ(wordAt(data0, expectAt), 0xffffffffu) << "message " << m;
+      expectAt = 0;
+    }
+    ASSERT_EQ(wordAt(data0, expectAt), msg.size()) << "message " << m << " at " << expectAt;
+    EXPECT_EQ(0, std::memcmp(data0 + expectAt + 8, msg.data(), msg.size())) << "message " << m;
+    ASSERT_EQ(recvSome(*p.high, got.data(), got.size()), got.size()) << "message " << m;
+    EXPECT_EQ(got, msg) << "message " << m;
+    expectAt += span;
+  }
+  // 1000 frames of 256 bytes (several laps' worth) never went past the restart.
+  for (uint32_t at = restart + span; at < kLappingFifoBytes; at += 64) {
+    ASSERT_EQ(wordAt(data0, at), 0u) << "a frame word written at " << at;
+  }
+  EXPECT_EQ(recvSome(*p.high, got.data(), 1), 0u);
+}
+
+// The lap starts at the first frame from kLapRestartBytes on, not one line
+// before: 64-byte frames that reach it exactly, and a 128-byte frame that
+// crosses it from one line before.
+TEST(ShmFrames, LapStartsAtTheRestartOffset) {
+  const uint32_t restart = ShmFrameConnection::kLapRestartBytes;
+  for (uint32_t lastSpan : {64u, 128u}) {
+    Pair p = makePair(kLappingFifoBytes);
+    const char* data0 = p.view.data(0);
+    std::vector<uint8_t> msg(lastSpan - 8), got(lastSpan);
+    // 56-byte messages (one line each) up to one line before the restart.
+    for (uint32_t at = 0; at < restart - 64; at += 64) {
+      ASSERT_EQ(sendSome(*p.low, msg.data(), 56), 56u);
+      ASSERT_EQ(recvSome(*p.high, got.data(), 56), 56u);
+    }
+    ASSERT_EQ(sendSome(*p.low, msg.data(), msg.size()), msg.size());
+    EXPECT_EQ(wordAt(data0, restart - 64), msg.size())
+        << "a frame one line before the restart starts a lap (last span " << lastSpan << ")";
+    ASSERT_EQ(recvSome(*p.high, got.data(), msg.size()), msg.size());
+    const uint32_t end = restart - 64 + lastSpan;
+    for (uint8_t& b : msg) b = 0x5a;
+    ASSERT_EQ(sendSome(*p.low, msg.data(), 10), 10u);
+    EXPECT_EQ(wordAt(data0, end), 0xffffffffu) << "no jump at " << end;
+    EXPECT_EQ(wordAt(data0, 0), 10u) << "the frame after the jump is not at offset 0";
+    ASSERT_EQ(recvSome(*p.high, got.data(), 10), 10u);
+    EXPECT_EQ(0, std::memcmp(got.data(), msg.data(), 10));
+    EXPECT_EQ(recvSome(*p.high, got.data(), 1), 0u);
+  }
+}
+
+// Frames over 4 KiB do not start laps early: a ping-pong of 20000-byte
+// messages follows on past kLapRestartBytes, every byte arriving.
+TEST(ShmFrames, LargeFramesKeepTheLap) {
+  Pair p = makePair(kLappingFifoBytes);
+  const char* data0 = p.view.data(0);
+  const size_t bytes = 20000;
+  const uint32_t span = 20032;  // 8-byte prefix + 20000, in 64-byte lines
+  std::vector<uint8_t> msg(bytes), got(bytes);
+  for (int m = 0; m < 4; ++m) {
+    for (size_t i = 0; i < bytes; ++i) msg[i] = static_cast<uint8_t>(m * 7 + i);
+    ASSERT_EQ(sendSome(*p.low, msg.data(), bytes), bytes) << "message " << m;
+    EXPECT_EQ(wordAt(data0, m * span), bytes) << "message " << m << " does not follow on";
+    ASSERT_EQ(recvSome(*p.high, got.data(), bytes), bytes);
+    ASSERT_EQ(got, msg) << "message " << m;
+  }
+}
+
+// A receiver that has not read everything keeps the sender going round
+// the whole FIFO: every byte arrives in order.
+TEST(ShmFrames, UnreadFramesKeepTheLap) {
+  Pair p = makePair(kLappingFifoBytes);
+  const char* data0 = p.view.data(0);
+  std::vector<uint8_t> msg(1000), got(1000);
+  const uint32_t span = 1024;
+  int sent = 0, received = 0;
+  auto fill = [&](int m) {
+    for (size_t i = 0; i < msg.size(); ++i) msg[i] = static_cast<uint8_t>(m * 3 + i);
+  };
+  // 40 frames unread: the sender passes kLapRestartBytes with all behind it.
+  for (; sent < 40; ++sent) {
+    fill(sent);
+    ASSERT_EQ(sendSome(*p.low, msg.data(), msg.size()), msg.size());
+  }
+  EXPECT_EQ(wordAt(data0, 39 * span), msg.size()) << "the 40th frame is not where it follows on";
+  // Then one read per send, forty frames behind, for three laps.
+  for (; sent < 840; ++sent) {
+    fill(sent);
+    ASSERT_EQ(sendSome(*p.low, msg.data(), msg.size()), msg.size()) << "message " << sent;
+    ASSERT_EQ(recvSome(*p.high, got.data(), got.size()), got.size());
+    fill(received++);
+    ASSERT_EQ(got, msg) << "message " << received - 1;
+  }
+  for (; received < sent; ++received) {
+    ASSERT_EQ(recvSome(*p.high, got.data(), got.size()), got.size());
+    fill(received);
+    ASSERT_EQ(got, msg) << "message " << received;
+  }
+  EXPECT_EQ(recvSome(*p.high, got.data(), 1), 0u);
+}
+
+// A frame length from the peer that would run past the FIFO's end is an
+// error naming the peer, not a read outside the segment.
+TEST(ShmFrames, FrameLongerThanTheFifoIsCorrupt) {
+  Pair p = makePair();
+  std::vector<uint8_t> msg(100, 1), got(kFifoBytes);
+  ASSERT_EQ(sendSome(*p.low, msg.data(), msg.size()), msg.size());
+  const uint32_t bad = kFifoBytes;  // the prefix leaves fewer than this
+  std::memcpy(p.view.data(0), &bad, sizeof bad);
+  size_t n = 0;
+  Status s = p.high->tryRecv(got.data(), got.size(), RecvReduce{}, &n);
+  EXPECT_EQ(s.code(), rinaRemoteError);
+  EXPECT_NE(s.message().find("rank 0 sent a frame of 4096 bytes"), std::string::npos)
+      << s.message();
 }
 
 // The receiver never takes leftover bytes for a frame: the FIFO is first
@@ -163,8 +302,8 @@ TEST(ShmFrames, ReduceOnReceiveIsRefused) {
 // cannot move (as the engine does): a frame published while the other side
 // goes to sleep must wake it (else this takes 100 ms per lost wake-up and
 // misses its deadline).
-TEST(ShmFrames, TwoThreadsSleepAndWake) {
-  Pair p = makePair();
+TEST_P(ShmFramesBySize, TwoThreadsSleepAndWake) {
+  Pair p = makePair(GetParam());
   const int kMessages = 3000;
   std::vector<size_t> sizes(kMessages);
   std::mt19937 gen(11);
@@ -208,6 +347,8 @@ TEST(ShmFrames, TwoThreadsSleepAndWake) {
   EXPECT_EQ(received, kMessages) << "messages received within 60 s";
   EXPECT_EQ(wrong, 0u) << "bytes that differ from what was sent";
 }
+
+INSTANTIATE_TEST_SUITE_P(Fifo, ShmFramesBySize, ::testing::Values(kFifoBytes, kLappingFifoBytes));
 
 }  // namespace
 }  // namespace rina::transport
