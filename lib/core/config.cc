@@ -244,7 +244,7 @@ constexpr Knob kKnobs[] = {
      .lenient = true,
      .schedule = true},
     {.name = "RINA_ALLTOALL_STREAM_BYTES",
-     .defaultValue = "4M",
+     .defaultValue = "8M",
      .doc = "an all-to-all through the host segment's slots of at least this many bytes sent per "
             "rank writes the blocks into the receive buffer with stores that bypass the cache; "
             "0 = always",
