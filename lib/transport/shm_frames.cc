@@ -15,8 +15,9 @@ constexpr uint32_t kPrefix = 8;  // the length word and 4 bytes that keep the by
 constexpr uint32_t kClearAhead = 4096;
 // How much of a frame the receiver prefetches once it sees the frame.
 constexpr uint32_t kPrefetchBytes = 1024;
-// Only frames up to this size start laps early: larger ones (from 4 KiB
-// payloads) copied faster through lines the receiver no longer holds.
+// Only frames up to this size, after another one, start laps early:
+// larger ones (from 4 KiB payloads) copied faster through lines the
+// receiver no longer holds.
 constexpr uint32_t kLapRestartFrameBytes = 4096;
 // After the jump the free space is what the lap used (the receiver's tail
 // is then a lap behind): the frame and the next one's word fit in it.
@@ -44,10 +45,12 @@ Status ShmFrameConnection::trySendGather(const void* first, size_t firstLen, con
   if (want == 0) return {};
   const uint32_t cap = mask_ + 1;
   const uint32_t whole = roundUp(static_cast<uint32_t>(std::min<size_t>(want + kPrefix, cap)));
-  if (whole <= kLapRestartFrameBytes && mask_ >= 2 * kLapRestartBytes &&
+  const bool isShort = whole <= kLapRestartFrameBytes;
+  if (isShort && lastFrameShort_ && mask_ >= 2 * kLapRestartBytes &&
       static_cast<int32_t>(head_ - lapCheckAt_) >= 0) {
     startLapIfEmpty();
   }
+  lastFrameShort_ = isShort;
   const uint32_t off = head_ & mask_;
   // The frame, not past the FIFO's end, and one line after it for the next
   // frame's word, which is cleared first.

@@ -18,10 +18,9 @@
 // receiver to sleep on, tail for the sender to see space.
 //
 // Once past the first kLapRestartBytes of a lap, at a frame of at most
-// 4 KiB, the sender looks (once a lap) whether the receiver has read
-// everything; if so, that frame begins the next lap (a word kNextLap where
-// the receiver polls says so). Traffic that the
-// receiver keeps up with, such as a ping-pong of short messages, then
+// 4 KiB that follows another such frame, the sender looks (once a lap) whether the receiver has
+// read everything; if so, that frame begins the next lap (a word kNextLap where the receiver polls
+// says so). Traffic that the receiver keeps up with, such as a ping-pong of short messages, then
 // reuses the FIFO's first pages and lines, which stay mapped and in the
 // two cores' caches, instead of cycling through all of it (each page's
 // first touch faults).
@@ -75,6 +74,10 @@ class ShmFrameConnection : public ShmPairConnection {
   uint32_t cleared_ = 0;
   // Where the sender looks next whether it can start a lap.
   uint32_t lapCheckAt_ = kLapRestartBytes;
+  // The last frame sent was short enough to start a lap: larger payloads
+  // (and the short header just after one) go on round the FIFO, which
+  // they crossed faster than lines the receiver had just read.
+  bool lastFrameShort_ = true;
   // Receiver: where the current (or next) frame begins, where its unread
   // bytes begin and how many are left.
   uint32_t frameAt_ = 0;

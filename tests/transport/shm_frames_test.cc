@@ -187,6 +187,27 @@ TEST(ShmFrames, LargeFramesKeepTheLap) {
   }
 }
 
+// A short frame right after a long one (a large message's header after the
+// payload before it) follows on; the short frame after it starts the lap.
+TEST(ShmFrames, AShortFrameAfterALongOneKeepsTheLap) {
+  Pair p = makePair(kLappingFifoBytes);
+  const char* data0 = p.view.data(0);
+  const size_t bytes = 20000;
+  const uint32_t span = 20032;  // past kLapRestartBytes
+  std::vector<uint8_t> msg(bytes, 0x33), got(bytes);
+  ASSERT_EQ(sendSome(*p.low, msg.data(), bytes), bytes);
+  ASSERT_EQ(recvSome(*p.high, got.data(), bytes), bytes);
+  ASSERT_EQ(sendSome(*p.low, msg.data(), 10), 10u);
+  EXPECT_EQ(wordAt(data0, span), 10u) << "the short frame after the long one started a lap";
+  ASSERT_EQ(recvSome(*p.high, got.data(), 10), 10u);
+  for (size_t i = 0; i < 10; ++i) msg[i] = static_cast<uint8_t>(i + 1);
+  ASSERT_EQ(sendSome(*p.low, msg.data(), 10), 10u);
+  EXPECT_EQ(wordAt(data0, span + 64), 0xffffffffu) << "the second short frame kept the lap";
+  EXPECT_EQ(wordAt(data0, 0), 10u);
+  ASSERT_EQ(recvSome(*p.high, got.data(), 10), 10u);
+  EXPECT_EQ(0, std::memcmp(got.data(), msg.data(), 10));
+}
+
 // A receiver that has not read everything keeps the sender going round
 // the whole FIFO: every byte arrives in order.
 TEST(ShmFrames, UnreadFramesKeepTheLap) {
