@@ -18,12 +18,13 @@
 // receiver to sleep on, tail for the sender to see space.
 //
 // Once past the first kLapRestartBytes of a lap, at a frame of at most
-// 4 KiB that follows another such frame, the sender looks (once a lap) whether the receiver has
-// read everything; if so, that frame begins the next lap (a word kNextLap where the receiver polls
-// says so). Traffic that the receiver keeps up with, such as a ping-pong of short messages, then
-// reuses the FIFO's first pages and lines, which stay mapped and in the
-// two cores' caches, instead of cycling through all of it (each page's
-// first touch faults).
+// 4 KiB that follows another such frame, the sender looks (once a lap)
+// whether the receiver has read everything; if so, that frame begins the
+// next lap (a word kNextLap where the receiver polls says so). Traffic that
+// the receiver keeps up with, such as a ping-pong of short messages, then
+// reuses the FIFO's first pages and lines, which stay mapped and in the two
+// cores' caches, instead of cycling through all of it (each page's first
+// touch faults).
 #ifndef RINA_LIB_TRANSPORT_SHM_FRAMES_H_
 #define RINA_LIB_TRANSPORT_SHM_FRAMES_H_
 
