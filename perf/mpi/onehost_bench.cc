@@ -7,9 +7,11 @@
 //   mpirun -np 4 rina-onehost-bench alltoall  [-b 64K] [-e 64M] [-f 4] [-r 7]
 //   mpirun -np 4 rina-onehost-bench allreduce [-b 8]   [-e 64M] [-f 4] [-r 7] [-i]
 //
-// Per size and round, one block of calls of each backend, the order
-// rotating by round; a block's time is the slowest rank's, divided by its
-// calls; rows give the median over rounds. Every rank's buffers for the copy
+// Per size, each backend is first warmed untimed (ping-pong: up to 200
+// calls; the others: one call) and its result checked. Then per round, one
+// block of calls of each backend, the order rotating by round; a block's
+// time is the slowest rank's, divided by its calls; rows give the median
+// over rounds. Every rank's buffers for the copy
 // live in one MPI shared-memory window (MPI_Win_allocate_shared), so the
 // copy is what any transport on this host has to do at least:
 //   pingpong  (2 ranks): rank 0 sends, rank 1 sends it back; one-way time =
@@ -248,7 +250,11 @@ void pingpong(const Args& a, rinaComm_t comm) {
     for (auto& [name, fn] : backends) {
       std::memset(in.data(), 0, bytes);
       std::memset(shared.buffer(rank), 0, bytes);
-      for (int i = 0; i < 3; ++i) fn();  // warm the path (channels, pages)
+      // Warm the path (channels, pages, the FIFO's lines) with up to one
+      // block's calls, the same for every backend: at the smallest sizes a
+      // block is 2000 calls, and a few calls left the first size's first
+      // block paying for the warm-up.
+      for (int i = 0; i < std::min(iters, 200); ++i) fn();
       const char* got = name == "copy" ? shared.buffer(rank) : in.data();
       if (got[0] != static_cast<char>(peer + 1) || got[bytes - 1] != static_cast<char>(peer + 1)) {
         die(name + " delivered the wrong bytes");
