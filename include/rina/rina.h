@@ -341,6 +341,21 @@ RINA_API rinaResult_t rinaBroadcast(const void* sendbuff, void* recvbuff, size_t
 RINA_API rinaResult_t rinaAllToAll(const void* sendbuff, void* recvbuff, size_t count,
                                    rinaDataType_t datatype, rinaComm_t comm);
 
+/* Host memory that the ranks of one host can read from each other: size
+ * bytes (> 0), zero-filled, at *ptr. A rinaAllToAll whose sendbuff lies
+ * wholly in one such allocation, with every rank on one host below
+ * RINA_ALLTOALL_SLOT_BYTES sent per rank, is copied once, straight from
+ * sendbuff into each receiver's recvbuff (instead of into and out of the
+ * host's shared segment); such a call returns once every peer has read
+ * sendbuff. Thread-safe; needs no communicator (a failure's message:
+ * rinaCommGetLastError(NULL)). rinaInvalidArgument for a NULL ptr or size
+ * 0, rinaSystemError when the system refuses the memory. */
+RINA_API rinaResult_t rinaMemAlloc(void** ptr, size_t size);
+/* Frees memory from rinaMemAlloc by the pointer it returned;
+ * rinaInvalidUsage for any other pointer, or one freed already. Free it
+ * only once no collective that uses it is running. */
+RINA_API rinaResult_t rinaMemFree(void* ptr);
+
 /* rinaAllToAll with a count and a place (displacement, in elements) per
  * rank: sendcounts[p] elements at sendbuff + sdispls[p] go to rank p, and
  * rank p's block lands at recvbuff + rdispls[p]. recvcounts[p] must equal

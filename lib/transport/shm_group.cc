@@ -19,7 +19,7 @@
 namespace rina::transport {
 namespace {
 
-constexpr uint32_t kGroupMagic = 0x52534731;  // "RSG1"
+constexpr uint32_t kGroupMagic = 0x52534732;  // "RSG2"
 
 struct GroupHeader {
   std::atomic<uint32_t> magic;  // stored last by the creator

@@ -39,6 +39,7 @@
 
 #include "core/socket.h"
 #include "core/status.h"
+#include "transport/shared_memory.h"
 
 namespace rina::transport {
 
@@ -52,11 +53,26 @@ struct ShmGroupCall {
   uint8_t pad[5];
 };
 
+// Where an all-to-all round's blocks are read from when the sender's
+// buffer lies in memory from rinaMemAlloc (transport/shared_memory.h):
+// its allocation, and its send buffer's offset in it and address (for a
+// reader that may not map it but may copy from the process). serial 0:
+// the blocks are in the slot.
+struct ShmGroupMappedSend {
+  uint64_t serial;
+  uint64_t offset;
+  uint64_t address;
+  int32_t fd;
+  uint32_t pad;
+};
+
 // One rank's control words, on cache lines of their own.
 struct ShmGroupRank {
   alignas(64) std::atomic<uint32_t> posted[2];  // the round the slot's input is for
   std::atomic<uint32_t> reduced[2];             // the round whose share of the sum it holds
   ShmGroupCall call[2];
+  // Written with call[which], before posted[which].
+  alignas(64) ShmGroupMappedSend mapped[2];
   alignas(64) std::atomic<uint32_t> done;  // the last round fully read
   // Raised while this rank sleeps on a futex. Every post reads every
   // peer's: on a line of its own it stays in the poster's cache, where next
@@ -179,6 +195,8 @@ class ShmGroup {
   void prepare(size_t bytes) {
     if (bytes > prepared_) touchPages(bytes);
   }
+  // The peers' rinaMemAlloc memory this rank has mapped.
+  PeerMappings& peerMappings() { return peerMappings_; }
 
  private:
   ShmGroup() = default;
@@ -221,6 +239,7 @@ class ShmGroup {
   ShmGroupRank* controls_ = nullptr;
   std::vector<int> slotOf_;  // rank -> its control words and slots in the segment
   char* data_ = nullptr;
+  PeerMappings peerMappings_;
 };
 
 // Whether a - b >= 0 for round numbers that wrap at 2^32.

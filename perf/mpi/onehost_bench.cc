@@ -4,7 +4,7 @@
 // machine's noise.
 //
 //   mpirun -np 2 rina-onehost-bench pingpong  [-b 8]   [-e 16M] [-f 2] [-r 7] [-o rina|mpi|copy]
-//   mpirun -np 4 rina-onehost-bench alltoall  [-b 64K] [-e 64M] [-f 4] [-r 7]
+//   mpirun -np 4 rina-onehost-bench alltoall  [-b 64K] [-e 64M] [-f 4] [-r 7] [-m]
 //   mpirun -np 4 rina-onehost-bench allreduce [-b 8]   [-e 64M] [-f 4] [-r 7] [-i]
 //
 // Per size, each backend is first warmed untimed (ping-pong: up to 200
@@ -21,7 +21,9 @@
 //   alltoall  (n ranks): every rank sends S bytes of float32, S / n to each
 //             rank. rinaAllToAll; MPI_Alltoall; copy: a barrier, then each
 //             rank copies the n blocks addressed to it straight out of the
-//             others' send buffers.
+//             others' send buffers. -m: rina's send and receive buffers
+//             come from rinaMemAlloc (filled with the same values), which
+//             the peers read straight from; MPI and the copy unchanged.
 //   allreduce (n ranks): S bytes of float32, summed. rinaAllReduce;
 //             MPI_Allreduce; copy: a barrier, then each rank copies S bytes
 //             (the least an allreduce can move per rank). -i: in place.
@@ -90,8 +92,9 @@ struct Args {
   size_t minBytes = 0, maxBytes = 0, factor = 4;
   int rounds = 7;
   bool inPlace = false;
-  size_t offset = 0;  // -a: buffers this many bytes past a page
-  std::string only;   // -o: time one backend only
+  bool rinaMemory = false;  // -m: rina's all-to-all buffers from rinaMemAlloc
+  size_t offset = 0;        // -a: buffers this many bytes past a page
+  std::string only;         // -o: time one backend only
 };
 
 // Every rank's part of one shared-memory window: a flag line, then bytes.
@@ -272,13 +275,24 @@ void alltoall(const Args& a, rinaComm_t comm) {
   SharedWindow shared(a.maxBytes);
   float* send = reinterpret_cast<float*>(shared.buffer(rank));  // the copy reads it in place
   Buffer<float> recv(a.maxBytes / sizeof(float), a.offset);
+  float* rinaSend = send;
+  float* rinaRecv = recv.data();
+  void* memory[2] = {nullptr, nullptr};
+  if (a.rinaMemory) {
+    for (void*& m : memory)
+      rinaOk(rinaMemAlloc(&m, a.maxBytes + a.offset), nullptr, "rinaMemAlloc");
+    rinaSend = reinterpret_cast<float*>(static_cast<char*>(memory[0]) + a.offset);
+    rinaRecv = reinterpret_cast<float*>(static_cast<char*>(memory[1]) + a.offset);
+  }
   printHeader(("rina-onehost-bench alltoall: " + std::to_string(nranks) +
-               " ranks, float32, bytes = S sent per rank (S / n to each)")
+               " ranks, float32, bytes = S sent per rank (S / n to each)" +
+               (a.rinaMemory ? ", rina's buffers from rinaMemAlloc" : ""))
                   .c_str());
   for (size_t bytes = a.minBytes; bytes <= a.maxBytes; bytes *= a.factor) {
     const size_t count = bytes / sizeof(float) / nranks;  // per block
     const size_t block = count * sizeof(float);
     for (size_t i = 0; i < count * nranks; ++i) send[i] = valueOf(rank, i);
+    if (rinaSend != send) std::copy(send, send + count * nranks, rinaSend);
     MPI_Win_sync(shared.win);
     const int iters = itersFor(bytes, 256u << 20, 5, 500);
     auto viaCopy = [&] {
@@ -290,7 +304,7 @@ void alltoall(const Args& a, rinaComm_t comm) {
       }
     };
     auto viaRina = [&] {
-      rinaOk(rinaAllToAll(send, recv.data(), count, rinaFloat32, comm), comm, "rinaAllToAll");
+      rinaOk(rinaAllToAll(rinaSend, rinaRecv, count, rinaFloat32, comm), comm, "rinaAllToAll");
     };
     auto viaMpi = [&] {
       MPI_Alltoall(send, static_cast<int>(count), MPI_FLOAT, recv.data(), static_cast<int>(count),
@@ -298,17 +312,21 @@ void alltoall(const Args& a, rinaComm_t comm) {
     };
     Backends backends{{"copy", viaCopy}, {"rina", viaRina}, {"mpi", viaMpi}};
     for (auto& [name, fn] : backends) {
-      std::fill(recv.begin(), recv.end(), -1.0f);
+      float* got = name == "rina" ? rinaRecv : recv.data();
+      std::fill(got, got + count * nranks, -1.0f);
       fn();
       MPI_Barrier(MPI_COMM_WORLD);
       for (int p = 0; p < nranks; ++p) {
         for (size_t i = 0; i < count; i += std::max<size_t>(1, count / 64)) {
-          if (recv[p * count + i] != valueOf(p, rank * count + i)) die(name + ": wrong result");
+          if (got[p * count + i] != valueOf(p, rank * count + i)) die(name + ": wrong result");
         }
       }
     }
     std::map<std::string, double> t = timeRounds(a, iters, backends);
     printRow(bytes, t["copy"], t["rina"], t["mpi"]);
+  }
+  for (void* m : memory) {
+    if (m) rinaOk(rinaMemFree(m), nullptr, "rinaMemFree");
   }
 }
 
@@ -367,7 +385,9 @@ int main(int argc, char** argv) {
     if (rank == 0) {
       std::fprintf(stderr,
                    "usage: rina-onehost-bench pingpong|alltoall|allreduce [-b MIN] [-e MAX] "
-                   "[-f FACTOR] [-r ROUNDS] [-o rina|mpi|copy] [-a OFFSET] [-i]\n");
+                   "[-f FACTOR] [-r ROUNDS] [-o rina|mpi|copy] [-a OFFSET] [-i] [-m]\n"
+                   "  -i: allreduce in place; -m: alltoall with rina's send and receive buffers "
+                   "from rinaMemAlloc\n");
     }
     MPI_Finalize();
     return 2;
@@ -380,6 +400,10 @@ int main(int argc, char** argv) {
     const std::string opt = argv[i];
     if (opt == "-i") {
       a.inPlace = true;
+      continue;
+    }
+    if (opt == "-m") {
+      a.rinaMemory = true;
       continue;
     }
     if (i + 1 >= argc) die("option " + opt + " needs a value");

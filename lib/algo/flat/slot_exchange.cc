@@ -12,6 +12,14 @@
 // buffers no longer fit in the cache beside their send buffers and the
 // slots, and a plain store would read its line in first and push out the
 // slot lines a peer is about to read.
+//
+// A sender whose whole send buffer lies in memory from rinaMemAlloc
+// (transport/shared_memory.h) and not over its receive buffer copies
+// nothing into its slot: it posts the same rounds with a descriptor of its
+// buffer, and each receiver copies its whole block straight out of the
+// sender's buffer, mapped, at the first round (one copy). Such a sender
+// returns only once every peer has finished its last round, as the user
+// may then write the buffer. Senders of either kind mix in one call.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -22,6 +30,8 @@
 #include "algo/flat/flat.h"
 #include "algo/flat/host_segment_task.h"
 #include "reduce/reduce.h"
+#include "transport/cma.h"
+#include "transport/shared_memory.h"
 #include "transport/shm_group.h"
 
 namespace rina::algo {
@@ -54,6 +64,10 @@ class SlotExchangeTask : public HostSegmentTask {
     // One round per chunk, numbered alike on every rank.
     for (size_t c = 1; c < chunks_; ++c) g.nextRound();
     handled_.assign(g.ranks(), 0);
+    blockRead_.assign(g.ranks(), 0);
+    const size_t total = blockBytes_ * static_cast<size_t>(g.ranks());
+    const bool apart = send_ + total <= recv_ || recv_ + total <= send_;
+    mapped_ = blockBytes_ > 0 && apart && transport::findSharedMemory(send_, total, &range_);
   }
 
   // A chunk is posted before it is read, and the next one as soon as its
@@ -69,20 +83,27 @@ class SlotExchangeTask : public HostSegmentTask {
       if (waiting) return {};
       *moved = true;
     }
+    if (mapped_ && !released_) {
+      if (!peersFinished()) return {};
+      released_ = true;
+      *moved = true;
+    }
     return {};
   }
 
-  bool done() const override { return chunk_ == chunks_; }
+  bool done() const override { return chunk_ == chunks_ && (!mapped_ || released_); }
 
   std::string describe() const override {
     char buf[200];
-    std::snprintf(
-        buf, sizeof buf,
-        "all-to-all through the host segment's slots: waiting for rank %d to %s (its "
-        "word is at %u; chunk %zu of %zu)",
-        waitPeer_,
-        waitingToPost_ ? "finish reading the round this slot carried last" : "post its chunk",
-        seen_, chunk_ + 1, chunks_);
+    std::snprintf(buf, sizeof buf,
+                  "all-to-all through the host segment's slots: waiting for rank %d to %s (its "
+                  "word is at %u; chunk %zu of %zu)",
+                  waitPeer_,
+                  wait_ == Wait::kSlotFree ? "finish reading the round this slot carried last"
+                  : wait_ == Wait::kPosted
+                      ? "post its chunk"
+                      : "finish reading this rank's send buffer (the last round)",
+                  seen_, std::min(chunk_ + 1, chunks_), chunks_);
     return buf;
   }
 
@@ -101,11 +122,45 @@ class SlotExchangeTask : public HostSegmentTask {
     }
   }
 
-  void waitOn(std::atomic<uint32_t>* word, uint32_t seen, int peer, bool toPost) {
+  enum class Wait { kSlotFree, kPosted, kBufferRead };
+  void waitOn(std::atomic<uint32_t>* word, uint32_t seen, int peer, Wait wait) {
     waitWord_ = word;
     seen_ = seen;
     waitPeer_ = peer;
-    waitingToPost_ = toPost;
+    wait_ = wait;
+  }
+
+  // Whether every peer has finished reading `round` (else what to wait on).
+  bool peersRead(uint32_t round, Wait wait) {
+    for (int p = 0; p < g_.ranks(); ++p) {
+      if (p == g_.rank()) continue;
+      std::atomic<uint32_t>* done = &g_.control(p).done;
+      const uint32_t seen = done->load(std::memory_order_acquire);
+      if (!transport::seqAtLeast(seen, round)) {
+        waitOn(done, seen, p, wait);
+        return false;
+      }
+    }
+    return true;
+  }
+  bool peersFinished() { return peersRead(roundOf(chunks_ - 1), Wait::kBufferRead); }
+
+  // Bytes [from, from + bytes) of this rank's block out of peer p's send
+  // buffer, which its descriptor d names: mapped here, or, where this
+  // process may not map it, copied out of the peer's process.
+  Status readMapped(int p, const transport::ShmGroupMappedSend& d, size_t from, size_t bytes) {
+    const int me = g_.rank();
+    const transport::PeerAllocation a{g_.control(p).pid, d.fd, d.serial};
+    const size_t at = static_cast<size_t>(me) * blockBytes_ + from;
+    char* to = recv_ + p * blockBytes_ + from;
+    const char* buffer = nullptr;
+    Status s = g_.peerMappings().map(me, p, a, d.offset, blockBytes_ * g_.ranks(), &buffer);
+    if (s.ok()) {
+      copyOut(to, buffer + at, bytes);
+      return {};
+    }
+    if (s.code() != rinaSystemError || !g_.copiesWork()) return s;
+    return transport::readProcessMemory(a.pid, d.address + at, to, bytes);
   }
 
   // Chunk posted_ of each of this rank's blocks into its slot, once every
@@ -116,20 +171,20 @@ class SlotExchangeTask : public HostSegmentTask {
     const uint32_t round = roundOf(posted_);
     const int which = static_cast<int>(round & 1);
     transport::ShmGroupRank& mine = g_.control(me);
-    const uint32_t reuse = mine.posted[which].load(std::memory_order_relaxed);
-    for (int p = 0; p < g_.ranks(); ++p) {
-      if (p == me) continue;
-      std::atomic<uint32_t>* done = &g_.control(p).done;
-      const uint32_t seen = done->load(std::memory_order_acquire);
-      if (!transport::seqAtLeast(seen, reuse)) {
-        waitOn(done, seen, p, true);
-        return false;
-      }
+    if (!peersRead(mine.posted[which].load(std::memory_order_relaxed), Wait::kSlotFree)) {
+      return false;
     }
-    char* slot = g_.slot(me, which);
-    const size_t from = posted_ * share_, bytes = chunkBytes(posted_);
-    for (int p = 0; p < g_.ranks(); ++p) {
-      if (p != me) reduce::copyBytes(slot + shareAt(me, p), send_ + p * blockBytes_ + from, bytes);
+    if (mapped_) {
+      mine.mapped[which] = {range_.serial, range_.offset, reinterpret_cast<uintptr_t>(send_),
+                            range_.fd, 0};
+    } else {
+      char* slot = g_.slot(me, which);
+      const size_t from = posted_ * share_, bytes = chunkBytes(posted_);
+      for (int p = 0; p < g_.ranks(); ++p) {
+        if (p != me)
+          reduce::copyBytes(slot + shareAt(me, p), send_ + p * blockBytes_ + from, bytes);
+      }
+      mine.mapped[which].serial = 0;
     }
     mine.call[which] = mine_;
     g_.post(which, round);
@@ -156,12 +211,20 @@ class SlotExchangeTask : public HostSegmentTask {
       std::atomic<uint32_t>* posted = &g_.control(p).posted[which];
       const uint32_t seen = posted->load(std::memory_order_acquire);
       if (seen != round) {
-        if (!blocked) waitOn(posted, seen, p, false);
+        if (!blocked) waitOn(posted, seen, p, Wait::kPosted);
         blocked = true;
         continue;
       }
       RINA_TRY(checkHostAllToAllCall(me, p, mine_, g_.control(p).call[which]));
-      copyOut(recv_ + p * blockBytes_ + from, g_.slot(p, which) + shareAt(p, me), bytes);
+      const transport::ShmGroupMappedSend d = g_.control(p).mapped[which];  // untrusted: a copy
+      if (blockRead_[p]) {
+        // Its whole block came at the first round.
+      } else if (d.serial == 0) {
+        copyOut(recv_ + p * blockBytes_ + from, g_.slot(p, which) + shareAt(p, me), bytes);
+      } else {
+        RINA_TRY(readMapped(p, d, from, chunk_ == 0 ? blockBytes_ : bytes));
+        blockRead_[p] = chunk_ == 0;
+      }
       handled_[p] = 1;
     }
     if (blocked) {
@@ -180,11 +243,15 @@ class SlotExchangeTask : public HostSegmentTask {
   const bool stream_;
   const size_t chunks_;
   const transport::ShmGroupCall mine_;
-  const uint32_t firstRound_;     // chunk c goes in round firstRound_ + c
-  std::vector<uint8_t> handled_;  // by peer: its share of chunk chunk_ is read
-  size_t chunk_ = 0;              // the chunk read next
-  size_t posted_ = 0;             // the chunks this rank has posted
-  bool waitingToPost_ = false;
+  const uint32_t firstRound_;       // chunk c goes in round firstRound_ + c
+  std::vector<uint8_t> handled_;    // by peer: its share of chunk chunk_ is read
+  std::vector<uint8_t> blockRead_;  // by peer: its whole block read from its mapped buffer
+  size_t chunk_ = 0;                // the chunk read next
+  size_t posted_ = 0;               // the chunks this rank has posted
+  Wait wait_ = Wait::kPosted;
+  bool mapped_ = false;  // this rank's blocks are read from its send buffer
+  transport::SharedMemoryRange range_;
+  bool released_ = false;  // mapped_: every peer has read its last round
 };
 
 }  // namespace
