@@ -15,11 +15,12 @@
 //
 // A sender whose whole send buffer lies in memory from rinaMemAlloc
 // (transport/shared_memory.h) and not over its receive buffer copies
-// nothing into its slot: it posts the same rounds with a descriptor of its
-// buffer, and each receiver copies its whole block straight out of the
-// sender's buffer, mapped, at the first round (one copy). Such a sender
-// returns only once every peer has finished its last round, as the user
-// may then write the buffer. Senders of either kind mix in one call.
+// nothing into its slot: it posts the call's first round only, with a
+// descriptor of its buffer, and each receiver copies its whole block
+// straight out of the sender's buffer, mapped, at that round (one copy),
+// and waits for nothing more from it. Such a sender returns only once every
+// peer has finished the call's last round, as the user may then write the
+// buffer. Senders of either kind mix in one call (the rounds count alike).
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -192,7 +193,9 @@ class SlotExchangeTask : public HostSegmentTask {
     if (posted_ == 0 && blockBytes_ > 0 && send_ != recv_) {
       copyOut(recv_ + me * blockBytes_, send_ + me * blockBytes_, blockBytes_);
     }
-    ++posted_;
+    // A mapped buffer is read whole at the first round: the later rounds
+    // carry nothing from this rank, and its peers do not wait for them.
+    posted_ = mapped_ ? chunks_ : posted_ + 1;
     return true;
   }
 
@@ -208,6 +211,10 @@ class SlotExchangeTask : public HostSegmentTask {
     for (int i = 1; i < n; ++i) {
       const int p = mod(me + i, n);
       if (handled_[p]) continue;
+      if (blockRead_[p]) {  // its whole block came at the first round
+        handled_[p] = 1;
+        continue;
+      }
       std::atomic<uint32_t>* posted = &g_.control(p).posted[which];
       const uint32_t seen = posted->load(std::memory_order_acquire);
       if (seen != round) {
@@ -217,9 +224,7 @@ class SlotExchangeTask : public HostSegmentTask {
       }
       RINA_TRY(checkHostAllToAllCall(me, p, mine_, g_.control(p).call[which]));
       const transport::ShmGroupMappedSend d = g_.control(p).mapped[which];  // untrusted: a copy
-      if (blockRead_[p]) {
-        // Its whole block came at the first round.
-      } else if (d.serial == 0) {
+      if (d.serial == 0) {
         copyOut(recv_ + p * blockBytes_ + from, g_.slot(p, which) + shareAt(p, me), bytes);
       } else {
         RINA_TRY(readMapped(p, d, from, chunk_ == 0 ? blockBytes_ : bytes));
