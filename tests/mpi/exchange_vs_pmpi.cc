@@ -92,23 +92,32 @@ void allToAllv(rinaComm_t comm, int round) {
 // straight between the buffers). From kStreamBytes sent per rank
 // (RINA_ALLTOALL_STREAM_BYTES, set in main: from a block of share - 1 on)
 // the slots' copies into the receive buffer bypass the cache. rina's
-// buffers start one byte past an aligned address.
+// buffers start one byte past an aligned address; with fromRinaMemory the
+// even ranks' send buffers lie in memory from rinaMemAlloc (read straight
+// by the receivers), the odd ranks' do not.
 constexpr size_t kSlotBytes = 4 << 20;
 constexpr size_t kStreamBytes = 1 << 20;
 
-void allToAllCutOvers(rinaComm_t comm) {
+void allToAllCutOvers(rinaComm_t comm, bool fromRinaMemory) {
   const size_t share = (size_t{1} << 20) / std::max(1, nranks - 1) / 64 * 64;
   const size_t cut = (kSlotBytes + nranks - 1) / nranks;  // the least count sent straight
   for (size_t count :
        {size_t{1}, size_t{63}, size_t{65}, share - 1, share, share + 1, cut - 1, cut, cut + 1}) {
     const size_t bytes = count * nranks;
     std::vector<int32_t> ints = randomInts(bytes, 1100 + rank + static_cast<uint32_t>(count));
-    std::vector<uint8_t> in(bytes), outMpi(bytes), inRina(bytes + 1), outRina(bytes + 1);
+    std::vector<uint8_t> in(bytes), outMpi(bytes), plain(bytes + 1), outRina(bytes + 1);
+    void* memory = nullptr;
+    if (fromRinaMemory && rank % 2 == 0) {
+      expectSuccess(rinaMemAlloc(&memory, bytes + 1), nullptr, "rinaMemAlloc");  // else plain
+    }
+    uint8_t* inRina = memory ? static_cast<uint8_t*>(memory) : plain.data();
     for (size_t i = 0; i < bytes; ++i) in[i] = inRina[i + 1] = static_cast<uint8_t>(ints[i]);
     PMPI_Alltoall(in.data(), static_cast<int>(count), MPI_BYTE, outMpi.data(),
                   static_cast<int>(count), MPI_BYTE, MPI_COMM_WORLD);
-    expectSuccess(rinaAllToAll(inRina.data() + 1, outRina.data() + 1, count, rinaUint8, comm), comm,
-                  "rinaAllToAll of " + std::to_string(count) + " bytes per block");
+    expectSuccess(rinaAllToAll(inRina + 1, outRina.data() + 1, count, rinaUint8, comm), comm,
+                  "rinaAllToAll of " + std::to_string(count) + " bytes per block" +
+                      (memory ? " from rinaMemAlloc" : ""));
+    if (memory) expectSuccess(rinaMemFree(memory), nullptr, "rinaMemFree");
     check(std::memcmp(outMpi.data(), outRina.data() + 1, bytes) == 0,
           "rinaAllToAll of " + std::to_string(count) +
               " bytes per block differs from "
@@ -226,7 +235,8 @@ int main(int argc, char** argv) {
   check(rc == rinaSuccess, std::string("rinaMpiCommInit: ") + rinaCommGetLastError(nullptr));
   if (rc == rinaSuccess) {
     for (int round = 0; round < 3; ++round) allToAllv(comm, round);
-    allToAllCutOvers(comm);
+    allToAllCutOvers(comm, false);
+    allToAllCutOvers(comm, true);
     for (int root = 0; root < nranks; ++root) rooted(comm, root);
     pointToPoint(comm);
     rinaCommDestroy(comm);
