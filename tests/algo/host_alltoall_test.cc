@@ -3,12 +3,14 @@
 // between the buffers): counts that differ between ranks, on the same path
 // or on the two paths, are reported by every rank naming both counts; a
 // rank that dies in the middle of its copies out of the slots fails the
-// others' call naming it.
+// others' call naming it, whether it read the others' slots or their
+// send buffers (from rinaMemAlloc).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -47,8 +49,13 @@ TEST(HostAllToAll, CountsThatDifferAreReportedByEveryRank) {
 // at a page in the first of three chunks (a fault that kills it,
 // dieWhenWritten). A rank posts one chunk ahead of the one it reads, so
 // rank 2's third never comes: ranks 0 and 1 wait for it, and their call
-// fails naming rank 2, without hanging.
-TEST(HostAllToAll, ARankDyingMidCopyFailsTheOthers) {
+// fails naming rank 2, without hanging. With the send buffers from
+// rinaMemAlloc, rank 2 dies copying out of rank 0's buffer, and ranks 0 and
+// 1, which may not return before rank 2 has read theirs, fail the same way.
+class HostAllToAllDeath : public ::testing::TestWithParam<bool> {};
+
+TEST_P(HostAllToAllDeath, ARankDyingMidCopyFailsTheOthers) {
+  const bool fromRinaMemory = GetParam();
   if (!userfaultfdWorks()) GTEST_SKIP() << "no userfaultfd in this kernel or sandbox";
   ScopedEnv timeout("RINA_TIMEOUT_MS", "20000");
   ScopedEnv slots("RINA_ALLTOALL_SLOT_BYTES", "8M");
@@ -59,10 +66,14 @@ TEST(HostAllToAll, ARankDyingMidCopyFailsTheOthers) {
   std::vector<int> codes = runProcesses(
       3,
       [&](int rank, rinaComm_t comm) -> int {
-        std::vector<uint8_t> send(3 * block, static_cast<uint8_t>(rank + 1));
+        std::vector<uint8_t> plain(3 * block);
+        void* memory = nullptr;
+        if (fromRinaMemory && rinaMemAlloc(&memory, 3 * block) != rinaSuccess) return 69;
+        uint8_t* send = memory ? static_cast<uint8_t*>(memory) : plain.data();
+        std::memset(send, rank + 1, 3 * block);
         // One call together first: every pair connected, the slots touched.
         std::vector<uint8_t> warm(3 * block);
-        if (rinaAllToAll(send.data(), warm.data(), block, rinaUint8, comm) != rinaSuccess) {
+        if (rinaAllToAll(send, warm.data(), block, rinaUint8, comm) != rinaSuccess) {
           return 70;
         }
         const size_t page = static_cast<size_t>(getpagesize());
@@ -70,7 +81,7 @@ TEST(HostAllToAll, ARankDyingMidCopyFailsTheOthers) {
             mmap(nullptr, 3 * block, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
         if (recv == MAP_FAILED) return 71;
         if (rank == 2 && !dieWhenWritten(recv + block / 8 / page * page)) return 72;
-        const rinaResult_t rc = rinaAllToAll(send.data(), recv, block, rinaUint8, comm);
+        const rinaResult_t rc = rinaAllToAll(send, recv, block, rinaUint8, comm);
         if (rank == 2) return 73;  // cannot finish: the fault's handler kills it
         if (rc != rinaRemoteError) return 74;
         const std::string e = rinaCommGetLastError(comm);
@@ -82,6 +93,8 @@ TEST(HostAllToAll, ARankDyingMidCopyFailsTheOthers) {
   EXPECT_EQ(codes[1], 0);
   EXPECT_EQ(codes[2], 128 + SIGKILL);
 }
+
+INSTANTIATE_TEST_SUITE_P(SendBuffers, HostAllToAllDeath, ::testing::Values(false, true));
 
 }  // namespace
 }  // namespace rina::testing
