@@ -114,8 +114,11 @@ bool findSharedMemory(const void* p, size_t len, SharedMemoryRange* out) {
   return true;
 }
 
-PeerMappings::~PeerMappings() {
+PeerMappings::~PeerMappings() { clear(); }
+
+void PeerMappings::clear() {
   for (const Mapping& m : maps_) munmap(m.base, m.size);
+  maps_.clear();
 }
 
 Status PeerMappings::open(int rank, int peer, const PeerAllocation& a, Mapping* m) {
@@ -151,6 +154,7 @@ Status PeerMappings::open(int rank, int peer, const PeerAllocation& a, Mapping* 
                         rank, peer, static_cast<unsigned long long>(a.serial), m->size, a.pid);
   }
   m->peer = peer;
+  m->pid = a.pid;
   m->serial = a.serial;
   m->base = static_cast<char*>(p);
   return {};
@@ -172,7 +176,7 @@ Status PeerMappings::map(int rank, int peer, const PeerAllocation& a, size_t off
                          const char** at) {
   Mapping* m = nullptr;
   for (Mapping& held : maps_) {
-    if (held.peer == peer && held.serial == a.serial) m = &held;
+    if (held.peer == peer && held.pid == a.pid && held.serial == a.serial) m = &held;
   }
   if (!m) {
     Mapping fresh{};

@@ -7,8 +7,8 @@
 // An allocation is named by a serial unique in its process for the
 // process's life: fd numbers and inode numbers are reused after a free,
 // serials never, so a peer identifies what it opened by the serial in the
-// memfd's name and a mapping cached by serial is never that of a later
-// allocation.
+// memfd's name and a mapping cached by (rank, pid, serial) is never that of
+// a later allocation.
 #ifndef RINA_LIB_TRANSPORT_SHARED_MEMORY_H_
 #define RINA_LIB_TRANSPORT_SHARED_MEMORY_H_
 
@@ -62,10 +62,13 @@ class PeerMappings {
              const char** at);
   // The mappings held (tests).
   size_t size() const { return maps_.size(); }
+  // Unmaps all (the ranks were renumbered: a rank may be another process).
+  void clear();
 
  private:
   struct Mapping {
     int peer;
+    int pid;
     uint64_t serial;
     char* base;
     size_t size;

@@ -367,6 +367,7 @@ void ShmGroup::renumber(const std::vector<int>& members, int rank, uint32_t base
   ranks_ = static_cast<int>(members.size());
   rounds_ = base;
   peersFinished_ = 0;
+  peerMappings_.clear();  // cached by rank: a rank may now be another process
   // The renumbered group's collectives count from 0 again.
   control(rank_).announced.store(0);
   // Peers reusing a slot wait for this rank's done to reach the round the
@@ -444,6 +445,7 @@ void ShmGroup::takeSpares(const std::vector<int>& memberSlots, int n, uint32_t b
   rounds_ = base;
   peersFinished_ = 0;
   prepared_ = 0;
+  peerMappings_.clear();
   control(rank_).announced.store(0);
   publish(&control(rank_).done, base);
 }

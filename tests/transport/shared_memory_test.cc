@@ -182,6 +182,14 @@ TEST(PeerMappings, KeepsAtMostItsBoundPerPeerDroppingTheLeastRecentlyUsed) {
   ASSERT_TRUE(maps.map(0, 1, describe(p[1]), 0, 1, &at).ok());  // mapped again
   EXPECT_EQ(maps.size(), 3u);
   EXPECT_EQ(at[0], 2);
+  // The same serial from another process (a renumbered rank) is not a hit.
+  PeerAllocation elsewhere = describe(p[1]);
+  elsewhere.pid = static_cast<int>(getppid());
+  EXPECT_FALSE(maps.map(0, 1, elsewhere, 0, 1, &at).ok());
+  maps.clear();
+  EXPECT_EQ(maps.size(), 0u);
+  ASSERT_TRUE(maps.map(0, 1, describe(p[1]), 0, 1, &at).ok());
+  EXPECT_EQ(at[0], 2);
   for (void* q : p) EXPECT_EQ(rinaMemFree(q), rinaSuccess);
 }
 
