@@ -122,12 +122,11 @@ void PeerMappings::clear() {
 }
 
 Status PeerMappings::open(int rank, int peer, const PeerAllocation& a, Mapping* m) {
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/fd/%d", a.pid, a.fd);
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  const std::string path = procRoot_ + "/" + std::to_string(a.pid) + "/fd/" + std::to_string(a.fd);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     return systemErrorf(errno, "rank %d: opening peer %d's send buffer memory %s (pid %d)", rank,
-                        peer, path, a.pid);
+                        peer, path.c_str(), a.pid);
   }
   // What was opened, read through this process's own descriptor: no race
   // with the peer closing and reusing its fd number.

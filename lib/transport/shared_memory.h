@@ -14,6 +14,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -64,6 +66,9 @@ class PeerMappings {
   size_t size() const { return maps_.size(); }
   // Unmaps all (the ranks were renumbered: a rank may be another process).
   void clear();
+  // Where the peers' /proc is (tests: a folder without it plays a process
+  // that may not open its peers' memory).
+  void setProcRoot(std::string root) { procRoot_ = std::move(root); }
 
  private:
   struct Mapping {
@@ -78,6 +83,7 @@ class PeerMappings {
   void evictOne(int peer);
 
   size_t perPeer_;
+  std::string procRoot_ = "/proc";
   uint64_t clock_ = 0;
   std::vector<Mapping> maps_;
 };

@@ -108,6 +108,22 @@ TEST(MappedAllToAllReuse, ANewAllocationAtAFreedFdIsReadAfresh) {
   });
 }
 
+// Ranks that may not open their peers' memory (a container without
+// /proc/<pid>/fd, played by a /proc that is not there) copy their blocks
+// out of the senders' processes instead: the same bytes, nothing mapped.
+TEST(MappedAllToAllFallback, RanksThatMayNotMapCopyFromTheSendersProcess) {
+  runThreads(3, [&](int rank, rinaComm_t comm) {
+    transport::ShmGroup* g = api::communicatorOf(comm)->hostGroup();
+    ASSERT_NE(g, nullptr);
+    if (!g->copiesWork()) GTEST_SKIP() << "no process_vm_readv here either";
+    g->peerMappings().setProcRoot("/nonexistent-proc");
+    for (size_t block : {size_t{1000}, kShare + 1}) {
+      SCOPED_TRACE(block);
+      EXPECT_EQ(allToAllChecked(rank, 3, comm, block, true, 3, 9), 0u);
+    }
+  });
+}
+
 // Ranks in processes of their own: the receivers open the senders' memory
 // through /proc/<pid>/fd. Ranks 0 and 2 send from rinaMemAlloc.
 TEST(MappedAllToAllProcesses, SendersInOtherProcessesAreReadStraight) {
