@@ -182,8 +182,8 @@ class SlotExchangeTask : public HostSegmentTask {
       char* slot = g_.slot(me, which);
       const size_t from = posted_ * share_, bytes = chunkBytes(posted_);
       for (int p = 0; p < g_.ranks(); ++p) {
-        if (p != me)
-          reduce::copyBytes(slot + shareAt(me, p), send_ + p * blockBytes_ + from, bytes);
+        if (p == me) continue;
+        reduce::copyBytes(slot + shareAt(me, p), send_ + p * blockBytes_ + from, bytes);
       }
       mine.mapped[which].serial = 0;
     }
