@@ -37,9 +37,9 @@
 #include <string>
 #include <vector>
 
+#include "core/shared_memory.h"
 #include "core/socket.h"
 #include "core/status.h"
-#include "transport/shared_memory.h"
 
 namespace rina::transport {
 
@@ -54,7 +54,7 @@ struct ShmGroupCall {
 };
 
 // Where an all-to-all round's blocks are read from when the sender's
-// buffer lies in memory from rinaMemAlloc (transport/shared_memory.h):
+// buffer lies in memory from rinaMemAlloc (core/shared_memory.h):
 // its allocation, and its send buffer's offset in it and address (for a
 // reader that may not map it but may copy from the process). serial 0:
 // the blocks are in the slot.

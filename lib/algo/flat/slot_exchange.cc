@@ -14,7 +14,7 @@
 // slot lines a peer is about to read.
 //
 // A sender whose whole send buffer lies in memory from rinaMemAlloc
-// (transport/shared_memory.h) and not over its receive buffer copies
+// (core/shared_memory.h) and not over its receive buffer copies
 // nothing into its slot: it posts the call's first round only, with a
 // descriptor of its buffer, and each receiver copies its whole block
 // straight out of the sender's buffer, mapped, at that round (one copy),
@@ -30,9 +30,9 @@
 #include "algo/flat/block_exchange.h"
 #include "algo/flat/flat.h"
 #include "algo/flat/host_segment_task.h"
+#include "core/shared_memory.h"
 #include "reduce/reduce.h"
 #include "transport/cma.h"
-#include "transport/shared_memory.h"
 #include "transport/shm_group.h"
 
 namespace rina::algo {
@@ -68,7 +68,7 @@ class SlotExchangeTask : public HostSegmentTask {
     blockRead_.assign(g.ranks(), 0);
     const size_t total = blockBytes_ * static_cast<size_t>(g.ranks());
     const bool apart = send_ + total <= recv_ || recv_ + total <= send_;
-    mapped_ = blockBytes_ > 0 && apart && transport::findSharedMemory(send_, total, &range_);
+    mapped_ = blockBytes_ > 0 && apart && findSharedMemory(send_, total, &range_);
   }
 
   // A chunk is posted before it is read, and the next one as soon as its
@@ -151,7 +151,7 @@ class SlotExchangeTask : public HostSegmentTask {
   // process may not map it, copied out of the peer's process.
   Status readMapped(int p, const transport::ShmGroupMappedSend& d, size_t from, size_t bytes) {
     const int me = g_.rank();
-    const transport::PeerAllocation a{g_.control(p).pid, d.fd, d.serial};
+    const PeerAllocation a{g_.control(p).pid, d.fd, d.serial};
     const size_t at = static_cast<size_t>(me) * blockBytes_ + from;
     char* to = recv_ + p * blockBytes_ + from;
     const char* buffer = nullptr;
@@ -255,7 +255,7 @@ class SlotExchangeTask : public HostSegmentTask {
   size_t posted_ = 0;               // the chunks this rank has posted
   Wait wait_ = Wait::kPosted;
   bool mapped_ = false;  // this rank's blocks are read from its send buffer
-  transport::SharedMemoryRange range_;
+  SharedMemoryRange range_;
   bool released_ = false;  // mapped_: every peer has read its last round
 };
 

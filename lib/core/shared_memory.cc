@@ -1,4 +1,4 @@
-#include "transport/shared_memory.h"
+#include "core/shared_memory.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -13,7 +13,7 @@
 #include <mutex>
 #include <string>
 
-namespace rina::transport {
+namespace rina {
 namespace {
 
 constexpr const char* kNamePrefix = "rina-mem-";
@@ -195,4 +195,4 @@ Status PeerMappings::map(int rank, int peer, const PeerAllocation& a, size_t off
   return {};
 }
 
-}  // namespace rina::transport
+}  // namespace rina

@@ -9,8 +9,8 @@
 // serials never, so a peer identifies what it opened by the serial in the
 // memfd's name and a mapping cached by (rank, pid, serial) is never that of
 // a later allocation.
-#ifndef RINA_LIB_TRANSPORT_SHARED_MEMORY_H_
-#define RINA_LIB_TRANSPORT_SHARED_MEMORY_H_
+#ifndef RINA_LIB_CORE_SHARED_MEMORY_H_
+#define RINA_LIB_CORE_SHARED_MEMORY_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -20,7 +20,7 @@
 
 #include "core/status.h"
 
-namespace rina::transport {
+namespace rina {
 
 // Where a range of memory lies in an allocation of this process.
 struct SharedMemoryRange {
@@ -88,6 +88,6 @@ class PeerMappings {
   std::vector<Mapping> maps_;
 };
 
-}  // namespace rina::transport
+}  // namespace rina
 
-#endif  // RINA_LIB_TRANSPORT_SHARED_MEMORY_H_
+#endif  // RINA_LIB_CORE_SHARED_MEMORY_H_

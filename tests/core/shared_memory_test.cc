@@ -2,7 +2,7 @@
 // outside and across allocations, frees of pointers it never gave, and a
 // peer's view of an allocation (this process plays the peer, through
 // /proc/<its pid>/fd), with descriptors that lie.
-#include "transport/shared_memory.h"
+#include "core/shared_memory.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@
 
 #include "rina/rina.h"
 
-namespace rina::transport {
+namespace rina {
 namespace {
 
 bool contains(const std::string& text, const std::string& part) {
@@ -194,4 +194,4 @@ TEST(PeerMappings, KeepsAtMostItsBoundPerPeerDroppingTheLeastRecentlyUsed) {
 }
 
 }  // namespace
-}  // namespace rina::transport
+}  // namespace rina
