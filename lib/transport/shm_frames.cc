@@ -28,38 +28,6 @@ constexpr uint32_t kNextLap = 0xffffffffu;
 
 uint32_t roundUp(uint32_t x) { return (x + kLine - 1) & ~(kLine - 1); }
 
-// Copies n bytes; up to 64 (a message header, a short payload) inline, as
-// two fixed-size copies that overlap, the loads before the stores. A short
-// message is two such copies on each side, and calls into the C library's
-// copy (through its entry's size dispatch) cost more than the bytes.
-template <size_t kSize>
-inline void copyEnds(char* dst, const char* src, size_t n) {
-  char head[kSize], tail[kSize];
-  std::memcpy(head, src, kSize);
-  std::memcpy(tail, src + n - kSize, kSize);
-  std::memcpy(dst, head, kSize);
-  std::memcpy(dst + n - kSize, tail, kSize);
-}
-
-inline void copyFrameBytes(void* to, const void* from, size_t n) {
-  char* dst = static_cast<char*>(to);
-  const char* src = static_cast<const char*>(from);
-  if (n > 64) {
-    reduce::copyBytes(dst, src, n);
-  } else if (n >= 32) {
-    copyEnds<32>(dst, src, n);
-  } else if (n >= 16) {
-    copyEnds<16>(dst, src, n);
-  } else if (n >= 8) {
-    copyEnds<8>(dst, src, n);
-  } else if (n >= 4) {
-    copyEnds<4>(dst, src, n);
-  } else if (n > 0) {
-    dst[0] = src[0];
-    if (n > 1) copyEnds<2>(dst, src, n);
-  }
-}
-
 std::atomic_ref<uint32_t> wordAt(char* data, uint32_t offset) {
   return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(data + offset));
 }
@@ -101,8 +69,8 @@ Status ShmFrameConnection::trySendGather(const void* first, size_t firstLen, con
     clearWords(head_ + span, head_ + span + kLine);
   char* at = outData_ + off + kPrefix;
   const size_t a = std::min(n, firstLen);
-  if (a > 0) copyFrameBytes(at, first, a);
-  if (n > a) copyFrameBytes(at + a, second, n - a);
+  if (a > 0) reduce::copyBytes(at, first, a);
+  if (n > a) reduce::copyBytes(at + a, second, n - a);
   wordAt(outData_, off).store(static_cast<uint32_t>(n), std::memory_order_release);
   head_ += span;
   out_->head.store(head_);  // seq_cst: pairs with the receiver's sleeping flag
@@ -185,7 +153,7 @@ Status ShmFrameConnection::tryRecv(void* dst, size_t len, const RecvReduce& r, s
       }
     }
     const size_t take = std::min<size_t>(len - got, frameLeft_);
-    copyFrameBytes(out + got, inData_ + (readAt_ & mask_), take);
+    reduce::copyBytes(out + got, inData_ + (readAt_ & mask_), take);
     got += take;
     readAt_ += static_cast<uint32_t>(take);
     frameLeft_ -= static_cast<uint32_t>(take);

@@ -311,9 +311,9 @@ TEST(ShmFrames, GatheredSendIsOneFrame) {
   EXPECT_EQ(word, 0u);
 }
 
-// Copies of up to 64 bytes are two overlapping fixed-size copies: every
-// length around those sizes, split at a random point on both sides,
-// arrives as sent, and the receive writes nothing past its length.
+// Every length from one byte to past two lines, split at a random point on
+// both sides (a header and its payload, a receive in pieces), arrives as
+// sent, and the receive writes nothing past its length.
 TEST(ShmFrames, EveryShortLengthArrivesIntact) {
   Pair p = makePair();
   std::mt19937 gen(11);
