@@ -67,28 +67,26 @@ transport::SharedCopyPlan planOf(const MessageState& st) {
 
 size_t bytesOf(const Message& m) { return m.count * reduce::dataTypeSize(m.type); }
 
-Mode fillHeader(transport::Connection* conn, MessageState& st, int rank,
-                const MessageLimits& limits) {
-  const Message& m = *st.msg;
+Mode fillHeader(transport::Connection* conn, const Message& m, uint64_t seq, int rank,
+                const MessageLimits& limits, MessageHeader* h) {
   const size_t bytes = bytesOf(m);
-  MessageHeader& h = st.header;
-  h.magic = kMessageMagic;
-  h.datatype = static_cast<uint8_t>(m.type);
-  h.tag = m.tag;
-  h.from = rank;
-  h.seq = st.seq;
-  h.count = m.count;
+  h->magic = kMessageMagic;
+  h->datatype = static_cast<uint8_t>(m.type);
+  h->tag = m.tag;
+  h->from = rank;
+  h->seq = seq;
+  h->count = m.count;
   const int pid = conn->sharedHostPid();
   if (bytes > 0 && bytes >= (pid != 0 ? limits.eagerBytes : limits.rendezvousBytes)) {
-    h.mode = kRendezvous;
+    h->mode = kRendezvous;
     if (pid != 0) {
-      h.addr = reinterpret_cast<uintptr_t>(m.sendBuf);
-      h.pid = static_cast<int32_t>(getpid());
+      h->addr = reinterpret_cast<uintptr_t>(m.sendBuf);
+      h->pid = static_cast<int32_t>(getpid());
     }
   } else {
-    h.mode = kEager;
+    h->mode = kEager;
   }
-  return static_cast<Mode>(h.mode);
+  return static_cast<Mode>(h->mode);
 }
 
 void addSendItems(Engine& e, transport::Connection* conn, MessageState& st, int rank, size_t sent) {

@@ -85,10 +85,13 @@ struct MessageState {
 
 size_t bytesOf(const Message& m);
 
-// Fills st.header for sending st.msg on conn (the mode follows the size,
-// the transport and the limits); returns the mode.
-Mode fillHeader(transport::Connection* conn, MessageState& st, int rank,
-                const MessageLimits& limits);
+// Fills *h (zeroed by the caller) for sending m as message #seq on conn
+// (the mode follows the size, the transport and the limits); returns the
+// mode. It takes the header alone so that a blocking send builds no
+// MessageState (whose zeroing costs more than a small send) unless it
+// has to go on in an engine.
+Mode fillHeader(transport::Connection* conn, const Message& m, uint64_t seq, int rank,
+                const MessageLimits& limits, MessageHeader* h);
 
 // The sender's items for one message on conn (after fillHeader), from
 // `sent` bytes of it on (header first, then an eager payload; a quick send

@@ -37,7 +37,7 @@ std::unique_ptr<Engine> channelEngine(Context& ctx, ChannelSource& src, transpor
   e->recvs().reserve(3 * states.size());
   for (MessageState* st : states) {
     if (sending) {
-      fillHeader(conn, *st, ctx.rank(), src.limits());
+      fillHeader(conn, *st->msg, st->seq, ctx.rank(), src.limits(), &st->header);
       addSendItems(*e, conn, *st, ctx.rank());
     } else {
       addRecvItems(*e, conn, *st, ctx.rank(), src.limits(), headerIn && st == states.front());
@@ -264,23 +264,25 @@ Status recvBytes(Context& ctx, ChannelSource& src, transport::Connection* conn, 
 // rendezvous (the answer, a shared copy, the payload when asked for), goes
 // on in the engine from where it stopped.
 Status sendNow(Context& ctx, ChannelSource& src, transport::Connection* conn, Message& m) {
-  MessageState st;
-  st.msg = &m;
-  st.seq = src.nextSendSeq(conn->peer());
-  const Mode mode = fillHeader(conn, st, ctx.rank(), src.limits());
-  const size_t total = sizeof st.header + (mode == kEager ? bytesOf(m) : 0);
-  const char* header = reinterpret_cast<const char*>(&st.header);
+  const uint64_t seq = src.nextSendSeq(conn->peer());
+  MessageHeader h{};
+  const Mode mode = fillHeader(conn, m, seq, ctx.rank(), src.limits(), &h);
+  const size_t total = sizeof h + (mode == kEager ? bytesOf(m) : 0);
+  const char* header = reinterpret_cast<const char*>(&h);
   const char* payload = static_cast<const char*>(m.sendBuf);
   size_t sent = 0;
-  RINA_TRY(moveFor(conn, transport::Direction::kSend, total, src.pollUs(), &sent,
-                   [&](size_t at, size_t* n) {
-                     if (at >= sizeof st.header) {
-                       return conn->trySend(payload + (at - sizeof st.header), total - at, n);
-                     }
-                     return conn->trySendGather(header + at, sizeof st.header - at, payload,
-                                                total - sizeof st.header, n);
-                   }));
+  RINA_TRY(moveFor(
+      conn, transport::Direction::kSend, total, src.pollUs(), &sent, [&](size_t at, size_t* n) {
+        if (at >= sizeof h) {
+          return conn->trySend(payload + (at - sizeof h), total - at, n);
+        }
+        return conn->trySendGather(header + at, sizeof h - at, payload, total - sizeof h, n);
+      }));
   if (sent == total && mode == kEager) return {};
+  MessageState st;
+  st.msg = &m;
+  st.seq = seq;
+  st.header = h;
   Engine e(channelContext(ctx, true, st.seq, st.seq));
   addSendItems(e, conn, st, ctx.rank(), sent);
   RINA_TRY(runPolledFirst(e, src.pollUs()));
