@@ -179,12 +179,12 @@ void Engine::closeBusy(Clock::time_point now, bool all) {
 }
 
 Status Engine::run() {
-  const bool tracing = logLevel() >= LogLevel::kTrace;
+  tracing_ = logLevel() >= LogLevel::kTrace;
   // Link accounting, a hard deadline and tracing need the clock every pass;
   // an engine of tasks alone (the host segment's collectives) reads it only
   // once it has waited a while (runLoop).
-  everyPass_ =
-      tracing || spinUs_ <= 0 || !sends_.empty() || !recvs_.empty() || deadline_ != Deadline::max();
+  everyPass_ = tracing_ || spinUs_ <= 0 || !sends_.empty() || !recvs_.empty() ||
+               deadline_ != Deadline::max();
   const auto start = everyPass_ ? Clock::now() : Clock::time_point{};
   Status st = runLoop(start);
   if (st.code() == rinaRemoteError && ctx_.watch && *ctx_.watch) {
@@ -198,7 +198,7 @@ Status Engine::run() {
   }
   // The clock only for what needs it: a small collective's call reads it
   // a few times in all (each read costs tens of ns on a virtual machine).
-  if (busy_.empty() && !tracing) return st;
+  if (busy_.empty() && !tracing_) return st;
   const auto end = Clock::now();
   closeBusy(end, true);
   RINA_TRACE(
@@ -331,6 +331,15 @@ Status Engine::checkPendingPeers() const {
   return {};
 }
 
+void Engine::yieldCore(Clock::time_point now) {
+  sched_yield();
+  ++trace_.yields;
+  if (tracing_) {
+    trace_.yieldedNs +=
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - now).count();
+  }
+}
+
 Status Engine::runLoop(Clock::time_point start) {
   auto now = start, lastProgress = start;
   bool first = true;
@@ -375,8 +384,7 @@ Status Engine::runLoop(Clock::time_point start) {
     }
     if (!everyPass_ && quietYields <= kQuickYields) {
       if (quietYields++ < kQuickYields) {
-        sched_yield();
-        ++trace_.yields;
+        yieldCore(now);
         continue;
       }
       now = lastProgress = Clock::now();
@@ -402,12 +410,7 @@ Status Engine::runLoop(Clock::time_point start) {
     if (spinUs_ > 0) {
       auto spun = std::chrono::duration_cast<std::chrono::microseconds>(now - lastProgress).count();
       if (spun < spinUs_) {
-        sched_yield();
-        ++trace_.yields;
-        if (logLevel() >= LogLevel::kTrace) {
-          trace_.yieldedNs +=
-              std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - now).count();
-        }
+        yieldCore(now);
         continue;
       }
     }
@@ -424,7 +427,7 @@ Status Engine::runLoop(Clock::time_point start) {
     const int64_t slept =
         std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - asleep).count();
     trace_.sleptNs += slept;
-    if (slept > trace_.longestNs && logLevel() >= LogLevel::kTrace) {
+    if (slept > trace_.longestNs && tracing_) {
       trace_.longestNs = slept;
       trace_.longestWhat = waitingFor();
     }

@@ -137,6 +137,9 @@ class Engine {
   };
   // start: the clock when run() began (the first pass's time).
   Status runLoop(Clock::time_point start);
+  // One sched_yield while waiting (the peer waited for is often runnable
+  // on this core); traced from `now`, the pass's clock.
+  void yieldCore(Clock::time_point now);
   // One pass over the items: moves bytes, sets the blocked/gated flags.
   Status pass(Clock::time_point now, bool* progressed);
   bool tasksDone() const;
@@ -159,6 +162,7 @@ class Engine {
   EngineContext ctx_;
   int64_t spinUs_;
   bool everyPass_ = true;  // read the clock every loop pass (run)
+  bool tracing_ = false;   // RINA_DEBUG=TRACE when run() began
   WaitTrace trace_;
   std::vector<SendItem> sends_;
   std::vector<RecvItem> recvs_;
