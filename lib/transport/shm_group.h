@@ -50,7 +50,11 @@ struct ShmGroupCall {
   uint8_t datatype;
   uint8_t op;
   uint8_t collective;
-  uint8_t pad[5];
+  uint8_t pad;
+  // The CPU the rank posted from: a core-mate waiting for the round's
+  // posts spins rather than yields while no rank yet to post is on its CPU.
+  uint16_t cpu;
+  uint8_t pad2[2];
 };
 
 // Where an all-to-all round's blocks are read from when the sender's

@@ -51,6 +51,7 @@ const char* collectiveName(uint8_t kind) {
 namespace {
 constexpr uint32_t kHeaderMagic = kCollHeaderMagic;
 constexpr int kWaitSliceMs = 100;  // abort and liveness are checked this often
+constexpr int kSpins = 16;         // bounded spins per wait of a task-only engine
 constexpr int kQuickYields = 4;    // yields before a task-only engine reads the clock
 }  // namespace
 
@@ -331,6 +332,16 @@ Status Engine::checkPendingPeers() const {
   return {};
 }
 
+bool Engine::tasksSpin() const {
+  bool any = false;
+  for (EngineTask* t : tasks_) {
+    if (t->done()) continue;
+    if (!t->spinsRatherThanYields()) return false;
+    any = true;
+  }
+  return any;
+}
+
 void Engine::yieldCore(Clock::time_point now) {
   sched_yield();
   ++trace_.yields;
@@ -348,6 +359,7 @@ Status Engine::runLoop(Clock::time_point start) {
   // no clock: a small call waits a yield or two, and two clock reads cost
   // it as much as the rest of its pass. Its time starts after them.
   int quietYields = 0;
+  int spinsLeft = kSpins;
   auto prefixed = [&](Status st) {
     return st.prepend("rank " + std::to_string(ctx_.rank) + ": " + ctx_.collective + " #" +
                       std::to_string(ctx_.seq) + ": ");
@@ -376,11 +388,20 @@ Status Engine::runLoop(Clock::time_point start) {
       lastProgress = now;
       peerGone = false;
       quietYields = 0;
+      spinsLeft = kSpins;
       continue;
     }
     if (ctx_.abort && ctx_.abort->load()) {
       return errorf(rinaAborted, "rank %d: %s #%llu aborted by rinaCommAbort", ctx_.rank,
                     ctx_.collective, static_cast<unsigned long long>(ctx_.seq));
+    }
+    // Where nothing a task waits for can run on this CPU, a yield would only
+    // switch to a core-mate that waits for the same: spin a little instead
+    // (at most kSpins times between two steps of progress).
+    if (!everyPass_ && spinsLeft > 0 && tasksSpin()) {
+      --spinsLeft;
+      for (int i = 0; i < 64; ++i) __builtin_ia32_pause();
+      continue;
     }
     if (!everyPass_ && quietYields <= kQuickYields) {
       if (quietYields++ < kQuickYields) {

@@ -59,6 +59,9 @@ class EngineTask {
   virtual void arm(transport::WaitSet& ws, int* timeoutMs) = 0;
   // Connections it waits on that may have died (after a quiet wait).
   virtual Status checkAlive() { return {}; }
+  // Whether waiting by spinning beats yielding the core: nothing this
+  // task waits for can run on this CPU (a short, bounded spin).
+  virtual bool spinsRatherThanYields() const { return false; }
   // For timeout messages: "switch reduce-scatter: 12 of 40 slices".
   virtual std::string describe() const = 0;
 };
@@ -140,6 +143,8 @@ class Engine {
   // One sched_yield while waiting (the peer waited for is often runnable
   // on this core); traced from `now`, the pass's clock.
   void yieldCore(Clock::time_point now);
+  // Every unfinished task would rather spin than yield (and there is one).
+  bool tasksSpin() const;
   // One pass over the items: moves bytes, sets the blocked/gated flags.
   Status pass(Clock::time_point now, bool* progressed);
   bool tasksDone() const;

@@ -15,6 +15,8 @@
 // holds the same bits. A rank waits only for the peers it still needs, in
 // the step engine's loop (spin, then futex, timeout and abort as
 // everywhere).
+#include <sched.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -50,6 +52,8 @@ class HostAllReduceTask : public HostSegmentTask {
               static_cast<uint8_t>(type),
               static_cast<uint8_t>(op),
               static_cast<uint8_t>(kind),
+              0,
+              0,
               {}} {
     startChunk();
   }
@@ -76,6 +80,23 @@ class HostAllReduceTask : public HostSegmentTask {
   }
 
   bool done() const override { return done_; }
+
+  // Waiting for inputs: spin while every rank that has yet to post last
+  // posted from another CPU (it runs there, or waits behind a rank that
+  // does), so that yielding would only hand this CPU to a core-mate that
+  // waits for the same posts.
+  bool spinsRatherThanYields() const override {
+    if (phase_ != Phase::kInputs) return false;
+    const int cpu = sched_getcpu();
+    for (int r = 0; r < g_.ranks(); ++r) {
+      if (r == g_.rank()) continue;
+      const transport::ShmGroupRank& peer = g_.control(r);
+      if (peer.posted[which_].load(std::memory_order_acquire) == round_) continue;
+      // Not posted yet: where it posted its last round from.
+      if (peer.call[which_ ^ 1].cpu == cpu) return false;
+    }
+    return true;
+  }
 
   std::string describe() const override {
     char buf[240];
@@ -140,6 +161,7 @@ class HostAllReduceTask : public HostSegmentTask {
     }
     reduce::copyBytes(g_.slot(g_.rank(), which_), send_ + chunkBegin_ * es_, chunkCount_ * es_);
     me.call[which_] = mine_;
+    me.call[which_].cpu = static_cast<uint16_t>(sched_getcpu());
     g_.post(which_, round_);
     phase_ = Phase::kInputs;
     waitPeer_ = 0;

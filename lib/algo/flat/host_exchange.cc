@@ -241,7 +241,7 @@ class HostExchangeTask : public HostSegmentTask {
 
 transport::ShmGroupCall hostAllToAllCall(uint64_t seq, uint64_t count, rinaDataType_t type,
                                          HostAllToAllPath path) {
-  return {seq, count, static_cast<uint8_t>(type), static_cast<uint8_t>(path), kAllToAll, {}};
+  return {seq, count, static_cast<uint8_t>(type), static_cast<uint8_t>(path), kAllToAll, 0, 0, {}};
 }
 
 Status checkHostAllToAllCall(int rank, int peer, const transport::ShmGroupCall& mine,
