@@ -11,9 +11,9 @@
 // calls; the others: one call) and its result checked. Then per round, one
 // block of calls of each backend, the order rotating by round; a block's
 // time is the slowest rank's, divided by its calls; rows give the median
-// over rounds. Every rank's buffers for the copy
-// live in one MPI shared-memory window (MPI_Win_allocate_shared), so the
-// copy is what any transport on this host has to do at least:
+// over rounds. Every rank's buffers for the copy live in one MPI
+// shared-memory window (MPI_Win_allocate_shared), so the copy is what any
+// transport on this host has to do at least:
 //   pingpong  (2 ranks): rank 0 sends, rank 1 sends it back; one-way time =
 //             round trip / 2. rina: rinaSend/rinaRecv; mpi: MPI_Send/MPI_Recv;
 //             copy: each side memcpy's the bytes into the other's window
